@@ -33,7 +33,7 @@ class ManualClock:
     Args: start: initial Unix time in seconds (default 1_767_225_600 = 2026-01-01T00:00:00Z,
     so printed times are stable across machines).
 
-    >>> c = ManualClock(); c.advance(90); c.now() - 1_767_225_600
+    >>> c = ManualClock(); _ = c.advance(90); c.now() - 1_767_225_600
     90.0
     """
 
