@@ -32,10 +32,12 @@ MAX_CACHE_CONTROL_MARKERS = 4
 # leaked into the wire format (the API answers "Extra inputs are not permitted").
 ALLOWED_BLOCK_KEYS: dict[str, frozenset[str]] = {
     "text": frozenset({"type", "text", "cache_control", "citations"}),
-    "image": frozenset({"type", "source", "cache_control"}),
+    "image": frozenset({"type", "source", "cache_control", "transformations"}),
     "document": frozenset({"type", "source", "cache_control", "title", "context", "citations"}),
-    "tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
-    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control"}),
+    "tool_use": frozenset({"type", "id", "name", "input", "cache_control", "caller",
+                           "toolset_name"}),
+    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control",
+                              "toolset_name"}),
     "thinking": frozenset({"type", "thinking", "signature"}),
     "redacted_thinking": frozenset({"type", "data"}),
     "server_tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
@@ -94,6 +96,28 @@ def tool_result_block(tool_use_id: str, content: str | list[Block], *,
     if is_error:
         block["is_error"] = True
     return block
+
+
+# Fields the SDK's response models carry that are not request params (or are null).
+_RESPONSE_ONLY_KEYS = frozenset({"parsed_output"})
+
+
+def block_to_param(block: Any) -> Block:
+    """Turn an SDK response content block (pydantic model or dict) into a request param dict.
+
+    Drops ``None`` fields (``citations=None``, ``caller=None``...) and response-only fields
+    (``parsed_output``), so the block can be sent back in the next request.
+    Example: ``block_to_param(TextBlock(type="text", text="hi", citations=None)) ==
+    {"type": "text", "text": "hi"}``.
+    """
+    data = block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") \
+        else {k: v for k, v in block.items() if v is not None}
+    return {k: v for k, v in data.items() if k not in _RESPONSE_ONLY_KEYS}
+
+
+def assistant_from_response(message: Any) -> MessageParam:
+    """Return the assistant ``MessageParam`` for an SDK ``Message`` (content via block_to_param)."""
+    return assistant([block_to_param(b) for b in message.content])
 
 
 # --------------------------------------------------------------------------- readers

@@ -1,0 +1,57 @@
+"""Small deterministic brains for the offline Claude (the demo-solving one is ``demo_brain``).
+
+A brain decides the assistant's reply from the request body alone: it is stateless, so
+retries, resumed sessions and replays all get the same answer for the same history.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from ..messages import content_blocks
+
+
+def count_assistant_turns(request: dict[str, Any]) -> int:
+    """Return how many assistant messages the request's history already holds."""
+    return sum(1 for m in request.get("messages", []) if m.get("role") == "assistant")
+
+
+class ScriptedBrain:
+    """Replies with ``responses[k]`` where k = number of assistant turns already in the request.
+
+    Args: responses: reply dicts ``{"content": [blocks], "stop_reason": str}`` (or a plain
+    string, shorthand for one text block with ``end_turn``). After the script runs out it
+    answers ``final_text`` with ``end_turn``. Example: ``ScriptedBrain(["hi"])`` answers "hi".
+    """
+
+    def __init__(self, responses: Sequence[dict[str, Any] | str], *,
+                 final_text: str = "Done.") -> None:
+        self.responses = [self._normalise(r) for r in responses]
+        self.final_text = final_text
+
+    @staticmethod
+    def _normalise(response: dict[str, Any] | str) -> dict[str, Any]:
+        if isinstance(response, str):
+            return {"content": [{"type": "text", "text": response}], "stop_reason": "end_turn"}
+        return response
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Return the scripted reply for this point of the conversation."""
+        k = count_assistant_turns(request)
+        if k < len(self.responses):
+            return self.responses[k]
+        return {"content": [{"type": "text", "text": self.final_text}],
+                "stop_reason": "end_turn"}
+
+
+class EchoBrain:
+    """Answers ``You said: <last user text>`` (a smoke-test brain that never uses tools)."""
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Echo the text of the last user message (or say that there was none)."""
+        messages = request.get("messages", [])
+        last = messages[-1] if messages else {"content": ""}
+        text = " ".join(b.get("text", "") for b in content_blocks(last)
+                        if b.get("type") == "text").strip()
+        return {"content": [{"type": "text", "text": f"You said: {text or '(no text)'}"}],
+                "stop_reason": "end_turn"}

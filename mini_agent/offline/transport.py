@@ -1,0 +1,407 @@
+"""The offline Claude: a real ``anthropic`` client whose HTTP goes to a transport of ours.
+
+``offline_client()`` returns ``anthropic.Anthropic(http_client=httpx2.Client(transport=
+OfflineTransport(...)))``. Everything above the transport (request building, streaming
+parsers, response types, retries, errors) is the SDK's own code, exactly as online. The
+transport plays the API's part:
+
+* validates each request body like the API (``validate_messages`` plus the top-level rules)
+  and answers 400 with the API's error JSON when a rule is broken, so a kit bug shows up
+  offline as it would online;
+* answers ``prompt is too long: N tokens > M maximum`` above ``context_window_tokens``;
+* serves ``POST /v1/messages`` as JSON, or as SSE when ``"stream": true`` (the beta path
+  ``/v1/messages?beta=true`` too), and ``POST /v1/messages/count_tokens``;
+* fills ``usage`` through a pluggable ``usage_model`` (the prompt-cache simulator of episode
+  05 plugs in here) and applies pluggable ``request_transforms`` (server-side context
+  editing, server-side compaction) before the *brain* sees the request;
+* enforces ``max_tokens`` on the brain's reply (cutting text or a tool_use's JSON mid-way,
+  with ``stop_reason: "max_tokens"``) and injects faults on chosen requests.
+
+The brain is any object with ``respond(request: dict) -> {"content": [...], "stop_reason":
+str}``; see :mod:`mini_agent.offline.brains` and :mod:`mini_agent.offline.demo_brain`.
+
+Sources: Messages API reference and streaming docs (docs.anthropic.com, "Streaming Messages":
+event order message_start, content_block_start/delta/stop, message_delta, message_stop);
+errors docs (error JSON ``{"type": "error", "error": {"type", "message"}}``, 529 overloaded).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import random
+import threading
+import time
+from typing import Any, Callable, Iterator, Protocol, Sequence
+
+import anthropic
+import httpx2
+import jiter
+
+from ..clock import Clock, SystemClock
+from ..messages import MessageValidationError, validate_messages
+from ..tokens import approx_request_tokens, approx_tokens
+
+DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
+"""Context window of current Claude models in tokens (models overview)."""
+
+OFFLINE_API_KEY = "offline-no-key"
+"""Placeholder key the offline client sends; it never leaves the process."""
+
+# Top-level request fields the Messages API accepts (API reference, "Body").
+ALLOWED_REQUEST_KEYS = frozenset({
+    "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stream",
+    "temperature", "top_p", "top_k", "stop_sequences", "metadata", "thinking",
+    "service_tier", "context_management", "container", "mcp_servers", "output_config",
+    "output_format", "inference_geo",
+})
+
+
+class Brain(Protocol):
+    """Decides the assistant's reply from the request. Stateless and deterministic."""
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Return ``{"content": [blocks], "stop_reason": "end_turn" | "tool_use" | ...}``."""
+        ...  # pragma: no cover - protocol
+
+
+class UsageModel(Protocol):
+    """Computes the input side of ``usage`` for a request (e.g. a prompt-cache simulator)."""
+
+    def usage(self, request: dict[str, Any], *, now: float) -> dict[str, Any]:
+        """Return ``{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}``."""
+        ...  # pragma: no cover - protocol
+
+
+RequestTransform = Callable[[dict[str, Any]], "tuple[dict[str, Any], dict[str, Any]]"]
+
+
+@dataclasses.dataclass
+class FaultPlan:
+    """Faults to inject, by request number (1-based count of ``/v1/messages`` HTTP requests).
+
+    Attributes: max_tokens_at: ``{n: "text" | "tool_use"}``: cut request n's reply inside its
+    first text block, or inside its last tool_use's JSON input, with ``stop_reason:
+    "max_tokens"``; overloaded_at: request numbers answered with 529 ``overloaded_error``
+    (the SDK retries these by itself); stream_delay_seconds: pause between SSE events, so
+    tools visibly start while the model is still streaming.
+    """
+
+    max_tokens_at: dict[int, str] = dataclasses.field(default_factory=dict)
+    overloaded_at: set[int] = dataclasses.field(default_factory=set)
+    stream_delay_seconds: float = 0.0
+
+
+class DefaultUsage:
+    """Usage without prompt caching: every input token is uncached (``approx_request_tokens``)."""
+
+    def usage(self, request: dict[str, Any], *, now: float) -> dict[str, Any]:
+        """Return the input-side usage fields; cache fields are 0."""
+        tokens = approx_request_tokens(messages=request.get("messages", []),
+                                       system=request.get("system"), tools=request.get("tools"))
+        return {"input_tokens": tokens, "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0}
+
+
+def api_error(status: int, kind: str, message: str) -> httpx2.Response:
+    """Return an API-shaped error response ``{"type": "error", "error": {"type", "message"}}``."""
+    body = {"type": "error", "error": {"type": kind, "message": message}}
+    return httpx2.Response(status, json=body, headers={"request-id": "req_offline_error"})
+
+
+class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
+    """An httpx2 transport that answers Messages API requests from a brain.
+
+    Args: brain: the reply policy (see :class:`Brain`); context_window_tokens: requests whose
+    input estimate exceeds it get the API's "prompt is too long" 400; usage_model: input-side
+    usage (default: no caching); request_transforms: callables ``request -> (request, extra)``
+    applied in order before the brain and usage see the request, ``extra`` merged into the
+    response; faults: a :class:`FaultPlan`; clock: time source for the usage model (seconds).
+    Attributes: requests: every ``/v1/messages`` body received (after transforms), in order;
+    request_count: number of ``/v1/messages`` HTTP requests so far (retries included).
+    """
+
+    def __init__(self, brain: Brain, *, context_window_tokens: int = DEFAULT_CONTEXT_WINDOW_TOKENS,
+                 usage_model: UsageModel | None = None,
+                 request_transforms: Sequence[RequestTransform] = (),
+                 faults: FaultPlan | None = None, clock: Clock | None = None) -> None:
+        self.brain = brain
+        self.context_window_tokens = context_window_tokens
+        self.usage_model = usage_model or DefaultUsage()
+        self.request_transforms = list(request_transforms)
+        self.faults = faults or FaultPlan()
+        self.clock = clock or SystemClock()
+        self.requests: list[dict[str, Any]] = []
+        self.request_count = 0
+        self._lock = threading.Lock()
+
+    # -- httpx2 entry points -------------------------------------------------------------
+    def handle_request(self, request: httpx2.Request) -> httpx2.Response:
+        """Serve one request synchronously (httpx2.BaseTransport)."""
+        request.read()
+        return self._route(request, is_async=False)
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        """Serve one request for an async client (httpx2.AsyncBaseTransport)."""
+        await request.aread()
+        return self._route(request, is_async=True)
+
+    # -- routing ------------------------------------------------------------------------
+    def _route(self, request: httpx2.Request, *, is_async: bool) -> httpx2.Response:
+        path = request.url.path
+        if request.method != "POST":
+            return api_error(404, "not_found_error", f"Not found: {request.method} {path}")
+        try:
+            body = json.loads(request.content or b"{}")
+        except json.JSONDecodeError as exc:
+            return api_error(400, "invalid_request_error", f"Invalid JSON body: {exc}")
+        if not isinstance(body, dict):
+            return api_error(400, "invalid_request_error", "Request body must be a JSON object")
+        if path == "/v1/messages/count_tokens":
+            return self._count_tokens(body)
+        if path == "/v1/messages":
+            return self._messages(body, is_async=is_async)
+        return api_error(404, "not_found_error", f"Not found: {path}")
+
+    def _check(self, body: dict[str, Any], *, need_max_tokens: bool) -> str | None:
+        """Return the API's error message for a malformed body, or None."""
+        extra = sorted(set(body) - ALLOWED_REQUEST_KEYS)
+        if extra and need_max_tokens:
+            return f"{extra[0]}: Extra inputs are not permitted"
+        if not isinstance(body.get("model"), str) or not body["model"]:
+            return "model: Field required"
+        if need_max_tokens and (not isinstance(body.get("max_tokens"), int)
+                                or body["max_tokens"] < 1):
+            return "max_tokens: Field required (a positive integer)"
+        messages = body.get("messages")
+        if not isinstance(messages, list):
+            return "messages: Field required"
+        try:
+            validate_messages(messages, system=body.get("system"), tools=body.get("tools"))
+        except MessageValidationError as exc:
+            return str(exc)
+        uses_tools = any(isinstance(m.get("content"), list) and any(
+            b.get("type") in ("tool_use", "tool_result") for b in m["content"])
+            for m in messages)
+        if uses_tools and not body.get("tools"):
+            return ("Requests which include `tool_use` or `tool_result` blocks must define "
+                    "tools.")
+        return None
+
+    def _count_tokens(self, body: dict[str, Any]) -> httpx2.Response:
+        error = self._check(body, need_max_tokens=False)
+        if error:
+            return api_error(400, "invalid_request_error", error)
+        tokens = approx_request_tokens(messages=body["messages"], system=body.get("system"),
+                                       tools=body.get("tools"))
+        return httpx2.Response(200, json={"input_tokens": tokens})
+
+    def _messages(self, body: dict[str, Any], *, is_async: bool) -> httpx2.Response:
+        with self._lock:
+            self.request_count += 1
+            number = self.request_count
+        if number in self.faults.overloaded_at:
+            return api_error(529, "overloaded_error", "Overloaded")
+        error = self._check(body, need_max_tokens=True)
+        if error:
+            return api_error(400, "invalid_request_error", error)
+        extras: dict[str, Any] = {}
+        for transform in self.request_transforms:
+            body, extra = transform(body)
+            extras.update(extra)
+        input_estimate = approx_request_tokens(messages=body["messages"],
+                                               system=body.get("system"), tools=body.get("tools"))
+        if input_estimate > self.context_window_tokens:
+            return api_error(400, "invalid_request_error",
+                             f"prompt is too long: {input_estimate} tokens > "
+                             f"{self.context_window_tokens} maximum")
+        self.requests.append(body)
+        usage = dict(self.usage_model.usage(body, now=self.clock.now()))
+        reply = self.brain.respond(body)
+        content, stop_reason, partial_json = _enforce_max_tokens(
+            reply["content"], reply.get("stop_reason", "end_turn"), body["max_tokens"],
+            self.faults.max_tokens_at.get(number))
+        usage["output_tokens"] = max(1, approx_tokens({"role": "assistant", "content": content}))
+        message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
+                   "model": body["model"], "content": content, "stop_reason": stop_reason,
+                   "stop_sequence": None, "usage": usage, **extras}
+        headers = {"request-id": f"req_offline_{number:04d}"}
+        if not body.get("stream"):
+            return httpx2.Response(200, json=message, headers=headers)
+        events = list(sse_events(message, partial_json=partial_json, seed=number))
+        headers["content-type"] = "text/event-stream"
+        stream = _EventStream(events, self.faults.stream_delay_seconds)
+        return httpx2.Response(200, headers=headers, stream=stream)
+
+
+class _EventStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
+    """SSE bytes, one event per chunk, optionally paced (sync sleeps or asyncio sleeps)."""
+
+    def __init__(self, events: list[bytes], delay_seconds: float) -> None:
+        self.events = events
+        self.delay_seconds = delay_seconds
+
+    def __iter__(self) -> Iterator[bytes]:
+        for event in self.events:
+            if self.delay_seconds:
+                time.sleep(self.delay_seconds)
+            yield event
+
+    async def __aiter__(self):  # type: ignore[override]
+        for event in self.events:
+            if self.delay_seconds:
+                await asyncio.sleep(self.delay_seconds)
+            else:
+                await asyncio.sleep(0)  # let tools scheduled during the stream run
+            yield event
+
+
+# ------------------------------------------------------------------ max_tokens enforcement
+
+def _enforce_max_tokens(content: list[dict], stop_reason: str, max_tokens: int,
+                        forced: str | None) -> tuple[list[dict], str, dict[int, str]]:
+    """Cut the reply where the output budget runs out (or where a fault says).
+
+    Returns ``(content, stop_reason, partial_json)``; ``partial_json`` maps the index of a
+    tool_use cut mid-input to the JSON text streamed so far (its ``input`` in the JSON
+    reply is that text parsed in partial mode, as the SDK's stream accumulator does).
+    """
+    content = [dict(b) for b in content]
+    if forced == "text":
+        for i, block in enumerate(content):
+            if block["type"] == "text" and len(block["text"]) > 1:
+                block["text"] = block["text"][: max(1, len(block["text"]) // 2)]
+                return content[: i + 1], "max_tokens", {}
+    if forced == "tool_use":
+        uses = [i for i, b in enumerate(content) if b["type"] == "tool_use"]
+        if uses:
+            i = uses[-1]
+            text = json.dumps(content[i]["input"])
+            cut = text[: max(1, len(text) // 2)]
+            content[i]["input"] = _parse_partial(cut)
+            return content[: i + 1], "max_tokens", {i: cut}
+    budget_chars = max_tokens * 4
+    used = 0
+    for i, block in enumerate(content):
+        if block["type"] == "text":
+            size = len(block["text"])
+            if used + size > budget_chars:
+                block["text"] = block["text"][: max(1, budget_chars - used)]
+                return content[: i + 1], "max_tokens", {}
+            used += size
+        elif block["type"] == "tool_use":
+            text = json.dumps(block["input"])
+            size = len(text) + len(block["name"]) + 20
+            if used + size > budget_chars:
+                cut = text[: max(1, budget_chars - used - len(block["name"]) - 20)]
+                block["input"] = _parse_partial(cut)
+                return content[: i + 1], "max_tokens", {i: cut}
+            used += size
+    return content, stop_reason, {}
+
+
+def _parse_partial(text: str) -> dict:
+    try:
+        value = jiter.from_json(text.encode(), partial_mode="trailing-strings")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# ------------------------------------------------------------------ SSE serialisation
+
+def _sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def _chunks(text: str, rng: random.Random, low: int, high: int) -> list[str]:
+    """Split ``text`` into pieces of ``low..high`` characters (deterministic for a seed)."""
+    pieces, i = [], 0
+    while i < len(text):
+        n = rng.randint(low, high)
+        pieces.append(text[i:i + n])
+        i += n
+    return pieces
+
+
+def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None = None,
+               seed: int = 0) -> Iterator[bytes]:
+    """Serialise a complete message dict as the API's SSE event stream (bytes per event).
+
+    Text is split into small ``text_delta`` pieces and tool input JSON into
+    ``input_json_delta`` fragments cut at arbitrary points (an empty first fragment, as the
+    API sends); ``partial_json`` gives the streamed text of a tool_use cut by max_tokens.
+    Deterministic for a given ``seed``. Source: Anthropic "Streaming Messages" docs.
+    """
+    rng = random.Random(seed)
+    partial_json = partial_json or {}
+    usage = message["usage"]
+    start_usage = {k: v for k, v in usage.items() if k != "output_tokens"}
+    start_usage["output_tokens"] = 1
+    head = {k: v for k, v in message.items() if k not in ("content", "stop_reason", "usage")}
+    head.update(content=[], stop_reason=None, stop_sequence=None, usage=start_usage)
+    extras = {k: message[k] for k in ("context_management",) if k in message}
+    yield _sse("message_start", {"type": "message_start", "message": head})
+    yield _sse("ping", {"type": "ping"})
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": {"type": "text", "text": ""}})
+            for piece in _chunks(block["text"], rng, 3, 24):
+                yield _sse("content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "text_delta", "text": piece}})
+        elif block["type"] == "tool_use":
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": {**block, "input": {}}})
+            text = partial_json.get(index, json.dumps(block["input"]))
+            for piece in [""] + _chunks(text, rng, 1, 12):
+                yield _sse("content_block_delta", {
+                    "type": "content_block_delta", "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece}})
+        else:
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": block})
+        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
+    delta_usage = {"output_tokens": usage["output_tokens"]}
+    yield _sse("message_delta", {"type": "message_delta",
+                                 "delta": {"stop_reason": message["stop_reason"],
+                                           "stop_sequence": None},
+                                 "usage": delta_usage, **extras})
+    yield _sse("message_stop", {"type": "message_stop"})
+
+
+# ------------------------------------------------------------------ client factories
+
+def offline_client(brain: Brain | None = None, *, max_retries: int = 2,
+                   **transport_kwargs: Any) -> anthropic.Anthropic:
+    """Return a real ``anthropic.Anthropic`` client served by an :class:`OfflineTransport`.
+
+    Args: brain: the reply policy (default: :class:`~mini_agent.offline.brains.EchoBrain`);
+    max_retries: the SDK's retry count (it retries 529/overload by itself);
+    transport_kwargs: passed to OfflineTransport. The transport is reachable as
+    ``client.offline_transport`` (requests seen, counters). No network, no API key needed.
+    """
+    from .brains import EchoBrain
+    transport = OfflineTransport(brain or EchoBrain(), **transport_kwargs)
+    client = anthropic.Anthropic(api_key=OFFLINE_API_KEY, max_retries=max_retries,
+                                 base_url="http://offline.invalid",
+                                 http_client=httpx2.Client(transport=transport))
+    client.offline_transport = transport  # type: ignore[attr-defined]
+    return client
+
+
+def offline_async_client(brain: Brain | None = None, *, max_retries: int = 2,
+                         **transport_kwargs: Any) -> anthropic.AsyncAnthropic:
+    """Return a real ``anthropic.AsyncAnthropic`` client over an :class:`OfflineTransport`.
+
+    Same arguments as :func:`offline_client`; ``client.offline_transport`` is the transport.
+    """
+    from .brains import EchoBrain
+    transport = OfflineTransport(brain or EchoBrain(), **transport_kwargs)
+    client = anthropic.AsyncAnthropic(api_key=OFFLINE_API_KEY, max_retries=max_retries,
+                                      base_url="http://offline.invalid",
+                                      http_client=httpx2.AsyncClient(transport=transport))
+    client.offline_transport = transport  # type: ignore[attr-defined]
+    return client
