@@ -199,7 +199,10 @@ class HookManager:
         if event not in self._handlers:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
         if matcher not in (None, "", "*"):
-            re.compile(matcher)  # raises re.error (a ValueError) now, not at fire time
+            try:
+                re.compile(matcher)  # fail now, not at fire time
+            except re.error as exc:
+                raise ValueError(f"invalid matcher regex {matcher!r}: {exc}") from exc
         self._handlers[event].append((matcher, handler))
         return handler
 
@@ -314,7 +317,7 @@ class HookManager:
                     try:
                         manager.add_command(event, spec["command"], matcher=group.get("matcher"),
                                             timeout_seconds=float(timeout), cwd=cwd)
-                    except re.error as exc:
+                    except ValueError as exc:
                         raise HookSettingsError(f"hooks.{event}[{i}].matcher: {exc}") from exc
         return manager
 

@@ -1,0 +1,375 @@
+"""Tests for mini_agent.hooks: serial fire, merging, the command-hook contract, settings.json."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mini_agent.hooks import (EXAMPLES_DIR, CommandHook, HookManager, HookResult,
+                              HookSettingsError, matches, parse_hook_output)
+
+PY = sys.executable
+
+
+def fire(manager: HookManager, event: str, payload: dict) -> HookResult:
+    return asyncio.run(manager.fire(event, payload))
+
+
+def script(tmp_path: Path, name: str, body: str) -> str:
+    """Write an executable Python hook script and return a shell command that runs it."""
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return f'"{PY}" "{path}"'
+
+
+# --------------------------------------------------------------------------- fire: order, merge
+
+def test_handlers_run_serially_in_registration_order():
+    events: list[str] = []
+    m = HookManager()
+
+    async def slow(payload):
+        events.append("slow start")
+        await asyncio.sleep(0.02)
+        events.append("slow end")
+        return {}
+
+    async def fast(payload):
+        events.append("fast")
+        return {}
+    m.on("Stop", slow)
+    m.on("Stop", fast)
+    fire(m, "Stop", {})
+    assert events == ["slow start", "slow end", "fast"]
+
+
+def test_first_block_returns_at_once_and_later_handlers_do_not_run():
+    calls: list[str] = []
+    m = HookManager()
+    m.on("PreToolUse", lambda p: calls.append("a") or {"systemMessage": "from a"})
+    m.on("PreToolUse", lambda p: calls.append("b") or {"decision": "block", "reason": "no rm"})
+    m.on("PreToolUse", lambda p: calls.append("c") or {"systemMessage": "from c"})
+    result = fire(m, "PreToolUse", {"tool_name": "run_bash", "tool_input": {}})
+    assert calls == ["a", "b"]
+    assert (result.blocked, result.reason, result.system_message) == (True, "no rm", None)
+
+
+def test_outputs_merge_later_wins_and_none_keeps_earlier():
+    m = HookManager()
+    m.on("UserPromptSubmit", lambda p: {"systemMessage": "first", "hookSpecificOutput": {
+        "hookEventName": "UserPromptSubmit", "additionalContext": "ctx 1"}})
+    m.on("UserPromptSubmit", lambda p: {"systemMessage": "second"})
+    m.on("UserPromptSubmit", lambda p: None)
+    result = fire(m, "UserPromptSubmit", {"prompt": "hi"})
+    assert (result.blocked, result.system_message, result.additional_context) == (
+        False, "second", "ctx 1")
+
+
+def test_updated_input_is_seen_by_the_next_handler_and_returned():
+    seen = []
+    m = HookManager()
+    m.on("PreToolUse", lambda p: {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "updatedInput": {"command": "ls -la"}}})
+    m.on("PreToolUse", lambda p: seen.append(p["tool_input"]))
+    payload = {"tool_name": "run_bash", "tool_input": {"command": "ls"}}
+    result = fire(m, "PreToolUse", payload)
+    assert seen == [{"command": "ls -la"}]
+    assert result.updated_input == {"command": "ls -la"}
+    assert payload["tool_input"] == {"command": "ls"}  # caller's payload untouched
+
+
+def test_updated_tool_output_accepts_the_mcp_alias_and_chains():
+    seen = []
+    m = HookManager()
+    m.on("PostToolUse", lambda p: {"hookSpecificOutput": {"updatedMCPToolOutput": "clean"}})
+    m.on("PostToolUse", lambda p: seen.append(p["tool_response"]))
+    result = fire(m, "PostToolUse", {"tool_name": "grep", "tool_response": "secret"})
+    assert (seen, result.updated_output) == (["clean"], "clean")
+
+
+def test_permission_deny_and_continue_false_block():
+    deny = parse_hook_output({"hookSpecificOutput": {
+        "permissionDecision": "deny", "permissionDecisionReason": "outside workspace"}})
+    assert (deny.blocked, deny.reason, deny.permission_decision) == (True, "outside workspace",
+                                                                     "deny")
+    stop = parse_hook_output({"continue": False, "stopReason": "budget spent"})
+    assert (stop.blocked, stop.stop, stop.stop_reason) == (True, True, "budget spent")
+    allow = parse_hook_output({"hookSpecificOutput": {"permissionDecision": "allow"}})
+    assert (allow.blocked, allow.permission_decision) == (False, "allow")
+    assert parse_hook_output({"decision": "block"}, event="Stop").reason == \
+        "blocked by a Stop hook"
+
+
+def test_payload_gets_hook_event_name_and_raising_handler_is_a_reported_error():
+    seen = []
+    m = HookManager()
+
+    def broken(payload):
+        raise RuntimeError("oops")
+    m.on("SessionStart", broken)
+    m.on("SessionStart", lambda p: seen.append(p["hook_event_name"]) or {"systemMessage": "ok"})
+    result = fire(m, "SessionStart", {"session_id": "s"})
+    assert seen == ["SessionStart"]
+    assert not result.blocked and result.system_message == "ok"
+    assert result.errors == ["SessionStart hook broken raised RuntimeError: oops"]
+
+
+def test_unknown_event_and_bad_matcher_are_refused():
+    m = HookManager()
+    with pytest.raises(ValueError, match="unknown hook event 'PreTool'"):
+        m.on("PreTool", lambda p: None)
+    with pytest.raises(ValueError):
+        m.on("PreToolUse", lambda p: None, matcher="(")
+    with pytest.raises(ValueError):
+        fire(m, "Nope", {})
+    with pytest.raises(TypeError):
+        parse_hook_output(["block"])
+
+
+@pytest.mark.parametrize("matcher,tool,expected", [
+    (None, "run_bash", True), ("", "grep", True), ("*", "grep", True),
+    ("Bash", "run_bash", True), ("run_bash", "run_bash", True), ("Bash", "Bash", True),
+    ("Edit|Write", "edit_file", True), ("Edit|Write", "Write", True),
+    ("Edit|Write", "read_file", False), ("read", "read_file", False),
+    ("read_.*", "read_file", True), ("mcp__.*", "mcp__github__search", True),
+    ("Grep", "glob", False),
+])
+def test_matcher_is_a_full_regex_on_the_tool_name_or_its_claude_code_alias(matcher, tool,
+                                                                           expected):
+    assert matches(matcher, "PreToolUse", {"tool_name": tool}) is expected
+
+
+def test_matcher_skips_non_matching_handlers_and_is_ignored_for_stop():
+    calls = []
+    m = HookManager()
+    m.on("PreToolUse", lambda p: calls.append("bash"), matcher="Bash")
+    m.on("PreToolUse", lambda p: calls.append("read"), matcher="Read")
+    m.on("Stop", lambda p: calls.append("stop"), matcher="Bash")
+    fire(m, "PreToolUse", {"tool_name": "read_file", "tool_input": {}})
+    fire(m, "Stop", {})
+    assert calls == ["read", "stop"]
+    assert matches("startup", "SessionStart", {"source": "startup"})
+    assert not matches("resume", "SessionStart", {"source": "startup"})
+
+
+def test_fire_sync_works_outside_and_inside_a_running_loop():
+    m = HookManager()
+    m.on("Stop", lambda p: {"systemMessage": "done"})
+    assert m.fire_sync("Stop", {}).system_message == "done"
+
+    async def inside():
+        return m.fire_sync("Stop", {})
+    assert asyncio.run(inside()).system_message == "done"
+
+
+# --------------------------------------------------------------------------- command hooks
+
+def run_command(command: str, payload: dict, *, timeout: float = 10.0,
+                cwd: Path | None = None) -> HookResult:
+    hook = CommandHook(command, timeout_seconds=timeout, cwd=cwd)
+    return asyncio.run(hook(payload))
+
+
+def test_exit_0_json_stdout_is_applied_and_stdin_holds_the_payload(tmp_path):
+    cmd = script(tmp_path, "h.py", """
+        import json, sys
+        p = json.load(sys.stdin)
+        print(json.dumps({"systemMessage": p["hook_event_name"] + ":" + p["tool_input"]["command"],
+                          "hookSpecificOutput": {"updatedInput": {"command": "echo safe"}}}))
+    """)
+    result = run_command(cmd, {"hook_event_name": "PreToolUse", "tool_name": "run_bash",
+                               "tool_input": {"command": "ls"}})
+    assert result == HookResult(system_message="PreToolUse:ls",
+                                updated_input={"command": "echo safe"})
+
+
+def test_exit_0_non_json_stdout_is_ignored_with_a_warning(tmp_path):
+    result = run_command("echo 'all good'", {"hook_event_name": "PreToolUse"})
+    assert not result.blocked and result.updated_input is None
+    assert len(result.errors) == 1 and "non-JSON stdout; ignored" in result.errors[0]
+    # Claude Code: plain stdout of a UserPromptSubmit hook is context for the model.
+    ctx = run_command("echo 'branch: main'", {"hook_event_name": "UserPromptSubmit"})
+    assert (ctx.additional_context, ctx.errors) == ("branch: main", [])
+
+
+def test_exit_0_empty_stdout_is_no_opinion():
+    assert run_command("true", {"hook_event_name": "Stop"}) == HookResult()
+
+
+def test_exit_2_blocks_with_stderr_as_reason():
+    result = run_command("echo 'rm -rf / is blocked' >&2; exit 2",
+                         {"hook_event_name": "PreToolUse"})
+    assert (result.blocked, result.reason) == (True, "rm -rf / is blocked")
+
+
+def test_exit_2_with_empty_stderr_still_blocks_with_a_reason():
+    result = run_command("exit 2", {"hook_event_name": "PreToolUse"})
+    assert result.blocked
+    assert result.reason == "blocked by PreToolUse hook `exit 2` (exit code 2, no message)"
+
+
+@pytest.mark.parametrize("code", [1, 3, 127])
+def test_other_exit_codes_are_non_blocking_reported_errors(code):
+    result = run_command(f"echo bad >&2; echo '{{\"decision\": \"block\"}}'; exit {code}",
+                         {"hook_event_name": "PreToolUse"})
+    assert not result.blocked
+    assert result.errors == [f"`echo bad >&2; echo '{{\"decision\": \"block\"}}'; exit {code}` "
+                             f"failed with exit code {code}: bad"]
+
+
+def test_hook_that_never_reads_stdin_is_not_a_failure():
+    big = {"hook_event_name": "PostToolUse", "tool_response": "x" * 1_000_000}
+    result = run_command("echo '{\"systemMessage\": \"ignored stdin\"}'", big)
+    assert (result.system_message, result.errors) == ("ignored stdin", [])
+
+
+def test_timeout_while_writing_stdin_kills_the_hook():
+    # The hook neither reads nor exits: a 1 MB payload fills the pipe, writing blocks.
+    big = {"hook_event_name": "PostToolUse", "tool_response": "x" * 1_000_000}
+    start = time.monotonic()
+    result = run_command("sleep 30", big, timeout=0.5)
+    elapsed = time.monotonic() - start
+    assert elapsed < 5
+    assert not result.blocked
+    assert result.errors == ["`sleep 30` timed out after 0.5 s and was killed"]
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    result = run_command(f"sleep 30 & echo $! > '{pid_file}'; wait", {"hook_event_name": "Stop"},
+                         timeout=0.5)
+    assert "timed out" in result.errors[0]
+    child = int(pid_file.read_text())
+    for _ in range(50):
+        if not is_running(child):
+            break
+        time.sleep(0.02)
+    else:
+        pytest.fail("the hook's background child survived the timeout")
+
+
+def is_running(pid: int) -> bool:
+    """True if ``pid`` exists and is not a zombie (a killed orphan may wait to be reaped)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_background_child_holding_the_pipes_cannot_hang_the_agent(tmp_path):
+    pid_file = tmp_path / "bg.pid"
+    start = time.monotonic()
+    result = run_command(f"sleep 20 & echo $! > '{pid_file}'; echo '{{\"systemMessage\": \"hi\"}}'",
+                         {"hook_event_name": "Stop"}, timeout=10)
+    elapsed = time.monotonic() - start
+    bg = int(pid_file.read_text())
+    still_running = is_running(bg)
+    os.kill(bg, 9)
+    assert elapsed < 3
+    assert still_running  # the hook finished while its child still held stdout
+    assert (result.system_message, result.errors) == ("hi", [])
+
+
+def test_command_runs_in_cwd_with_claude_project_dir(tmp_path):
+    result = run_command('printf \'{"systemMessage": "%s|%s"}\' "$PWD" "$CLAUDE_PROJECT_DIR"',
+                         {"hook_event_name": "Stop"}, cwd=tmp_path)
+    here = str(tmp_path.resolve())
+    assert result.system_message in (f"{here}|{tmp_path}", f"{tmp_path}|{tmp_path}")
+
+
+def test_command_hooks_and_python_handlers_mix_in_one_manager():
+    m = HookManager()
+    m.add_command("PreToolUse", "echo '{\"systemMessage\": \"from shell\"}'")
+    m.on("PreToolUse", lambda p: {"hookSpecificOutput": {"additionalContext": "from python"}})
+    m.add_command("PreToolUse", "echo 'dangerous' >&2; exit 2", matcher="Bash")
+    allowed = fire(m, "PreToolUse", {"tool_name": "grep", "tool_input": {}})
+    assert (allowed.blocked, allowed.system_message, allowed.additional_context) == (
+        False, "from shell", "from python")
+    blocked = fire(m, "PreToolUse", {"tool_name": "run_bash", "tool_input": {}})
+    assert (blocked.blocked, blocked.reason) == (True, "dangerous")
+
+
+# --------------------------------------------------------------------------- settings.json
+
+def test_from_settings_loads_claude_code_shape(tmp_path):
+    settings = {"hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "echo no >&2; exit 2", "timeout": 7}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "true"}]}],
+        "PostToolUse": [{"hooks": [{"type": "prompt", "prompt": "judge"}]}],
+    }}
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(settings))
+    m = HookManager.from_settings(path)
+    ((matcher, hook),) = m.handlers("PreToolUse")
+    assert (matcher, hook.command, hook.timeout_seconds) == ("Bash", "echo no >&2; exit 2", 7.0)
+    assert m.handlers("Stop")[0][1].timeout_seconds == 60.0
+    assert m.warnings == [
+        "hooks.Notification: event not fired by mini-agent; skipped",
+        "hooks.PostToolUse[0].hooks[0]: type 'prompt' not supported; skipped"]
+    assert fire(m, "PreToolUse", {"tool_name": "run_bash", "tool_input": {}}).reason == "no"
+
+
+@pytest.mark.parametrize("settings,message", [
+    ({"hooks": []}, "settings.hooks must be an object"),
+    ({"hooks": {"Stop": {}}}, "hooks.Stop must be a list"),
+    ({"hooks": {"Stop": [{"matcher": "x"}]}}, r"hooks.Stop\[0\] needs a 'hooks' list"),
+    ({"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}}, "needs a non-empty 'command'"),
+    ({"hooks": {"Stop": [{"hooks": [{"command": "true", "timeout": -1}]}]}},
+     "timeout must be a positive number"),
+    ({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": [{"command": "true"}]}]}},
+     r"hooks.PreToolUse\[0\].matcher"),
+])
+def test_malformed_settings_raise_named_errors(settings, message):
+    with pytest.raises(HookSettingsError, match=message):
+        HookManager.from_settings(settings)
+
+
+def test_shipped_settings_and_example_hooks_work_together(tmp_path):
+    log = tmp_path / "calls.jsonl"
+    os.environ["MINI_AGENT_HOOK_LOG"] = str(log)
+    try:
+        m = HookManager.from_settings(EXAMPLES_DIR / "settings.json", cwd=EXAMPLES_DIR.parent)
+        blocked = fire(m, "PreToolUse", {"tool_name": "run_bash",
+                                         "tool_input": {"command": "rm -rf /"}})
+        ok = fire(m, "PreToolUse", {"tool_name": "run_bash",
+                                    "tool_input": {"command": "rm -rf build"}})
+        post = fire(m, "PostToolUse", {"tool_name": "read_file", "tool_input": {},
+                                       "tool_response": "KEY=sk-ant-abcdefghijklmnop1234 ok"})
+    finally:
+        del os.environ["MINI_AGENT_HOOK_LOG"]
+    assert blocked.blocked and "Blocked by policy: `rm -rf /`" in blocked.reason
+    assert not ok.blocked and ok.errors == []
+    assert post.updated_output == "KEY=[REDACTED] ok"
+    assert post.additional_context == "1 secret(s) were redacted from this tool output."
+    logged = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    # the destructive call was blocked before the logger ran; the allowed one was logged
+    assert [e["tool_input"]["command"] for e in logged] == ["rm -rf build"]
+
+
+@pytest.mark.parametrize("command,blocked", [
+    ("rm -rf /", True), ("rm -fr ~", True), ("sudo rm -rf --no-preserve-root /", True),
+    ("rm -r -f /", True), ("dd if=/dev/zero of=/dev/sda", True), ("mkfs.ext4 /dev/sdb1", True),
+    ("git push --force origin main", True), ("rm -rf ./build", False), ("rm -rf /tmp/x", False),
+    ("ls /", False), ("git push origin main", False),
+])
+def test_block_destructive_example(command, blocked):
+    result = run_command(f'"{PY}" "{EXAMPLES_DIR / "block_destructive.py"}"',
+                         {"hook_event_name": "PreToolUse", "tool_input": {"command": command}})
+    assert result.blocked is blocked
+
+
+def test_example_scripts_are_executable_with_shebangs():
+    for name in ("block_destructive.py", "redact_secrets.py", "log_tool_calls.sh"):
+        path = EXAMPLES_DIR / name
+        assert os.access(path, os.X_OK), name
+        assert path.read_text().startswith(("#!/usr/bin/env python3\n", "#!/bin/sh\n")), name
