@@ -182,9 +182,7 @@ def parse_text(text: str, *, name: str = "", path: Path | None = None,
             raise TranscriptError(f"{label}: not a transcript (no JSON lines found)")
         if any(e.get("type") == "message" and "uuid" not in e for _, e in entries):
             fmt, system = "mini-agent-session", None
-            turns = [_turn_from_param(e["message"], n, repairs)
-                     for n, e in entries if e.get("type") == "message"
-                     and isinstance(e.get("message"), dict)]
+            turns = _session_turns(entries, repairs, info)
         elif any(e.get("type") in ("user", "assistant") for _, e in entries):
             fmt, system = "claude-code", None
             turns = _claude_code_turns(entries, repairs, info, compaction)
@@ -322,12 +320,25 @@ def _blocks(content: Any) -> list[Block]:
     return []
 
 
-def _turn_from_param(message: dict, line: int, repairs: list[str]) -> _Turn:
-    role = message.get("role")
-    if role not in ("user", "assistant"):
-        repairs.append(f"line {line}: role {role!r} read as user")
-        role = "user"
-    return _Turn(role, _blocks(message.get("content")), "line", [line], message.get("usage"))
+def _session_turns(entries: list[tuple[int, dict]], repairs: list[str],
+                   info: dict[str, Any]) -> list[_Turn]:
+    """Turns of this kit's session log (see :mod:`mini_agent.session` for the entry shapes)."""
+    turns = []
+    for n, e in entries:
+        kind = e.get("type")
+        if kind == "meta" and e.get("model"):
+            info["_models"] = [e["model"]]
+        elif kind == "tool_result" and isinstance(e.get("block"), dict):
+            turns.append(_Turn("user", [dict(e["block"])], "line", [n]))
+        elif kind == "message" and isinstance(e.get("message"), dict):
+            role = e["message"].get("role")
+            if role not in ("user", "assistant"):
+                repairs.append(f"line {n}: message with role {role!r} ignored")
+                continue
+            turns.append(_Turn(role, _blocks(e["message"].get("content")), "line", [n],
+                               e["message"].get("usage")))
+    info["api_turns"] = sum(1 for t in turns if t.role == "assistant")
+    return turns
 
 
 def _span(numbers: list[int], limit: int = 8) -> str:
