@@ -51,9 +51,13 @@ def placeholder(n: int) -> str:
     return f"[observation masked — {n} lines omitted]"
 
 
+def is_placeholder(content) -> bool:
+    """Any placeholder, whatever its line count (the count has its own check)."""
+    return isinstance(content, str) and content.startswith("[observation masked")
+
+
 def masked_count(messages: list[dict]) -> int:
-    return sum(1 for b in results(messages)
-               if isinstance(b["content"], str) and b["content"].startswith("[observation masked"))
+    return sum(1 for b in results(messages) if is_placeholder(b["content"]))
 
 
 # --------------------------------------------------------------------------- 03.1 approx_tokens
@@ -95,9 +99,9 @@ def check_approx_tokens_tool_blocks(impl):
 def check_masks_oldest_keeps_newest(impl):
     outputs = [lines(tag) for tag in ("a", "b", "c", "d")]
     view = impl.mask_old_observations(history(outputs), keep=2)
-    assert [b["content"] for b in results(view)] == \
-        [placeholder(7), placeholder(7), outputs[2], outputs[3]], \
-        "expected the 2 oldest results masked and the 2 newest verbatim"
+    contents = [b["content"] for b in results(view)]
+    assert [is_placeholder(c) for c in contents] == [True, True, False, False] and \
+        contents[2:] == outputs[2:], "expected the 2 oldest results masked, the 2 newest verbatim"
 
 
 @check(points=2, hint="N is the number of lines of the ORIGINAL text: text.count('\\n') + 1, "
@@ -141,11 +145,11 @@ def check_keeps_is_error(impl):
                       "tool results): only tool_result blocks are observations.")
 def check_user_text_untouched(impl):
     note = "Remember: the tests must pass on Python 3.11.\nAnd keep the public API."
-    messages = history([lines("a"), lines("b")], user_text_after=note)
-    view = impl.mask_old_observations(messages, keep=0)
+    messages = history([lines("a"), lines("b"), lines("c")], user_text_after=note)
+    view = impl.mask_old_observations(messages, keep=1)
     assert masked_count(view) == 2
     assert view[0] == messages[0]
-    assert [m["content"][1] for m in view[2::2]] == [{"type": "text", "text": note}] * 2
+    assert [m["content"][1] for m in view[2::2]] == [{"type": "text", "text": note}] * 3
 
 
 @check(points=1, hint="Never touch assistant messages: their text is the reasoning that "
@@ -160,7 +164,7 @@ def check_assistant_untouched(impl):
 @check(points=1, hint="keep=0 means every tool result is masked.")
 def check_keep_zero_masks_all(impl):
     view = impl.mask_old_observations(history([lines(tag) for tag in "abc"]), keep=0)
-    assert [b["content"] for b in results(view)] == [placeholder(7)] * 3
+    assert all(is_placeholder(b["content"]) for b in results(view)) and len(results(view)) == 3
 
 
 @check(points=1, hint="With keep >= the number of tool results nothing is masked (watch "
