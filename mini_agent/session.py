@@ -342,6 +342,32 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
     return history, times, report
 
 
+def history_to_entries(history: list[MessageParam], times: list[float] | None = None
+                       ) -> list[dict]:
+    """Return the session entries the Agent writes for ``history`` (inverse of rebuild).
+
+    Each message becomes ``{"type": "message", ...}``, except that a user message's
+    ``tool_result`` blocks become one ``{"type": "tool_result", "block": ...}`` entry each
+    (written as they arrive) and only its other blocks, if any, a message entry.
+    ``times`` (seconds, parallel to history) become the timestamps (default 0.0).
+    ``rebuild_history(history_to_entries(h))[0] == h`` for a valid ``h``. Pure.
+    """
+    entries: list[dict] = []
+    for i, message in enumerate(history):
+        when = times[i] if times else 0.0
+        blocks = content_blocks(message)
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        if message.get("role") != "user" or not results:
+            entries.append({"type": "message", "message": message, "timestamp": when})
+            continue
+        entries.extend({"type": "tool_result", "block": b, "timestamp": when} for b in results)
+        rest = [b for b in blocks if b.get("type") != "tool_result"]
+        if rest:
+            entries.append({"type": "message", "message": {"role": "user", "content": rest},
+                            "timestamp": when})
+    return entries
+
+
 def list_sessions(directory: str | Path) -> list[dict]:
     """Summarise each ``*.jsonl`` session in ``directory``, oldest first.
 

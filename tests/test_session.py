@@ -1,0 +1,284 @@
+"""Tests for mini_agent.session: write-ahead writer, damaged-file resume, history rebuild."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mini_agent.clock import ManualClock
+from mini_agent.messages import validate_messages
+from mini_agent.session import (INTERRUPTED_TEXT, SessionProblem, SessionWriter,
+                                history_to_entries, list_sessions, main_sessions,
+                                rebuild_history, resume_session, scrub_secrets)
+from strategies import histories
+
+T0 = 1_767_225_600.0
+
+
+def msg(role, content, t=T0):
+    return {"type": "message", "message": {"role": role, "content": content}, "timestamp": t}
+
+
+def use(id, name="read_file"):
+    return {"type": "tool_use", "id": id, "name": name, "input": {"path": "a.py"}}
+
+
+def result(id, text="ok", t=T0):
+    return {"type": "tool_result", "block": {"type": "tool_result", "tool_use_id": id,
+                                             "content": text}, "timestamp": t}
+
+
+def write_lines(path, text: str):
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+# --------------------------------------------------------------------------- SessionWriter
+
+def test_writer_appends_one_fsynced_line_per_entry_with_clock_timestamps(tmp_path):
+    clock = ManualClock()
+    w = SessionWriter(tmp_path / "sessions", "s1", clock=clock)
+    w.append({"type": "message", "message": {"role": "user", "content": "hi"}})
+    clock.advance(5)
+    w.append({"type": "meta", "event": "x", "timestamp": 42.0})  # caller's timestamp wins
+    # Readable through another handle before close: the write reached the file.
+    lines = (tmp_path / "sessions" / "s1.jsonl").read_text().splitlines()
+    assert [json.loads(x) for x in lines] == [
+        {"timestamp": T0, "type": "message", "message": {"role": "user", "content": "hi"}},
+        {"timestamp": 42.0, "type": "meta", "event": "x"}]
+    assert w.entries_written == 2
+    w.close()
+    w.close()  # idempotent
+    with pytest.raises(ValueError, match="closed"):
+        w.append({"type": "meta"})
+
+
+def test_writer_creates_file_0600_and_directory_0700(tmp_path):
+    w = SessionWriter(tmp_path / "new", "s1")
+    assert stat.S_IMODE(os.stat(w.path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(tmp_path / "new").st_mode) & 0o077 == 0
+    w.close()
+
+
+def test_writer_generates_ids_and_refuses_paths_and_non_dicts(tmp_path):
+    w = SessionWriter(tmp_path, clock=ManualClock())
+    assert w.session_id.startswith("20260101-000000-") and w.path.parent == tmp_path
+    with pytest.raises(TypeError):
+        w.append(["not", "a", "dict"])
+    with pytest.raises(TypeError):
+        w.append({"type": "meta", "x": object()})
+    for bad in ("../evil", "a/b", ".hidden", "x" * 200):
+        with pytest.raises(ValueError, match="invalid session id"):
+            SessionWriter(tmp_path, bad)
+    assert w.entries_written == 0 and w.path.read_text() == ""
+
+
+def test_api_key_never_reaches_the_file(tmp_path, monkeypatch):
+    key = "sk-ant-api03-" + "Z" * 40
+    monkeypatch.setenv("ANTHROPIC_API_KEY", key)
+    with SessionWriter(tmp_path, "s") as w:
+        w.append({"type": "meta", "env": {"ANTHROPIC_API_KEY": key}})
+        w.append(msg("user", f"my key is {key}"))
+    text = w.path.read_text()
+    assert key not in text and "sk-ant-" not in text
+    assert text.count("[REDACTED]") == 2
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "plainsecret123")
+    assert scrub_secrets('"plainsecret123"') == '"[REDACTED]"'
+
+
+def test_reopening_after_a_torn_append_does_not_fuse_records(tmp_path):
+    path = write_lines(tmp_path / "s.jsonl", json.dumps(msg("user", "hi")) + '\n{"type": "mes')
+    with SessionWriter(tmp_path, "s") as w:
+        w.append(msg("assistant", "hello"))
+    entries, problems = resume_session(path)
+    assert [e["message"]["content"] for e in entries] == ["hi", "hello"]
+    assert problems == [SessionProblem(2, "corrupt_line", problems[0].detail)]
+
+
+# --------------------------------------------------------------------------- resume_session
+
+def test_empty_file_and_blank_lines(tmp_path):
+    assert resume_session(write_lines(tmp_path / "a.jsonl", "")) == ([], [])
+    assert resume_session(write_lines(tmp_path / "b.jsonl", "\n\n")) == ([], [])
+    with pytest.raises(FileNotFoundError):
+        resume_session(tmp_path / "missing.jsonl")
+
+
+def test_truncated_last_line_is_skipped_and_reported(tmp_path):
+    good = [msg("user", "one"), msg("assistant", "two")]
+    text = "".join(json.dumps(e) + "\n" for e in good) + json.dumps(msg("user", "three"))[:25]
+    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
+    assert entries == good
+    assert [(p.line, p.kind) for p in problems] == [(3, "truncated_last_line")]
+    assert str(problems[0]).startswith("line 3: truncated_last_line: incomplete final record")
+
+
+def test_corrupt_middle_line_is_reported_and_reading_goes_on(tmp_path):
+    a, b = msg("user", "one"), msg("assistant", "two")
+    text = json.dumps(a) + "\n{not json at all\n" + json.dumps(b) + "\n"
+    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
+    assert entries == [a, b]
+    assert [(p.line, p.kind) for p in problems] == [(2, "corrupt_line")]
+
+
+def test_truncated_line_in_the_middle_is_corrupt_not_truncated(tmp_path):
+    a, b = msg("user", "one"), msg("assistant", "two")
+    text = json.dumps(a)[:20] + "\n" + json.dumps(b) + "\n"
+    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
+    assert entries == [b] and [(p.line, p.kind) for p in problems] == [(1, "corrupt_line")]
+
+
+def test_fused_records_are_split_and_reported(tmp_path):
+    a, b, c = msg("user", "one"), msg("assistant", "two"), msg("user", "three")
+    text = json.dumps(a) + json.dumps(b) + "\n" + json.dumps(c) + "\n"
+    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
+    assert entries == [a, b, c]
+    assert problems == [SessionProblem(1, "fused_records", "2 record(s) recovered from one line")]
+
+
+def test_torn_record_fused_with_a_whole_one_keeps_the_whole_one(tmp_path):
+    # A crash mid-append, then a writer that did not end the torn line: nested blocks of
+    # the torn record (dicts with "type" but no "timestamp") must not pass for records.
+    torn = json.dumps(msg("user", [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]))
+    whole = msg("assistant", "two")
+    text = torn[:-30] + json.dumps(whole) + "\n"
+    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
+    assert entries == [whole]
+    assert problems[0].kind == "fused_records" and "characters of a damaged record dropped" in \
+        problems[0].detail
+
+
+def test_non_objects_and_bad_utf8_are_reported(tmp_path):
+    a = msg("user", "one")
+    data = b"42\n" + b'{"type": "meta", "x": "\xff\xfe"}\n' + json.dumps(a).encode() + b"\n"
+    (tmp_path / "s.jsonl").write_bytes(data)
+    entries, problems = resume_session(tmp_path / "s.jsonl")
+    assert entries == [a]
+    assert [(p.line, p.kind) for p in problems] == [(1, "not_an_object"), (2, "corrupt_line")]
+
+
+def test_last_line_without_newline_that_parses_is_kept(tmp_path):
+    a = msg("user", "one")
+    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", json.dumps(a)))
+    assert (entries, problems) == ([a], [])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=30), min_size=1, max_size=6), st.data())
+def test_any_byte_truncation_loses_only_the_torn_record(tmp_path_factory, texts, data):
+    folder = tmp_path_factory.mktemp("trunc")
+    entries = [msg("user" if i % 2 == 0 else "assistant", t, T0 + i) for i, t in
+               enumerate(texts)]
+    with SessionWriter(folder, "s", clock=ManualClock()) as w:
+        for e in entries:
+            w.append(e)
+    raw = w.path.read_bytes()
+    cut = data.draw(st.integers(0, len(raw)))
+    w.path.write_bytes(raw[:cut])
+    got, problems = resume_session(w.path)
+    whole_lines = raw[:cut].count(b"\n")
+    assert got[:whole_lines] == entries[:whole_lines]
+    assert len(got) in (whole_lines, whole_lines + 1)  # +1 when only the newline was cut
+    assert all(p.kind == "truncated_last_line" for p in problems) and len(problems) <= 1
+    assert len(got) + len(problems) == (whole_lines + (cut > 0 and raw[cut - 1:cut] != b"\n"))
+
+
+# --------------------------------------------------------------------------- rebuild_history
+
+def test_crash_between_tool_use_and_result_answers_the_unanswered_call():
+    entries = [{"type": "meta", "event": "session_start", "model": "m", "timestamp": T0},
+               msg("user", "fix the bug", T0 + 1),
+               msg("assistant", [{"type": "text", "text": "reading"}, use("t1"),
+                                 use("t2", "grep")], T0 + 2),
+               result("t1", "file text", T0 + 3)]
+    history, times, report = rebuild_history(entries)
+    assert history == [
+        {"role": "user", "content": "fix the bug"},
+        {"role": "assistant", "content": [{"type": "text", "text": "reading"}, use("t1"),
+                                          use("t2", "grep")]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": "file text"},
+            {"type": "tool_result", "tool_use_id": "t2", "content": INTERRUPTED_TEXT,
+             "is_error": True}]}]
+    assert times == [T0 + 1, T0 + 2, T0 + 3]
+    assert report.interrupted == [("t2", "grep")] and report.pending_user_turn
+    assert report.meta["model"] == "m"
+    assert "t2 (grep): answered with an is_error result" in str(report)
+    validate_messages(history)
+
+
+def test_results_are_folded_in_tool_use_order_before_the_next_assistant_turn():
+    entries = [msg("user", "go"), msg("assistant", [use("a"), use("b")]),
+               result("b", "B"), result("a", "A"), msg("assistant", "done")]
+    history, times, report = rebuild_history(entries)
+    assert [b["tool_use_id"] for b in history[2]["content"]] == ["a", "b"]
+    assert history[3] == {"role": "assistant", "content": "done"}
+    assert report.interrupted == [] and not report.pending_user_turn
+    assert str(report) == "clean: nothing to repair"
+
+
+def test_trailing_user_message_is_kept_and_unanswered_prompts_merge():
+    entries = [msg("user", "first"), msg("assistant", "ok"), msg("user", "second"),
+               msg("user", "third")]
+    history, _, report = rebuild_history(entries)
+    assert history[2] == {"role": "user", "content": [{"type": "text", "text": "second"},
+                                                      {"type": "text", "text": "third"}]}
+    assert report.pending_user_turn and len(report.notes) == 1
+
+
+def test_orphan_results_unknown_entries_and_missing_first_prompt_are_reported():
+    entries = [msg("assistant", "hello"), result("zz"), {"type": "weird", "timestamp": T0},
+               msg("user", "hi")]
+    history, _, report = rebuild_history(entries)
+    validate_messages(history)
+    assert history[0]["role"] == "user" and history[1] == {"role": "assistant",
+                                                           "content": "hello"}
+    assert len(report.notes) == 3
+    assert rebuild_history([]) == ([], [], rebuild_history([])[2])
+
+
+def test_entries_are_not_mutated():
+    entries = [msg("user", "go"), msg("assistant", [use("a")])]
+    before = json.dumps(entries)
+    rebuild_history(entries)
+    assert json.dumps(entries) == before
+
+
+@settings(max_examples=80, deadline=None)
+@given(histories())
+def test_round_trip_and_every_crash_prefix_rebuilds_a_valid_history(history):
+    entries = history_to_entries(history, [T0 + i for i in range(len(history))])
+    rebuilt, times, report = rebuild_history(entries)
+    assert rebuilt == history and times == [T0 + i for i in range(len(history))]
+    for k in range(len(entries)):
+        prefix_history, prefix_times, _ = rebuild_history(entries[:k])
+        if prefix_history:
+            validate_messages(prefix_history)
+        assert len(prefix_times) == len(prefix_history)
+
+
+# --------------------------------------------------------------------------- listing
+
+def test_list_sessions_and_cli_body(tmp_path, capsys):
+    clock = ManualClock()
+    with SessionWriter(tmp_path, "a", clock=clock) as w:
+        w.append({"type": "meta", "event": "session_start", "model": "claude-x"})
+        w.append(msg("user", "hi", T0 + 1))
+        w.append(msg("assistant", "hello", T0 + 9))
+    with open(w.path, "a") as f:
+        f.write('{"torn')
+    rows = list_sessions(tmp_path)
+    assert rows == [{"session_id": "a", "path": str(w.path), "entries": 3, "prompts": 1,
+                     "turns": 1, "first_time": T0, "last_time": T0 + 9, "model": "claude-x",
+                     "problems": 1}]
+    assert list_sessions(tmp_path / "nope") == []
+    assert main_sessions(tmp_path) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[1].split()[:3] == ["a", "1", "1"]
+    assert main_sessions(tmp_path / "nope") == 0
+    assert "no sessions in" in capsys.readouterr().out
