@@ -199,7 +199,8 @@ def context_collapse(messages: list[MessageParam], *,
     message, so no ``tool_use`` is separated from its ``tool_result``) whose tail fits in
     ``keep_recent_tokens``; when no tail fits, the newest clean cut is used (the last
     exchange is always kept). Nothing changes when there is nothing before the cut but the
-    task, so collapsing twice gives the same view as once.
+    task, so collapsing twice gives the same view as once, nor when the notice would cost
+    more tokens than the messages it replaces.
 
     Returns a new list; the input is not mutated. Args: keep_recent_tokens: budget for the
     kept tail (approx tokens, >= 0). Raises: ValueError if keep_recent_tokens < 0.
@@ -221,7 +222,10 @@ def context_collapse(messages: list[MessageParam], *,
     head = messages[0]
     if not _ends_with_text(head, COLLAPSE_NOTICE):
         head = _with_text(head, COLLAPSE_NOTICE)
-    return [head, *messages[cut:]]
+    view = [head, *messages[cut:]]
+    if approx_tokens(view) >= approx_tokens(messages):
+        return list(messages)  # the notice would cost more than what it replaces
+    return view
 
 
 # --------------------------------------------------------------------------- stage 3
@@ -244,7 +248,8 @@ def auto_compact(messages: list[MessageParam], *, summarize: Summarize) -> list[
     deterministic ``offline.compaction_edit.structured_summary``.
 
     Returns a new list; the input is not mutated. Nothing to summarise (no clean cut after
-    the first message) returns a copy unchanged without calling ``summarize``.
+    the first message) returns a copy unchanged without calling ``summarize``; a summary
+    that is not smaller than what it replaces is not used (a copy is returned).
     Raises: SummaryError if ``summarize`` raises or returns an empty/blank string (the
     caller counts failures; :class:`CompactPolicy` stops after 3 in a row).
     Source: 002_4516104fd432e704.txt section 3 (autoCompact); 004_b74ef821c58ee4ec.txt.
@@ -259,7 +264,10 @@ def auto_compact(messages: list[MessageParam], *, summarize: Summarize) -> list[
         raise SummaryError(f"summarize failed: {type(exc).__name__}: {exc}") from exc
     if not isinstance(summary, str) or not summary.strip():
         raise SummaryError("summarize returned an empty summary")
-    return [summary_message(summary), *messages[cut:]]
+    view = [summary_message(summary), *messages[cut:]]
+    if approx_tokens(view) >= approx_tokens(messages):
+        return list(messages)  # a summary longer than what it replaces is not used
+    return view
 
 
 def model_summarizer(client: Any, *, model: str | None = None, max_tokens: int = 4096,

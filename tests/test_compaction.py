@@ -1,0 +1,340 @@
+"""Tests for mini_agent.compaction and mini_agent.offline.compaction_edit."""
+
+from __future__ import annotations
+
+import copy
+
+import anthropic
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from mini_agent.compaction import (CLEARED_PLACEHOLDER, COLLAPSE_NOTICE, SUMMARY_PREFIX,
+                                   CompactPolicy, CompactThresholds, OverheadTooLargeError,
+                                   SummaryError, auto_compact, clean_cut_points,
+                                   context_collapse, micro_compact, model_summarizer,
+                                   overhead_tokens_of, reactive_compact)
+from mini_agent.messages import validate_messages
+from mini_agent.offline import offline_client
+from mini_agent.offline.brains import EchoBrain
+from mini_agent.offline.compaction_edit import (ServerCompaction, SummaryBrain, long_session,
+                                                structured_summary)
+from mini_agent.tokens import approx_tokens
+from mini_agent.view import ViewContext
+from strategies import histories
+
+T0 = 1_767_225_600.0
+
+
+def exchange(tid: str, name: str, result: str, text: str = "thinking") -> list[dict]:
+    return [{"role": "assistant", "content": [
+                {"type": "text", "text": text},
+                {"type": "tool_use", "id": tid, "name": name, "input": {"path": "src/a.py"}}]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": tid, "content": result}]}]
+
+
+BIG = "line of file content\n" * 20
+
+
+def history_of(*names: str) -> list[dict]:
+    h = [{"role": "user", "content": "Fix the bug in src/a.py"}]
+    for k, name in enumerate(names, 1):
+        h += exchange(f"t{k}", name, BIG)
+    return h
+
+
+# --------------------------------------------------------------------------- micro_compact
+
+def test_micro_compact_sixty_minute_boundary_is_strict():
+    h = history_of("read_file", "read_file")
+    times = [T0, T0, T0, T0 + 1, T0 + 1]
+    view = micro_compact(h, times=times, now=T0 + 3600 + 1)
+    # message 2 arrived 3601 s ago: cleared; message 4 arrived exactly 3600 s ago: kept
+    assert view[2]["content"][0] == {"type": "tool_result", "tool_use_id": "t1",
+                                     "content": CLEARED_PLACEHOLDER}
+    assert view[4] is h[4]
+    assert view[4]["content"][0]["content"] == BIG
+
+
+def test_micro_compact_keeps_run_bash_writes_and_unknown_tools():
+    h = history_of("run_bash", "edit_file", "grep", "glob")
+    h[-1]["content"][0]["tool_use_id"] = "t4"
+    times = [T0] * len(h)
+    view = micro_compact(h, times=times, now=T0 + 7200)
+    assert view[2] == h[2] and view[4] == h[4]  # run_bash, edit_file kept
+    assert view[6]["content"][0]["content"] == CLEARED_PLACEHOLDER  # grep
+    assert view[8]["content"][0]["content"] == CLEARED_PLACEHOLDER  # glob
+    assert micro_compact(h, times=times, now=T0 + 7200, clearable_tools={"run_bash"})[2][
+        "content"][0]["content"] == CLEARED_PLACEHOLDER
+
+
+def test_micro_compact_keeps_is_error_and_rejects_misaligned_times():
+    h = history_of("read_file")
+    h[2]["content"][0]["is_error"] = True
+    view = micro_compact(h, times=[T0] * 3, now=T0 + 4000)
+    assert view[2]["content"][0] == {"type": "tool_result", "tool_use_id": "t1",
+                                     "content": CLEARED_PLACEHOLDER, "is_error": True}
+    with pytest.raises(ValueError, match="parallel"):
+        micro_compact(h, times=[T0], now=T0)
+    with pytest.raises(TypeError):
+        micro_compact(h, times=[T0] * 3, now=T0, clearable_tools="read_file")
+
+
+# --------------------------------------------------------------------------- context_collapse
+
+def test_collapse_keeps_task_and_cuts_at_an_assistant_message():
+    h = history_of("read_file", "grep", "run_bash", "read_file")
+    tail_tokens = approx_tokens(h[-4:])
+    view = context_collapse(h, keep_recent_tokens=tail_tokens)
+    assert view == [{"role": "user", "content": [
+                        {"type": "text", "text": "Fix the bug in src/a.py"},
+                        {"type": "text", "text": COLLAPSE_NOTICE}]}, *h[-4:]]
+    validate_messages(view)
+    # a budget too small for any tail still keeps the last whole exchange
+    assert context_collapse(h, keep_recent_tokens=0)[1:] == h[-2:]
+
+
+def test_collapse_never_separates_tool_use_from_result():
+    h = history_of("read_file", "grep", "run_bash")
+    for budget in range(0, approx_tokens(h) + 10, 7):
+        view = context_collapse(h, keep_recent_tokens=budget)
+        validate_messages(view)
+        first = view[0]["content"]
+        assert (first if isinstance(first, str) else first[0]["text"]) == "Fix the bug in src/a.py"
+
+
+def test_clean_cut_points_are_assistant_starts():
+    h = history_of("read_file", "grep")
+    assert clean_cut_points(h) == [1, 3]
+
+
+# --------------------------------------------------------------------------- auto_compact
+
+def test_auto_compact_summary_plus_last_exchange():
+    h = history_of("read_file", "grep", "run_bash")
+    seen = []
+    view = auto_compact(h, summarize=lambda ms: seen.append(ms) or "S")
+    assert view == [{"role": "user", "content": [{"type": "text", "text": SUMMARY_PREFIX + "S"}]},
+                    *h[-2:]]
+    assert seen == [h[:-2]]
+    validate_messages(view)
+
+
+@pytest.mark.parametrize("bad", [lambda ms: "", lambda ms: "   ", lambda ms: 1 / 0])
+def test_auto_compact_failure_is_a_summary_error(bad):
+    with pytest.raises(SummaryError):
+        auto_compact(history_of("read_file", "grep"), summarize=bad)
+
+
+def test_structured_summary_keeps_task_identifiers_and_problems():
+    h, _ = long_session(12)
+    s = structured_summary(h)
+    assert s.splitlines()[0] == "## Task"
+    assert h[0]["content"] in s
+    for section in ("## Decisions", "## Current state", "## Identifiers", "## Open problems",
+                    "## Next steps"):
+        assert section in s
+    assert "src/parser.py" in s and "parse()" in s
+    assert "FAILED tests/test_app.py::test_parse_empty" in s
+    # a summary of a summary keeps the original task
+    again = structured_summary([{"role": "user", "content": SUMMARY_PREFIX + s},
+                                {"role": "assistant", "content": "ok, continuing"}])
+    assert h[0]["content"] in again and "src/parser.py" in again
+
+
+def test_model_summarizer_offline_goes_through_the_sdk():
+    client = offline_client(SummaryBrain())
+    summarize = model_summarizer(client, model="claude-test")
+    h, _ = long_session(6)
+    s = summarize(h[:-1])
+    assert s.startswith("## Task") and "src/parser.py" in s
+
+
+# --------------------------------------------------------------------------- CompactPolicy
+
+def small_policy(**kw) -> CompactPolicy:
+    return CompactPolicy(CompactThresholds(2_000, 3_000, 4_000), **kw)
+
+
+def ctx_for(h, times, now, turn=1):
+    return ViewContext(times=tuple(times), now=now, turn=turn)
+
+
+def test_policy_stops_after_the_cheapest_stage_that_suffices():
+    h, times = long_session(20)
+    h = h[:-1]
+    times = times[:-1]
+    policy = small_policy(collapse_keep_recent_tokens=1_500)
+    # under the first threshold: nothing runs
+    view = policy(h[:3], ctx_for(h[:3], times[:3], times[2]))
+    assert policy.records[-1]["stage"] == "none" and view == h[:3]
+    # everything old: micro_compact alone is enough
+    view = policy(h, ctx_for(h, times, times[-1] + 10 * 3600))
+    rec = policy.records[-1]
+    assert [s["stage"] for s in rec["stages"]] == ["micro_compact"]
+    assert rec["tokens_before"] >= 2_000 and rec["tokens_after"] < 3_000
+    assert rec["tokens_after"] == approx_tokens(view)
+    # nothing old: micro_compact saves nothing, collapse runs
+    view = policy(h, ctx_for(h, times, times[-1]))
+    rec = policy.records[-1]
+    assert [s["stage"] for s in rec["stages"]] == ["micro_compact", "context_collapse"]
+    assert rec["stages"][0]["tokens_before"] == rec["stages"][0]["tokens_after"]
+    assert rec["tokens_after"] == approx_tokens(view) < 4_000
+    validate_messages(view)
+
+
+def test_policy_auto_compact_reuses_its_summary_and_stops_after_three_failures():
+    h, times = long_session(30)
+    calls = []
+
+    def summarize(ms):
+        calls.append(len(ms))
+        return "short summary of the session"
+    policy = small_policy(summarize=summarize, collapse_keep_recent_tokens=100_000)
+    n = len(h) - 1
+    v1 = policy(h[:n], ctx_for(h[:n], times[:n], times[n - 1]))
+    assert policy.records[-1]["stage"] == "auto_compact" and len(calls) == 1
+    assert v1[0]["content"][0]["text"].startswith(SUMMARY_PREFIX)
+    validate_messages(v1)
+    # the next request (two more messages) starts from the kept summary, no new generation
+    longer = h[:n] + [{"role": "assistant", "content": "more"}, {"role": "user", "content": "ok"}]
+    v2 = policy(longer, ctx_for(longer, list(times[:n]) + [times[n - 1]] * 2, times[n - 1]))
+    assert len(calls) == 1 and v2[0] == v1[0] and v2[-2:] == longer[-2:]
+    assert policy.records[-1]["stages"][0]["stage"] == "reuse_summary"
+
+    failing = small_policy(summarize=lambda ms: 1 / 0, collapse_keep_recent_tokens=100_000)
+    count = 0
+
+    def boom(ms):
+        nonlocal count
+        count += 1
+        raise RuntimeError("model down")
+    failing.summarize = boom
+    for _ in range(5):
+        view = failing(h[:n], ctx_for(h[:n], times[:n], times[n - 1]))
+        validate_messages(view)
+    assert count == 3 and failing.consecutive_failures == 3
+    assert "disabled" in failing.records[-1]["stages"][-1]["failed"]
+
+
+def test_overhead_guard_is_a_clear_error_not_a_loop():
+    tools = [{"name": f"tool_{i}", "description": "d" * 400, "input_schema": {"type": "object"}}
+             for i in range(30)]
+    overhead = overhead_tokens_of(system="s" * 400, tools=tools)
+    assert overhead > 2_000
+    with pytest.raises(OverheadTooLargeError, match="system prompt \\+ tools"):
+        small_policy(overhead_tokens=overhead)
+    assert small_policy(overhead_tokens=1_999).overhead_tokens == 1_999
+
+
+def test_reactive_compaction_makes_the_retry_fit():
+    h, times = long_session(20)
+    h, times = h[:-1], times[:-1]
+    tools = [{"name": n, "description": n, "input_schema": {"type": "object"}}
+             for n in ("read_file", "grep", "run_bash", "edit_file")]
+    client = offline_client(EchoBrain(), context_window_tokens=5_000, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
+        client.messages.create(model="m", max_tokens=50, messages=h, tools=tools)
+    policy = small_policy()
+    view = policy.on_context_overflow(h, ctx_for(h, times, times[-1]))
+    assert policy.records[-1]["stage"] == "reactive"
+    reply = client.messages.create(model="m", max_tokens=50, messages=view, tools=tools)
+    assert reply.stop_reason in ("end_turn", "max_tokens")
+    assert view[0]["content"][0]["text"] == h[0]["content"]
+
+
+def test_server_compaction_simulated():
+    edit = ServerCompaction()
+    client = edit.client(EchoBrain())
+    h, _ = long_session(8)
+    h = h[:-1]
+    tools = [{"name": n, "description": n, "input_schema": {"type": "object"}}
+             for n in ("read_file", "grep", "run_bash", "edit_file")]
+    cm = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens",
+                                                             "value": 1_000}}]}
+    r = client.beta.messages.create(model="m", max_tokens=200, messages=h, tools=tools,
+                                    context_management=cm, betas=["compact-2026-01-12"])
+    assert [b.type for b in r.content] == ["compaction", "text"]
+    assert r.content[0].content.startswith("## Task")
+    assert r.context_management.applied_edits[0].type == "compact_20260112"
+    assert len(edit.compactions) == 1
+    follow = h + [{"role": "assistant", "content": [b.model_dump(exclude_none=True)
+                                                    for b in r.content]},
+                  {"role": "user", "content": "continue"}]
+    cm2 = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens",
+                                                              "value": 100_000}}]}
+    r2 = client.beta.messages.create(model="m", max_tokens=200, messages=follow, tools=tools,
+                                     context_management=cm2, betas=["compact-2026-01-12"])
+    assert r2.content[0].text == "You said: continue"
+    seen = client._client._transport.requests[-1]["messages"] if hasattr(client, "_client") \
+        else None
+    if seen is not None:
+        assert seen[0]["content"][0]["text"].startswith(SUMMARY_PREFIX) and len(seen) == 3
+    # pause_after_compaction: the block alone, stop_reason "compaction"
+    cm3 = {"edits": [{**cm["edits"][0], "pause_after_compaction": True}]}
+    r3 = client.beta.messages.create(model="m", max_tokens=200, messages=h, tools=tools,
+                                     context_management=cm3, betas=["compact-2026-01-12"])
+    assert r3.stop_reason == "compaction" and [b.type for b in r3.content] == ["compaction"]
+
+
+# --------------------------------------------------------------------------- properties
+
+@st.composite
+def timed_histories(draw):
+    h = draw(histories(min_turns=1, max_turns=8))
+    gaps = draw(st.lists(st.sampled_from([0.0, 30.0, 1800.0, 3600.0, 5000.0]),
+                         min_size=len(h), max_size=len(h)))
+    times, t = [], T0
+    for g in gaps:
+        t += g
+        times.append(t)
+    return h, times, t + draw(st.sampled_from([0.0, 3600.0, 7200.0]))
+
+
+def _stages(h, times, now):
+    summarize = structured_summary
+    return {
+        "micro_compact": lambda v: micro_compact(v, times=times, now=now)
+        if len(v) == len(times) else v,
+        "context_collapse": lambda v: context_collapse(v, keep_recent_tokens=60),
+        "auto_compact": lambda v: auto_compact(v, summarize=summarize),
+    }
+
+
+@settings(max_examples=80, deadline=None)
+@given(timed_histories())
+def test_every_stage_validates_keeps_input_is_idempotent_and_never_grows(case):
+    h, times, now = case
+    before = copy.deepcopy(h)
+    for name, stage in _stages(h, times, now).items():
+        once = stage(h)
+        assert h == before, name
+        validate_messages(once)  # also proves no kit key leaked into blocks or messages
+        assert approx_tokens(once) <= approx_tokens(h), name
+        if name != "micro_compact" or len(once) == len(h):
+            assert stage(once) == once, name
+
+
+@settings(max_examples=60, deadline=None)
+@given(timed_histories(), st.integers(0, 3))
+def test_policy_and_reactive_views_validate(case, scale):
+    h, times, now = case
+    before = copy.deepcopy(h)
+    policy = CompactPolicy(CompactThresholds(10 + scale * 20, 20 + scale * 30, 30 + scale * 40),
+                           summarize=structured_summary)
+    ctx = ViewContext(times=tuple(times), now=now, turn=1)
+    view = policy(h, ctx)
+    validate_messages(view)
+    assert approx_tokens(view) <= approx_tokens(h)
+    assert policy.records[-1]["tokens_after"] == approx_tokens(view)
+    validate_messages(reactive_compact(h, ctx, summarize=structured_summary))
+    assert h == before
+
+
+def test_metadata_in_a_block_is_refused_like_the_api():
+    h = history_of("read_file")
+    h[2]["content"][0]["timestamp"] = T0
+    client = offline_client(EchoBrain(), max_retries=0)
+    with pytest.raises(anthropic.BadRequestError, match="unexpected keys"):
+        client.messages.create(model="m", max_tokens=50, messages=h, tools=[
+            {"name": "read_file", "description": "r", "input_schema": {"type": "object"}}])
