@@ -33,10 +33,33 @@ from typing import Any, AsyncIterator, Awaitable, Generic, Iterator, Mapping, Ty
 
 from .messages import Block, tool_result_block
 
+try:  # the tool contract's input check (mini_agent.tools); duck-typed tools skip it
+    from .tools import Tool as _Tool, ToolError, check_input as _check_input
+except ImportError:  # pragma: no cover - tools module missing
+    _Tool, _check_input = (), None
+
+    class ToolError(Exception):  # type: ignore[no-redef]
+        """Fallback when mini_agent.tools is absent."""
+
 T = TypeVar("T")
 
 SIBLING_ABORTED = "Sibling tool aborted"
 """Content of the results of tools skipped after a failing write tool (seed wording)."""
+
+
+def error_text(name: str, exc: BaseException) -> str:
+    """The is_error result text for a failed tool: a ToolError's own (actionable) message,
+    else ``"<name> failed: <ExceptionType>: <message>"``."""
+    if isinstance(exc, ToolError):
+        return str(exc) or f"{name} failed"
+    return f"{name} failed: {type(exc).__name__}: {exc}"
+
+
+def _append_text(content: Any, extra: str) -> Any:
+    """Append ``extra`` after a blank line to str content, or as a text block to list content."""
+    if isinstance(content, list):
+        return [*content, {"type": "text", "text": extra}]
+    return f"{content}\n\n{extra}"
 
 
 class OrderedDrain(Generic[T]):
@@ -123,7 +146,7 @@ class StreamingExecutor:
     PreToolUse payload ``{"tool_name", "tool_input", "tool_use_id"}``: ``blocked`` gives an
     error result with the reason, ``updated_input`` replaces the input. PostToolUse payload
     adds ``"tool_response"`` (the result text) and ``"is_error"``; its ``additional_context``
-    is appended to the result text after a blank line.
+    is appended to the result text after a blank line; ``updated_output`` replaces the text.
     Attributes: outcomes: every :class:`ToolOutcome`, in completion order (timelines).
     """
 
@@ -178,10 +201,12 @@ class StreamingExecutor:
             latency = float(getattr(tool, "latency_seconds", 0.0) or 0.0)
             if latency > 0:
                 await asyncio.sleep(latency)
+            if _check_input is not None and isinstance(tool, _Tool):
+                _check_input(tool, tool_input)
             output = await asyncio.to_thread(tool.run, tool_input)
             content, is_error = (output if isinstance(output, str) else str(output)), False
         except Exception as exc:  # noqa: BLE001 - a tool failure is data for the model
-            content, is_error = f"{type(exc).__name__}: {exc}", True
+            content, is_error = error_text(block["name"], exc), True
             if getattr(tool, "safety", "write") != "read-only":
                 self._write_failed = True
         return await self._finish(block, tool_input, scheduled_at, started_at, content,
@@ -193,10 +218,13 @@ class StreamingExecutor:
             post = await self.hooks.fire("PostToolUse", {
                 "tool_name": block["name"], "tool_input": tool_input,
                 "tool_use_id": block["id"], "tool_response": content, "is_error": is_error})
+            if post.updated_output is not None:
+                content = post.updated_output
             if post.additional_context:
-                content = f"{content}\n\n{post.additional_context}"
+                content = _append_text(content, post.additional_context)
         outcome = ToolOutcome(
-            block=tool_result_block(block["id"], content or "(no output)", is_error=is_error),
+            block=tool_result_block(block["id"], content if content else "(no output)",
+                                    is_error=is_error),
             name=block["name"], input=tool_input, scheduled_at=scheduled_at,
             started_at=started_at, ended_at=time.perf_counter())
         self.outcomes.append(outcome)

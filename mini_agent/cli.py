@@ -1,0 +1,265 @@
+"""The ``mini-agent`` command: a REPL and the kit's subcommands.
+
+    mini-agent                       REPL (/stats, /history, /quit); --resume ID continues a session
+    mini-agent demo                  fix the bundled demo project's bug, transcript live, then /stats
+    mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
+    mini-agent grade NN [--json]     grade exercises/NN_*.py
+    mini-agent make-exercises [--check]           regenerate exercises/ from solutions/
+    mini-agent sessions              list logged sessions
+
+Without ``ANTHROPIC_API_KEY`` everything runs offline (the offline Claude,
+:mod:`mini_agent.offline`, with the DemoBrain) and one line says so; with a key the same code
+talks to the real API (``anthropic.AsyncAnthropic()``, model from ``config.model_name()``).
+IO: terminal, files. Every agent run goes through :class:`mini_agent.agent.Agent` and its loop.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Sequence, TextIO
+
+from . import config
+from .loop import Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped, TurnStart
+
+DEMO_PROJECT = Path(__file__).resolve().parent / "demo" / "project"
+DEFAULT_DEMO_TASK = ("The test suite of this project fails. Find the bug, fix it with a minimal "
+                     "edit, and run the tests (python3 run_tests.py) to confirm.")
+SESSIONS_DIR = "sessions"
+
+
+def _mode_line() -> str:
+    if config.is_online():
+        return f"online: the real Anthropic API, model {config.model_name()}"
+    return "offline: no ANTHROPIC_API_KEY, the offline Claude answers (set a key to go online)"
+
+
+def copy_demo_project(target: Path | None = None) -> Path:
+    """Copy the bundled demo project into ``target`` (default: a new temp dir); return its path."""
+    root = Path(target) if target else Path(tempfile.mkdtemp(prefix="mini-agent-demo-"))
+    workspace = root / "project"
+    shutil.copytree(DEMO_PROJECT, workspace,
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.bak"))
+    return workspace
+
+
+def make_client(workspace: Path) -> Any:
+    """``anthropic.AsyncAnthropic()`` when online; else the offline client with the DemoBrain
+    (EchoBrain when the demo brain is unavailable). Raises nothing for a missing brain."""
+    if config.is_online():
+        import anthropic
+        return anthropic.AsyncAnthropic()
+    from .offline import EchoBrain, offline_async_client
+    try:
+        from .offline.demo_brain import DemoBrain
+    except ImportError:
+        return offline_async_client(EchoBrain())
+    return offline_async_client(DemoBrain())
+
+
+def demo_task() -> str:
+    """The prompt of the demo run (the demo brain's own, when it declares one)."""
+    try:
+        from .offline import demo_brain
+    except ImportError:
+        return DEFAULT_DEMO_TASK
+    return getattr(demo_brain, "DEMO_TASK", DEFAULT_DEMO_TASK)
+
+
+def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
+    """An :class:`~mini_agent.agent.Agent` with the workspace's tools and the right client."""
+    from .agent import Agent
+    from .tools import build_tools
+    return Agent(make_client(workspace), model=config.model_name(),
+                 tools=build_tools(workspace), session=session, **kwargs)
+
+
+def _short(value: Any, limit: int = 100) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def event_printer(out: TextIO) -> Callable[[Any], None]:
+    """Return ``on_event`` that prints a live transcript of loop events to ``out``."""
+    state = {"in_text": False}
+
+    def end_text() -> None:
+        if state["in_text"]:
+            out.write("\n")
+            state["in_text"] = False
+
+    def show(event: Any) -> None:
+        if isinstance(event, TextChunk):
+            out.write(event.text)
+            state["in_text"] = True
+        else:
+            end_text()
+            if isinstance(event, TurnStart):
+                out.write(f"--- turn {event.turn} ---\n")
+            elif isinstance(event, ToolUse):
+                out.write(f"[tool_use] {event.block['name']}({_short(event.block['input'])})\n")
+            elif isinstance(event, ToolResult):
+                content = event.block.get("content", "")
+                text = content if isinstance(content, str) else json.dumps(content)
+                lines = len(text.splitlines())
+                mark = "error" if event.outcome.is_error else "ok"
+                out.write(f"[tool_result] {mark} ({lines} lines) {_short(text, 80)}\n")
+            elif isinstance(event, ToolUseDropped):
+                out.write(f"[dropped] {event.name}: cut by max_tokens, not run\n")
+            elif isinstance(event, Continued):
+                out.write(f"[max_tokens] attempt {event.attempt}: {event.action}\n")
+            elif isinstance(event, LoopEnd):
+                out.write(f"[{event.stop_reason} after {event.turns} turns]\n")
+        out.flush()
+    return show
+
+
+# ------------------------------------------------------------------ subcommands
+
+def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the demo task in a fresh copy of the demo project; print transcript and stats."""
+    print(_mode_line(), file=out)
+    workspace = copy_demo_project(Path(args.workspace) if args.workspace else None)
+    agent = build_agent(workspace, max_turns=args.max_turns)
+    print(f"task: {demo_task()}", file=out)
+    result = asyncio.run(agent.arun(demo_task(), on_event=event_printer(out)))
+    print(f"stats: {agent.stats_line()}", file=out)
+    print(f"requests: {len(agent.requests)}   stop: {result.stop_reason}", file=out)
+    if args.keep_workspace:
+        print(f"workspace kept at {workspace}", file=out)
+    else:
+        shutil.rmtree(workspace.parent, ignore_errors=True)
+    return 0
+
+
+def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
+    """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent."""
+    show = event_printer(out)
+    while True:
+        try:
+            line = read("> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print(file=out)
+            return 0
+        if not line:
+            continue
+        if line in ("/quit", "/exit"):
+            return 0
+        if line == "/stats":
+            print(agent.stats_line(), file=out)
+            continue
+        if line == "/history":
+            print(agent.history_text(limit_chars=2000), file=out)
+            continue
+        if line.startswith("/"):
+            print("commands: /stats, /history, /quit", file=out)
+            continue
+        agent.run(line, on_event=show)
+
+
+def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) -> int:
+    """The interactive REPL (offline: in a temp copy of the demo project)."""
+    print(_mode_line(), file=out)
+    try:
+        from .session import SessionWriter
+    except ImportError:
+        SessionWriter = None  # type: ignore[assignment]
+    if args.workspace:
+        workspace = Path(args.workspace)
+    elif config.is_online():
+        workspace = Path.cwd()
+    else:
+        workspace = copy_demo_project()
+        print(f"offline workspace: a copy of the demo project ({workspace.name}); try: "
+              f"{DEFAULT_DEMO_TASK}", file=out)
+    agent = build_agent(workspace)
+    if args.resume:
+        if SessionWriter is None:
+            print("mini-agent: --resume needs mini_agent.session, which is missing",
+                  file=sys.stderr)
+            return 2
+        try:
+            report = agent.resume(args.resume, directory=args.sessions_dir)
+        except (FileNotFoundError, ValueError) as exc:
+            print(f"mini-agent: cannot resume: {exc}", file=sys.stderr)
+            return 2
+        print(f"resumed {args.resume}: {len(agent.history)} messages; {report}", file=out)
+    elif SessionWriter is not None:
+        agent.session = SessionWriter(args.sessions_dir, clock=agent.clock)
+        print(f"session {agent.session.session_id} (resume with --resume)", file=out)
+    print("commands: /stats, /history, /quit", file=out)
+    return repl(agent, out=out, read=read)
+
+
+def _guarded(module: str, what: str) -> Any:
+    try:
+        return __import__(f"mini_agent.{module}", fromlist=["_"])
+    except ImportError as exc:
+        print(f"mini-agent {what}: this kit has no mini_agent.{module} ({exc})", file=sys.stderr)
+        return None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (subcommands as in the module docstring)."""
+    parser = argparse.ArgumentParser(prog="mini-agent", description=__doc__.splitlines()[0])
+    parser.add_argument("--resume", metavar="ID", help="continue a logged session in the REPL")
+    parser.add_argument("--workspace", help="directory the tools work in")
+    parser.add_argument("--sessions-dir", default=SESSIONS_DIR,
+                        help="where session logs live (default: ./sessions)")
+    sub = parser.add_subparsers(dest="command")
+    demo = sub.add_parser("demo", help="run the bundled demo task end to end")
+    demo.add_argument("--max-turns", type=int, default=40)
+    demo.add_argument("--keep-workspace", action="store_true",
+                      help="keep the temp copy of the demo project")
+    demo.add_argument("--workspace", help="copy the demo project under this directory")
+    analyze = sub.add_parser("analyze", help="what masking would save on a real transcript")
+    analyze.add_argument("path")
+    analyze.add_argument("--keep", type=int, default=4)
+    analyze.add_argument("--json", action="store_true")
+    grade = sub.add_parser("grade", help="grade exercises/NN_*.py")
+    grade.add_argument("exercise")
+    grade.add_argument("--json", action="store_true")
+    make = sub.add_parser("make-exercises", help="regenerate exercises/ from solutions/")
+    make.add_argument("--check", action="store_true", help="only report drift (exit 1)")
+    sub.add_parser("sessions", help="list logged sessions")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
+         read: Callable[[str], str] = input) -> int:
+    """Entry point of ``mini-agent``; returns the exit code (0 ok, 1 drift, 2 usage error)."""
+    out = out or sys.stdout
+    args = build_parser().parse_args(argv)
+    if args.command == "demo":
+        return cmd_demo(args, out)
+    if args.command == "analyze":
+        evaluate = _guarded("evaluate", "analyze")
+        return 2 if evaluate is None else evaluate.main_analyze(args.path, keep=args.keep,
+                                                                as_json=args.json)
+    if args.command == "grade":
+        from .grading import main_grade
+        return main_grade(args.exercise, as_json=args.json)
+    if args.command == "make-exercises":
+        from .grading import make_exercises
+        changed = make_exercises(check=args.check)
+        for path in changed:
+            print(("out of date: " if args.check else "wrote ") + path, file=out)
+        if args.check and changed:
+            return 1
+        if not changed:
+            print("exercises/ is in sync with solutions/", file=out)
+        return 0
+    if args.command == "sessions":
+        session = _guarded("session", "sessions")
+        return 2 if session is None else session.main_sessions(args.sessions_dir)
+    return cmd_repl(args, out, read)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
