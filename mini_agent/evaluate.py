@@ -207,21 +207,24 @@ def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
 
 
 def main_analyze(path: str | Path, *, keep: int = DEFAULT_KEEP, as_json: bool = False,
-                 compaction: str = "restart", stdout: TextIO | None = None,
+                 compaction: str = "restart", text_actions: str = "keep",
+                 stdout: TextIO | None = None,
                  stderr: TextIO | None = None) -> int:
     """``mini-agent analyze PATH``: load, analyze, print a table (or JSON); return the exit code.
 
     Returns 0 on success; 2 with a one-line ``mini-agent analyze: error: ...`` on stderr for a
     missing file, an unknown format, an unrepairable transcript or keep < 0.
-    Args: as_json: print ``Analysis.to_dict()`` as JSON instead of the table; compaction:
-    passed to :func:`mini_agent.transcripts.load`.
+    Args: as_json: print ``Analysis.to_dict()`` as JSON instead of the table; compaction,
+    text_actions: passed to :func:`mini_agent.transcripts.load`.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr
     try:
         if keep < 0:
             raise ValueError(f"keep must be >= 0, got {keep}")
-        analysis = analyze(load(path, compaction=compaction), keep=keep)  # type: ignore[arg-type]
+        transcript = load(path, compaction=compaction,  # type: ignore[arg-type]
+                          text_actions=text_actions)  # type: ignore[arg-type]
+        analysis = analyze(transcript, keep=keep)
     except (TranscriptError, ValueError) as error:
         print(f"mini-agent analyze: error: {error}", file=err)
         return 2
