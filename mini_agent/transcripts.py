@@ -303,7 +303,8 @@ def _claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
             included.add(e.get("uuid"))
             turns.append(_Turn("user", blocks, "line", [n]))
     if synthetic:
-        repairs.append(f"lines {_span(synthetic)}: dropped {len(synthetic)} <synthetic> "
+        repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {_span(synthetic)}: dropped "
+                       f"{len(synthetic)} <synthetic> "
                        "assistant entries (written by Claude Code, not the model)")
     info["api_turns"] = len(api_turns)
     info["_models"] = [m for m in models if m]
@@ -341,7 +342,7 @@ def _session_turns(entries: list[tuple[int, dict]], repairs: list[str],
     return turns
 
 
-def _span(numbers: list[int], limit: int = 8) -> str:
+def _span(numbers: list[Any], limit: int = 8) -> str:
     """``[3, 5, 9]`` -> ``"3, 5, 9"``; long lists are cut with ``...``."""
     shown = ", ".join(str(x) for x in numbers[:limit])
     return shown + (f", ... ({len(numbers)} in all)" if len(numbers) > limit else "")

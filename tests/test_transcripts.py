@@ -196,7 +196,7 @@ def test_synthetic_assistant_entries_are_dropped_and_reported():
         {"role": "user", "content": [{"type": "text", "text": "go"},
                                      {"type": "text", "text": "again"}]},
         {"role": "assistant", "content": [{"type": "text", "text": "done"}]}]
-    assert t.repairs == ["lines 2: dropped 1 <synthetic> assistant entries "
+    assert t.repairs == ["line 2: dropped 1 <synthetic> assistant entries "
                          "(written by Claude Code, not the model)"]
 
 
