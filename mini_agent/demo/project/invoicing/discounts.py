@@ -56,6 +56,13 @@ def bulk_discount_rate(quantity, tiers=BULK_TIERS):
     return rate
 
 
+def describe_tiers(tiers=BULK_TIERS):
+    """Return the footer line printed on invoices, e.g. "Bulk prices: 10+ units -5%, ..."."""
+    parts = [f"{tier.min_quantity}+ units -{tier.rate * 100:.0f}%"
+             for tier in sorted(tiers, key=lambda t: t.min_quantity)]
+    return "Bulk prices: " + ", ".join(parts)
+
+
 @dataclass(frozen=True)
 class Coupon:
     """A coupon: either `percent_off` (0.2 is 20%) or `amount_off`, never both.

@@ -4,7 +4,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from .discounts import apply_coupon, bulk_discount_rate
+from .discounts import apply_coupon, bulk_discount_rate, describe_tiers
 from .money import format_money, round_money, sum_money
 from .tax import tax_rate
 
@@ -55,6 +55,19 @@ class Invoice:
         self.currency = currency
         self._lines = {}
 
+    @classmethod
+    def from_order(cls, catalog, number, customer, region, items, **options):
+        """Build an invoice from (sku, quantity) pairs looked up in `catalog`.
+
+        Raises InvoiceError naming the first unknown SKU, so an order is never half-built.
+        """
+        invoice = cls(number, customer, region, **options)
+        for sku, quantity in items:
+            if sku not in catalog:
+                raise InvoiceError(f"order {number}: unknown SKU {sku!r}")
+            invoice.add(catalog.get(sku), quantity)
+        return invoice
+
     def add(self, product, quantity=1):
         """Add `quantity` units of `product`; raises InvoiceError if quantity < 1."""
         if quantity < 1:
@@ -94,6 +107,20 @@ class Invoice:
         """What the customer pays: subtotal - coupon discount + tax."""
         return self.subtotal() - self.coupon_discount() + self.tax()
 
+    def summary(self):
+        """Return the invoice's figures as a dict of strings, for export to accounting."""
+        return {
+            "number": self.number,
+            "customer": self.customer,
+            "region": self.region,
+            "lines": str(len(self.lines)),
+            "units": str(sum(line.quantity for line in self.lines)),
+            "subtotal": str(self.subtotal()),
+            "coupon": str(self.coupon_discount()),
+            "tax": str(self.tax()),
+            "total": str(self.total()),
+        }
+
     def render(self):
         """Return the invoice as plain text, one row per line, then the totals."""
         money = lambda amount: format_money(amount, self.currency)  # noqa: E731
@@ -111,4 +138,6 @@ class Invoice:
                         f"{money(-self.coupon_discount()):>11}")
         rows.append(f"{'Tax':<46}{money(self.tax()):>11}")
         rows.append(f"{'Total':<46}{money(self.total()):>11}")
+        rows.append("")
+        rows.append(describe_tiers())
         return "\n".join(rows)

@@ -2,7 +2,7 @@ import unittest
 from datetime import date
 from decimal import Decimal
 
-from invoicing.catalog import Product
+from invoicing.catalog import Catalog, Product
 from invoicing.discounts import Coupon
 from invoicing.invoice import Invoice, InvoiceError
 
@@ -44,7 +44,18 @@ class InvoiceTests(unittest.TestCase):
         self.assertIn("Invoice INV-5 for Ada (OR), issued 2024-01-01", text)
         self.assertIn("  30 x Black gel pen", text)
         self.assertIn("-10%", text)
-        self.assertTrue(text.endswith("$33.75"))
+        self.assertIn("$33.75", text)
+        self.assertTrue(text.endswith("Bulk prices: 10+ units -5%, 25+ units -10%, "
+                                      "50+ units -15%"))
+
+    def test_from_order_and_summary(self):
+        catalog = Catalog([PEN, GUIDE])
+        invoice = Invoice.from_order(catalog, "INV-7", "Ada", "OR",
+                                     [("pen-blk", 2), ("BK-STYLE", 1)])
+        self.assertEqual(invoice.summary()["units"], "3")
+        self.assertEqual(invoice.summary()["total"], "20.50")
+        with self.assertRaisesRegex(InvoiceError, "unknown SKU 'NOPE'"):
+            Invoice.from_order(catalog, "INV-8", "Ada", "OR", [("NOPE", 1)])
 
     def test_invalid_input(self):
         with self.assertRaises(InvoiceError):
