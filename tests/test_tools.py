@@ -1,0 +1,233 @@
+"""Tests for mini_agent.tools: confinement, ignore list, output cap, each tool, run_tool errors."""
+
+import os
+import time
+
+import pytest
+
+from mini_agent.tools import (DEFAULT_IGNORE, Tool, ToolError, Workspace, build_tools,
+                              run_tool)
+
+
+@pytest.fixture
+def ws(tmp_path):
+    root = tmp_path / "ws"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "a.py").write_text("def f():\n    return 1\n# TODO fix\n")
+    (root / "pkg" / "a.py.bak").write_text("def f():\n    return 0  # TODO old\n")
+    (root / "pkg" / "__pycache__").mkdir()
+    (root / "pkg" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\0TODO")
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: TODO\n")
+    (root / "notes.txt").write_text("one\ntwo TODO\nthree\n")
+    (tmp_path / "secret.txt").write_text("TODO secret\n")
+    return root
+
+
+@pytest.fixture
+def tools(ws):
+    return build_tools(ws)
+
+
+def call(tools, name, **input):
+    return run_tool(tools, name, input)
+
+
+def test_definitions_and_safety(tools):
+    assert list(tools) == ["read_file", "list_dir", "grep", "glob", "run_bash", "edit_file"]
+    assert {n: t.safety for n, t in tools.items()} == {
+        "read_file": "read-only", "list_dir": "read-only", "grep": "read-only",
+        "glob": "read-only", "run_bash": "write", "edit_file": "write"}
+    definition = tools["read_file"].definition()
+    assert set(definition) == {"name", "description", "input_schema"}
+    assert definition["input_schema"]["required"] == ["path"]
+
+
+def test_read_file_numbers_lines_and_pages(tools):
+    assert call(tools, "read_file", path="notes.txt") == (
+        "     1\tone\n     2\ttwo TODO\n     3\tthree", False)
+    assert call(tools, "read_file", path="notes.txt", offset=2, limit=1) == (
+        "     2\ttwo TODO\n[lines 2-2 of 3; pass offset=3 to read more]", False)
+    assert call(tools, "read_file", path="notes.txt", offset=3) == (
+        "     3\tthree\n[lines 3-3 of 3]", False)
+
+
+def test_read_file_errors_are_actionable(tools, ws):
+    assert call(tools, "read_file", path="missing.py") == (
+        "file not found: missing.py. Use list_dir or glob to find the right path", True)
+    assert call(tools, "read_file", path="pkg") == (
+        "pkg is a directory; use list_dir to see its entries", True)
+    assert call(tools, "read_file", path="notes.txt", offset=9) == (
+        "offset 9 is past the end of notes.txt (3 lines)", True)
+    (ws / "blob.bin").write_bytes(b"\xff\xfe\x00")
+    assert call(tools, "read_file", path="blob.bin") == ("blob.bin is not a UTF-8 text file", True)
+    (ws / "empty.txt").write_text("")
+    assert call(tools, "read_file", path="empty.txt") == ("(empty.txt is empty)", False)
+
+
+@pytest.mark.parametrize("path", ["../secret.txt", "pkg/../../secret.txt", "/etc/hostname"])
+def test_paths_outside_are_refused(tools, path):
+    content, is_error = call(tools, "read_file", path=path)
+    assert is_error
+    assert content == (f"path {path!r} is outside the workspace; use a path relative to the "
+                       "workspace root (e.g. 'src/app.py')")
+
+
+def test_symlink_escape_is_refused(tools, ws):
+    os.symlink(ws.parent / "secret.txt", ws / "link.txt")
+    os.symlink(ws.parent, ws / "up")
+    assert call(tools, "read_file", path="link.txt")[1] is True
+    assert call(tools, "read_file", path="up/secret.txt")[1] is True
+    assert call(tools, "edit_file", path="link.txt", old_string="TODO",
+                new_string="x")[1] is True
+    assert call(tools, "grep", pattern="secret") == ("No matches for /secret/ in .", False)
+    assert call(tools, "glob", pattern="**/*.txt") == ("notes.txt", False)
+    assert (ws.parent / "secret.txt").read_text() == "TODO secret\n"
+
+
+def test_absolute_path_inside_is_reported_relative(tools, ws):
+    assert call(tools, "read_file", path=str(ws / "notes.txt"))[0].startswith("     1\tone")
+    assert call(tools, "list_dir", path=str(ws / "pkg")) == ("a.py", False)
+
+
+def test_ignore_list_hides_bak_git_and_caches(tools):
+    assert call(tools, "list_dir") == ("notes.txt\npkg/", False)
+    assert call(tools, "list_dir", path="pkg") == ("a.py", False)
+    assert call(tools, "grep", pattern="TODO") == (
+        "notes.txt:2:two TODO\npkg/a.py:3:# TODO fix", False)
+    assert call(tools, "glob", pattern="**/*") == ("notes.txt\npkg/\npkg/a.py", False)
+    # Ignored files are still reachable by name.
+    assert call(tools, "read_file", path="pkg/a.py.bak")[1] is False
+    assert "*.bak" in DEFAULT_IGNORE and ".git" in DEFAULT_IGNORE
+
+
+def test_custom_ignore_list(ws):
+    tools = build_tools(Workspace(ws, ignore=("*.txt",)))
+    assert call(tools, "list_dir") == (".git/\npkg/", False)
+
+
+def test_grep_options_and_errors(tools):
+    assert call(tools, "grep", pattern="todo", ignore_case=True, glob="*.py") == (
+        "pkg/a.py:3:# TODO fix", False)
+    assert call(tools, "grep", pattern="return", path="pkg") == ("pkg/a.py:2:    return 1", False)
+    assert call(tools, "grep", pattern="nothing here") == (
+        "No matches for /nothing here/ in .", False)
+    content, is_error = call(tools, "grep", pattern="(")
+    assert is_error and content.startswith("invalid regular expression '(':")
+    assert call(tools, "grep", pattern="x", path="nope") == ("path not found: nope", True)
+
+
+def test_glob_patterns(tools):
+    assert call(tools, "glob", pattern="pkg/*.py") == ("pkg/a.py", False)
+    assert call(tools, "glob", pattern="*.md") == ("No files match '*.md'", False)
+    assert call(tools, "glob", pattern="../*") == (
+        "glob pattern '../*' must be relative to the workspace and must not contain '..'", True)
+
+
+def test_list_dir_errors(tools, ws):
+    assert call(tools, "list_dir", path="nope") == ("directory not found: nope", True)
+    assert call(tools, "list_dir", path="notes.txt") == (
+        "notes.txt is a file, not a directory; use read_file to read it", True)
+    (ws / "empty").mkdir()
+    assert call(tools, "list_dir", path="empty") == ("(empty is empty)", False)
+
+
+def test_output_cap_marker(ws):
+    (ws / "big.txt").write_text("x" * 5000)
+    tools = build_tools(Workspace(ws, max_output_chars=100))
+    content, is_error = call(tools, "read_file", path="big.txt")
+    assert not is_error
+    # "     1\t" + 5000 x = 5007 characters; 100 kept.
+    assert content == "     1\t" + "x" * 93 + "\n[... truncated: 4,907 more characters]"
+
+
+def test_run_bash_exit_code_and_scrubbed_paths(tools, ws):
+    assert call(tools, "run_bash", command="echo hi; exit 3") == ("hi\n[exit code: 3]", False)
+    assert call(tools, "run_bash", command="echo err >&2") == ("err\n[exit code: 0]", False)
+    assert call(tools, "run_bash", command="true") == ("[exit code: 0]", False)
+    # The absolute workspace path never reaches an observation.
+    assert call(tools, "run_bash", command="pwd; ls $PWD/pkg/a.py") == (
+        ".\npkg/a.py\n[exit code: 0]", False)
+
+
+def test_run_bash_timeout_kills_the_command(tools):
+    started = time.monotonic()
+    content, is_error = call(tools, "run_bash", command="echo start; sleep 5; echo end",
+                             timeout_seconds=0.5)
+    assert time.monotonic() - started < 4
+    assert is_error
+    assert content == ("start\n\n[command timed out after 0.5 seconds and was killed; make it "
+                       "faster or pass a larger timeout_seconds]")
+
+
+def test_edit_file_replaces_unique_text_and_keeps_bak(tools, ws):
+    content, is_error = call(tools, "edit_file", path="notes.txt", old_string="two",
+                             new_string="2")
+    assert (content, is_error) == (
+        "Edited notes.txt: replaced 1 occurrence at line 2 (backup: notes.txt.bak)\n"
+        "     1\tone\n     2\t2 TODO\n     3\tthree", False)
+    assert (ws / "notes.txt").read_text() == "one\n2 TODO\nthree\n"
+    assert (ws / "notes.txt.bak").read_text() == "one\ntwo TODO\nthree\n"
+    assert call(tools, "list_dir") == ("notes.txt\npkg/", False)
+
+
+def test_edit_file_errors(tools, ws):
+    (ws / "dup.txt").write_text("x = 1\nx = 1\n")
+    assert call(tools, "edit_file", path="dup.txt", old_string="x = 1", new_string="y") == (
+        "old_string occurs 2 times in dup.txt; include more surrounding lines so it matches "
+        "exactly once", True)
+    assert call(tools, "edit_file", path="dup.txt", old_string="zzz", new_string="y") == (
+        "old_string not found in dup.txt. Re-read the file with read_file and copy the exact "
+        "text, including indentation", True)
+    assert call(tools, "edit_file", path="dup.txt", old_string="x", new_string="x") == (
+        "old_string and new_string are identical; nothing to change", True)
+    assert (ws / "dup.txt").read_text() == "x = 1\nx = 1\n"
+    assert not (ws / "dup.txt.bak").exists()
+
+
+def test_edit_file_creates_a_new_file(tools, ws):
+    assert call(tools, "edit_file", path="new/b.py", old_string="", new_string="a\nb\n") == (
+        "Created new/b.py (2 lines)", False)
+    assert (ws / "new" / "b.py").read_text() == "a\nb\n"
+
+
+def test_unknown_tool_and_bad_input(tools):
+    assert run_tool(tools, "delete_everything", {}) == (
+        "Unknown tool 'delete_everything'. Available tools: edit_file, glob, grep, list_dir, "
+        "read_file, run_bash.", True)
+    assert run_tool(tools, "read_file", {}) == ("read_file: missing required input 'path'", True)
+    assert run_tool(tools, "read_file", {"path": 3}) == (
+        "read_file: input 'path' must be of type string", True)
+    assert run_tool(tools, "read_file", {"path": "notes.txt", "offset": True}) == (
+        "read_file: input 'offset' must be of type integer", True)
+    assert run_tool(tools, "read_file", "notes.txt") == (
+        "read_file: input must be a JSON object, got str", True)
+
+
+def test_a_tool_that_raises_becomes_an_error_result():
+    def boom(input):
+        raise RuntimeError("disk on fire")
+
+    def refuse(input):
+        raise ToolError("not allowed here")
+
+    tools = {"boom": Tool("boom", "d", {"type": "object", "properties": {}}, "write", boom),
+             "refuse": Tool("refuse", "d", {"type": "object"}, "read-only", refuse)}
+    assert run_tool(tools, "boom", {}) == ("boom failed: RuntimeError: disk on fire", True)
+    assert run_tool(tools, "refuse", {}) == ("not allowed here", True)
+
+
+def test_latency_and_tool_validation():
+    tool = Tool("slow", "d", {"type": "object"}, "read-only", lambda i: "done").with_latency(0.05)
+    started = time.monotonic()
+    assert run_tool({"slow": tool}, "slow", {}) == ("done", False)
+    assert time.monotonic() - started >= 0.05
+    with pytest.raises(ValueError, match="safety must be one of"):
+        Tool("x", "d", {}, "dangerous", lambda i: "")
+    with pytest.raises(ValueError, match="latency_seconds"):
+        Tool("x", "d", {}, "write", lambda i: "", latency_seconds=-1)
+
+
+def test_workspace_must_exist(tmp_path):
+    with pytest.raises(ToolError, match="is not a directory"):
+        Workspace(tmp_path / "nope")
