@@ -90,3 +90,49 @@ def test_sigkill_at_random_points_loses_no_fsynced_entry(tmp_path, capsys):
     with capsys.disabled():
         print(f"\n[crash] kills={kills} acked entries checked={checked} lost=0 "
               f"torn last lines={torn} interrupted tool calls answered={interrupted}")
+
+
+AGENT_CHILD = Path(__file__).resolve().parent / "crash_agent_child.py"
+AGENT_SESSIONS = 2
+AGENT_KILLS_PER_SESSION = 2
+
+
+def run_agent_child(root: Path, session_id: str, *, kill_after_acks: int | None) -> list[int]:
+    """Run a real offline Agent; SIGKILL it right after its n-th ACK (None: let it finish)."""
+    proc = subprocess.Popen([sys.executable, str(AGENT_CHILD), str(root), str(root / "sessions"),
+                             session_id], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None
+    assert proc.stdout.readline().strip() == "READY"
+    early: list[str] = []
+    if kill_after_acks is None:
+        out, _ = proc.communicate(timeout=120)
+        assert proc.returncode == 0 and "FINISHED completed" in out, out[-500:]
+    else:
+        early = [proc.stdout.readline() for _ in range(kill_after_acks)]
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate(timeout=10)
+        assert proc.returncode == -signal.SIGKILL, "the run finished before the kill"
+    return [int(x.split()[1]) for x in early + out.splitlines() if x.startswith("ACK ")]
+
+
+@pytest.mark.slow
+def test_sigkill_a_real_offline_agent_then_resume_to_completion(tmp_path, capsys):
+    pytest.importorskip("mini_agent.agent")
+    rng = random.Random(SEED + 1)
+    kills = interrupted = 0
+    for s in range(AGENT_SESSIONS):
+        root, sid = tmp_path / f"run{s}", f"agent-{s}"
+        path = session_path(root / "sessions", sid)
+        acked: set[int] = set()
+        for k in range(AGENT_KILLS_PER_SESSION):
+            # the first run logs ~30 entries; a resumed run fewer: kill well inside both
+            acked |= set(run_agent_child(root, sid, kill_after_acks=rng.randint(1, 12 - 4 * k)))
+            kills += 1
+            entries, _ = check_resume(path, acked)
+            interrupted += len(rebuild_history(entries)[2].interrupted)
+        acked |= set(run_agent_child(root, sid, kill_after_acks=None))
+        entries, _ = check_resume(path, acked)
+        history, _, report = rebuild_history(entries)
+        assert history[-1]["role"] == "assistant" and not report.pending_user_turn
+    with capsys.disabled():
+        print(f"\n[agent crash] kills={kills} interrupted tool calls answered={interrupted} lost=0")
