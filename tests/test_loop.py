@@ -1,0 +1,237 @@
+"""Tests for mini_agent.loop: the streaming loop through the real SDK over the offline Claude."""
+
+import asyncio
+import time
+
+import pytest
+
+from mini_agent.loop import (Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped,
+                             TurnEnd, TurnStart, collect, run_loop, sdk_model)
+from mini_agent.messages import validate_messages
+from mini_agent.offline import FaultPlan, ScriptedBrain, offline_async_client, offline_client
+from mini_agent.tools import Tool
+
+
+def tool(name, safety="read-only", run=None, latency_seconds=0.0):
+    return Tool(name=name, description=f"{name} tool", input_schema={"type": "object"},
+                safety=safety, run=run or (lambda i, n=name: f"{n} says {sorted(i.items())}"),
+                latency_seconds=latency_seconds)
+
+
+def use(i, name, **input):
+    return {"type": "tool_use", "id": f"toolu_{i:02d}", "name": name, "input": input}
+
+
+def reply(*blocks, stop_reason="tool_use"):
+    return {"content": [{"type": "text", "text": b} if isinstance(b, str) else b
+                        for b in blocks], "stop_reason": stop_reason}
+
+
+def run(client, tools, history, **kwargs):
+    call = sdk_model(client, model="claude-sonnet-4-6", max_tokens=kwargs.pop("max_tokens", 1000),
+                     tools=tools, stream=kwargs.pop("stream", True))
+    return asyncio.run(collect(run_loop(call, history, tools=tools, **kwargs)))
+
+
+def kinds(events):
+    return [type(e).__name__ for e in events]
+
+
+def test_a_turn_with_parallel_tools_then_an_answer():
+    tools = {"read": tool("read"), "slow": tool("slow", latency_seconds=0.05)}
+    brain = ScriptedBrain([reply("Reading two files.", use(1, "slow", p="a"), use(2, "read", p="b")),
+                           "Both read."])
+    history = [{"role": "user", "content": "go"}]
+    events = run(offline_async_client(brain), tools, history)
+    assert events[-1] == LoopEnd("completed", 2)
+    assert history[1] == {"role": "assistant", "content": [
+        {"type": "text", "text": "Reading two files."}, use(1, "slow", p="a"), use(2, "read", p="b")]}
+    assert [b["tool_use_id"] for b in history[2]["content"]] == ["toolu_01", "toolu_02"]
+    assert history[2]["content"][0]["content"] == "slow says [('p', 'a')]"
+    assert history[3] == {"role": "assistant", "content": [{"type": "text", "text": "Both read."}]}
+    validate_messages(history)
+    ends = [e for e in events if isinstance(e, TurnEnd)]
+    assert [(e.turn, e.stop_reason, e.tool_count) for e in ends] == [(1, "tool_use", 2),
+                                                                      (2, "end_turn", 0)]
+    assert ends[0].usage["output_tokens"] > 0
+
+
+def test_results_drained_during_streaming_are_in_the_follow_up():
+    """Seed pitfall 1: with a slow stream, early tools finish before the stream ends."""
+    tools = {"read": tool("read")}
+    blocks = [use(i, "read", n=i) for i in range(6)]
+    brain = ScriptedBrain([reply("Many reads at once, please wait.", *blocks), "ok"])
+    client = offline_async_client(brain, faults=FaultPlan(stream_delay_seconds=0.002))
+    history = [{"role": "user", "content": "go"}]
+    events = run(client, tools, history)
+    last_tool_use = max(i for i, e in enumerate(events) if isinstance(e, ToolUse))
+    early = [e for e in events[:last_tool_use] if isinstance(e, ToolResult)]
+    assert early, "some results must be drained while the model is still streaming"
+    results = [e.block["tool_use_id"] for e in events if isinstance(e, ToolResult)]
+    assert results == [b["id"] for b in blocks]
+    assert [b["tool_use_id"] for b in history[2]["content"]] == results
+    validate_messages(history)
+
+
+def test_tools_start_while_the_model_is_still_streaming():
+    starts = {}
+    tools = {"read": tool("read", run=lambda i: starts.setdefault(i["n"], time.perf_counter())
+                          and "ok")}
+    brain = ScriptedBrain([reply(use(1, "read", n=1), "Some more text after the first tool, "
+                                 "streamed slowly so the tool can finish first.",
+                                 use(2, "read", n=2)), "done"])
+    client = offline_async_client(brain, faults=FaultPlan(stream_delay_seconds=0.003))
+    history = [{"role": "user", "content": "go"}]
+    events = run(client, tools, history)
+    first_result = next(i for i, e in enumerate(events) if isinstance(e, ToolResult))
+    second_use = next(i for i, e in enumerate(events)
+                      if isinstance(e, ToolUse) and e.block["id"] == "toolu_02")
+    assert first_result < second_use
+    # text between the tools is its own block; no empty text block before the first tool
+    assert [b["type"] for b in history[1]["content"]] == ["tool_use", "text", "tool_use"]
+
+
+def test_whitespace_only_text_is_never_stored():
+    brain = ScriptedBrain([reply("  \n", use(1, "read"), "\n"), "done"])
+    history = [{"role": "user", "content": "go"}]
+    run(offline_async_client(brain), {"read": tool("read")}, history)
+    assert [b["type"] for b in history[1]["content"]] == ["tool_use"]
+    validate_messages(history)
+
+
+def test_max_turns_bounds_the_loop():
+    brain = ScriptedBrain([reply(use(i, "read")) for i in range(10)])
+    history = [{"role": "user", "content": "go"}]
+    client = offline_async_client(brain)
+    events = run(client, {"read": tool("read")}, history, max_turns=3)
+    assert events[-1] == LoopEnd("max_turns_reached", 3)
+    assert kinds(events).count("TurnStart") == 3
+    assert client.offline_transport.request_count == 3
+    assert len(history) == 7 and history[-1]["role"] == "user"
+    validate_messages(history)
+    with pytest.raises(ValueError, match="max_turns"):
+        run(client, {}, [{"role": "user", "content": "x"}], max_turns=0)
+
+
+def test_a_tool_exception_never_kills_the_loop():
+    def explode(i):
+        raise RuntimeError("disk on fire")
+    tools = {"explode": tool("explode", "write", run=explode), "read": tool("read")}
+    brain = ScriptedBrain([reply(use(1, "explode"), use(2, "read")), "recovered"])
+    history = [{"role": "user", "content": "go"}]
+    events = run(offline_async_client(brain), tools, history)
+    assert events[-1] == LoopEnd("completed", 2)
+    assert history[2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "toolu_01",
+         "content": "explode failed: RuntimeError: disk on fire", "is_error": True},
+        {"type": "tool_result", "tool_use_id": "toolu_02", "content": "Sibling tool aborted",
+         "is_error": True}]
+
+
+def test_tool_use_cut_by_max_tokens_is_never_run():
+    ran = []
+    tools = {"edit": tool("edit", "write", run=lambda i: ran.append(i) or "edited")}
+    brain = ScriptedBrain([reply("I will edit the file now.",
+                                 use(1, "edit", path="a.py", text="x" * 40))])
+    client = offline_async_client(brain, faults=FaultPlan(max_tokens_at={1: "tool_use"}))
+    history = [{"role": "user", "content": "go"}]
+    events = run(client, tools, history)
+    assert ran == []
+    dropped = [e for e in events if isinstance(e, ToolUseDropped)]
+    assert [(d.id, d.name) for d in dropped] == [("toolu_01", "edit")]
+    assert dropped[0].partial_json.startswith('{"path"')
+    assert Continued(1, "continue") in events
+    # the continuation (request 2) sees the text only, never the half-written tool_use
+    second = client.offline_transport.requests[1]["messages"]
+    assert second[-2] == {"role": "assistant", "content": [
+        {"type": "text", "text": "I will edit the file now."}]}
+    assert "Continue where you left off" in second[-1]["content"]
+    validate_messages(history)
+    assert all(b["type"] != "tool_use" for m in history for b in
+               (m["content"] if isinstance(m["content"], list) else []))
+
+
+def test_cut_tool_use_after_complete_ones_ends_the_turn_with_those_tools():
+    ran = []
+    tools = {"read": tool("read", run=lambda i: ran.append(i["n"]) or "ok")}
+    brain = ScriptedBrain([reply(use(1, "read", n=1), use(2, "read", n=2, pad="y" * 30)),
+                           "done"])
+    client = offline_async_client(brain, faults=FaultPlan(max_tokens_at={1: "tool_use"}))
+    history = [{"role": "user", "content": "go"}]
+    events = run(client, tools, history)
+    assert ran == [1]
+    assert [e.stop_reason for e in events if isinstance(e, TurnEnd)][0] == "tool_use"
+    follow_up = history[2]["content"]
+    assert follow_up[0]["tool_use_id"] == "toolu_01"
+    assert "toolu_02" in follow_up[1]["text"] and "not run" in follow_up[1]["text"]
+    validate_messages(history)
+
+
+def test_text_cut_by_max_tokens_is_continued_and_joined_into_one_block():
+    brain = ScriptedBrain([reply("The first half of a long plan and then", stop_reason="end_turn"),
+                           reply(" the second half.", stop_reason="end_turn")])
+    client = offline_async_client(brain, faults=FaultPlan(max_tokens_at={1: "text"}))
+    history = [{"role": "user", "content": "plan"}]
+    events = run(client, {}, history)
+    text = history[1]["content"]
+    assert len(text) == 1 and text[0]["text"].endswith(" the second half.")
+    assert text[0]["text"].startswith("The first half")
+    assert [e.stop_reason for e in events if isinstance(e, TurnEnd)] == ["end_turn"]
+    sent_back = client.offline_transport.requests[1]["messages"][1]["content"][0]["text"]
+    assert sent_back == sent_back.rstrip()
+
+
+def test_callbacks_are_awaited_and_the_assistant_message_comes_first():
+    log = []
+
+    async def on_message(message):
+        await asyncio.sleep(0.001)
+        log.append(("message", message["role"]))
+
+    async def on_tool_result(block):
+        await asyncio.sleep(0.001)
+        log.append(("result", block["tool_use_id"]))
+    brain = ScriptedBrain([reply("x", use(1, "read"), use(2, "read")), "done"])
+    client = offline_async_client(brain, faults=FaultPlan(stream_delay_seconds=0.002))
+    history = [{"role": "user", "content": "go"}]
+    run(client, {"read": tool("read")}, history, on_message=on_message,
+        on_tool_result=on_tool_result)
+    assert log == [("message", "assistant"), ("result", "toolu_01"), ("result", "toolu_02"),
+                   ("message", "user"), ("message", "assistant")]
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_streamed_and_plain_requests_both_go_through_the_sdk(stream):
+    brain = ScriptedBrain([reply("Look.", use(1, "read", p="x")), "Seen."])
+    for client in (offline_async_client(brain), offline_client(brain)):
+        history = [{"role": "user", "content": "go"}]
+        events = run(client, {"read": tool("read")}, history, stream=stream)
+        assert events[-1] == LoopEnd("completed", 2)
+        assert [r.get("stream", False) for r in client.offline_transport.requests] == [stream] * 2
+        assert history[2]["content"][0]["content"] == "read says [('p', 'x')]"
+
+
+def test_interrupting_mid_drain_leaves_a_valid_history():
+    tools = {"read": tool("read", latency_seconds=0.05), "fast": tool("fast")}
+    brain = ScriptedBrain([reply(use(1, "fast"), use(2, "read"))])
+
+    async def main():
+        history = [{"role": "user", "content": "go"}]
+        call = sdk_model(offline_async_client(brain), model="m", max_tokens=500, tools=tools)
+        events = run_loop(call, history, tools=tools)
+        async for event in events:
+            if isinstance(event, ToolResult):
+                break
+        await events.aclose()
+        return history
+    history = asyncio.run(main())
+    validate_messages(history)
+    assert history[2]["content"][1]["is_error"] is True
+
+
+def test_event_sequence_of_one_turn():
+    brain = ScriptedBrain(["Hi."])
+    events = run(offline_async_client(brain), {}, [{"role": "user", "content": "hello"}])
+    assert isinstance(events[0], TurnStart)
+    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hi."
+    assert kinds(events)[-2:] == ["TurnEnd", "LoopEnd"]
