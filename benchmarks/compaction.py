@@ -1,0 +1,113 @@
+"""Tokens sent per request on real trajectories under raw, masking, micro_compact, the full
+CompactPolicy and the four-tier lifecycle, normalised to raw = 1.00.
+
+For every file in ``../shared/data`` (read with ``mini_agent.transcripts.load``), each request
+is replayed: the history up to each user message that an assistant message answers (and the
+final one) is what the agent would have sent raw; each policy builds its view of it, and the
+approx tokens (chars / 4, messages only: system prompt and tools are the same under every
+policy) are summed over the run.
+
+Assumption, stated because the loaded messages carry no per-message times: requests are one
+minute apart (message ``i`` arrives at ``60 s * number of assistant messages before it``), so
+micro_compact's 60-minute cut-off clears read-only results older than 60 requests. Thresholds
+are the kit defaults (masking keep=4; CompactPolicy 50K/70K/90K with the offline
+``structured_summary``; lifecycle hot 3 / warm-A 8 / warm-B 20 exchanges), and a scaled run
+(``--scale 0.25``: token thresholds and lifecycle turn ages times 0.25) shows the same policies on shorter contexts.
+Not a timed test; run by hand: ``python benchmarks/compaction.py [--scale F] [--json]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from mini_agent.compaction import CompactPolicy, CompactThresholds, micro_compact
+from mini_agent.lifecycle import LifecyclePolicy, LifecycleThresholds
+from mini_agent.masking import mask_old_observations
+from mini_agent.offline.compaction_edit import structured_summary
+from mini_agent.tokens import approx_tokens
+from mini_agent.transcripts import load
+from mini_agent.view import ViewContext
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+SECONDS_PER_REQUEST = 60.0
+POLICIES = ("raw", "masking", "micro_compact", "compact_policy", "lifecycle")
+
+
+def request_points(messages: list[dict]) -> list[int]:
+    """Lengths of the prefixes sent as requests: each user message followed by an assistant."""
+    points = [i + 1 for i in range(len(messages) - 1)
+              if messages[i]["role"] == "user" and messages[i + 1]["role"] == "assistant"]
+    if messages and messages[-1]["role"] == "user":
+        points.append(len(messages))
+    return points
+
+
+def arrival_times(messages: list[dict]) -> list[float]:
+    """One minute per request: time = 60 s x assistant messages before (and at) index i."""
+    times, seen = [], 0
+    for m in messages:
+        seen += m["role"] == "assistant"
+        times.append(SECONDS_PER_REQUEST * seen)
+    return times
+
+
+def replay(messages: list[dict], *, scale: float = 1.0) -> dict[str, list[int]]:
+    """Per-request approx tokens under each policy: ``{policy: [tokens per request]}``."""
+    times = arrival_times(messages)
+    compact = CompactPolicy(CompactThresholds().scaled(scale), summarize=structured_summary)
+    base = LifecycleThresholds()
+    lifecycle = LifecyclePolicy(LifecycleThresholds(
+        *(max(1, round(x * scale)) for x in (base.hot_turns, base.warm_a_turns,
+                                             base.warm_b_turns))))
+    out: dict[str, list[int]] = {p: [] for p in POLICIES}
+    for turn, n in enumerate(request_points(messages), 1):
+        prefix, t = messages[:n], times[:n]
+        ctx = ViewContext(times=tuple(t), now=t[-1], turn=turn)
+        out["raw"].append(approx_tokens(prefix))
+        out["masking"].append(approx_tokens(mask_old_observations(prefix, keep=4)))
+        out["micro_compact"].append(approx_tokens(micro_compact(prefix, times=t, now=t[-1])))
+        out["compact_policy"].append(approx_tokens(compact(prefix, ctx)))
+        out["lifecycle"].append(approx_tokens(lifecycle(prefix, ctx)))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the table (or JSON with per-request figures). Returns 0, or 2 without data."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if not DATA.is_dir():
+        print(f"no data folder at {DATA}", file=sys.stderr)
+        return 2
+    files = sorted(p for p in DATA.rglob("*") if p.suffix in (".jsonl", ".json", ".traj")
+                   and p.name != "manifest.json")
+    results = {}
+    for path in files:
+        messages = load(path).messages
+        if len(messages) < 2:
+            continue
+        results[str(path.relative_to(DATA))] = replay(messages, scale=args.scale)
+    if args.json:
+        print(json.dumps(results))
+        return 0
+    header = f"{'trajectory':46} {'req':>4} {'raw tokens':>11} " + " ".join(
+        f"{p:>14}" for p in POLICIES[1:])
+    print(header)
+    grand = {p: 0 for p in POLICIES}
+    for name, per in results.items():
+        totals = {p: sum(v) for p, v in per.items()}
+        for p in POLICIES:
+            grand[p] += totals[p]
+        print(f"{name[:46]:46} {len(per['raw']):>4} {totals['raw']:>11,} " + " ".join(
+            f"{totals[p] / totals['raw']:>14.2f}" for p in POLICIES[1:]))
+    print(f"{'ALL (token-weighted)':46} {'':>4} {grand['raw']:>11,} " + " ".join(
+        f"{grand[p] / grand['raw']:>14.2f}" for p in POLICIES[1:]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
