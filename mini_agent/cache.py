@@ -42,6 +42,9 @@ cache of what comes before it."""
 TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 """Cache lifetimes by ``cache_control.ttl`` value (prompt caching docs: default "5m")."""
 
+CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
+"""Placeholder of cleared tool results (server-side context editing, seed 002 micro-compact)."""
+
 BREAK_MIN_DROP_TOKENS = 2_000
 """A cache break needs a drop in ``cache_read_input_tokens`` of MORE than this (seed 002)."""
 BREAK_MIN_DROP_RATIO = 0.05
@@ -203,7 +206,8 @@ def _mark_last_block(message: dict[str, Any], marker: dict[str, str]) -> bool:
 
 
 def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m",
-                            static_ttl: str | None = None) -> dict[str, Any]:
+                            static_ttl: str | None = None,
+                            anchor_masked: bool = True) -> dict[str, Any]:
     """Return a copy of a request with at most 4 ``cache_control`` breakpoints, canonically serialised.
 
     Usable as an Agent ``prepare_request`` callable. Steps, in prefix order:
@@ -215,10 +219,15 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
          only, never on the dynamic part); a list keeps its own marker or, if it has none, the
          last non-empty block gets one (``static_ttl``);
       4. a rolling breakpoint on the last markable block of the LAST message (written now,
-         read by the next request) and one on the last markable block of the previous
-         message of the same role, which the previous request wrote: so each turn reads the
-         previous turn's cache even when one turn adds more than the 20 blocks the API looks
-         back (parallel tool calls).
+         read by the next request);
+      5. with ``anchor_masked``, one on the newest masked (or cleared) tool_result: the
+         masked prefix stays byte-stable until the mask boundary moves again, so when it
+         moves the request still reads everything up to the old boundary instead of
+         falling back to the system prompt;
+      6. if a marker is left, one on the last markable block of the previous message of the
+         same role, which the previous request wrote: so each turn reads the previous
+         turn's cache even when one turn adds more than the 20 blocks the API looks back
+         (parallel tool calls).
     Never more than :data:`~mini_agent.messages.MAX_CACHE_CONTROL_MARKERS`; never on an
     empty text block or a thinking block. Mixed TTLs: the docs require longer TTLs before
     shorter ones, so ``static_ttl`` ("1h" say) may only be longer than or equal to ``ttl``.
@@ -265,9 +274,30 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
         last = len(messages) - 1
         if _mark_last_block(messages[last], cache_control(ttl)):
             budget -= 1
+        anchor = _last_masked_result(messages[:last]) if anchor_masked else None
+        if anchor is not None and budget > 0:
+            i, j = anchor
+            messages[i]["content"][j]["cache_control"] = cache_control(ttl)
+            budget -= 1
         if last >= 2 and budget > 0 and _mark_last_block(messages[last - 2], cache_control(ttl)):
             budget -= 1
     return out
+
+
+def _last_masked_result(messages: list[dict[str, Any]]) -> tuple[int, int] | None:
+    """``(message_index, block_index)`` of the newest tool_result whose content is a mask or
+    clearing placeholder, or None."""
+    from .masking import is_masked
+    for i in range(len(messages) - 1, -1, -1):
+        content = messages[i].get("content")
+        if isinstance(content, str):
+            continue
+        for j in range(len(content) - 1, -1, -1):
+            block = content[j]
+            if block.get("type") == "tool_result" and (
+                    is_masked(block) or block.get("content") == CLEARED_TOOL_RESULT):
+                return i, j
+    return None
 
 
 def request_bytes(request_kwargs: Mapping[str, Any]) -> bytes:

@@ -91,13 +91,15 @@ class PrefixBoundary:
     Attributes: where: ``"tools[2]"``, ``"system[0]"``, ``"messages[4].content[1]"``;
     prefix_hash: SHA-256 of everything up to and including this block; prefix_tokens:
     tokens up to and including it; ttl: the block's ``cache_control`` TTL ("5m" / "1h") or
-    None when it is not a breakpoint.
+    None when it is not a breakpoint; path: ``("tools", i)``, ``("system", i)`` or
+    ``("messages", i, j)`` (j is 0 for string content).
     """
 
     where: str
     prefix_hash: str
     prefix_tokens: int
     ttl: str | None
+    path: tuple = ()
 
 
 def _ttl_of(marker: Any) -> str | None:
@@ -123,22 +125,23 @@ def prefix_boundaries(request: Mapping[str, Any]) -> list[PrefixBoundary]:
     out: list[PrefixBoundary] = []
     tokens = 0
 
-    def add(where: str, identity: str, block_tokens: int, marker: Any) -> None:
+    def add(where: str, identity: str, block_tokens: int, marker: Any, path: tuple) -> None:
         nonlocal tokens
         chain.update(len(identity).to_bytes(8, "big") + identity.encode())
         tokens += block_tokens
-        out.append(PrefixBoundary(where, chain.copy().hexdigest(), tokens, _ttl_of(marker)))
+        out.append(PrefixBoundary(where, chain.copy().hexdigest(), tokens, _ttl_of(marker),
+                                  path))
 
     for i, tool in enumerate(request.get("tools") or []):
         ident = "tool:" + _identity(tool)
         add(f"tools[{i}]", ident, math.ceil((len(ident) - 5) / CHARS_PER_TOKEN),
-            tool.get("cache_control"))
+            tool.get("cache_control"), ("tools", i))
     system = request.get("system")
     if isinstance(system, str) and system:
         system = [{"type": "text", "text": system}]
     for i, block in enumerate(system or []):
         add(f"system[{i}]", "system:" + _identity(block), approx_tokens(block),
-            block.get("cache_control"))
+            block.get("cache_control"), ("system", i))
     settings = {k: request[k] for k in ("tool_choice", "thinking") if k in request}
     chain.update(("settings:" + json.dumps(settings, sort_keys=True)).encode())
     for i, message in enumerate(request.get("messages") or []):
@@ -147,7 +150,8 @@ def prefix_boundaries(request: Mapping[str, Any]) -> list[PrefixBoundary]:
         for j, block in enumerate(blocks or []):
             ident = f"{message.get('role')}:{int(j == 0)}:" + _identity(block)
             add(f"messages[{i}].content[{j}]", ident, approx_tokens(block),
-                block.get("cache_control") if isinstance(block, Mapping) else None)
+                block.get("cache_control") if isinstance(block, Mapping) else None,
+                ("messages", i, j))
     if request.get("cache_control") and out and out[-1].ttl is None:
         last = out[-1]
         out[-1] = dataclasses.replace(last, ttl=_ttl_of(request["cache_control"]))

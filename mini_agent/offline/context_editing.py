@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Mapping, Sequence
 
+from ..cache import CLEARED_TOOL_RESULT
 from ..messages import content_blocks
 from ..tokens import approx_request_tokens
 
@@ -44,7 +45,7 @@ CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 """The beta flag (``anthropic-beta`` header) that enables context editing."""
 
 CLEAR_TOOL_USES = "clear_tool_uses_20250919"
-CLEARED_PLACEHOLDER = "[Old tool result content cleared]"
+CLEARED_PLACEHOLDER = CLEARED_TOOL_RESULT
 DEFAULT_TRIGGER = {"type": "input_tokens", "value": 100_000}
 DEFAULT_KEEP = {"type": "tool_uses", "value": 3}
 
