@@ -1,0 +1,218 @@
+"""Tests for mini_agent.agent: full history vs view, hooks, write-ahead session, overflow, stats."""
+
+import asyncio
+import json
+
+import pytest
+
+from mini_agent.agent import Agent, ContextOverflowError
+from mini_agent.clock import ManualClock
+from mini_agent.hooks import HookManager
+from mini_agent.loop import LoopEnd
+from mini_agent.masking import ThresholdMasking, mask_old_observations
+from mini_agent.messages import MessageValidationError, validate_messages
+from mini_agent.offline import ScriptedBrain, offline_async_client, offline_client
+from mini_agent.session import SessionWriter, rebuild_history, resume_session
+from mini_agent.tools import Tool
+from mini_agent.view import full_view
+
+BIG = "\n".join(f"line {i}: " + "x" * 60 for i in range(40))  # ~700 tokens per observation
+
+
+def read_tool():
+    return Tool("read_file", "read", {"type": "object"}, "read-only",
+                lambda i: f"{i['path']}\n{BIG}")
+
+
+def use(i, path):
+    return {"type": "tool_use", "id": f"toolu_{i:02d}", "name": "read_file",
+            "input": {"path": path}}
+
+
+def reads(n):
+    return ScriptedBrain([{"content": [{"type": "text", "text": f"Reading f{i}."}, use(i, f"f{i}")],
+                           "stop_reason": "tool_use"} for i in range(n)], final_text="Read all.")
+
+
+def make_agent(brain, **kwargs):
+    client = kwargs.pop("client", None) or offline_async_client(
+        brain, **kwargs.pop("transport", {}))
+    return Agent(client, tools={"read_file": read_tool()}, clock=kwargs.pop("clock", ManualClock()),
+                 **kwargs)
+
+
+def test_full_history_is_kept_and_the_view_is_sent():
+    agent = make_agent(reads(6), view_policy=ThresholdMasking(keep=2, threshold_tokens=500))
+    result = agent.run("Read the files.")
+    assert result.text == "Read all." and result.stop_reason == "completed"
+    assert len(agent.history) == len(agent.times) == 14
+    assert all(b["content"].startswith("f") for m in agent.history[2::2] if m["role"] == "user"
+               for b in m["content"] if b["type"] == "tool_result")
+    sent = agent.client.offline_transport.requests[-1]["messages"]
+    assert sent == mask_old_observations(agent.history[:-1], keep=2)
+    assert [r["turn"] for r in agent.requests] == list(range(1, 8))
+    last = agent.requests[-1]
+    assert last["view_tokens"] < last["raw_tokens"] and last["stop_reason"] == "end_turn"
+    assert last["usage"]["input_tokens"] > 0
+    validate_messages(agent.history)
+
+
+def test_stats_and_history_text():
+    agent = make_agent(reads(5), view_policy=ThresholdMasking(keep=2, threshold_tokens=100))
+    agent.run("go")
+    stats = agent.stats()
+    assert stats["turns"] == 12 and stats["masked_count"] == 3
+    assert stats["view_tokens"] < stats["raw_tokens"]
+    assert agent.stats_line() == (f"turns: 12   raw: ~{stats['raw_tokens']} tok   "
+                                  f"view: ~{stats['view_tokens']} tok   masked: 3")
+    text = agent.history_text(limit_chars=300)
+    assert text.startswith("[\n  {\n    \"role\": \"user\"") and "more characters]" in text
+    assert len(agent.history_text(limit_chars=10**9)) == len(json.dumps(agent.history, indent=2,
+                                                                        ensure_ascii=False))
+
+
+def test_times_follow_the_clock():
+    clock = ManualClock()
+    agent = make_agent(reads(1), clock=clock, view_policy=full_view)
+    agent.run("go")
+    assert agent.times == [clock.now()] * 4
+    clock.advance(60)
+    agent.run("again")
+    assert agent.times[-1] == agent.times[0] + 60 and len(agent.times) == len(agent.history)
+
+
+def test_prepare_request_runs_before_validation():
+    seen = []
+
+    def mark(request):
+        seen.append(len(request["messages"]))
+        return {**request, "metadata": {"user_id": "u1"}}
+    agent = make_agent(reads(1), prepare_request=[mark])
+    agent.run("go")
+    assert seen == [1, 3]
+    assert agent.client.offline_transport.requests[0]["metadata"] == {"user_id": "u1"}
+
+    def break_it(request):
+        return {**request, "messages": request["messages"] + [{"role": "user", "content": "x"}]}
+    bad = make_agent(reads(1), prepare_request=[break_it])
+    with pytest.raises(MessageValidationError, match="alternate"):
+        bad.run("go")
+    assert bad.client.offline_transport.request_count == 0
+
+
+def test_write_ahead_session(tmp_path):
+    """The user message is on disk before the API sees the request; the log rebuilds the history."""
+    path_holder = {}
+
+    class Spy(ScriptedBrain):
+        def respond(self, request):
+            lines = path_holder["path"].read_text().splitlines()
+            path_holder.setdefault("seen", []).append(len(lines))
+            last = json.loads(lines[-1])
+            assert last["type"] in ("message", "tool_result")
+            return super().respond(request)
+    brain = Spy(reads(2).responses, final_text="Done.")
+    session = SessionWriter(tmp_path, "s1", clock=ManualClock())
+    path_holder["path"] = session.path
+    agent = make_agent(brain, session=session, view_policy=ThresholdMasking(keep=1,
+                                                                            threshold_tokens=10))
+    agent.run("Read two files.")
+    entries, problems = resume_session(session.path)
+    assert problems == []
+    assert [e["type"] for e in entries] == ["message", "message", "tool_result", "message",
+                                           "tool_result", "message"]
+    assert path_holder["seen"] == [1, 3, 5]  # user prompt, then each tool result, all written first
+    history, times, report = rebuild_history(entries)
+    assert history == agent.history  # the FULL history, never the masked view
+    assert "[observation masked" not in session.path.read_text()
+
+
+def test_resume_continues_a_logged_session(tmp_path):
+    agent = make_agent(reads(1), session=SessionWriter(tmp_path, "abc", clock=ManualClock()))
+    agent.run("first")
+    again = make_agent(ScriptedBrain([], final_text="Welcome back."))
+    report = again.resume("abc", directory=tmp_path)
+    assert again.history == agent.history and len(again.times) == len(agent.times)
+    assert "clean" in str(report)
+    assert again.run("second").text == "Welcome back."
+    entries, _ = resume_session(tmp_path / "abc.jsonl")
+    assert rebuild_history(entries)[0] == again.history
+    with pytest.raises(FileNotFoundError):
+        again.resume("nope", directory=tmp_path)
+
+
+def test_hooks_around_the_run():
+    calls = []
+    hooks = HookManager()
+    hooks.on("SessionStart", lambda p: calls.append(("start", p["source"])))
+    hooks.on("UserPromptSubmit", lambda p: {"hookSpecificOutput": {
+        "hookEventName": "UserPromptSubmit", "additionalContext": "Today is Monday."}})
+    hooks.on("PreToolUse", lambda p: calls.append(("pre", p["tool_name"])))
+    hooks.on("PostToolUse", lambda p: calls.append(("post", p["tool_name"])))
+    hooks.on("Stop", lambda p: calls.append(("stop", p["stop_reason"])))
+    agent = make_agent(reads(1), hooks=hooks)
+    agent.run("go")
+    agent.run("more")
+    assert calls == [("start", "startup"), ("pre", "read_file"), ("post", "read_file"),
+                     ("stop", "completed"), ("stop", "completed")]
+    assert agent.history[0]["content"] == [{"type": "text", "text": "go"},
+                                           {"type": "text", "text": "Today is Monday."}]
+
+
+def test_a_blocked_prompt_sends_and_stores_nothing():
+    hooks = HookManager()
+    hooks.on("UserPromptSubmit", lambda p: {"decision": "block", "reason": "secrets"})
+    agent = make_agent(reads(1), hooks=hooks)
+    result = agent.run("my key is sk-ant-xyz")
+    assert result.stop_reason == "prompt_blocked"
+    assert agent.history == [] and agent.client.offline_transport.request_count == 0
+
+
+def test_context_overflow_retries_once_with_the_handler_view():
+    calls = []
+
+    def shrink(history, ctx):
+        calls.append((len(history), len(ctx.times)))
+        return mask_old_observations(history, keep=1)
+    agent = make_agent(reads(4), view_policy=full_view, on_context_overflow=shrink,
+                       transport={"context_window_tokens": 2_500})
+    agent.run("go")
+    assert calls and all(n == t for n, t in calls)
+    assert any(r["overflow_retry"] for r in agent.requests)
+    validate_messages(agent.history)
+
+
+def test_context_overflow_without_recovery_raises_a_clear_error():
+    agent = make_agent(reads(4), view_policy=full_view, transport={"context_window_tokens": 2_000})
+    with pytest.raises(ContextOverflowError, match="no on_context_overflow") as info:
+        agent.run("go")
+    assert info.value.raw_tokens > 1_500 and "prompt is too long" in info.value.api_message
+    hopeless = make_agent(reads(4), view_policy=full_view, on_context_overflow=lambda h, c: h,
+                          transport={"context_window_tokens": 2_000})
+    with pytest.raises(ContextOverflowError, match="after on_context_overflow"):
+        hopeless.run("go")
+    validate_messages(hopeless.history)
+
+
+def test_run_works_inside_a_running_event_loop_and_arun_too():
+    agent = make_agent(reads(1))
+
+    async def notebook_cell():
+        first = agent.run("sync inside a loop")  # as in Jupyter
+        second = await agent.arun("async")
+        return first, second
+    first, second = asyncio.run(notebook_cell())
+    assert first.text == second.text == "Read all."
+
+
+def test_sync_client_and_on_request_and_on_event():
+    records, events = [], []
+    agent = make_agent(None, client=offline_client(reads(2)), on_request=records.append)
+    result = agent.run("go", on_event=events.append)
+    assert len(records) == 3 and records == agent.requests
+    assert events[-1] == LoopEnd("completed", 3) and result.events == events
+
+
+def test_empty_prompt_is_refused():
+    with pytest.raises(ValueError, match="empty"):
+        make_agent(reads(1)).run("  ")
