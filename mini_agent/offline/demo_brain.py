@@ -240,7 +240,7 @@ class DemoBrain:
         reply = self._check_tools(reply, available)
         if pieces_done:
             reply = _rest_after(reply, pieces_done)
-        seed = json.dumps(request.get("messages") or [], sort_keys=True, ensure_ascii=False)
+        seed = _id_seed(request.get("messages") or [])
         for k, block in enumerate(reply["content"]):
             if block["type"] == "tool_use":
                 digest = hashlib.sha256(f"{seed}|{k}".encode()).hexdigest()[:24]
@@ -575,14 +575,32 @@ def _describe_file(path: str, lines: dict[int, str], prompt: str, calls: list[Ca
         return (f"`{asked[2]}` is a {'function' if asked[1] == 'def' else 'class'} in `{path}`, "
                 f"lines {asked[0]}-{end}. Its docstring says: {doc or '(none)'}")
     first = next((lines[n].strip().strip('"') for n in sorted(lines) if lines[n].strip()), "")
-    listing = ", ".join(f"`{name}` (line {n})" for n, _, name in defs) or "no top-level definitions"
-    text = f"`{path}` has {len(lines)} lines. It opens with: {first}\nIt defines {listing}."
+    if path.endswith(".md"):
+        heads = [f"{line.lstrip('#').strip()} (line {n})" for n, line in sorted(lines.items())
+                 if line.startswith("## ")]
+        listing = "has sections " + (", ".join(heads) or "(none)")
+    else:
+        listing = ("defines " + ", ".join(f"`{name}` (line {n})" for n, _, name in defs)
+                   if defs else "has no top-level functions or classes")
+    text = f"`{path}` has {len(lines)} lines. It opens with: {first}\nIt {listing}."
     edits = [c for c in calls if c.name == "edit_file" and not c.is_error
              and c.input.get("path") == path]
     if edits:
         text += (f"\nI edited it: `{edits[-1].input['old_string'].strip()}` became "
                  f"`{edits[-1].input['new_string'].strip()}`.")
     return text
+
+
+def _id_seed(messages: list[dict[str, Any]]) -> str:
+    """What tool ids hash: the parts of a history that views (masking) never change."""
+    kept = []
+    for message in messages:
+        for b in content_blocks(message):
+            if b.get("type") in ("text", "tool_use"):
+                kept.append([message.get("role"), b.get("text"), b.get("name"), b.get("input")])
+            elif b.get("type") == "tool_result":
+                kept.append([message.get("role"), "tool_result"])
+    return json.dumps(kept, sort_keys=True, ensure_ascii=False)
 
 
 def _def_pattern(names: list[str]) -> str:
