@@ -298,3 +298,17 @@ def test_property_curve_equals_per_prefix_views(history, keep, threshold, chunk,
     assert masking_curve(history, keep=keep, threshold_tokens=threshold, chunk=chunk,
                          exclude_tools=exclude) == \
         naive_curve(history, keep, threshold, chunk, tuple(exclude))
+
+
+@settings(max_examples=60, deadline=None)
+@given(histories(max_turns=10), keeps, st.integers(1, 4), st.integers(0, 500))
+def test_property_policies_send_valid_smaller_views(history, keep, chunk, threshold):
+    before = copy.deepcopy(history)
+    for policy in (ThresholdMasking(keep=keep, threshold_tokens=threshold),
+                   ChunkedMasking(keep=keep, chunk=chunk, threshold_tokens=threshold)):
+        view = policy(history, ViewContext())
+        validate_messages(view)
+        assert approx_tokens(view) <= approx_tokens(history)
+        assert results(view)[max(0, count_tool_results(history) - keep):] == \
+            results(history)[max(0, count_tool_results(history) - keep):]
+    assert history == before
