@@ -170,12 +170,13 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
         from .session import SessionWriter
     except ImportError:
         SessionWriter = None  # type: ignore[assignment]
+    scratch = None
     if args.workspace:
         workspace = Path(args.workspace)
     elif config.is_online():
         workspace = Path.cwd()
     else:
-        workspace = copy_demo_project()
+        workspace = scratch = copy_demo_project()
         print(f"offline workspace: a copy of the demo project ({workspace.name}); try: "
               f"{DEFAULT_DEMO_TASK}", file=out)
     agent = build_agent(workspace)
@@ -194,7 +195,11 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
         agent.session = SessionWriter(args.sessions_dir, clock=agent.clock)
         print(f"session {agent.session.session_id} (resume with --resume)", file=out)
     print("commands: /stats, /history, /quit", file=out)
-    return repl(agent, out=out, read=read)
+    try:
+        return repl(agent, out=out, read=read)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch.parent, ignore_errors=True)
 
 
 def _guarded(module: str, what: str) -> Any:

@@ -1,0 +1,112 @@
+"""Tests for mini_agent.cli: the offline demo end to end, the REPL, the subcommands' wiring."""
+
+import io
+import subprocess
+import sys
+
+import pytest
+
+from mini_agent import cli
+
+
+@pytest.fixture(autouse=True)
+def offline(monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+
+
+def lines_from(*answers):
+    it = iter(answers)
+
+    def read(prompt):
+        try:
+            return next(it)
+        except StopIteration:
+            raise EOFError
+    return read
+
+
+def test_demo_offline_fixes_the_project(tmp_path):
+    out = io.StringIO()
+    code = cli.main(["demo", "--workspace", str(tmp_path), "--keep-workspace"], out=out)
+    text = out.getvalue()
+    assert code == 0
+    assert text.splitlines()[0].startswith("offline:")
+    assert text.count("[tool_use]") >= 15
+    assert "[completed after" in text
+    stats = next(line for line in text.splitlines() if line.startswith("stats: "))
+    assert "masked:" in stats
+    project = tmp_path / "project"
+    before = subprocess.run([sys.executable, "run_tests.py"], cwd=cli.DEMO_PROJECT,
+                            capture_output=True, text=True)
+    after = subprocess.run([sys.executable, "run_tests.py"], cwd=project, capture_output=True,
+                           text=True)
+    assert before.returncode == 1, "the bundled project must start broken"
+    assert after.returncode == 0, after.stdout
+
+
+def test_demo_is_deterministic(tmp_path):
+    def stats_line(where):
+        out = io.StringIO()
+        cli.main(["demo", "--workspace", str(where)], out=out)
+        return [line for line in out.getvalue().splitlines() if line.startswith("stats: ")]
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    assert stats_line(tmp_path / "a") == stats_line(tmp_path / "b")
+
+
+def test_demo_runs_through_the_console_script_entry_point(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "mini_agent.cli", "demo", "--workspace",
+                           str(tmp_path)], capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in __import__("os").environ.items()
+                               if k != "ANTHROPIC_API_KEY"})
+    assert proc.returncode == 0, proc.stderr
+    assert "offline:" in proc.stdout and "stats: turns:" in proc.stdout
+
+
+def test_repl_commands(tmp_path):
+    out = io.StringIO()
+    code = cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path)], out=out,
+                    read=lines_from("/stats", "Hello there", "/stats", "/history", "/nope",
+                                    "/quit"))
+    text = out.getvalue()
+    assert code == 0
+    assert "turns: 0   raw: ~0 tok" in text and "turns: 2   raw: ~" in text
+    assert '"role": "user"' in text and "commands: /stats, /history, /quit" in text
+    assert len(list(tmp_path.glob("*.jsonl"))) == 1
+
+
+def test_resume_from_the_cli(tmp_path):
+    cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path)], out=io.StringIO(),
+             read=lines_from("Hello there"))
+    session_id = next(tmp_path.glob("*.jsonl")).stem
+    out = io.StringIO()
+    code = cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path),
+                     "--resume", session_id], out=out, read=lines_from("/stats"))
+    assert code == 0
+    assert f"resumed {session_id}: 2 messages" in out.getvalue()
+    assert "turns: 2" in out.getvalue()
+    assert cli.main(["--sessions-dir", str(tmp_path), "--resume", "missing"],
+                    out=io.StringIO(), read=lines_from()) == 2
+
+
+def test_sessions_grade_and_make_exercises_are_wired(tmp_path, capsys):
+    cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path)], out=io.StringIO(),
+             read=lines_from("Hello"))
+    assert cli.main(["--sessions-dir", str(tmp_path), "sessions"]) == 0
+    assert tmp_path.glob("*.jsonl").__next__().stem in capsys.readouterr().out
+    assert cli.main(["grade", "99"]) == 2
+    assert cli.main(["make-exercises", "--check"], out=io.StringIO()) in (0, 1)
+
+
+def test_event_printer_shows_tools_and_results():
+    from mini_agent.executor import ToolOutcome
+    from mini_agent.loop import LoopEnd, TextChunk, ToolResult, ToolUse
+    out = io.StringIO()
+    show = cli.event_printer(out)
+    show(TextChunk("Hi"))
+    show(ToolUse({"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "x"}}))
+    show(ToolResult(ToolOutcome({"type": "tool_result", "tool_use_id": "t", "content": "a\nb"},
+                                "grep", {}, 0.0, 0.0, 0.0)))
+    show(LoopEnd("completed", 1))
+    assert out.getvalue() == ('Hi\n[tool_use] grep({"pattern": "x"})\n'
+                              "[tool_result] ok (2 lines) a b\n[completed after 1 turns]\n")
