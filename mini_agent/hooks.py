@@ -233,7 +233,7 @@ class HookManager:
             except Exception as exc:  # noqa: BLE001 - a broken hook must not break the run
                 name = getattr(handler, "__name__", repr(handler))
                 merged.errors.append(f"{event} hook {name} raised {type(exc).__name__}: {exc}")
-                log.warning(merged.errors[-1])
+                log.info(merged.errors[-1])
                 continue
             merged.errors.extend(result.errors)
             if result.blocked:
@@ -390,7 +390,7 @@ class CommandHook:
             if event in PLAIN_STDOUT_IS_CONTEXT:
                 return HookResult(additional_context=text)
             message = f"{self.__name__} printed non-JSON stdout; ignored ({exc})"
-            log.warning(message)
+            log.info(message)
             return HookResult(errors=[message])
 
 
