@@ -252,3 +252,21 @@ def test_through_the_sdk_client(solved, tmp_path):
         history.append(execute(tools, reply))
     assert history == expected
     assert run_demo_tests(workspace).returncode == 0
+
+
+@pytest.mark.parametrize("kind", ["text", "tool_use"])
+def test_auto_continue_through_an_injected_max_tokens(kind):
+    offline = pytest.importorskip("mini_agent.offline")
+    from mini_agent.continuation import auto_continue
+    client = offline.offline_client(DemoBrain(),
+                                    faults=offline.FaultPlan(max_tokens_at={1: kind}))
+    tools = [{"name": "list_dir", "description": "List a directory",
+              "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]
+    merged = auto_continue(client, model="claude-sonnet-4-6", max_tokens=1024,
+                           messages=[{"role": "user", "content": DEMO_TASK}], tools=tools)
+    assert merged["attempts"] == 2 and merged["stop_reason"] == "tool_use"
+    assert merged["content"][0] == {"type": "text",
+                                    "text": "I'll start by looking at how the project is laid out."}
+    assert merged["content"][1]["name"] == "list_dir"
+    assert merged["content"][1]["input"] == {"path": "."}
+    assert len(merged["dropped_tool_use_ids"]) == (1 if kind == "tool_use" else 0)

@@ -231,3 +231,23 @@ def test_latency_and_tool_validation():
 def test_workspace_must_exist(tmp_path):
     with pytest.raises(ToolError, match="is not a directory"):
         Workspace(tmp_path / "nope")
+
+
+from hypothesis import given, settings, strategies as st  # noqa: E402
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(["..", ".", "pkg", "a.py", "up", "nope", "/", "//"]),
+                min_size=1, max_size=6))
+def test_resolve_never_leaves_the_workspace(tmp_path_factory, parts):
+    root = tmp_path_factory.mktemp("prop") / "ws"
+    (root / "pkg").mkdir(parents=True)
+    if not (root / "up").exists():
+        os.symlink(root.parent, root / "up")
+    workspace = Workspace(root)
+    try:
+        resolved = workspace.resolve("/".join(parts))
+    except ToolError as exc:
+        assert "outside the workspace" in str(exc)
+    else:
+        assert resolved == workspace.root or resolved.is_relative_to(workspace.root)
