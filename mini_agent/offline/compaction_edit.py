@@ -127,7 +127,7 @@ def structured_summary(messages: list[MessageParam]) -> str:
                 last_text = b["text"]
                 for s in _sentences(b["text"]):
                     if _DECISION_RE.search(s):
-                        _add(decisions, "- " + _short(s, 200), 12)
+                        _add(decisions, "- " + _short(s, 200), 10_000)  # newest 12 kept
             if kind == "text" or kind == "tool_result":
                 text = b.get("text") if kind == "text" else tool_result_text(b)
                 for ident in _PATH_RE.findall(text or "") + _SYMBOL_RE.findall(text or ""):
