@@ -37,6 +37,7 @@ import dataclasses
 import datetime as dt
 import json
 import re
+import threading
 from typing import Any, Sequence
 
 from .masking import mask_old_observations
@@ -316,13 +317,15 @@ class ColdStore:
     reheat is byte-identical: ``json.dumps(store.reheat(id))`` equals the stored text. Each
     write commits, so a new ``ColdStore(path)`` after a restart sees every stored segment.
     Args: path: a file path, or ":memory:" (default) for a store that lives with the object.
-    IO: sqlite3 only.
+    IO: sqlite3 only. Thread-safe (the Agent runs tools in worker threads).
     """
 
     def __init__(self, path: Any = ":memory:") -> None:
         import sqlite3
         self.path = str(path)
-        self._db = sqlite3.connect(self.path)
+        # tools run in executor threads: one connection shared under a lock
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._lock = threading.Lock()
         self._db.execute("CREATE TABLE IF NOT EXISTS segments (seq INTEGER PRIMARY KEY "
                          "AUTOINCREMENT, id TEXT NOT NULL UNIQUE, label TEXT NOT NULL, "
                          "time REAL NOT NULL, messages TEXT NOT NULL)")
@@ -333,6 +336,10 @@ class ColdStore:
         """Store a segment once; return its ``seq``. Storing the same id again with the same
         messages is a no-op; with different messages it raises ValueError (nothing is lost)."""
         text = json.dumps(list(messages), ensure_ascii=False)
+        with self._lock:
+            return self._put(segment, label, time_seconds, text)
+
+    def _put(self, segment: str, label: str, time_seconds: float, text: str) -> int:
         row = self._db.execute("SELECT seq, messages FROM segments WHERE id = ?",
                                (segment,)).fetchone()
         if row is not None:
@@ -347,8 +354,9 @@ class ColdStore:
 
     def reheat_json(self, segment: str) -> str:
         """The stored JSON text of a segment's messages. Raises KeyError for an unknown id."""
-        row = self._db.execute("SELECT messages FROM segments WHERE id = ?",
-                               (segment,)).fetchone()
+        with self._lock:
+            row = self._db.execute("SELECT messages FROM segments WHERE id = ?",
+                                   (segment,)).fetchone()
         if row is None:
             known = ", ".join(s["id"] for s in self.segments()[:20]) or "none"
             raise KeyError(f"unknown cold segment {segment!r} (known: {known})")
@@ -360,18 +368,22 @@ class ColdStore:
 
     def segments(self) -> list[dict[str, Any]]:
         """``[{"seq", "id", "label", "time"}]`` in insertion order (by ``seq``)."""
-        rows = self._db.execute("SELECT seq, id, label, time FROM segments ORDER BY seq")
+        with self._lock:
+            rows = self._db.execute("SELECT seq, id, label, time FROM segments ORDER BY seq"
+                                    ).fetchall()
         return [{"seq": r[0], "id": r[1], "label": r[2], "time": r[3]} for r in rows]
 
     def evict_oldest(self, count: int) -> list[str]:
         """Delete the ``count`` first-inserted segments (by ``seq``); return their ids."""
         ids = [s["id"] for s in self.segments()[:max(0, count)]]
-        self._db.executemany("DELETE FROM segments WHERE id = ?", [(i,) for i in ids])
-        self._db.commit()
+        with self._lock:
+            self._db.executemany("DELETE FROM segments WHERE id = ?", [(i,) for i in ids])
+            self._db.commit()
         return ids
 
     def __len__(self) -> int:
-        return self._db.execute("SELECT COUNT(*) FROM segments").fetchone()[0]
+        with self._lock:
+            return self._db.execute("SELECT COUNT(*) FROM segments").fetchone()[0]
 
     def close(self) -> None:
         """Close the database connection."""

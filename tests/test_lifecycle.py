@@ -166,3 +166,23 @@ def test_lifecycle_view_properties(case):
         v, _ = lifecycle_view(h, times=times, tiers=tiers)
         validate_messages(v)
         assert approx_tokens(v) <= approx_tokens(h)
+
+
+def test_the_model_reheats_a_cold_segment_through_the_agent():
+    from mini_agent.agent import Agent
+    from mini_agent.offline import offline_client
+    from mini_agent.offline.brains import ScriptedBrain
+    h, t = session(30)
+    store = ColdStore()
+    LifecyclePolicy(store=store)(h, ViewContext(times=tuple(t), now=t[-1]))
+    brain = ScriptedBrain([{"content": [
+        {"type": "text", "text": "Let me reheat seg-003."},
+        {"type": "tool_use", "id": "toolu_r1", "name": "recall_segment",
+         "input": {"id": "seg-003"}}], "stop_reason": "tool_use"}, "Done."])
+    agent = Agent(offline_client(brain), tools={"recall_segment": recall_segment_tool(store)})
+    agent.run("What did seg-003 contain?")
+    result = agent.history[2]["content"][0]
+    assert not result.get("is_error"), result
+    assert result["content"] == store.reheat_json("seg-003")  # tool runs in a worker thread
+    ranges = split_exchanges(h)
+    assert json.loads(result["content"]) == h[ranges[2][0]:ranges[2][1]]
