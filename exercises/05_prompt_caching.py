@@ -1,0 +1,100 @@
+# Generated from solutions/05_prompt_caching.py by `mini-agent make-exercises`.
+# Replace each `raise NotImplementedError(...)` with your code, then run
+# `mini-agent grade 05`. Re-generating overwrites this file.
+"""Exercise 05: fingerprint requests, detect cache breaks, place breakpoints
+(notebooks/05_prompt_caching.ipynb).
+
+The prompt cache reads the longest prefix (tools -> system -> messages) an earlier request
+wrote at a ``cache_control`` breakpoint. A break shows up as a drop in
+``usage.cache_read_input_tokens``; the detector of seed 002 says why by comparing
+fingerprints of the request with the previous one.
+
+* 05.1 ``tools_fingerprint(tools)``: SHA-256 hex of the CANONICAL JSON of the tools: sorted
+  by name, keys sorted at every level, no ``cache_control`` keys. The same tool set written in
+  another order must give the same fingerprint.
+* 05.2 ``system_fingerprint(system)``: SHA-256 hex of the STATIC part of a system prompt
+  string (before ``DYNAMIC_BOUNDARY``): the dynamic part (time, cwd) may change freely.
+* 05.3 ``CacheBreakDetector.check_response(usage)``: a break is a drop in
+  ``cache_read_input_tokens`` versus the previous response of MORE than 2,000 tokens AND MORE
+  than 5% of the previous read. Causes: "system_prompt_changed", "tools_changed" (both can
+  hold), else "unknown". Always remember this response as the new "previous".
+* 05.4 ``place_breakpoints(request)``: return a copy of the request with ``cache_control``
+  ``{"type": "ephemeral"}`` on the last tool, on the last system block, and on the last
+  non-empty text/tool_result block of the last message: never more than 4 markers in
+  total, never on an empty text block, input not mutated.
+
+Grade with ``mini-agent grade 05``. The kit's own versions are in ``mini_agent.cache``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+
+from mini_agent.cache import DYNAMIC_BOUNDARY, split_system_prompt
+
+MAX_BREAKPOINTS = 4
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def tools_fingerprint(tools: list[dict]) -> str:
+    """Return the SHA-256 hex digest of the canonical JSON of ``tools``.
+
+    Canonical: tools sorted by ``"name"``, ``json.dumps(..., sort_keys=True)``, every
+    ``cache_control`` key removed. Example: ``tools_fingerprint([a, b]) ==
+    tools_fingerprint([b, a])``.
+    """
+    raise NotImplementedError("Exercise 05.1")
+
+
+def system_fingerprint(system: str) -> str:
+    """Return the SHA-256 hex digest of the static part of ``system`` (before
+    ``DYNAMIC_BOUNDARY``; the whole string when there is none)."""
+    raise NotImplementedError("Exercise 05.2")
+
+
+class CacheBreakDetector:
+    """Seed 002's detector: ``record_request`` before sending, ``check_response`` after.
+
+    Attributes: last: ``{"system", "tools", "read"}`` of the previous response or None;
+    pending: fingerprints of the request just recorded, or None.
+    """
+
+    MIN_DROP_TOKENS = 2_000
+    MIN_DROP_RATIO = 0.05
+
+    def __init__(self) -> None:
+        self.last: dict | None = None
+        self.pending: dict | None = None
+
+    def record_request(self, system: str, tools: list[dict]) -> None:
+        """Remember the fingerprints of the request about to be sent."""
+        self.pending = {"system": system_fingerprint(system), "tools": tools_fingerprint(tools)}
+
+    def check_response(self, usage: dict) -> dict | None:
+        """Return ``{"dropped": int, "causes": [str, ...]}`` for a break, else None.
+
+        Args: usage: ``{"cache_read_input_tokens": int, ...}``. Returns None when nothing
+        was recorded, for the first response, or when the drop is not a break.
+        """
+        raise NotImplementedError("Exercise 05.3")
+
+
+def place_breakpoints(request: dict) -> dict:
+    """Return a copy of ``request`` with at most 4 ``cache_control`` breakpoints.
+
+    Shapes: request ``{"tools"?: [tool], "system"?: [text block], "messages": [MessageParam]}``
+    (system already a list of blocks; message content may be a string). Marks: the last tool,
+    the last system block, the last non-empty block (text with non-whitespace text, or any
+    non-text block except thinking) of the last message (string content becomes one text block). Existing
+    markers are removed first. Never mutates ``request``.
+    """
+    raise NotImplementedError("Exercise 05.4")
+
+
+__all__ = ["DYNAMIC_BOUNDARY", "MAX_BREAKPOINTS", "CacheBreakDetector", "place_breakpoints",
+           "system_fingerprint", "tools_fingerprint"]
