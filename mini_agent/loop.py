@@ -239,7 +239,7 @@ async def run_loop(call_model: Callable[..., AsyncIterator[Any]], history: list[
         notes: list[str] = []
         text_buffer: list[str] = []
         done = StreamDone(None, {})
-        stored_assistant = False
+        stored_assistant = follow_up_stored = False
 
         def flush_text() -> None:
             text = "".join(text_buffer)
@@ -283,21 +283,22 @@ async def run_loop(call_model: Callable[..., AsyncIterator[Any]], history: list[
                 results.append(outcome.block)
                 await maybe_await(on_tool_result and on_tool_result(outcome.block))
                 yield ToolResult(outcome)
+            tool_count = len(executor.drain)
+            # Phase 3: decide (the follow-up holds every result, in tool_use order).
+            if tool_count:
+                content: list[Block] = list(results)
+                if notes:  # tell the model its cut tool call did not run
+                    content.append({"type": "text", "text": "\n".join(notes)})
+                history.append({"role": "user", "content": content})
+                follow_up_stored = True
+                await maybe_await(on_message and on_message(history[-1]))
         finally:
-            if stored_assistant and len(results) < len(executor.drain):
+            if stored_assistant and not follow_up_stored and len(executor.drain):
                 # interrupted mid-turn: answer every tool_use so the history stays valid
                 answered = {r["tool_use_id"] for r in results}
                 results += [tool_result_block(b["id"], INTERRUPTED, is_error=True)
                             for b in blocks if b["type"] == "tool_use" and b["id"] not in answered]
                 history.append({"role": "user", "content": results})
-        tool_count = len(executor.drain)
-        # Phase 3: decide.
-        if tool_count:
-            content: list[Block] = list(results)
-            if notes:  # tell the model its cut tool call did not run
-                content.append({"type": "text", "text": "\n".join(notes)})
-            history.append({"role": "user", "content": content})
-            await maybe_await(on_message and on_message(history[-1]))
         yield TurnEnd(turn, done.stop_reason, dict(done.usage), tool_count)
         if not tool_count:
             yield LoopEnd("completed", turn)
