@@ -395,6 +395,15 @@ class CacheBreakDetector:
             "now": now,
         }
 
+    def prepare_request(self, request_kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Agent ``prepare_request`` adapter: record the request (no clock) and return it as is."""
+        self.record_request(request_kwargs)
+        return request_kwargs
+
+    def on_request(self, record: Mapping[str, Any], *_: Any) -> CacheBreak | None:
+        """Agent ``on_request`` adapter: check ``record["usage"]``."""
+        return self.check_response(record.get("usage") or {})
+
     def check_response(self, usage: Any) -> CacheBreak | None:
         """Compare this response's ``cache_read_input_tokens`` with the previous one.
 

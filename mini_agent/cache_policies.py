@@ -245,7 +245,7 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
                       caching: bool = True, server_edit: dict | None = None,
                       system: str | list | None = None, tools: list[dict] | None = None,
                       gap_seconds: float = 20.0, ttl: str = "5m",
-                      simulator=None, resume: bool = False) -> list[dict]:
+                      simulator=None, resume: bool = False, detector=None) -> list[dict]:
     """Replay a recorded history request by request and return one record per request.
 
     Each request sends ``policy(messages[:i], ctx)`` (or the full prefix when policy is None);
@@ -254,8 +254,10 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
     ``server_edit`` (a ``clear_tool_uses_20250919`` edit dict) the offline server-side edit
     is applied to it; then the prompt-cache simulator fills ``usage``. Requests are
     ``gap_seconds`` apart on the simulator's clock (0, gap, 2*gap...).
+    A :class:`~mini_agent.cache.CacheBreakDetector` given as ``detector`` sees every request
+    (as sent, after any edit) and usage; its report lands in the record's ``"break"``.
     Returns ``[{"request", "raw_tokens", "view_tokens", "usage", "cost_usd", "hit_rate",
-    "applied_edits"}]`` (input cost only: outputs are the same under every policy).
+    "applied_edits", "break"}]`` (input cost only: outputs are the same under every policy).
     """
     from .cache import apply_cache_breakpoints, cache_hit_rate, cost_usd
     from .offline.cache_sim import PromptCacheSimulator
@@ -278,7 +280,11 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
         if server_edit is not None:
             request, applied = apply_clear_tool_uses(request, server_edit)
         usage = sim.usage(request, now=n * gap_seconds)
-        records.append({"request": n + 1, "raw_tokens": approx_tokens(history),
+        found = None
+        if detector is not None:
+            detector.record_request(request, now=n * gap_seconds)
+            found = detector.check_response(usage)
+        records.append({"break": found, "request": n + 1, "raw_tokens": approx_tokens(history),
                         "view_tokens": approx_tokens(request["messages"]), "usage": usage,
                         "cost_usd": cost_usd(usage, model, include_output=False),
                         "hit_rate": cache_hit_rate(usage), "applied_edits": applied})
