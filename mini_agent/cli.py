@@ -20,16 +20,12 @@ import asyncio
 import json
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Callable, Sequence, TextIO
 
 from . import config
 from .loop import Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped, TurnStart
 
-DEMO_PROJECT = Path(__file__).resolve().parent / "demo" / "project"
-DEFAULT_DEMO_TASK = ("The test suite of this project fails. Find the bug, fix it with a minimal "
-                     "edit, and run the tests (python3 run_tests.py) to confirm.")
 SESSIONS_DIR = "sessions"
 
 
@@ -39,13 +35,11 @@ def _mode_line() -> str:
     return "offline: no ANTHROPIC_API_KEY, the offline Claude answers (set a key to go online)"
 
 
-def copy_demo_project(target: Path | None = None) -> Path:
-    """Copy the bundled demo project into ``target`` (default: a new temp dir); return its path."""
-    root = Path(target) if target else Path(tempfile.mkdtemp(prefix="mini-agent-demo-"))
-    workspace = root / "project"
-    shutil.copytree(DEMO_PROJECT, workspace,
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.bak"))
-    return workspace
+def copy_demo_project(parent: Path | None = None) -> Path:
+    """Copy the bundled demo project (``mini_agent.demo``) to ``<parent>/project`` (default: a
+    new temp dir) and return the workspace path."""
+    from .demo import copy_demo_workspace
+    return copy_demo_workspace(Path(parent) / "project" if parent else None)
 
 
 def make_client(workspace: Path) -> Any:
@@ -63,12 +57,9 @@ def make_client(workspace: Path) -> Any:
 
 
 def demo_task() -> str:
-    """The prompt of the demo run (the demo brain's own, when it declares one)."""
-    try:
-        from .offline import demo_brain
-    except ImportError:
-        return DEFAULT_DEMO_TASK
-    return getattr(demo_brain, "DEMO_TASK", DEFAULT_DEMO_TASK)
+    """The prompt of the demo run (``mini_agent.demo.DEMO_TASK``)."""
+    from .demo import DEMO_TASK
+    return DEMO_TASK
 
 
 def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
@@ -133,8 +124,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     print(f"requests: {len(agent.requests)}   stop: {result.stop_reason}", file=out)
     if args.keep_workspace:
         print(f"workspace kept at {workspace}", file=out)
-    else:
-        shutil.rmtree(workspace.parent, ignore_errors=True)
+    else:  # only what this run created: the copy, and its temp parent when there was one
+        shutil.rmtree(workspace if args.workspace else workspace.parent, ignore_errors=True)
     return 0
 
 
@@ -177,8 +168,7 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
         workspace = Path.cwd()
     else:
         workspace = scratch = copy_demo_project()
-        print(f"offline workspace: a copy of the demo project ({workspace.name}); try: "
-              f"{DEFAULT_DEMO_TASK}", file=out)
+        print(f"offline workspace: a copy of the demo project; try: {demo_task()}", file=out)
     agent = build_agent(workspace)
     if args.resume:
         if SessionWriter is None:

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from mini_agent import cli
+from mini_agent.demo import PROJECT_DIR
 
 
 @pytest.fixture(autouse=True)
@@ -36,7 +37,7 @@ def test_demo_offline_fixes_the_project(tmp_path):
     stats = next(line for line in text.splitlines() if line.startswith("stats: "))
     assert "masked:" in stats
     project = tmp_path / "project"
-    before = subprocess.run([sys.executable, "run_tests.py"], cwd=cli.DEMO_PROJECT,
+    before = subprocess.run([sys.executable, "run_tests.py"], cwd=PROJECT_DIR,
                             capture_output=True, text=True)
     after = subprocess.run([sys.executable, "run_tests.py"], cwd=project, capture_output=True,
                            text=True)
@@ -51,7 +52,11 @@ def test_demo_is_deterministic(tmp_path):
         return [line for line in out.getvalue().splitlines() if line.startswith("stats: ")]
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "mine.txt").write_text("keep me")
     assert stats_line(tmp_path / "a") == stats_line(tmp_path / "b")
+    # without --keep-workspace only the copy is removed, never the directory given
+    assert (tmp_path / "a" / "mine.txt").read_text() == "keep me"
+    assert not (tmp_path / "a" / "project").exists()
 
 
 def test_demo_runs_through_the_console_script_entry_point(tmp_path):
