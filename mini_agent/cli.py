@@ -6,6 +6,7 @@
     mini-agent grade NN [--json]     grade exercises/NN_*.py
     mini-agent make-exercises [--check]           regenerate exercises/ from solutions/
     mini-agent sessions              list logged sessions
+    mini-agent record-outputs [NB...]             record notebooks' checked outputs
 
 Without ``ANTHROPIC_API_KEY`` everything runs offline (the offline Claude,
 :mod:`mini_agent.offline`, with the DemoBrain) and one line says so; with a key the same code
@@ -223,6 +224,9 @@ def build_parser() -> argparse.ArgumentParser:
     make = sub.add_parser("make-exercises", help="regenerate exercises/ from solutions/")
     make.add_argument("--check", action="store_true", help="only report drift (exit 1)")
     sub.add_parser("sessions", help="list logged sessions")
+    record = sub.add_parser("record-outputs",
+                            help="execute notebooks and record their checked cells' outputs")
+    record.add_argument("notebooks", nargs="*", help="default: every notebook in notebooks/")
     return parser
 
 
@@ -250,6 +254,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         if not changed:
             print("exercises/ is in sync with solutions/", file=out)
         return 0
+    if args.command == "record-outputs":
+        outputs = _guarded("notebook_outputs", "record-outputs")
+        return 2 if outputs is None else outputs.main_record(args.notebooks)
     if args.command == "sessions":
         session = _guarded("session", "sessions")
         return 2 if session is None else session.main_sessions(args.sessions_dir)
