@@ -22,12 +22,21 @@ def run(coro):
     return asyncio.run(coro)
 
 
+def add(drain, task_id, coro):
+    """``drain.add(task_id, coro)``, closing the coroutine if add fails (no stray warnings)."""
+    try:
+        drain.add(task_id, coro)
+    except BaseException:
+        coro.close()
+        raise
+
+
 @check(points=2, hint="drain_all must yield in the order tasks were added, not as they finish.")
 def check_drain_all_in_registration_order(impl):
     async def main():
         drain = impl.OrderedDrain()
         for name, delay in [("a", 0.03), ("b", 0.0), ("c", 0.015)]:
-            drain.add(name, after(delay, name.upper()))
+            add(drain, name, after(delay, name.upper()))
         return [v async for v in drain.drain_all()]
     assert run(main()) == ["A", "B", "C"]
 
@@ -41,8 +50,8 @@ def check_drain_ready_stops_at_unsettled_head(impl):
         async def head():
             await gate.wait()
             return "A"
-        drain.add("a", head())
-        drain.add("b", after(0, "B"))
+        add(drain, "a", head())
+        add(drain, "b", after(0, "B"))
         await asyncio.sleep(0.01)
         early = list(drain.drain_ready())
         gate.set()
@@ -55,7 +64,7 @@ def check_drain_ready_stops_at_unsettled_head(impl):
 def check_drain_ready_does_not_block(impl):
     async def main():
         drain = impl.OrderedDrain()
-        drain.add("slow", after(0.5, "x"))
+        add(drain, "slow", after(0.5, "x"))
         loop = asyncio.get_running_loop()
         start = loop.time()
         got = list(drain.drain_ready())
@@ -69,7 +78,7 @@ def check_nothing_yielded_twice(impl):
     async def main():
         drain = impl.OrderedDrain()
         for i in range(4):
-            drain.add(str(i), after(0 if i < 2 else 0.02, i))
+            add(drain, str(i), after(0 if i < 2 else 0.02, i))
         await asyncio.sleep(0.005)
         ready = list(drain.drain_ready())
         again = list(drain.drain_ready())
@@ -88,7 +97,7 @@ def check_no_result_dropped_across_both_drains(impl):
         collected = []
         delays = [0.0, 0.02, 0.0, 0.03, 0.0, 0.01]
         for i, d in enumerate(delays):  # "streaming": tasks arrive while we drain
-            drain.add(f"t{i}", after(d, i))
+            add(drain, f"t{i}", after(d, i))
             await asyncio.sleep(0.004)
             collected += list(drain.drain_ready())
         collected += [v async for v in drain.drain_all()]
@@ -101,7 +110,7 @@ def check_early_stop_does_not_repeat(impl):
     async def main():
         drain = impl.OrderedDrain()
         for i in range(3):
-            drain.add(str(i), after(0, i))
+            add(drain, str(i), after(0, i))
         await asyncio.sleep(0.01)
         first = next(iter(drain.drain_ready()))
         return first, [v async for v in drain.drain_all()]
