@@ -1,7 +1,7 @@
 # Generated from solutions/02_ordered_drain.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
 # `mini-agent grade 02`. Re-generating overwrites this file.
-"""Exercise 02: OrderedDrain, parallel results in tool_use order (notebooks/02_parallel_tools.ipynb).
+"""Exercise 02: OrderedDrain, results in tool_use order (notebooks/02_parallel_tools.ipynb).
 
 Tools run in parallel and finish in any order, but the follow-up user message must answer the
 ``tool_use`` blocks with ``tool_result`` blocks in the same order, each exactly once (a missing

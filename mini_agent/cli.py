@@ -1,6 +1,7 @@
 """The ``mini-agent`` command: a REPL and the kit's subcommands.
 
-    mini-agent                       REPL (/stats, /history, /quit); --resume ID continues a session
+    mini-agent                       REPL (/stats, /history, /quit)
+    mini-agent --resume ID           continue a logged session in the REPL
     mini-agent demo                  fix the bundled demo project's bug, transcript live, then /stats
     mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
     mini-agent grade NN [--json]     grade exercises/NN_*.py

@@ -1,4 +1,4 @@
-"""Run tools while the model streams: read-only tools in parallel, writes serialized, results in order.
+"""Run tools while the model streams: reads in parallel, writes serialized, results in order.
 
 The Messages API wants every ``tool_use`` of an assistant message answered by a
 ``tool_result`` in the next user message; the kit keeps them in ``tool_use`` order.
@@ -19,7 +19,8 @@ during streaming is never yielded again after it.
   errors are data for the model, never exceptions for the loop.
 
 Sync tools run in worker threads (:func:`to_thread`: ``asyncio.to_thread`` on a pool sized for
-IO-bound tools) so the event loop keeps reading the stream; ``Tool.latency_seconds`` (the offline kit's simulated tool latency) is awaited first.
+IO-bound tools) so the event loop keeps reading the stream; ``Tool.latency_seconds`` (the
+offline kit's simulated tool latency) is awaited first.
 Taught in ``notebooks/02_parallel_tools.ipynb``; exercise ``02``.
 Source: 002_4516104fd432e704.txt section 2 (OrderedDrain, StreamingExecutor).
 """

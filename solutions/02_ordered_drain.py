@@ -1,4 +1,4 @@
-"""Exercise 02: OrderedDrain, parallel results in tool_use order (notebooks/02_parallel_tools.ipynb).
+"""Exercise 02: OrderedDrain, results in tool_use order (notebooks/02_parallel_tools.ipynb).
 
 Tools run in parallel and finish in any order, but the follow-up user message must answer the
 ``tool_use`` blocks with ``tool_result`` blocks in the same order, each exactly once (a missing

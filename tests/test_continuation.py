@@ -38,7 +38,8 @@ def test_continuation_messages_strip_trailing_whitespace_and_refuse_empty():
 
 @pytest.mark.parametrize("kwargs, expected", [
     (dict(stop_reason="end_turn", text_so_far="", has_complete_tool_use=False, attempt=1), "done"),
-    (dict(stop_reason="max_tokens", text_so_far="a", has_complete_tool_use=True, attempt=1), "done"),
+    (dict(stop_reason="max_tokens", text_so_far="a", has_complete_tool_use=True, attempt=1),
+     "done"),
     (dict(stop_reason="max_tokens", text_so_far="a", has_complete_tool_use=False, attempt=1),
      "continue"),
     (dict(stop_reason="max_tokens", text_so_far=" ", has_complete_tool_use=False, attempt=2),

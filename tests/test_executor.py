@@ -1,4 +1,4 @@
-"""Tests for mini_agent.executor: ordered drain, parallel reads, serialized writes, errors, hooks."""
+"""Tests for mini_agent.executor: ordered drain, parallel reads, serialized writes, errors."""
 
 import asyncio
 import threading

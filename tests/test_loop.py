@@ -39,13 +39,14 @@ def kinds(events):
 
 def test_a_turn_with_parallel_tools_then_an_answer():
     tools = {"read": tool("read"), "slow": tool("slow", latency_seconds=0.05)}
-    brain = ScriptedBrain([reply("Reading two files.", use(1, "slow", p="a"), use(2, "read", p="b")),
-                           "Both read."])
+    brain = ScriptedBrain([reply("Reading two files.", use(1, "slow", p="a"),
+                                 use(2, "read", p="b")), "Both read."])
     history = [{"role": "user", "content": "go"}]
     events = run(offline_async_client(brain), tools, history)
     assert events[-1] == LoopEnd("completed", 2)
     assert history[1] == {"role": "assistant", "content": [
-        {"type": "text", "text": "Reading two files."}, use(1, "slow", p="a"), use(2, "read", p="b")]}
+        {"type": "text", "text": "Reading two files."}, use(1, "slow", p="a"),
+        use(2, "read", p="b")]}
     assert [b["tool_use_id"] for b in history[2]["content"]] == ["toolu_01", "toolu_02"]
     assert history[2]["content"][0]["content"] == "slow says [('p', 'a')]"
     assert history[3] == {"role": "assistant", "content": [{"type": "text", "text": "Both read."}]}

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.streaming: recorded SSE streams, cross-checked with the SDK's accumulator."""
+"""Tests for mini_agent.streaming: recorded SSE streams, cross-checked with the SDK accumulator."""
 
 import json
 from pathlib import Path

@@ -101,7 +101,7 @@ def check_parallel_calls_in_order_once(impl):
     assert events == frozen, "the events were mutated"
 
 
-@check(points=2, hint="A tool_use cut by max_tokens has incomplete JSON: leave it out, never run it.")
+@check(points=2, hint="A tool_use cut by max_tokens has incomplete JSON: leave it out.")
 def check_cut_by_max_tokens_is_left_out(impl):
     full = tool_events(1, "toolu_1", "read_file", ['{"path": "a.py"}'])
     cut = tool_events(2, "toolu_2", "edit_file", ['{"path": "b.py", "new": "ha'])

@@ -73,7 +73,7 @@ def check_drain_ready_does_not_block(impl):
     assert got == [] and elapsed < 0.1
 
 
-@check(points=2, hint="One shared cursor: what drain_ready yielded, drain_all must not yield again.")
+@check(points=2, hint="One shared cursor: what drain_ready took, drain_all must not yield again.")
 def check_nothing_yielded_twice(impl):
     async def main():
         drain = impl.OrderedDrain()
