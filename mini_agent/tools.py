@@ -29,6 +29,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -119,7 +120,12 @@ class Workspace:
         """
         if not isinstance(path, str) or not path.strip():
             raise ToolError("path must be a non-empty string relative to the workspace root")
-        target = (self.root / path).resolve()
+        if "\0" in path:
+            raise ToolError(f"path {path!r} contains a NUL byte; pass a plain relative path")
+        try:
+            target = (self.root / path).resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before 3.13)
+            raise ToolError(f"path {path!r} cannot be resolved: {exc}") from None
         if target != self.root and not target.is_relative_to(self.root):
             raise ToolError(f"path {path!r} is outside the workspace; use a path relative to "
                             "the workspace root (e.g. 'src/app.py')")
@@ -157,8 +163,16 @@ class Workspace:
             here = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if not self.is_ignored(here / d))
             found.extend(here / f for f in sorted(filenames) if not self.is_ignored(here / f)
-                         and (here / f).resolve().is_relative_to(self.root))
+                         and _inside(here / f, self.root))
         return sorted(found, key=lambda p: self.relative(p))
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """True if ``path`` resolves inside ``root``; a symlink loop or broken link is outside."""
+    try:
+        return path.resolve().is_relative_to(root)
+    except (RuntimeError, OSError):
+        return False
 
 
 def _read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
@@ -241,9 +255,10 @@ def _glob(ws: Workspace, input: dict[str, Any]) -> str:
         raise ToolError(f"glob pattern {pattern!r} must be relative to the workspace and "
                         "must not contain '..'")
     matches = set()
+    if not pattern:
+        raise ToolError("glob pattern must not be empty; e.g. '**/*.py'")
     for found in ws.root.glob(pattern):
-        resolved = found.resolve()
-        if not resolved.is_relative_to(ws.root) or ws.is_ignored(found.absolute()):
+        if not _inside(found, ws.root) or ws.is_ignored(found.absolute()):
             continue
         matches.add(ws.relative(found.absolute()) + ("/" if found.is_dir() else ""))
     if not matches:
@@ -251,25 +266,82 @@ def _glob(ws: Workspace, input: dict[str, Any]) -> str:
     return ws.cap("\n".join(sorted(matches)))
 
 
+BASH_PIPE_GRACE_SECONDS = 0.5
+"""How long run_bash waits for output after the shell exits; a background process that keeps
+stdout open past this is not waited for (its later output is not shown)."""
+
+
+class _Drain(threading.Thread):
+    """Read a pipe to its end, keeping the first ``keep_bytes`` and counting the rest."""
+
+    def __init__(self, fd: int, keep_bytes: int) -> None:
+        super().__init__(daemon=True)
+        self.fd, self.keep_bytes = fd, keep_bytes
+        self.head = bytearray()
+        self.dropped_bytes = 0
+        self.lock = threading.Lock()
+
+    def run(self) -> None:
+        while chunk := os.read(self.fd, 65_536):
+            with self.lock:
+                room = max(self.keep_bytes - len(self.head), 0)
+                self.head += chunk[:room]
+                self.dropped_bytes += len(chunk) - min(room, len(chunk))
+
+    def text(self, ws: Workspace) -> tuple[str, int]:
+        with self.lock:
+            return ws.scrub(bytes(self.head).decode("utf-8", errors="replace")), self.dropped_bytes
+
+
+def _cap_output(ws: Workspace, text: str, dropped_bytes: int) -> str:
+    """:meth:`Workspace.cap` that also counts output never kept (bytes, shown as characters)."""
+    if not dropped_bytes:
+        return ws.cap(text)
+    rest = max(len(text) - ws.max_output_chars, 0) + dropped_bytes
+    return f"{text[:ws.max_output_chars]}\n[... truncated: {rest:,} more characters]"
+
+
 def _run_bash(ws: Workspace, input: dict[str, Any]) -> str:
+    """Run the command; output is bounded in memory, the exit code line is never cut off.
+
+    A command past its timeout has its process group killed; a background process that keeps
+    stdout open after the shell exits does not make the call wait (see
+    BASH_PIPE_GRACE_SECONDS).
+    """
     command = input["command"]
     timeout_seconds = float(input.get("timeout_seconds", ws.bash_timeout_seconds))
+    if not 0 < timeout_seconds < float("inf"):
+        raise ToolError(f"timeout_seconds must be a positive number of seconds, "
+                        f"got {input.get('timeout_seconds')!r}")
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONHASHSEED="0", NO_COLOR="1",
                TERM="dumb", PATH=os.pathsep.join([os.path.dirname(sys.executable),
                                                   os.environ.get("PATH", "")]))
     proc = subprocess.Popen(["bash", "-c", command], cwd=ws.root, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             stdin=subprocess.DEVNULL, start_new_session=True)
+    assert proc.stdout is not None
+    drain = _Drain(proc.stdout.fileno(), 4 * ws.max_output_chars + 4)
+    drain.start()
     try:
-        out, _ = proc.communicate(timeout=timeout_seconds)
+        proc.wait(timeout=timeout_seconds)
+        timed_out = False
     except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        text = ws.scrub(out.decode("utf-8", errors="replace"))
+        timed_out = True
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.wait()
+    drain.join(BASH_PIPE_GRACE_SECONDS)
+    text, dropped = drain.text(ws)
+    if not drain.is_alive():
+        proc.stdout.close()
+    if timed_out:
+        text = _cap_output(ws, text, dropped)
         raise ToolError(f"{text}\n[command timed out after {timeout_seconds:g} seconds and was "
                         "killed; make it faster or pass a larger timeout_seconds]".lstrip())
-    text = ws.scrub(out.decode("utf-8", errors="replace")).rstrip("\n")
-    return ws.cap(f"{text}\n[exit code: {proc.returncode}]".lstrip("\n"))
+    text = _cap_output(ws, text if dropped else text.rstrip("\n"), dropped)
+    return f"{text}\n[exit code: {proc.returncode}]".lstrip("\n")
 
 
 def _edit_file(ws: Workspace, input: dict[str, Any]) -> str:
@@ -281,6 +353,8 @@ def _edit_file(ws: Workspace, input: dict[str, Any]) -> str:
         target.write_text(new, encoding="utf-8")
         return f"Created {rel} ({len(new.splitlines())} lines)"
     _, text = _read_text(ws, path)
+    raw = target.read_bytes()
+    crlf = b"\r\n" in raw  # read_text turned CRLF into LF; write them back as they were
     if old == new:
         raise ToolError("old_string and new_string are identical; nothing to change")
     count = text.count(old) if old else 0
@@ -292,8 +366,8 @@ def _edit_file(ws: Workspace, input: dict[str, Any]) -> str:
                         "lines so it matches exactly once")
     start = text.index(old)
     updated = text[:start] + new + text[start + len(old):]
-    target.with_name(target.name + ".bak").write_text(text, encoding="utf-8")
-    target.write_text(updated, encoding="utf-8")
+    target.with_name(target.name + ".bak").write_bytes(raw)
+    target.write_text(updated, encoding="utf-8", newline="\r\n" if crlf else None)
     first = text.count("\n", 0, start) + 1
     lines = updated.splitlines()
     last = first + max(new.count("\n") + 1, 1) - 1
@@ -385,8 +459,27 @@ def run_tool(tools: dict[str, Tool], name: str, input: Any) -> tuple[str, bool]:
         check_input(tool, input)
         if tool.latency_seconds:
             time.sleep(tool.latency_seconds)
-        return tool.run(input), False
+        return _encodable(tool.run(input)), False
     except ToolError as exc:
-        return str(exc) or f"{name} failed", True
+        return _encodable(str(exc) or f"{name} failed"), True
     except Exception as exc:  # any crash in a tool is data for the model, not a dead loop
-        return f"{name} failed: {type(exc).__name__}: {exc}", True
+        return _encodable(f"{name} failed: {type(exc).__name__}: {exc}"), True
+
+
+def _encodable(text: str) -> str:
+    """Make ``text`` valid UTF-8: a non-UTF-8 file name (surrogate escapes) shows as U+FFFD.
+
+    >>> _encodable("caf\\udce9.txt") == "caf\\ufffd.txt"
+    True
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "surrogateescape") if _only_escapes(text) \
+            else text.encode("utf-8", "replace")
+        return data.decode("utf-8", "replace")
+
+
+def _only_escapes(text: str) -> bool:
+    return all("\udc80" <= c <= "\udcff" for c in text if "\ud800" <= c <= "\udfff")

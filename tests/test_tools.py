@@ -251,3 +251,66 @@ def test_resolve_never_leaves_the_workspace(tmp_path_factory, parts):
         assert "outside the workspace" in str(exc)
     else:
         assert resolved == workspace.root or resolved.is_relative_to(workspace.root)
+
+
+# --------------------------------------------------------------------------- adversarial input
+
+def test_symlink_loop_is_skipped_by_grep_and_glob_and_named_by_read_file(tools, ws):
+    os.symlink("loop_b", ws / "loop_a")
+    os.symlink("loop_a", ws / "loop_b")
+    assert call(tools, "grep", pattern="return 1") == ("pkg/a.py:2:    return 1", False)
+    assert call(tools, "glob", pattern="**/*.py") == ("pkg/a.py", False)
+    content, is_error = call(tools, "read_file", path="loop_a")
+    assert is_error and content.startswith("path 'loop_a' cannot be resolved:")
+
+
+def test_path_with_nul_byte_is_an_actionable_error(tools):
+    assert call(tools, "read_file", path="notes\0.txt") == (
+        "path 'notes\\x00.txt' contains a NUL byte; pass a plain relative path", True)
+
+
+def test_non_utf8_file_name_gives_an_encodable_observation(tools, ws):
+    os.close(os.open(os.fsencode(ws) + b"/caf\xe9.txt", os.O_CREAT | os.O_WRONLY))
+    content, is_error = call(tools, "list_dir")
+    assert not is_error and "caf\ufffd.txt" in content.splitlines()
+    content.encode("utf-8")  # a lone surrogate here would break the session log and the API
+
+
+def test_run_bash_flood_is_capped_and_keeps_the_exit_code(ws):
+    tools = build_tools(Workspace(ws, max_output_chars=100))
+    content, is_error = call(tools, "run_bash", command="yes | head -c 1000000; exit 3")
+    assert not is_error
+    assert content == ("y\n" * 50 + "\n[... truncated: 999,900 more characters]\n"
+                       "[exit code: 3]")
+
+
+def test_run_bash_timed_out_flood_is_capped(ws):
+    tools = build_tools(Workspace(ws, max_output_chars=100))
+    content, is_error = call(tools, "run_bash", command="yes", timeout_seconds=0.3)
+    assert is_error and len(content) < 300
+    assert content.startswith("y\n" * 50 + "\n[... truncated: ")
+    assert content.endswith("[command timed out after 0.3 seconds and was killed; make it "
+                            "faster or pass a larger timeout_seconds]")
+
+
+def test_run_bash_does_not_wait_for_a_daemon_holding_stdout(tools):
+    started = time.monotonic()
+    content, is_error = call(tools, "run_bash", command="setsid sleep 30 & echo started",
+                             timeout_seconds=5)
+    assert time.monotonic() - started < 2
+    assert (content, is_error) == ("started\n[exit code: 0]", False)
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf")])
+def test_run_bash_rejects_a_timeout_that_is_not_positive_and_finite(tools, timeout):
+    content, is_error = call(tools, "run_bash", command="true", timeout_seconds=timeout)
+    assert is_error and content.startswith("timeout_seconds must be a positive number")
+
+
+def test_edit_file_keeps_crlf_line_endings_and_an_exact_backup(tools, ws):
+    (ws / "dos.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    content, is_error = call(tools, "edit_file", path="dos.txt", old_string="two",
+                             new_string="2")
+    assert not is_error
+    assert (ws / "dos.txt").read_bytes() == b"one\r\n2\r\nthree\r\n"
+    assert (ws / "dos.txt.bak").read_bytes() == b"one\r\ntwo\r\nthree\r\n"
