@@ -146,6 +146,8 @@ def load(path: str | Path, *, compaction: Literal["restart", "full"] = "restart"
     Raises: TranscriptError (missing file, unknown format, unrepairable history).
     """
     path = Path(path)
+    if path.is_dir():
+        raise TranscriptError(f"{path} is a directory; pass one transcript file")
     if not path.is_file():
         raise TranscriptError(f"no such file: {path}")
     try:
@@ -163,17 +165,30 @@ def parse_text(text: str, *, name: str = "", path: Path | None = None,
     """Parse a transcript from its text (same options as :func:`load`; ``name`` hints the format).
 
     A whole-document JSON value is a trajectory or messages file; otherwise the text is read as
-    JSONL. Raises TranscriptError when neither fits.
+    JSONL. A leading UTF-8 byte order mark is ignored. Raises TranscriptError when neither
+    fits, and for a field of an impossible type that no repair covers (the message names it).
     """
     if compaction not in ("restart", "full"):
         raise ValueError(f"compaction must be 'restart' or 'full', got {compaction!r}")
     label = name or (str(path) if path else "<text>")
+    try:
+        return _parse_text(text.removeprefix("\ufeff"), name=name, path=path, label=label,
+                           compaction=compaction, thinking=thinking, text_actions=text_actions)
+    except (TypeError, AttributeError, KeyError) as err:
+        raise TranscriptError(f"{label}: malformed transcript, a field has an unexpected type "
+                              f"({type(err).__name__}: {err})") from err
+
+
+def _parse_text(text: str, *, name: str, path: Path | None, label: str, compaction: str,
+                thinking: str, text_actions: str) -> Transcript:
     doc: Any = None
     if not name.endswith(".jsonl"):
         try:
             doc = json.loads(text)
         except json.JSONDecodeError:
             doc = None
+        except RecursionError:
+            raise TranscriptError(f"{label}: JSON nested too deeply to be a transcript") from None
     repairs: list[str] = []
     info: dict[str, Any] = {}
     if doc is None:
@@ -218,6 +233,9 @@ def _parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
             continue
         try:
             entry = json.loads(line)
+        except RecursionError:
+            repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
+            continue
         except json.JSONDecodeError:
             what = "truncated last line" if i == last else "line is not valid JSON"
             repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
@@ -236,6 +254,7 @@ def _is_message_entry(entry: dict) -> bool:
 def _claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
                        info: dict[str, Any], compaction: str) -> list[_Turn]:
     """Follow the ``parentUuid`` chain and build turns (see the module doc for the rules)."""
+    entries = [(n, _clean_ids(n, e, repairs)) for n, e in entries]
     by_uuid = {e["uuid"]: (n, e) for n, e in entries if isinstance(e.get("uuid"), str)}
     candidates = [(n, e) for n, e in entries if _is_message_entry(e) and not e.get("isSidechain")]
     info["skipped_entries"] = dict(collections.Counter(
@@ -307,8 +326,25 @@ def _claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
                        f"{len(synthetic)} <synthetic> "
                        "assistant entries (written by Claude Code, not the model)")
     info["api_turns"] = len(api_turns)
-    info["_models"] = [m for m in models if m]
+    info["_models"] = [m for m in models if isinstance(m, str) and m]
     return turns
+
+
+def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
+    """A copy of ``entry`` whose link ids that are not strings are None (reported)."""
+    bad = [k for k in ("uuid", "parentUuid", "logicalParentUuid")
+           if entry.get(k) is not None and not isinstance(entry[k], str)]
+    message = entry.get("message")
+    bad_id = isinstance(message, dict) and message.get("id") is not None \
+        and not isinstance(message["id"], str)
+    if not bad and not bad_id:
+        return entry
+    repairs.append(f"line {n}: {', '.join(bad + ['message.id'] * bad_id)} not a string; "
+                   "treated as missing")
+    entry = {**entry, **{k: None for k in bad}}
+    if bad_id:
+        entry["message"] = {**message, "id": None}
+    return entry
 
 
 def _blocks(content: Any) -> list[Block]:
@@ -327,7 +363,7 @@ def _session_turns(entries: list[tuple[int, dict]], repairs: list[str],
     turns = []
     for n, e in entries:
         kind = e.get("type")
-        if kind == "meta" and e.get("model"):
+        if kind == "meta" and isinstance(e.get("model"), str) and e["model"]:
             info["_models"] = [e["model"]]
         elif kind == "tool_result" and isinstance(e.get("block"), dict):
             turns.append(_Turn("user", [dict(e["block"])], "line", [n]))
@@ -377,8 +413,12 @@ def _openai_usage(usage: Any) -> dict | None:
     """Map OpenAI/LiteLLM usage to the Anthropic keys (cached prompt tokens -> cache reads)."""
     if not isinstance(usage, dict) or "prompt_tokens" not in usage:
         return usage if isinstance(usage, dict) and "input_tokens" in usage else None
-    cached = ((usage.get("prompt_tokens_details") or {}).get("cached_tokens")
+    details = usage.get("prompt_tokens_details")
+    cached = ((details.get("cached_tokens") if isinstance(details, dict) else None)
               or usage.get("prompt_cache_hit_tokens") or 0)
+    numbers = (usage["prompt_tokens"], cached, usage.get("completion_tokens", 0))
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in numbers):
+        return None  # not token counts: no usage rather than a wrong one
     return {"input_tokens": usage["prompt_tokens"] - cached, "cache_creation_input_tokens": 0,
             "cache_read_input_tokens": cached, "output_tokens": usage.get("completion_tokens", 0)}
 
@@ -453,10 +493,13 @@ def _chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
                 blocks.append({"type": "thinking", "thinking": reasoning})
             blocks += _chat_blocks(m.get("content"), where, repairs)
             calls = m.get("tool_calls") or []
+            if not isinstance(calls, list) or not all(isinstance(c, dict) for c in calls):
+                repairs.append(f"{where}: tool_calls entries that are not objects dropped")
+                calls = [c for c in calls if isinstance(c, dict)] if isinstance(calls, list) else []
             if isinstance(m.get("function_call"), dict):
                 calls = calls + [{"id": f"function_call_{i}", "function": m["function_call"]}]
             for j, call in enumerate(calls):
-                function = call.get("function") or {}
+                function = call.get("function") if isinstance(call.get("function"), dict) else {}
                 blocks.append({"type": "tool_use", "id": call.get("id") or f"call_{i}_{j}",
                                "name": function.get("name") or "tool",
                                "input": _tool_input(function.get("arguments"), where, repairs)})
@@ -471,7 +514,7 @@ def _chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
                                    "input": {"command": action.strip()}})
                     mapped.append(i)
             response = extra.get("response") if isinstance(extra.get("response"), dict) else {}
-            if response.get("model"):
+            if isinstance(response.get("model"), str) and response["model"]:
                 models.append(response["model"])
             usage = _openai_usage(response.get("usage") or m.get("usage"))
             turns.append(_Turn("assistant", blocks, *at, usage))
@@ -515,6 +558,7 @@ def _drop_all_thinking(turns: list[_Turn], repairs: list[str]) -> None:
 def _clean_blocks(turns: list[_Turn], repairs: list[str]) -> None:
     """Drop empty text / signature-only thinking, strip non-API keys; report per kind."""
     found: dict[str, list[str]] = collections.defaultdict(list)
+    found_ids: list[str] = []
     for turn in turns:
         kept = []
         for block in turn.blocks:
@@ -530,6 +574,15 @@ def _clean_blocks(turns: list[_Turn], repairs: list[str]) -> None:
                 keys = ", ".join(sorted(set(block) - allowed))
                 found[f"stripped non-API keys ({keys}) from {kind} blocks"].append(turn.where)
                 block = {k: v for k, v in block.items() if k in allowed}
+            if kind == "tool_use" and not (isinstance(block.get("id"), str) and block["id"]):
+                found["gave tool_use blocks without a string id one (toolu_missing_<n>)"].append(
+                    turn.where)
+                block = {**block, "id": f"toolu_missing_{len(found_ids)}"}
+                found_ids.append(block["id"])
+            if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
+                found["dropped tool_result blocks without a string tool_use_id"].append(
+                    turn.where)
+                continue
             if kind == "tool_use" and not isinstance(block.get("input"), dict):
                 found["wrapped tool_use inputs that were not objects as {'input': ...}"].append(
                     turn.where)

@@ -563,3 +563,74 @@ def test_real_mini_swe_agent_usage_and_exit(shared_data):
                           "cache_read_input_tokens": 320, "output_tokens": 82}
     assert t.messages[1]["content"][0]["type"] == "thinking"
     assert t.info["exit"].startswith("diff --git")
+
+
+# --------------------------------------------------------------------------- adversarial files
+
+def test_utf8_bom_is_ignored_in_jsonl_and_json(tmp_path):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + jsonl(user("u1", None, "hi"),
+                                            asst("a1", "u1", "m1", [{"type": "text",
+                                                                     "text": "yo"}])).encode())
+    t = load(path)
+    assert (len(t.messages), t.repairs) == (2, [])
+    path = tmp_path / "m.json"
+    path.write_bytes(b"\xef\xbb\xbf" + json.dumps([{"role": "user", "content": "hi"}]).encode())
+    assert load(path).messages == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
+
+
+def test_deeply_nested_json_is_a_transcript_error_or_a_skipped_line():
+    deep = "[" * 100_000 + "]" * 100_000
+    with pytest.raises(TranscriptError, match="nested too deeply"):
+        parse_text(deep, name="x.json")
+    t = parse_text(jsonl(user("u1", None, "hi")) + deep + "\n", name="x.jsonl")
+    assert t.repairs == ["line 2: JSON nested too deeply (200000 chars) ignored"]
+
+
+def test_directory_is_named_as_a_directory(tmp_path):
+    with pytest.raises(TranscriptError, match="is a directory"):
+        load(tmp_path)
+
+
+def test_malformed_tool_calls_are_dropped_and_reported():
+    t = parse_text(json.dumps(mini_swe([
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "a", "tool_calls": ["x", None]},
+        {"role": "assistant", "content": "b", "tool_calls": [{"id": "c", "function": "bash"}]},
+        {"role": "tool", "tool_call_id": "c", "content": "ok"}])), name="t.traj.json")
+    validate_messages(t.messages)
+    assert "messages[1]: tool_calls entries that are not objects dropped" in t.repairs
+    assert t.messages[1]["content"][-1] == {"type": "tool_use", "id": "c", "name": "tool",
+                                            "input": {}}
+
+
+def test_tool_use_without_an_id_gets_one_and_an_unmatched_result():
+    t = parse_text(json.dumps([
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": [{"type": "tool_use", "name": "x", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": ["x"],
+                                      "content": "r"}]}]), name="m.json")
+    validate_messages(t.messages)
+    assert t.messages[1]["content"] == [{"type": "tool_use", "id": "toolu_missing_0",
+                                         "name": "x", "input": {}}]
+    assert t.messages[2]["content"][0]["content"] == MISSING_RESULT_TEXT
+
+
+def test_non_string_ids_models_and_usage_do_not_crash():
+    t = parse_text(jsonl(user(["u1"], None, "hi"), user("u2", {"x": 1}, "again"),
+                         asst("a1", "u2", ["m1"], [{"type": "text", "text": "yo"}],
+                              model=["m"])), name="s.jsonl")
+    validate_messages(t.messages)
+    assert t.model is None
+    assert "line 3: message.id not a string; treated as missing" in t.repairs
+    t = parse_text(json.dumps({"messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "x", "usage": {"prompt_tokens": "10"},
+         "extra": {"response": {"model": ["m"]}}}]}), name="m.json")
+    assert (t.usage, t.model) == ([None], None)
+
+
+def test_impossible_field_types_are_a_transcript_error():
+    with pytest.raises(TranscriptError, match="malformed transcript"):
+        parse_text(json.dumps([{"role": "user", "content": [{"type": ["text"]}]}]),
+                   name="m.json")
