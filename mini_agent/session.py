@@ -65,8 +65,9 @@ def scrub_secrets(line: str) -> str:
     '{"k": "[REDACTED]"}'
     """
     key = os.environ.get(API_KEY_ENV_VAR, "").strip()
-    if len(key) >= 8 and key in line:
-        line = line.replace(key, "[REDACTED]")
+    if len(key) >= 8:  # as written, and as it appears inside a JSON string
+        for spelling in {key, json.dumps(key, ensure_ascii=False)[1:-1]}:
+            line = line.replace(spelling, "[REDACTED]")
     if "sk-ant-" in line:
         line = _SECRET_PATTERN.sub("[REDACTED]", line)
     return line
@@ -170,6 +171,10 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
     for number, raw in enumerate(lines, 1):
         try:
             entry = loads(raw)
+        except RecursionError:
+            problems.append(SessionProblem(number, "corrupt_line",
+                                           f"JSON nested too deeply ({len(raw)} bytes) skipped"))
+            continue
         except ValueError:
             if not raw.strip():
                 continue
@@ -201,7 +206,7 @@ def _salvage(raw: bytes, number: int, last: bool) -> tuple[list[dict], SessionPr
         lost_chars += len(text[pos:start].strip())
         try:
             obj, end = decoder.raw_decode(text, start)
-        except ValueError:
+        except (ValueError, RecursionError):
             obj, end = None, start + 1
         if isinstance(obj, dict) and "type" in obj and "timestamp" in obj:
             found.append(obj)
@@ -255,7 +260,9 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
     text of a logged user message). A tool_use with no logged result (crash mid-turn) gets
     ``{"type": "tool_result", "tool_use_id": id, "content": INTERRUPTED_TEXT,
     "is_error": True}``. A trailing user message with no reply is kept. ``times[i]`` is the
-    timestamp (seconds) of the entry that completed message i. Entries are not mutated.
+    timestamp (seconds) of the entry that completed message i. An entry that is JSON but of
+    the wrong shape (a message entry without a user/assistant message, a tool_result without
+    its block) is skipped and named in ``report.notes``. Entries are not mutated.
     Raises: MessageValidationError if the entries cannot make a valid history (e.g. a
     message with an empty text block): a writer bug, not crash damage.
     """
@@ -284,7 +291,10 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
         kind = entry.get("type")
         stamp = entry.get("timestamp")
         when = float(stamp) if isinstance(stamp, (int, float)) else (times[-1] if times else 0.0)
-        if kind == "meta":
+        malformed = _malformed(entry)
+        if malformed:
+            report.notes.append(f"entry {n}: {malformed}; skipped")
+        elif kind == "meta":
             report.meta = report.meta or entry
         elif kind == "tool_result":
             block = entry.get("block") or {}
@@ -342,6 +352,27 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
     return history, times, report
 
 
+def _malformed(entry: dict) -> str | None:
+    """Why a parsed entry cannot be folded into a history (valid JSON, wrong shape), or None."""
+    kind = entry.get("type")
+    if kind == "tool_result":
+        block = entry.get("block")
+        if not isinstance(block, dict) or not isinstance(block.get("tool_use_id"), str):
+            return "a tool_result entry without a block holding a string tool_use_id"
+    elif kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            return "a message entry without a user or assistant message"
+        content = message.get("content")
+        if not isinstance(content, (str, list)):
+            return "a message entry whose content is not a string or a list of blocks"
+        if any(not isinstance(b, dict) or (b.get("type") == "tool_use"
+                                           and not isinstance(b.get("id"), str))
+               for b in content if isinstance(content, list)):
+            return "a message entry with a block that is not an object or a tool_use without id"
+    return None
+
+
 def history_to_entries(history: list[MessageParam], times: list[float] | None = None
                        ) -> list[dict]:
     """Return the session entries the Agent writes for ``history`` (inverse of rebuild).
@@ -381,6 +412,8 @@ def list_sessions(directory: str | Path) -> list[dict]:
         return []
     rows = []
     for path in folder.glob("*.jsonl"):
+        if not path.is_file():
+            continue
         entries, problems = resume_session(path)
         stamps = [e["timestamp"] for e in entries if isinstance(e.get("timestamp"), (int, float))]
         messages = [e.get("message") or {} for e in entries if e.get("type") == "message"]

@@ -282,3 +282,52 @@ def test_list_sessions_and_cli_body(tmp_path, capsys):
     assert out.splitlines()[1].split()[:3] == ["a", "1", "1"]
     assert main_sessions(tmp_path / "nope") == 0
     assert "no sessions in" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------- adversarial input
+
+def test_entries_of_the_wrong_shape_are_skipped_with_a_note():
+    from mini_agent.session import rebuild_history
+    user = {"type": "message", "message": {"role": "user", "content": "hi"}, "timestamp": 1.0}
+    entries = [user,
+               {"type": "message", "timestamp": 2.0},
+               {"type": "message", "message": "text", "timestamp": 2.0},
+               {"type": "message", "message": {"role": "assistant"}, "timestamp": 2.0},
+               {"type": "message", "message": {"role": "assistant", "content": [
+                   {"type": "tool_use", "name": "x", "input": {}}]}, "timestamp": 2.0},
+               {"type": "tool_result", "block": "ok", "timestamp": 2.0}]
+    history, _, report = rebuild_history(entries)
+    assert history == [{"role": "user", "content": "hi"}]
+    assert report.notes == [
+        "entry 1: a message entry without a user or assistant message; skipped",
+        "entry 2: a message entry without a user or assistant message; skipped",
+        "entry 3: a message entry whose content is not a string or a list of blocks; skipped",
+        "entry 4: a message entry with a block that is not an object or a tool_use without "
+        "id; skipped",
+        "entry 5: a tool_result entry without a block holding a string tool_use_id; skipped"]
+
+
+def test_deeply_nested_line_is_a_corrupt_line(tmp_path):
+    from mini_agent.session import resume_session
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"[" * 100_000 + b"]" * 100_000 + b'\n{"type":"meta","timestamp":1}\n')
+    entries, problems = resume_session(path)
+    assert entries == [{"type": "meta", "timestamp": 1}]
+    assert [str(p) for p in problems] == [
+        "line 1: corrupt_line: JSON nested too deeply (200000 bytes) skipped"]
+
+
+def test_list_sessions_skips_a_directory_named_like_a_session(tmp_path):
+    from mini_agent.session import list_sessions
+    (tmp_path / "odd.jsonl").mkdir()
+    assert list_sessions(tmp_path) == []
+
+
+def test_api_key_with_json_escaped_characters_is_redacted(tmp_path, monkeypatch):
+    from mini_agent.session import SessionWriter
+    monkeypatch.setenv("ANTHROPIC_API_KEY", 'proxy"key\\0123')
+    with SessionWriter(tmp_path, "s1") as writer:
+        writer.append({"type": "tool_result", "block": {
+            "type": "tool_result", "tool_use_id": "t", "content": 'env: proxy"key\\0123'}})
+    text = (tmp_path / "s1.jsonl").read_text()
+    assert "proxy" not in text and "[REDACTED]" in text
