@@ -55,6 +55,14 @@ DEFAULT_TIMEOUT_SECONDS = 60.0
 EXIT_CODE_BLOCK = 2
 """A command hook exiting with 2 blocks; its stderr is the reason (Claude Code contract)."""
 
+MAX_HOOK_OUTPUT_CHARS = 10_000
+"""Cap on a command hook's text that reaches the model (plain-stdout context, exit-2 reason),
+in characters; Claude Code cuts hook output at about the same size. Longer text is cut and a
+non-blocking error says so."""
+
+MAX_HOOK_READ_BYTES = 1_048_576
+"""At most this much of a command hook's stdout and of its stderr is read (bytes, each)."""
+
 PLAIN_STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 """Events whose plain (non-JSON) stdout on exit 0 becomes additional context, as in Claude Code."""
 
@@ -117,7 +125,17 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     def pick(key: str) -> Any:
         return specific.get(key, data.get(key))
 
+    errors = []
+    for key, kind in (("updatedInput", dict), ("additionalContext", str),
+                      ("systemMessage", str), ("permissionDecision", str)):
+        value = data.get(key) if key == "systemMessage" else pick(key)
+        if value is not None and not isinstance(value, kind):
+            errors.append(f"hook output {key} must be {'a string' if kind is str else 'an object'}"
+                          f", got {type(value).__name__}; ignored")
+            specific = {k: v for k, v in specific.items() if k != key}
+            data = {k: v for k, v in data.items() if k != key}
     result = HookResult(
+        errors=errors,
         updated_input=pick("updatedInput"),
         updated_output=pick("updatedToolOutput") if pick("updatedToolOutput") is not None
         else pick("updatedMCPToolOutput"),
@@ -128,14 +146,15 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     default_reason = f"blocked by a {event or 'hook'} hook"
     if data.get("continue") is False:
         result.stop = result.blocked = True
-        result.stop_reason = data.get("stopReason") or "stopped by a hook"
+        result.stop_reason = str(data.get("stopReason") or "stopped by a hook")
         result.reason = result.stop_reason
     elif data.get("decision") == "block":
         result.blocked = True
-        result.reason = data.get("reason") or default_reason
+        result.reason = str(data.get("reason") or default_reason)
     elif result.permission_decision == "deny":
         result.blocked = True
-        result.reason = pick("permissionDecisionReason") or data.get("reason") or default_reason
+        result.reason = str(pick("permissionDecisionReason") or data.get("reason")
+                            or default_reason)
     return result
 
 
@@ -288,6 +307,9 @@ class HookManager:
         """
         if not isinstance(settings, dict):
             settings = json.loads(Path(settings).read_text(encoding="utf-8"))
+        if not isinstance(settings, dict):
+            raise HookSettingsError(f"settings must be a JSON object, got "
+                                    f"{type(settings).__name__}")
         manager = cls()
         table = settings.get("hooks", {})
         if not isinstance(table, dict):
@@ -312,8 +334,12 @@ class HookManager:
                     if not isinstance(spec.get("command"), str) or not spec["command"].strip():
                         raise HookSettingsError(f"{where} needs a non-empty 'command'")
                     timeout = spec.get("timeout", DEFAULT_TIMEOUT_SECONDS)
-                    if not isinstance(timeout, (int, float)) or timeout <= 0:
+                    if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
+                            or not 0 < timeout < float("inf")):
                         raise HookSettingsError(f"{where}.timeout must be a positive number")
+                    if group.get("matcher") is not None and not isinstance(
+                            group["matcher"], str):
+                        raise HookSettingsError(f"hooks.{event}[{i}].matcher must be a string")
                     try:
                         manager.add_command(event, spec["command"], matcher=group.get("matcher"),
                                             timeout_seconds=float(timeout), cwd=cwd)
@@ -370,9 +396,18 @@ class CommandHook:
                                           f"{self.timeout_seconds:g} s and was killed"])
             out.seek(0)
             err.seek(0)
-            stdout = out.read().decode("utf-8", "replace")
-            stderr = err.read().decode("utf-8", "replace").strip()
-        return self._interpret(event, code, stdout, stderr)
+            stdout = out.read(MAX_HOOK_READ_BYTES).decode("utf-8", "replace")
+            stderr = err.read(MAX_HOOK_READ_BYTES).decode("utf-8", "replace").strip()
+        result = self._interpret(event, code, stdout, stderr)
+        for name in ("additional_context", "reason"):
+            text = getattr(result, name)
+            if isinstance(text, str) and len(text) > MAX_HOOK_OUTPUT_CHARS:
+                setattr(result, name, text[:MAX_HOOK_OUTPUT_CHARS]
+                        + f"\n[... truncated: {len(text) - MAX_HOOK_OUTPUT_CHARS:,} more "
+                        "characters]")
+                result.errors.append(f"{self.__name__} printed {len(text):,} characters; "
+                                     f"cut to {MAX_HOOK_OUTPUT_CHARS:,}")
+        return result
 
     def _interpret(self, event: str, code: int, stdout: str, stderr: str) -> HookResult:
         if code == EXIT_CODE_BLOCK:

@@ -373,3 +373,55 @@ def test_example_scripts_are_executable_with_shebangs():
         path = EXAMPLES_DIR / name
         assert os.access(path, os.X_OK), name
         assert path.read_text().startswith(("#!/usr/bin/env python3\n", "#!/bin/sh\n")), name
+
+
+# --------------------------------------------------------------------------- adversarial input
+
+def test_megabytes_of_plain_stdout_are_cut_to_the_context_cap():
+    from mini_agent.hooks import MAX_HOOK_OUTPUT_CHARS
+    result = run_command("head -c 3000000 /dev/zero | tr '\\0' a",
+                         {"hook_event_name": "UserPromptSubmit", "prompt": "hi"})
+    assert result.additional_context == ("a" * MAX_HOOK_OUTPUT_CHARS
+                                         + "\n[... truncated: 1,038,576 more characters]")
+    assert result.errors == ["`head -c 3000000 /dev/zero | tr '\\0' a` printed 1,048,576 "
+                             "characters; cut to 10,000"]
+
+
+def test_exit_2_with_binary_stderr_blocks_with_a_readable_reason():
+    result = run_command("printf '\\377\\376no' >&2; exit 2",
+                         {"hook_event_name": "PreToolUse", "tool_name": "run_bash"})
+    assert (result.blocked, result.reason) == (True, "\ufffd\ufffdno")
+
+
+@pytest.mark.parametrize("output, error", [
+    ({"hookSpecificOutput": {"updatedInput": "rm -rf /"}},
+     "hook output updatedInput must be an object, got str; ignored"),
+    ({"additionalContext": {"a": 1}},
+     "hook output additionalContext must be a string, got dict; ignored"),
+    ({"systemMessage": 5}, "hook output systemMessage must be a string, got int; ignored"),
+])
+def test_output_fields_of_the_wrong_type_are_ignored_and_reported(output, error):
+    result = parse_hook_output(output, event="PreToolUse")
+    assert result == HookResult(errors=[error])
+
+
+def test_block_reasons_that_are_not_strings_become_strings():
+    assert parse_hook_output({"decision": "block", "reason": 5}).reason == "5"
+    assert parse_hook_output({"continue": False, "stopReason": [1]}).stop_reason == "[1]"
+
+
+@pytest.mark.parametrize("settings, message", [
+    ([], "settings must be a JSON object, got list"),
+    ({"hooks": {"PreToolUse": [{"matcher": 5, "hooks": [{"command": "true"}]}]}},
+     "hooks.PreToolUse[0].matcher must be a string"),
+    ({"hooks": {"PreToolUse": [{"hooks": [{"command": "true", "timeout": float("inf")}]}]}},
+     "hooks.PreToolUse[0].hooks[0].timeout must be a positive number"),
+    ({"hooks": {"PreToolUse": [{"hooks": [{"command": "true", "timeout": True}]}]}},
+     "hooks.PreToolUse[0].hooks[0].timeout must be a positive number"),
+])
+def test_settings_of_the_wrong_shape_are_a_settings_error(tmp_path, settings, message):
+    path = tmp_path / "settings.json"
+    path.write_text(json.dumps(settings))
+    with pytest.raises(HookSettingsError) as info:
+        HookManager.from_settings(path)
+    assert str(info.value) == message
