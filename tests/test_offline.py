@@ -161,3 +161,36 @@ def test_request_transforms_and_usage_model_are_applied():
     assert (msg.usage.input_tokens, msg.usage.cache_creation_input_tokens,
             msg.usage.cache_read_input_tokens) == (7, 3, 11)
     assert msg.context_management.applied_edits == []
+
+
+# --------------------------------------------------------------------------- adversarial bodies
+
+def _post(raw: bytes, path: str = "/v1/messages"):
+    import httpx2
+
+    from mini_agent.offline import EchoBrain
+    from mini_agent.offline.transport import OfflineTransport
+    client = httpx2.Client(transport=OfflineTransport(EchoBrain()), base_url="http://offline")
+    reply = client.post(path, content=raw)
+    return reply.status_code, reply.json()["error"]["message"]
+
+
+def test_deeply_nested_body_is_a_400():
+    assert _post(b"[" * 100_000 + b"]" * 100_000) == (
+        400, "Invalid JSON body: nested too deeply")
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({"system": 5}, "system: Input should be a valid string or a list of text blocks"),
+    ({"tools": "read_file"}, "tools: Input should be a list of tool objects, each with a name"),
+    ({"tools": [None]}, "tools: Input should be a list of tool objects, each with a name"),
+    ({"max_tokens": True}, "max_tokens: Field required (a positive integer)"),
+])
+def test_top_level_fields_of_the_wrong_type_are_a_400(extra, message):
+    import json
+    body = {"model": "m", "max_tokens": 10, "messages": [{"role": "user", "content": "hi"}],
+            **extra}
+    assert _post(json.dumps(body).encode()) == (400, message)
+    if "max_tokens" not in extra:
+        del body["max_tokens"]
+        assert _post(json.dumps(body).encode(), "/v1/messages/count_tokens") == (400, message)

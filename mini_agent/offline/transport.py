@@ -156,6 +156,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             body = json.loads(request.content or b"{}")
         except json.JSONDecodeError as exc:
             return api_error(400, "invalid_request_error", f"Invalid JSON body: {exc}")
+        except RecursionError:
+            return api_error(400, "invalid_request_error", "Invalid JSON body: nested too deeply")
         if not isinstance(body, dict):
             return api_error(400, "invalid_request_error", "Request body must be a JSON object")
         if path == "/v1/messages/count_tokens":
@@ -172,11 +174,20 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if not isinstance(body.get("model"), str) or not body["model"]:
             return "model: Field required"
         if need_max_tokens and (not isinstance(body.get("max_tokens"), int)
+                                or isinstance(body["max_tokens"], bool)
                                 or body["max_tokens"] < 1):
             return "max_tokens: Field required (a positive integer)"
         messages = body.get("messages")
         if not isinstance(messages, list):
             return "messages: Field required"
+        system = body.get("system")
+        if system is not None and not isinstance(system, str) and not (
+                isinstance(system, list) and all(isinstance(b, dict) for b in system)):
+            return "system: Input should be a valid string or a list of text blocks"
+        tools = body.get("tools")
+        if tools is not None and not (isinstance(tools, list) and all(
+                isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
+            return "tools: Input should be a list of tool objects, each with a name"
         try:
             validate_messages(messages, system=body.get("system"), tools=body.get("tools"))
         except MessageValidationError as exc:
