@@ -171,6 +171,16 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
     else:
         workspace = scratch = copy_demo_project()
         print(f"offline workspace: a copy of the demo project; try: {demo_task()}", file=out)
+    try:
+        return _start_repl(args, workspace, SessionWriter, out=out, read=read)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch.parent, ignore_errors=True)
+
+
+def _start_repl(args: argparse.Namespace, workspace: Path, SessionWriter: Any, *, out: TextIO,
+                read: Callable[[str], str]) -> int:
+    """Build the agent, resume or open a session, run the REPL; 2 when it cannot start."""
     agent = build_agent(workspace)
     if args.resume:
         if SessionWriter is None:
@@ -179,7 +189,7 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
             return 2
         try:
             report = agent.resume(args.resume, directory=args.sessions_dir)
-        except (FileNotFoundError, ValueError) as exc:
+        except (OSError, ValueError) as exc:  # missing, a directory, unreadable, invalid
             print(f"mini-agent: cannot resume: {exc}", file=sys.stderr)
             return 2
         print(f"resumed {args.resume}: {len(agent.history)} messages; {report}", file=out)
@@ -187,11 +197,7 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
         agent.session = SessionWriter(args.sessions_dir, clock=agent.clock)
         print(f"session {agent.session.session_id} (resume with --resume)", file=out)
     print("commands: /stats, /history, /quit", file=out)
-    try:
-        return repl(agent, out=out, read=read)
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch.parent, ignore_errors=True)
+    return repl(agent, out=out, read=read)
 
 
 def _guarded(module: str, what: str) -> Any:

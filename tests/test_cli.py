@@ -115,3 +115,23 @@ def test_event_printer_shows_tools_and_results():
     show(LoopEnd("completed", 1))
     assert out.getvalue() == ('Hi\n[tool_use] grep({"pattern": "x"})\n'
                               "[tool_result] ok (2 lines) a b\n[completed after 1 turns]\n")
+
+
+def test_failed_resume_removes_the_scratch_workspace(tmp_path, monkeypatch, capsys):
+    made = []
+
+    def copy(parent=None):
+        made.append(tmp_path / "scratch" / "project")
+        made[-1].mkdir(parents=True)
+        return made[-1]
+    monkeypatch.setattr(cli, "copy_demo_project", copy)
+    assert cli.main(["--sessions-dir", str(tmp_path), "--resume", "missing"],
+                    out=io.StringIO(), read=lines_from()) == 2
+    assert made and not made[0].parent.exists()
+
+
+def test_resume_of_a_session_that_is_a_directory_is_exit_2(tmp_path, capsys):
+    (tmp_path / "odd.jsonl").mkdir()
+    assert cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path),
+                     "--resume", "odd"], out=io.StringIO(), read=lines_from()) == 2
+    assert "mini-agent: cannot resume:" in capsys.readouterr().err
