@@ -46,6 +46,17 @@ ALLOWED_BLOCK_KEYS: dict[str, frozenset[str]] = {
 }
 ALLOWED_MESSAGE_KEYS = frozenset({"role", "content"})
 
+# Block types a request may carry (the SDK's ``*BlockParam`` types, stable and beta, 2.14).
+# Any other type is refused, as the API does ("Input tag ... does not match any of the
+# expected tags").
+KNOWN_BLOCK_TYPES = frozenset({
+    "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
+    "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
+    "code_execution_tool_result", "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result", "tool_search_tool_result", "container_upload",
+    "mcp_tool_use", "mcp_tool_result", "compaction", "advisor_tool_result", "tool_reference",
+})
+
 
 class MessageValidationError(ValueError):
     """A history breaks a rule of the Messages API.
@@ -220,7 +231,7 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
     Rules (each quoted from the API's own 400 messages or docs):
       * the list is non-empty, starts with a user message, and roles alternate
         (the API merges consecutive same-role turns, but the kit never sends them);
-      * every block has a ``type``; no kit-private keys (e.g. ``"timestamp"``) in blocks or
+      * every block has a known ``type``; no kit-private keys (e.g. ``"timestamp"``) in blocks or
         messages;
       * "text content blocks must be non-empty" (no empty or whitespace-only text, also
         inside list-shaped ``tool_result`` content; a string ``content`` must be non-empty
@@ -277,8 +288,12 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
             if not isinstance(block, dict) or "type" not in block:
                 raise MessageValidationError(f"messages.{i}: every block needs a 'type'",
                                              rule="shape", index=i)
-            _check_block_keys(block, i, "")
             kind = block["type"]
+            if kind not in KNOWN_BLOCK_TYPES:
+                raise MessageValidationError(
+                    f"messages.{i}: unknown content block type {kind!r}",
+                    rule="unknown_block_type", index=i)
+            _check_block_keys(block, i, "")
             if kind == "text":
                 _check_text(block, i, "")
             elif kind == "tool_result":

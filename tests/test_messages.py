@@ -139,3 +139,8 @@ def test_dropping_any_tool_result_is_caught(history):
                     broken[i]["content"] = "x"
                 assert not is_valid(broken)
                 return
+
+
+def test_unknown_block_type_is_refused():
+    err = rule_of([{"role": "user", "content": [{"type": "bogus", "text": "x"}]}])
+    assert err.rule == "unknown_block_type" and "bogus" in str(err)
