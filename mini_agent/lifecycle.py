@@ -334,7 +334,10 @@ class ColdStore:
     def put(self, segment: str, label: str, time_seconds: float,
             messages: Sequence[MessageParam]) -> int:
         """Store a segment once; return its ``seq``. Storing the same id again with the same
-        messages is a no-op; with different messages it raises ValueError (nothing is lost)."""
+        messages is a no-op; with messages that only EXTEND the stored ones (same messages,
+        the last one's content grew at its end: an open user turn that a later prompt
+        extended, seen cold by a continuation request) it replaces them under the same
+        ``seq``; with other messages it raises ValueError (nothing is lost)."""
         text = json.dumps(list(messages), ensure_ascii=False)
         with self._lock:
             return self._put(segment, label, time_seconds, text)
@@ -343,9 +346,14 @@ class ColdStore:
         row = self._db.execute("SELECT seq, messages FROM segments WHERE id = ?",
                                (segment,)).fetchone()
         if row is not None:
-            if row[1] != text:
+            if row[1] == text:
+                return row[0]
+            if not _extends(json.loads(text), json.loads(row[1])):
                 raise ValueError(f"cold segment {segment!r} is already stored with other "
                                  "messages; segment ids must not be reused")
+            self._db.execute("UPDATE segments SET label = ?, messages = ? WHERE seq = ?",
+                             (label, text, row[0]))
+            self._db.commit()
             return row[0]
         cur = self._db.execute("INSERT INTO segments (id, label, time, messages) VALUES "
                                "(?, ?, ?, ?)", (segment, label, float(time_seconds), text))
@@ -388,6 +396,16 @@ class ColdStore:
     def close(self) -> None:
         """Close the database connection."""
         self._db.close()
+
+
+def _extends(new: list[MessageParam], old: list[MessageParam]) -> bool:
+    """True when ``new`` is ``old`` with blocks appended to its last message only."""
+    if len(new) != len(old) or not old or new[:-1] != old[:-1]:
+        return False
+    last_new, last_old = new[-1], old[-1]
+    blocks = content_blocks(last_old)
+    return (last_new.get("role") == last_old.get("role")
+            and content_blocks(last_new)[:len(blocks)] == blocks)
 
 
 def recall_segment_tool(store: ColdStore) -> Any:

@@ -118,6 +118,21 @@ def test_cold_store_restart_ties_eviction_and_exact_reheat(tmp_path):
         again.reheat("seg-999")
 
 
+def test_cold_store_accepts_a_segment_whose_last_turn_grew():
+    # a continuation request can show an open user turn cold; the next prompt extends it
+    store = ColdStore()
+    turn = [{"role": "assistant", "content": [{"type": "text", "text": "a"}]},
+            {"role": "user", "content": [{"type": "text", "text": "b"}]}]
+    grown = [turn[0], {"role": "user", "content": [*turn[1]["content"],
+                                                   {"type": "text", "text": "c"}]}]
+    assert store.put("seg-001", "reply", T0, turn) == 1
+    assert store.put("seg-001", "reply", T0, grown) == 1 and store.reheat("seg-001") == grown
+    with pytest.raises(ValueError, match="already stored"):
+        store.put("seg-001", "reply", T0, turn)  # shrinking would lose blocks
+    with pytest.raises(ValueError, match="already stored"):
+        store.put("seg-001", "reply", T0, [turn[1], grown[1]])
+
+
 def test_policy_stores_cold_segments_and_the_tool_reheats_them():
     h, t = session(30)
     store = ColdStore()
