@@ -138,27 +138,26 @@ def test_reads_overlap_and_a_write_runs_alone():
     assert [o.block["content"] for o in outcomes] == ["r r0", "r r1", "w w2", "r r3", "r r4"]
 
 
-def test_parallel_reads_take_about_the_longest_not_the_sum():
+def test_parallel_reads_all_run_at_the_same_time():
+    # measured by the tools' own spans, not by wall-clock thresholds (speed is benchmarked)
     rec = Recorder()
     tools = {"r": rec.tool("r", "read-only")}
     blocks = [use(i, "r", tag=i, seconds=0.1) for i in range(4)]
-    start = time.perf_counter()
     asyncio.run(run_all(tools, blocks))
-    parallel = time.perf_counter() - start
-    assert parallel < 0.3  # serial would be >= 0.4 s
+    starts = [rec.spans[i][0] for i in range(4)]
+    ends = [rec.spans[i][1] for i in range(4)]
+    assert max(starts) < min(ends)  # every read started before any read finished
 
 
 def test_latency_seconds_is_honoured_and_overlaps_for_reads():
     rec = Recorder()
     tools = {"r": rec.tool("r", "read-only", latency_seconds=0.1)}
-    start = time.perf_counter()
     outcomes = asyncio.run(run_all(tools, [use(i, "r", tag=i) for i in range(5)]))
-    elapsed = time.perf_counter() - start
-    assert 0.1 <= elapsed < 0.3
     assert all(o.ended_at - o.started_at >= 0.1 for o in outcomes)
-    serial_start = time.perf_counter()
-    asyncio.run(run_serially(tools, [use(i, "r", tag=i) for i in range(3)]))
-    assert time.perf_counter() - serial_start >= 0.3
+    assert max(o.started_at for o in outcomes) < min(o.ended_at for o in outcomes)
+    serial = asyncio.run(run_serially(tools, [use(i, "r", tag=i) for i in range(3)]))
+    assert all(later.started_at >= earlier.ended_at
+               for earlier, later in zip(serial, serial[1:]))
 
 
 # ------------------------------------------------------------------ errors are data
