@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import threading
 from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence
@@ -37,8 +38,8 @@ import anthropic
 
 from .clock import Clock, SystemClock
 from .config import DEFAULT_MAX_TOKENS, model_name
-from .loop import (DEFAULT_MAX_TURNS, LoopEnd, LoopEvent, TextChunk, TurnStart, maybe_await,
-                   run_loop, stream_chunks)
+from .loop import (DEFAULT_MAX_TURNS, HookNotice, LoopEnd, LoopEvent, TextChunk, TurnStart,
+                   maybe_await, run_loop, stream_chunks)
 from .messages import MessageParam, content_blocks, tool_results, validate_messages
 from .streaming import StreamDone
 from .tokens import approx_tokens
@@ -70,7 +71,7 @@ class ContextOverflowError(RuntimeError):
 @dataclasses.dataclass
 class RunResult:
     """What one ``run``/``arun`` produced: ``text`` (the last turn's assistant text),
-    ``stop_reason`` ("completed" | "max_turns_reached" | "prompt_blocked"), ``turns``
+    ``stop_reason`` ("completed" | "max_turns_reached" | "prompt_blocked" | "hook_stopped"), ``turns``
     (requests made), ``events`` (every loop event, in order)."""
 
     text: str
@@ -92,6 +93,45 @@ def _default_view_policy() -> Callable:
 
 def _is_too_long(exc: Exception) -> bool:
     return isinstance(exc, anthropic.BadRequestError) and PROMPT_TOO_LONG in str(exc)
+
+
+class ObservedHooks:
+    """Wraps a ``HookManager`` so the Agent hears what hooks say to the user.
+
+    Every ``fire`` gets ``session_id`` and ``cwd`` in its payload (as Claude Code sends
+    them); a result's ``system_message`` and ``errors`` are queued as :class:`HookNotice`
+    events; ``"continue": false`` (``result.stop``) is remembered in ``stop_reason``.
+    Everything else is the wrapped manager's (``on``, ``from_settings``...).
+    Source: Claude Code hooks reference (common input fields, JSON output ``continue``,
+    ``stopReason``, ``systemMessage``).
+    """
+
+    def __init__(self, hooks: Any, *, session_id: Callable[[], str | None], cwd: str) -> None:
+        self.hooks = hooks
+        self.session_id = session_id
+        self.cwd = cwd
+        self.notices: list[HookNotice] = []
+        self.stop_reason: str | None = None
+
+    async def fire(self, event: str, payload: dict[str, Any]) -> Any:
+        """Fire through the wrapped manager, adding the common fields and noting the output."""
+        result = await self.hooks.fire(event, {"session_id": self.session_id(),
+                                               "cwd": self.cwd, **payload})
+        message = getattr(result, "system_message", None)
+        errors = tuple(str(e) for e in getattr(result, "errors", None) or ())
+        if message or errors:
+            self.notices.append(HookNotice(event, message, errors))
+        if getattr(result, "stop", False):
+            self.stop_reason = getattr(result, "stop_reason", None) or f"a {event} hook stopped the run"
+        return result
+
+    def take_notices(self) -> list[HookNotice]:
+        """Return and clear the queued notices."""
+        notices, self.notices = self.notices, []
+        return notices
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.hooks, name)
 
 
 class Agent:
@@ -125,7 +165,9 @@ class Agent:
         self.system = system
         self.tools = dict(tools or {})
         self.view_policy = view_policy if view_policy is not None else _default_view_policy()
-        self.hooks = hooks
+        self.hooks = (ObservedHooks(hooks, cwd=os.getcwd(),
+                                    session_id=lambda: getattr(self.session, "session_id", None))
+                      if hooks is not None else None)
         self.session = session
         self.clock = clock or SystemClock()
         self.max_turns = max_turns
@@ -253,26 +295,36 @@ class Agent:
         """
         if not text or not text.strip():
             raise ValueError("the prompt is empty (the API rejects empty text blocks)")
+        if not self._started and not self._resumed:
+            self._log({"type": "meta", "event": "session_start", "model": self.model,
+                       "cwd": os.getcwd()})
         if self.hooks is not None and not self._started:
             await self.hooks.fire("SessionStart", {
-                "session_id": getattr(self.session, "session_id", None),
                 "source": "resume" if self._resumed else "startup"})
         self._started = True
         blocks = [{"type": "text", "text": text}]
         if self.hooks is not None:
+            self.hooks.stop_reason = None
             submitted = await self.hooks.fire("UserPromptSubmit", {"prompt": text})
-            if submitted.blocked:
-                yield LoopEnd("prompt_blocked", 0)
+            for notice in self.hooks.take_notices():
+                yield notice
+            if submitted.blocked or self.hooks.stop_reason:
+                yield LoopEnd("prompt_blocked" if submitted.blocked else "hook_stopped", 0)
                 return
             if submitted.additional_context:
                 blocks.append({"type": "text", "text": submitted.additional_context})
         self._append_user(blocks)
         end = LoopEnd("completed", 0)
+        should_stop = (lambda: self.hooks.stop_reason) if self.hooks is not None else None
         try:
             async for event in run_loop(
                     self._call_model, self.history, tools=self.tools, hooks=self.hooks,
                     max_turns=self.max_turns, auto_continue=self.auto_continue,
-                    on_message=self._on_message, on_tool_result=self._on_tool_result):
+                    on_message=self._on_message, on_tool_result=self._on_tool_result,
+                    should_stop=should_stop):
+                if self.hooks is not None:
+                    for notice in self.hooks.take_notices():
+                        yield notice
                 if isinstance(event, LoopEnd):
                     end = event
                 yield event
@@ -281,6 +333,8 @@ class Agent:
             self.times += [now] * (len(self.history) - len(self.times))
         if self.hooks is not None:
             await self.hooks.fire("Stop", {"stop_reason": end.stop_reason})
+            for notice in self.hooks.take_notices():
+                yield notice
 
     async def arun(self, text: str, *, on_event: Callable | None = None) -> RunResult:
         """Run one user prompt to the end; ``on_event(event)`` (sync or async) sees each event.

@@ -117,14 +117,26 @@ class TurnEnd:
 
 @dataclasses.dataclass(frozen=True)
 class LoopEnd:
-    """The loop's result: ``stop_reason`` is ``"completed"`` or ``"max_turns_reached"``."""
+    """The loop's result: ``stop_reason`` is ``"completed"``, ``"max_turns_reached"`` or
+    ``"hook_stopped"`` (the Agent adds ``"prompt_blocked"``)."""
 
     stop_reason: str
     turns: int
 
 
+@dataclasses.dataclass(frozen=True)
+class HookNotice:
+    """What a hook said to the user: its ``systemMessage`` and any non-blocking errors
+    (exit codes other than 0 and 2, timeouts, unreadable output). ``event`` is the hook event
+    (``"PreToolUse"``...). Yielded by the Agent, never sent to the model."""
+
+    event: str
+    system_message: str | None
+    errors: tuple[str, ...] = ()
+
+
 LoopEvent = (TurnStart | TextChunk | ToolUse | ToolResult | ToolUseDropped | Continued
-             | TurnEnd | LoopEnd)
+             | TurnEnd | LoopEnd | HookNotice)
 
 
 # ------------------------------------------------------------------ model calls through the SDK
@@ -211,7 +223,9 @@ async def run_loop(call_model: Callable[..., AsyncIterator[Any]], history: list[
                    max_turns: int = DEFAULT_MAX_TURNS, auto_continue: bool = True,
                    max_continue_attempts: int = MAX_CONTINUE_ATTEMPTS,
                    on_message: Callable | None = None,
-                   on_tool_result: Callable | None = None) -> AsyncIterator[LoopEvent]:
+                   on_tool_result: Callable | None = None,
+                   should_stop: Callable[[], str | None] | None = None,
+                   ) -> AsyncIterator[LoopEvent]:
     """Run turns until the model stops asking for tools or ``max_turns`` requests were made.
 
     Args: call_model: ``call_model(messages, *, max_tokens_scale=1) -> async iterator of
@@ -224,6 +238,9 @@ async def run_loop(call_model: Callable[..., AsyncIterator[Any]], history: list[
     can rely on them): ``on_message(message)`` after each append to ``history``;
     ``on_tool_result(block)`` for each tool_result block, in tool_use order, never before
     the assistant message holding its tool_use was passed to ``on_message``.
+    ``should_stop()`` is asked after each turn whose results are stored (a hook's
+    ``"continue": false``); a truthy answer ends the loop with ``"hook_stopped"`` while the
+    history is valid.
     Yields: the events above; the last one is :class:`LoopEnd`.
     Raises: ValueError if max_turns < 1; the model's errors (SDK exceptions) propagate.
     Tool errors never raise: they are ``is_error`` results.
@@ -302,6 +319,9 @@ async def run_loop(call_model: Callable[..., AsyncIterator[Any]], history: list[
         yield TurnEnd(turn, done.stop_reason, dict(done.usage), tool_count)
         if not tool_count:
             yield LoopEnd("completed", turn)
+            return
+        if should_stop is not None and should_stop():
+            yield LoopEnd("hook_stopped", turn)
             return
         if turn >= max_turns:
             yield LoopEnd("max_turns_reached", turn)

@@ -119,9 +119,10 @@ def test_write_ahead_session(tmp_path):
     agent.run("Read two files.")
     entries, problems = resume_session(session.path)
     assert problems == []
-    assert [e["type"] for e in entries] == ["message", "message", "tool_result", "message",
-                                           "tool_result", "message"]
-    assert path_holder["seen"] == [1, 3, 5]  # user prompt, then each tool result, all written first
+    assert [e["type"] for e in entries] == ["meta", "message", "message", "tool_result",
+                                           "message", "tool_result", "message"]
+    assert (entries[0]["event"], entries[0]["model"]) == ("session_start", agent.model)
+    assert path_holder["seen"] == [2, 4, 6]  # user prompt, then each tool result, all written first
     history, times, report = rebuild_history(entries)
     assert history == agent.history  # the FULL history, never the masked view
     assert "[observation masked" not in session.path.read_text()
@@ -157,6 +158,39 @@ def test_hooks_around_the_run():
                      ("stop", "completed"), ("stop", "completed")]
     assert agent.history[0]["content"] == [{"type": "text", "text": "go"},
                                            {"type": "text", "text": "Today is Monday."}]
+
+
+def test_hooks_get_session_id_and_cwd_and_their_messages_reach_the_user(tmp_path):
+    import os
+
+    from mini_agent.loop import HookNotice
+    payloads = []
+    hooks = HookManager()
+    hooks.on("PreToolUse", lambda p: payloads.append(p) or {"systemMessage": "reading f0"})
+    hooks.on("PostToolUse", lambda p: (_ for _ in ()).throw(RuntimeError("log disk full")))
+    session = SessionWriter(tmp_path, "s9", clock=ManualClock())
+    agent = make_agent(reads(1), hooks=hooks, session=session)
+    result = agent.run("go")
+    assert (payloads[0]["session_id"], payloads[0]["cwd"]) == ("s9", os.getcwd())
+    notices = [e for e in result.events if isinstance(e, HookNotice)]
+    assert [(n.event, n.system_message) for n in notices] == [("PreToolUse", "reading f0"),
+                                                              ("PostToolUse", None)]
+    assert "log disk full" in notices[1].errors[0]
+    assert result.stop_reason == "completed"  # a failing hook does not stop the run
+
+
+def test_continue_false_stops_after_the_turn_with_a_valid_history():
+    stops = []
+    hooks = HookManager()
+    hooks.on("PostToolUse", lambda p: {"continue": False, "stopReason": "budget spent"})
+    hooks.on("Stop", lambda p: stops.append(p["stop_reason"]))
+    agent = make_agent(reads(3), hooks=hooks)
+    result = agent.run("go")
+    assert result.stop_reason == "hook_stopped" and result.turns == 1
+    assert agent.client.offline_transport.request_count == 1
+    assert stops == ["hook_stopped"]
+    validate_messages(agent.history)
+    assert agent.history[-1]["content"][0]["type"] == "tool_result"
 
 
 def test_a_blocked_prompt_sends_and_stores_nothing():
