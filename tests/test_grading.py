@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import json
 import math
@@ -321,3 +322,14 @@ def test_the_kit_masker_passes_the_exercise_checks(solution_03):
 
 def test_grading_module_paths():
     assert grading.REPO_ROOT == find_file("solutions", "03").parent.parent
+
+
+@pytest.mark.parametrize("exercise", ["02", "06"])
+def test_grading_inside_a_running_event_loop_gives_full_marks(exercise):
+    """A notebook cell runs inside an asyncio loop; async checks must still pass there."""
+    async def grade_in_a_cell():
+        asyncio.get_running_loop()  # as in Jupyter: a loop runs in this thread
+        return grade(exercise, implementation="solutions")
+    card = asyncio.run(grade_in_a_cell())
+    failed = [f"{c.name}: {c.detail}" for c in card.checks if not c.passed]
+    assert not failed and card.score == card.total > 0, failed
