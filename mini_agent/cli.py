@@ -72,6 +72,47 @@ def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
                  tools=build_tools(workspace), session=session, **kwargs)
 
 
+def anthropic_errors() -> tuple[type[BaseException], ...]:
+    """The SDK's errors the CLI reports in one line: ``(anthropic.APIError,)``, the base of
+    APIConnectionError, AuthenticationError and every other APIStatusError."""
+    import anthropic
+    return (anthropic.APIError,)
+
+
+def api_error_line(error: BaseException) -> str:
+    """One line saying what failed for an SDK error, and how to go offline instead.
+
+    ``anthropic.AuthenticationError`` (401) -> the key was rejected; ``APIConnectionError``
+    (timeouts included) -> the API could not be reached; any other ``APIStatusError`` -> its
+    status, error type and message; any other ``APIError`` -> its message.
+
+    >>> import anthropic, httpx2
+    >>> error = anthropic.APIConnectionError(request=httpx2.Request("POST", "https://x"))
+    >>> print(*api_error_line(error).split("; "), sep="\\n")
+    mini-agent: cannot reach the Anthropic API (Connection error.)
+    check the network, or unset ANTHROPIC_API_KEY to run offline
+    """
+    import anthropic
+    if isinstance(error, anthropic.APIConnectionError):
+        what = f"cannot reach the Anthropic API ({error.message})"
+        fix = "check the network"
+    elif isinstance(error, anthropic.APIStatusError):
+        body = error.body if isinstance(error.body, dict) else {}
+        detail = body.get("error") if isinstance(body.get("error"), dict) else {}
+        kind = detail.get("type") or type(error).__name__
+        message = detail.get("message") or error.message
+        if isinstance(error, anthropic.AuthenticationError):
+            what = f"the Anthropic API rejected the key ({error.status_code} {kind}: {message})"
+            fix = "fix ANTHROPIC_API_KEY"
+        else:
+            what = f"the Anthropic API answered {error.status_code} {kind}: {message}"
+            fix = "try again later"
+    else:
+        what = f"the Anthropic API request failed ({getattr(error, 'message', error)})"
+        fix = "try again"
+    return f"mini-agent: {' '.join(what.split())}; {fix}, or unset ANTHROPIC_API_KEY to run offline"
+
+
 def _short(value: Any, limit: int = 100) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
@@ -110,6 +151,7 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
             elif isinstance(event, LoopEnd):
                 out.write(f"[{event.stop_reason} after {event.turns} turns]\n")
         out.flush()
+    show.end_line = end_text  # type: ignore[attr-defined]  # before an error line
     return show
 
 
@@ -121,14 +163,22 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     workspace = copy_demo_project(Path(args.workspace) if args.workspace else None)
     agent = build_agent(workspace, max_turns=args.max_turns)
     print(f"task: {demo_task()}", file=out)
-    result = asyncio.run(agent.arun(demo_task(), on_event=event_printer(out)))
-    print(f"stats: {agent.stats_line()}", file=out)
-    print(f"requests: {len(agent.requests)}   stop: {result.stop_reason}", file=out)
-    if args.keep_workspace:
-        print(f"workspace kept at {workspace}", file=out)
-    else:  # only what this run created: the copy, and its temp parent when there was one
-        shutil.rmtree(workspace if args.workspace else workspace.parent, ignore_errors=True)
-    return 0
+    show = event_printer(out)
+    try:
+        result = asyncio.run(agent.arun(demo_task(), on_event=show))
+    except anthropic_errors() as error:
+        show.end_line()
+        print(api_error_line(error), file=sys.stderr)
+        return 1
+    else:
+        print(f"stats: {agent.stats_line()}", file=out)
+        print(f"requests: {len(agent.requests)}   stop: {result.stop_reason}", file=out)
+        return 0
+    finally:
+        if args.keep_workspace:
+            print(f"workspace kept at {workspace}", file=out)
+        else:  # only what this run created: the copy, and its temp parent when there was one
+            shutil.rmtree(workspace if args.workspace else workspace.parent, ignore_errors=True)
 
 
 def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
@@ -153,7 +203,11 @@ def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
         if line.startswith("/"):
             print("commands: /stats, /history, /quit", file=out)
             continue
-        agent.run(line, on_event=show)
+        try:
+            agent.run(line, on_event=show)
+        except anthropic_errors() as error:  # report, keep the session, back to the prompt
+            show.end_line()
+            print(api_error_line(error), file=sys.stderr)
 
 
 def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) -> int:

@@ -135,3 +135,53 @@ def test_resume_of_a_session_that_is_a_directory_is_exit_2(tmp_path, capsys):
     assert cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path),
                      "--resume", "odd"], out=io.StringIO(), read=lines_from()) == 2
     assert "mini-agent: cannot resume:" in capsys.readouterr().err
+
+
+def _failing_client(kind):
+    """An AsyncAnthropic client whose every request fails as ``kind`` says (no retries)."""
+    import anthropic
+    import httpx2
+    from mini_agent.offline import FaultPlan, offline_async_client
+    if kind == "overloaded":
+        return offline_async_client(max_retries=0, faults=FaultPlan(overloaded_at={1, 2, 3}))
+
+    def handle(request):
+        if kind == "unreachable":
+            raise httpx2.ConnectError("name resolution failed", request=request)
+        return httpx2.Response(401, json={"type": "error", "error": {
+            "type": "authentication_error", "message": "invalid x-api-key"}})
+    return anthropic.AsyncAnthropic(api_key="sk-ant-invalid", max_retries=0,
+                                    base_url="http://api.invalid",
+                                    http_client=httpx2.AsyncClient(
+                                        transport=httpx2.MockTransport(handle)))
+
+
+API_FAILURES = {
+    "invalid key": ("invalid", "rejected the key (401 authentication_error: invalid x-api-key)"),
+    "unreachable": ("unreachable", "cannot reach the Anthropic API"),
+    "overloaded": ("overloaded", "answered 529 overloaded_error"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(API_FAILURES))
+def test_demo_reports_an_api_error_in_one_line_and_exits_1(name, tmp_path, monkeypatch, capsys):
+    kind, what = API_FAILURES[name]
+    monkeypatch.setattr(cli, "make_client", lambda workspace: _failing_client(kind))
+    out = io.StringIO()
+    assert cli.main(["demo", "--workspace", str(tmp_path)], out=out) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err.startswith("mini-agent: ") and what in err
+    assert err.rstrip().endswith("unset ANTHROPIC_API_KEY to run offline")
+    assert not (tmp_path / "project").exists()  # the copy is still cleaned up
+
+
+def test_repl_reports_an_api_error_and_returns_to_the_prompt(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(cli, "make_client", lambda workspace: _failing_client("invalid"))
+    out = io.StringIO()
+    code = cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path)], out=out,
+                    read=lines_from("Hello there", "/stats", "/quit"))
+    assert code == 0
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "rejected the key" in err
+    assert "turns: 1   raw: ~" in out.getvalue()  # the prompt is kept; /stats still answers
