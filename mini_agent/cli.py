@@ -218,23 +218,28 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
     except ImportError:
         SessionWriter = None  # type: ignore[assignment]
     scratch = None
+    tools_note = "the agent can edit files and run commands there"
     if args.workspace:
-        workspace = Path(args.workspace)
+        workspace = Path(args.workspace).resolve()
+        note = f"given with --workspace; {tools_note}"
     elif config.is_online():
         workspace = Path.cwd()
+        note = f"the current folder; {tools_note}"
     else:
         workspace = scratch = copy_demo_project()
-        print(f"offline workspace: a copy of the demo project; try: {demo_task()}", file=out)
+        note = f"a fresh copy of the demo project; try: {demo_task()}"
     try:
-        return _start_repl(args, workspace, SessionWriter, out=out, read=read)
+        return _start_repl(args, workspace, SessionWriter, out=out, read=read,
+                           workspace_line=f"workspace: {workspace} ({note})")
     finally:
         if scratch is not None:
             shutil.rmtree(scratch.parent, ignore_errors=True)
 
 
 def _start_repl(args: argparse.Namespace, workspace: Path, SessionWriter: Any, *, out: TextIO,
-                read: Callable[[str], str]) -> int:
+                read: Callable[[str], str], workspace_line: str) -> int:
     """Build the agent, resume or open a session, run the REPL; 2 when it cannot start."""
+    print(workspace_line, file=out)
     agent = build_agent(workspace)
     if args.resume:
         if SessionWriter is None:

@@ -77,6 +77,7 @@ def test_repl_commands(tmp_path):
     assert code == 0
     assert "turns: 0   raw: ~0 tok" in text and "turns: 2   raw: ~" in text
     assert '"role": "user"' in text and "commands: /stats, /history, /quit" in text
+    assert f"workspace: {tmp_path} (given with --workspace; the agent can edit files" in text
     assert len(list(tmp_path.glob("*.jsonl"))) == 1
 
 
@@ -117,12 +118,18 @@ def test_event_printer_shows_tools_and_results():
                               "[tool_result] ok (2 lines) a b\n[completed after 1 turns]\n")
 
 
+def _scratch(tmp_path):
+    """A stand-in for copy_demo_project: ``<tmp_path>/scratch/project``, created."""
+    project = tmp_path / "scratch" / "project"
+    project.mkdir(parents=True)
+    return project
+
+
 def test_failed_resume_removes_the_scratch_workspace(tmp_path, monkeypatch, capsys):
     made = []
 
     def copy(parent=None):
-        made.append(tmp_path / "scratch" / "project")
-        made[-1].mkdir(parents=True)
+        made.append(_scratch(tmp_path))
         return made[-1]
     monkeypatch.setattr(cli, "copy_demo_project", copy)
     assert cli.main(["--sessions-dir", str(tmp_path), "--resume", "missing"],
@@ -185,3 +192,25 @@ def test_repl_reports_an_api_error_and_returns_to_the_prompt(tmp_path, monkeypat
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "rejected the key" in err
     assert "turns: 1   raw: ~" in out.getvalue()  # the prompt is kept; /stats still answers
+
+
+def test_repl_says_where_it_works_offline(tmp_path, monkeypatch):
+    monkeypatch.setattr(cli, "copy_demo_project", lambda parent=None: _scratch(tmp_path))
+    out = io.StringIO()
+    cli.main(["--sessions-dir", str(tmp_path)], out=out, read=lines_from("/quit"))
+    line = out.getvalue().splitlines()[1]
+    assert line.startswith(f"workspace: {tmp_path / 'scratch' / 'project'} "
+                           "(a fresh copy of the demo project; try: ")
+
+
+def test_repl_says_where_it_works_online(tmp_path, monkeypatch):
+    from mini_agent.offline import offline_async_client
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    monkeypatch.setattr(cli, "make_client", lambda workspace: offline_async_client())
+    monkeypatch.chdir(tmp_path)
+    out = io.StringIO()
+    cli.main(["--sessions-dir", str(tmp_path / "s")], out=out, read=lines_from("/quit"))
+    lines = out.getvalue().splitlines()
+    assert lines[0].startswith("online:")
+    assert lines[1] == (f"workspace: {tmp_path} (the current folder; the agent can edit files "
+                        "and run commands there)")
