@@ -9,7 +9,7 @@
 * :func:`scorecard_widget`: a graded exercise's :class:`~mini_agent.grading.Scorecard` as HTML.
 
 The logic lives in pure helpers (:func:`chart_series`, :func:`curve_totals`,
-:func:`scorecard_html`) that tests call without a browser. Imported only by notebooks (this
+:func:`threshold_label`, :func:`scorecard_html`) that tests call without a browser. Imported only by notebooks (this
 module pulls in plotly and ipywidgets). Taught in ``notebooks/03_observation_masking.ipynb``.
 """
 
@@ -57,6 +57,15 @@ def curve_totals(curve: Sequence[tuple[int, int, int]]) -> dict[str, float]:
             "saved_share": round(1 - view / raw, 4) if raw else 0.0}
 
 
+def threshold_label(threshold_tokens: int) -> str:
+    """The text beside the dashed threshold line, with the threshold's value.
+
+    >>> threshold_label(8_000)
+    'mask threshold: 8,000 tokens'
+    """
+    return f"mask threshold: {threshold_tokens:,} tokens"
+
+
 def _figure(title: str, threshold_tokens: int | None) -> go.FigureWidget:
     fig = go.FigureWidget()
     fig.add_scatter(x=[], y=[], name="raw history (approx tokens)", mode="lines+markers",
@@ -68,7 +77,7 @@ def _figure(title: str, threshold_tokens: int | None) -> go.FigureWidget:
                       legend={"orientation": "h", "y": -0.25})
     if threshold_tokens is not None:
         fig.add_hline(y=threshold_tokens, line_dash="dot", line_color="#495057",
-                      annotation_text="mask threshold")
+                      annotation_text=threshold_label(threshold_tokens))
     return fig
 
 
@@ -145,9 +154,11 @@ class MaskingExplorer:
         with self.figure.batch_update():
             self.figure.data[0].x, self.figure.data[0].y = x, [raw for _, raw, _ in self.curve]
             self.figure.data[1].x, self.figure.data[1].y = x, [v for _, _, v in self.curve]
-            if self.figure.layout.shapes:
+            if self.figure.layout.shapes:  # the dashed line and its label move together
                 self.figure.layout.shapes[0].y0 = threshold
                 self.figure.layout.shapes[0].y1 = threshold
+                self.figure.layout.annotations[0].y = threshold
+                self.figure.layout.annotations[0].text = threshold_label(threshold)
         totals = curve_totals(self.curve)
         self.summary.value = (
             f"keep={keep}, threshold={threshold:,} tokens: {totals['requests']} requests sent "

@@ -5,7 +5,8 @@ from __future__ import annotations
 from mini_agent.grading import CheckResult, Scorecard
 from mini_agent.masking import masking_curve
 from mini_agent.widgets import (
-    MaskingExplorer, TokenChart, chart_series, curve_totals, scorecard_html, scorecard_widget)
+    MaskingExplorer, TokenChart, chart_series, curve_totals, scorecard_html, scorecard_widget,
+    threshold_label)
 
 OUTPUT = "\n".join("x" * 79 for _ in range(10))  # 10 lines, 799 chars
 
@@ -30,6 +31,20 @@ def test_chart_series_and_totals():
     assert curve_totals([(1, 10, 10), (2, 90, 30)])["saved_share"] == 0.6
 
 
+def test_threshold_label_names_the_value():
+    assert threshold_label(8_000) == "mask threshold: 8,000 tokens"
+    assert threshold_label(0) == "mask threshold: 0 tokens"
+
+
+def test_masking_explorer_label_follows_the_threshold_slider():
+    explorer = MaskingExplorer(history(8), keep=4, threshold_tokens=8_000)
+    assert explorer.figure.layout.annotations[0].text == "mask threshold: 8,000 tokens"
+    explorer.threshold_slider.value = 1_000
+    label = explorer.figure.layout.annotations[0]
+    assert (label.y, label.text) == (1_000, "mask threshold: 1,000 tokens")
+    assert explorer.figure.layout.shapes[0].y0 == explorer.figure.layout.shapes[0].y1 == 1_000
+
+
 def test_token_chart_update_and_callback():
     chart = TokenChart(threshold_tokens=100)
     chart.update([{"raw_tokens": 10, "view_tokens": 10}])
@@ -51,6 +66,9 @@ def test_masking_explorer_sliders_redraw():
     explorer.threshold_slider.value = 10**6 if explorer.threshold_slider.max >= 10**6 \
         else explorer.threshold_slider.max
     assert explorer.figure.layout.shapes[0].y0 == explorer.threshold_slider.value
+    label = explorer.figure.layout.annotations[0]
+    assert (label.y, label.text) == (explorer.threshold_slider.value,
+                                     threshold_label(explorer.threshold_slider.value))
     assert "requests sent" in explorer.summary.value
     # a threshold at the top of the range: nothing is masked, view == raw
     assert all(raw == view for _, raw, view in explorer.curve)
