@@ -148,7 +148,8 @@ class Agent:
     on_context_overflow: ``(history, ctx) -> view`` tried once on "prompt is too long";
     on_request: ``record -> None`` (sync or async) after each request (widgets);
     stream: use the streaming API (True) or plain requests; auto_continue: continue through
-    ``max_tokens`` (seed 000).
+    ``max_tokens`` (seed 000); workspace: the folder the tools work in, logged as
+    ``"workspace"`` in the session_start meta entry so a resume can find it again.
     Attributes: history, times, requests (``{"turn", "raw_tokens", "view_tokens", "usage",
     "stop_reason", "messages", "overflow_retry"}`` per request), last_view.
     """
@@ -159,7 +160,8 @@ class Agent:
                  max_turns: int = DEFAULT_MAX_TURNS, max_tokens: int = DEFAULT_MAX_TOKENS,
                  prepare_request: Sequence[Callable[[dict], dict]] = (),
                  on_context_overflow: Callable | None = None, on_request: Callable | None = None,
-                 stream: bool = True, auto_continue: bool = True) -> None:
+                 stream: bool = True, auto_continue: bool = True,
+                 workspace: str | Path | None = None) -> None:
         self.client = client
         self.model = model or model_name()
         self.system = system
@@ -177,6 +179,7 @@ class Agent:
         self.on_request = on_request
         self.stream = stream
         self.auto_continue = auto_continue
+        self.workspace = workspace
         self.history: list[MessageParam] = []
         self.times: list[float] = []
         self.requests: list[dict[str, Any]] = []
@@ -297,7 +300,8 @@ class Agent:
             raise ValueError("the prompt is empty (the API rejects empty text blocks)")
         if not self._started and not self._resumed:
             self._log({"type": "meta", "event": "session_start", "model": self.model,
-                       "cwd": os.getcwd()})
+                       "cwd": os.getcwd(),
+                       **({"workspace": str(self.workspace)} if self.workspace else {})})
         if self.hooks is not None and not self._started:
             await self.hooks.fire("SessionStart", {
                 "source": "resume" if self._resumed else "startup"})

@@ -69,7 +69,19 @@ def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
     from .agent import Agent
     from .tools import build_tools
     return Agent(make_client(workspace), model=config.model_name(),
-                 tools=build_tools(workspace), session=session, **kwargs)
+                 tools=build_tools(workspace), session=session, workspace=workspace, **kwargs)
+
+
+def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None:
+    """The ``"workspace"`` a session's session_start meta entry recorded, or None (no such
+    session, no ``mini_agent.session``, or a session logged before workspaces were recorded)."""
+    try:
+        from .session import resume_session, session_path
+        entries, _ = resume_session(session_path(sessions_dir, session_id))
+    except (ImportError, OSError, ValueError):
+        return None
+    meta = next((e for e in entries if e.get("type") == "meta"), {})
+    return Path(meta["workspace"]) if isinstance(meta.get("workspace"), str) else None
 
 
 def anthropic_errors() -> tuple[type[BaseException], ...]:
@@ -219,27 +231,42 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
         SessionWriter = None  # type: ignore[assignment]
     scratch = None
     tools_note = "the agent can edit files and run commands there"
+    recorded = (recorded_workspace(args.sessions_dir, args.resume)
+                if args.resume and not args.workspace else None)
     if args.workspace:
         workspace = Path(args.workspace).resolve()
         note = f"given with --workspace; {tools_note}"
+    elif recorded is not None and recorded.is_dir():
+        workspace = recorded
+        note = f"where session {args.resume} worked; {tools_note}"
     elif config.is_online():
         workspace = Path.cwd()
         note = f"the current folder; {tools_note}"
     else:
         workspace = scratch = copy_demo_project()
         note = f"a fresh copy of the demo project; try: {demo_task()}"
+    lines = [f"workspace: {workspace} ({note})"]
+    if args.resume and not args.workspace and workspace != recorded:
+        why = (f"its workspace {recorded} no longer exists" if recorded is not None
+               else "it recorded no workspace")
+        if scratch is not None:
+            lines.append(f"warning: the workspace is a fresh copy of the demo project; earlier "
+                         f"edits of session {args.resume} are not in it ({why})")
+        elif recorded is not None:
+            lines.append(f"warning: session {args.resume} worked in {recorded}, which no "
+                         "longer exists; working in the current folder instead")
     try:
         return _start_repl(args, workspace, SessionWriter, out=out, read=read,
-                           workspace_line=f"workspace: {workspace} ({note})")
+                           workspace_lines=lines)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch.parent, ignore_errors=True)
 
 
 def _start_repl(args: argparse.Namespace, workspace: Path, SessionWriter: Any, *, out: TextIO,
-                read: Callable[[str], str], workspace_line: str) -> int:
-    """Build the agent, resume or open a session, run the REPL; 2 when it cannot start."""
-    print(workspace_line, file=out)
+                read: Callable[[str], str], workspace_lines: Sequence[str]) -> int:
+    """Build the agent, resume or open a session, say where it works, run the REPL; 2 when it
+    cannot start."""
     agent = build_agent(workspace)
     if args.resume:
         if SessionWriter is None:
@@ -255,6 +282,8 @@ def _start_repl(args: argparse.Namespace, workspace: Path, SessionWriter: Any, *
     elif SessionWriter is not None:
         agent.session = SessionWriter(args.sessions_dir, clock=agent.clock)
         print(f"session {agent.session.session_id} (resume with --resume)", file=out)
+    for line in workspace_lines:
+        print(line, file=out)
     print("commands: /stats, /history, /quit", file=out)
     return repl(agent, out=out, read=read)
 

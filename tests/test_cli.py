@@ -198,7 +198,7 @@ def test_repl_says_where_it_works_offline(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "copy_demo_project", lambda parent=None: _scratch(tmp_path))
     out = io.StringIO()
     cli.main(["--sessions-dir", str(tmp_path)], out=out, read=lines_from("/quit"))
-    line = out.getvalue().splitlines()[1]
+    line = next(x for x in out.getvalue().splitlines() if x.startswith("workspace: "))
     assert line.startswith(f"workspace: {tmp_path / 'scratch' / 'project'} "
                            "(a fresh copy of the demo project; try: ")
 
@@ -212,5 +212,56 @@ def test_repl_says_where_it_works_online(tmp_path, monkeypatch):
     cli.main(["--sessions-dir", str(tmp_path / "s")], out=out, read=lines_from("/quit"))
     lines = out.getvalue().splitlines()
     assert lines[0].startswith("online:")
-    assert lines[1] == (f"workspace: {tmp_path} (the current folder; the agent can edit files "
+    assert lines[2] == (f"workspace: {tmp_path} (the current folder; the agent can edit files "
                         "and run commands there)")
+
+
+def _session_meta(directory):
+    import json
+    path = next(directory.glob("*.jsonl"))
+    return path.stem, json.loads(path.read_text().splitlines()[0])
+
+
+def test_resume_reuses_the_workspace_the_session_recorded(tmp_path):
+    sessions, work = tmp_path / "sessions", tmp_path / "work"
+    work.mkdir()
+    cli.main(["--sessions-dir", str(sessions), "--workspace", str(work)], out=io.StringIO(),
+             read=lines_from("Hello there"))
+    session_id, meta = _session_meta(sessions)
+    assert (meta["type"], meta["event"], meta["workspace"]) == ("meta", "session_start", str(work))
+    out = io.StringIO()
+    assert cli.main(["--sessions-dir", str(sessions), "--resume", session_id], out=out,
+                    read=lines_from()) == 0
+    assert f"workspace: {work} (where session {session_id} worked; the agent can edit" in \
+        out.getvalue()
+    assert "warning" not in out.getvalue()
+
+
+def test_resume_warns_when_the_workspace_is_a_fresh_copy(tmp_path, monkeypatch):
+    sessions = tmp_path / "sessions"
+    copies = iter(range(10))
+    monkeypatch.setattr(cli, "copy_demo_project",
+                        lambda parent=None: _scratch(tmp_path / f"run{next(copies)}"))
+    cli.main(["--sessions-dir", str(sessions)], out=io.StringIO(), read=lines_from("Hello"))
+    session_id, meta = _session_meta(sessions)
+    gone = tmp_path / "run0" / "scratch" / "project"
+    assert meta["workspace"] == str(gone) and not gone.exists()  # removed at exit
+    out = io.StringIO()
+    assert cli.main(["--sessions-dir", str(sessions), "--resume", session_id], out=out,
+                    read=lines_from()) == 0
+    assert (f"warning: the workspace is a fresh copy of the demo project; earlier edits of "
+            f"session {session_id} are not in it (its workspace {gone} no longer exists)"
+            in out.getvalue().splitlines())
+
+
+def test_resume_of_a_session_without_a_recorded_workspace_warns(tmp_path, monkeypatch):
+    import json
+    monkeypatch.setattr(cli, "copy_demo_project", lambda parent=None: _scratch(tmp_path))
+    (tmp_path / "old.jsonl").write_text("".join(json.dumps(e) + "\n" for e in [
+        {"type": "meta", "event": "session_start", "model": "m", "cwd": "/x", "timestamp": 1.0},
+        {"type": "message", "message": {"role": "user", "content": "Hi"}, "timestamp": 1.0}]))
+    out = io.StringIO()
+    assert cli.main(["--sessions-dir", str(tmp_path), "--resume", "old"], out=out,
+                    read=lines_from()) == 0
+    assert "earlier edits of session old are not in it (it recorded no workspace)" in \
+        out.getvalue()
