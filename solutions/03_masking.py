@@ -1,6 +1,8 @@
 """Exercise 03: observation masking (notebooks/03_observation_masking.ipynb).
 
-Build the three pieces of seed 000 (episode 04 of the series) yourself, in order:
+Build the three pieces of seed 000 yourself, in order. Seed 000 is the article "Mini Claude
+Code, Episode 04: make the agent forget on purpose" (episode 04 of that article's own series;
+in this kit it is notebook 03):
 
 * 03.1 ``approx_tokens(messages)``: the characters / 4 budget estimate;
 * 03.2 ``mask_old_observations(messages, keep=4)``: keep the newest ``keep`` tool results
