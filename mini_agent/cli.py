@@ -160,8 +160,9 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
                 out.write(f"[dropped] {event.name}: cut by max_tokens, not run\n")
             elif isinstance(event, Continued):
                 out.write(f"[max_tokens] attempt {event.attempt}: {event.action}\n")
-            elif isinstance(event, LoopEnd):
-                out.write(f"[{event.stop_reason} after {event.turns} turns]\n")
+            elif isinstance(event, LoopEnd):  # LoopEnd.turns counts model requests
+                plural = "" if event.turns == 1 else "s"
+                out.write(f"[{event.stop_reason} after {event.turns} model request{plural}]\n")
         out.flush()
     show.end_line = end_text  # type: ignore[attr-defined]  # before an error line
     return show

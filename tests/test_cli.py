@@ -33,7 +33,7 @@ def test_demo_offline_fixes_the_project(tmp_path):
     assert code == 0
     assert text.splitlines()[0].startswith("offline:")
     assert text.count("[tool_use]") >= 15
-    assert "[completed after" in text
+    assert "[completed after 13 model requests]" in text
     stats = next(line for line in text.splitlines() if line.startswith("stats: "))
     assert "masked:" in stats
     project = tmp_path / "project"
@@ -115,7 +115,9 @@ def test_event_printer_shows_tools_and_results():
                                 "grep", {}, 0.0, 0.0, 0.0)))
     show(LoopEnd("completed", 1))
     assert out.getvalue() == ('Hi\n[tool_use] grep({"pattern": "x"})\n'
-                              "[tool_result] ok (2 lines) a b\n[completed after 1 turns]\n")
+                              "[tool_result] ok (2 lines) a b\n[completed after 1 model request]\n")
+    show(LoopEnd("max_turns_reached", 13))
+    assert out.getvalue().endswith("[max_turns_reached after 13 model requests]\n")
 
 
 def _scratch(tmp_path):
