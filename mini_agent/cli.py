@@ -5,7 +5,7 @@
     mini-agent demo                  fix the bundled demo project's bug, transcript live, then /stats
     mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
     mini-agent grade NN [--json]     grade exercises/NN_*.py
-    mini-agent make-exercises [--check]           regenerate exercises/ from solutions/
+    mini-agent make-exercises [--check] [--force] create missing exercises/ from solutions/
     mini-agent sessions              list logged sessions
     mini-agent record-outputs [NB...]             record notebooks' checked outputs
 
@@ -194,6 +194,36 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             shutil.rmtree(workspace if args.workspace else workspace.parent, ignore_errors=True)
 
 
+def cmd_make_exercises(args: argparse.Namespace, out: TextIO) -> int:
+    """Create missing exercise files; overwrite edited ones only with ``--force``.
+
+    Returns 0 when exercises/ ends in sync with solutions/, 1 when files differ (``--check``,
+    or edited files that were kept).
+    """
+    from .grading import make_exercises
+    if args.check:
+        changed = make_exercises(check=True)
+        for path in changed:
+            print(f"out of date: {path}", file=out)
+        if not changed:
+            print("exercises/ is in sync with solutions/", file=out)
+        return 1 if changed else 0
+    written = make_exercises(force=args.force)
+    kept = make_exercises(check=True)
+    for path in written:
+        print(f"wrote {path}", file=out)
+    for path in kept:
+        print(f"kept {path}: it differs from the stub solutions/ would generate "
+              "(your edits?)", file=out)
+    if kept:
+        print("nothing edited was overwritten; `mini-agent make-exercises --force` overwrites "
+              "these files and DISCARDS your edits in them", file=out)
+        return 1
+    if not written:
+        print("exercises/ is in sync with solutions/", file=out)
+    return 0
+
+
 def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
     """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent."""
     show = event_printer(out)
@@ -317,8 +347,12 @@ def build_parser() -> argparse.ArgumentParser:
     grade = sub.add_parser("grade", help="grade exercises/NN_*.py")
     grade.add_argument("exercise")
     grade.add_argument("--json", action="store_true")
-    make = sub.add_parser("make-exercises", help="regenerate exercises/ from solutions/")
+    make = sub.add_parser("make-exercises",
+                          help="create missing exercises/ stubs from solutions/ (edited files "
+                               "are kept unless --force)")
     make.add_argument("--check", action="store_true", help="only report drift (exit 1)")
+    make.add_argument("--force", action="store_true",
+                      help="also overwrite exercise files that differ (discards your edits)")
     sub.add_parser("sessions", help="list logged sessions")
     record = sub.add_parser("record-outputs",
                             help="execute notebooks and record their checked cells' outputs")
@@ -341,15 +375,7 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         from .grading import main_grade
         return main_grade(args.exercise, as_json=args.json)
     if args.command == "make-exercises":
-        from .grading import make_exercises
-        changed = make_exercises(check=args.check)
-        for path in changed:
-            print(("out of date: " if args.check else "wrote ") + path, file=out)
-        if args.check and changed:
-            return 1
-        if not changed:
-            print("exercises/ is in sync with solutions/", file=out)
-        return 0
+        return cmd_make_exercises(args, out)
     if args.command == "record-outputs":
         outputs = _guarded("notebook_outputs", "record-outputs")
         return 2 if outputs is None else outputs.main_record(args.notebooks)

@@ -239,9 +239,13 @@ STUB_HEADER = ("# Generated from solutions/{name} by `mini-agent make-exercises`
                "# `mini-agent grade {exercise}`. Re-generating overwrites this file.\n")
 
 
-def make_exercises(*, root: Path | None = None, check: bool = False) -> list[str]:
+def make_exercises(*, root: Path | None = None, check: bool = False,
+                   force: bool = False) -> list[str]:
     """Write (or with ``check=True`` only compare) ``exercises/NN_*.py`` from ``solutions/``.
 
+    A missing exercise file is created. An existing one whose text differs (the learner's
+    work) is left alone unless ``force=True``, which overwrites it and discards those edits;
+    ``make_exercises(check=True)`` afterwards lists the files that were left alone.
     Returns the list of exercise paths (relative) that were written, or, with ``check``, that
     differ from what would be written (empty means in sync).
     """
@@ -253,11 +257,12 @@ def make_exercises(*, root: Path | None = None, check: bool = False) -> list[str
             sol.read_text(encoding="utf-8"), exercise)
         target = root / "exercises" / sol.name
         current = target.read_text(encoding="utf-8") if target.exists() else None
-        if current != text:
-            changed.append(str(target.relative_to(root)))
-            if not check:
-                target.parent.mkdir(exist_ok=True)
-                target.write_text(text, encoding="utf-8")
+        if current == text or (not check and current is not None and not force):
+            continue
+        changed.append(str(target.relative_to(root)))
+        if not check:
+            target.parent.mkdir(exist_ok=True)
+            target.write_text(text, encoding="utf-8")
     return changed
 
 

@@ -267,3 +267,32 @@ def test_resume_of_a_session_without_a_recorded_workspace_warns(tmp_path, monkey
                     read=lines_from()) == 0
     assert "earlier edits of session old are not in it (it recorded no workspace)" in \
         out.getvalue()
+
+
+def test_make_exercises_never_overwrites_edits_without_force(tmp_path, monkeypatch):
+    from mini_agent import grading
+    monkeypatch.setattr(grading, "REPO_ROOT", tmp_path)
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "42_demo.py").write_text(
+        "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n")
+    out = io.StringIO()
+    assert cli.main(["make-exercises"], out=out) == 0
+    assert out.getvalue() == "wrote exercises/42_demo.py\n"
+    exercise = tmp_path / "exercises" / "42_demo.py"
+    exercise.write_text(exercise.read_text() + "# my work\n")
+    out = io.StringIO()
+    assert cli.main(["make-exercises"], out=out) == 1
+    assert exercise.read_text().endswith("# my work\n")
+    text = out.getvalue()
+    assert text.startswith("kept exercises/42_demo.py: it differs")
+    assert "mini-agent make-exercises --force" in text and "DISCARDS your edits" in text
+    out = io.StringIO()
+    assert cli.main(["make-exercises", "--check"], out=out) == 1
+    assert out.getvalue() == "out of date: exercises/42_demo.py\n"
+    out = io.StringIO()
+    assert cli.main(["make-exercises", "--force"], out=out) == 0
+    assert out.getvalue() == "wrote exercises/42_demo.py\n"
+    assert not exercise.read_text().endswith("# my work\n")
+    out = io.StringIO()
+    assert cli.main(["make-exercises"], out=out) == 0
+    assert out.getvalue() == "exercises/ is in sync with solutions/\n"

@@ -56,6 +56,23 @@ def test_make_exercises_writes_then_reports_drift(tmp_path):
     assert make_exercises(root=tmp_path, check=True) == ["exercises/42_demo.py"]
 
 
+def test_make_exercises_keeps_edited_files_unless_forced(tmp_path):
+    (tmp_path / "solutions").mkdir()
+    for name in ("42_demo.py", "43_more.py"):
+        (tmp_path / "solutions" / name).write_text(
+            "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n")
+    make_exercises(root=tmp_path)
+    edited = tmp_path / "exercises" / "42_demo.py"
+    stub = edited.read_text()
+    edited.write_text(stub.replace('raise NotImplementedError("Exercise 42.1")', "return 1"))
+    (tmp_path / "exercises" / "43_more.py").unlink()
+    assert make_exercises(root=tmp_path) == ["exercises/43_more.py"]  # missing: created
+    assert "return 1" in edited.read_text()  # the learner's work survives
+    assert make_exercises(root=tmp_path, check=True) == ["exercises/42_demo.py"]
+    assert make_exercises(root=tmp_path, force=True) == ["exercises/42_demo.py"]
+    assert edited.read_text() == stub
+
+
 # --------------------------------------------------------------------------- checks and cards
 
 def test_check_decorator():

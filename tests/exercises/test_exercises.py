@@ -1,4 +1,4 @@
-"""Every exercise in one place: checks pass on solutions/, stubs score 0, no drift.
+"""Every exercise in one place: checks pass on solutions/, stubs score 0, no drift (in CI).
 
 Exercises are discovered by globbing ``tests/exercises/checks_NN_*.py``, so a new episode's
 checks are picked up without editing this file.
@@ -6,6 +6,7 @@ checks are picked up without editing this file.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,12 @@ def test_every_solution_has_checks():
     assert set(solutions) <= set(EXERCISES), "a solution without checks_NN_*.py"
 
 
+@pytest.mark.skipif(not os.environ.get("CI"),
+                    reason="exercises/ vs solutions/ drift is checked only when CI is set "
+                           "(.ci/run also runs `mini-agent make-exercises --check`); outside "
+                           "CI, edits in exercises/ are your work")
 def test_exercises_are_in_sync_with_solutions():
-    assert make_exercises(check=True) == [], \
-        "exercises/ drifted from solutions/: run `mini-agent make-exercises` and commit"
+    assert make_exercises(check=True) == [], (
+        "exercises/ drifted from solutions/: after changing solutions/, run "
+        "`mini-agent make-exercises --force` (it overwrites exercises/ and discards any edits "
+        "in them) and commit")
