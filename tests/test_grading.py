@@ -350,3 +350,23 @@ def test_grading_inside_a_running_event_loop_gives_full_marks(exercise):
     card = asyncio.run(grade_in_a_cell())
     failed = [f"{c.name}: {c.detail}" for c in card.checks if not c.passed]
     assert not failed and card.score == card.total > 0, failed
+
+
+@pytest.mark.parametrize("name", sorted(WRONG_MASKERS))
+def test_failed_03_checks_say_what_was_expected_and_what_came_back(name, solution_03):
+    solution_03.mask_old_observations = WRONG_MASKERS[name][0]
+    failed = [c for c in run_checks("03", CHECKS_03, solution_03).checks if not c.passed]
+    assert failed
+    for c in failed:
+        if c.detail.startswith("mini_agent.messages.MessageValidationError"):
+            continue  # the validator names the broken rule and the message index
+        assert "expected" in c.detail and "got" in c.detail, (c.name, c.detail)
+
+
+def test_keep_zero_failure_points_at_the_negative_slice_pitfall(solution_03):
+    solution_03.mask_old_observations = WRONG_MASKERS["keep=0 masks nothing"][0]
+    card = run_checks("03", CHECKS_03, solution_03)
+    (failed,) = [c for c in card.checks if not c.passed]
+    assert failed.detail == "3 results, keep=0: masked results: expected 3, got 0"
+    assert "positions[:-keep]" in failed.hint and "negative-slice" in failed.hint
+    assert "got:  3 results, keep=0: masked results: expected 3, got 0" in card.to_text()

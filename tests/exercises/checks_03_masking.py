@@ -60,18 +60,37 @@ def masked_count(messages: list[dict]) -> int:
     return sum(1 for b in results(messages) if is_placeholder(b["content"]))
 
 
+def short(value, limit: int = 90) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def expect(got, expected, what: str) -> None:
+    """Assert ``got == expected``; the failure says what was checked, expected and got (for
+    two lists of the same length: at the first item that differs)."""
+    if got == expected:
+        return
+    if isinstance(got, list) and isinstance(expected, list) and len(got) == len(expected) > 1:
+        k = next(k for k, (a, b) in enumerate(zip(got, expected)) if a != b)
+        what, got, expected = f"{what}, item {k}", got[k], expected[k]
+    raise AssertionError(f"{what}: expected {short(expected)}, got {short(got)}")
+
+
 # --------------------------------------------------------------------------- 03.1 approx_tokens
 
 @check(points=1, hint="Count len() of string content and of text blocks, then round UP: "
                       "math.ceil(chars / 4).")
 def check_approx_tokens_text(impl):
-    assert impl.approx_tokens([]) == 0
-    assert impl.approx_tokens([{"role": "user", "content": "hello"}]) == 2  # 5 chars
-    assert impl.approx_tokens([{"role": "user", "content": "abcdefgh"}]) == 2
-    assert impl.approx_tokens([
+    expect(impl.approx_tokens([]), 0, "approx_tokens([])")
+    expect(impl.approx_tokens([{"role": "user", "content": "hello"}]), 2,
+           "approx_tokens of a 5-character string content")
+    expect(impl.approx_tokens([{"role": "user", "content": "abcdefgh"}]), 2,
+           "approx_tokens of an 8-character string content")
+    expect(impl.approx_tokens([
         {"role": "user", "content": "abc"},
         {"role": "assistant", "content": [{"type": "text", "text": "defgh"},
-                                          {"type": "text", "text": "i"}]}]) == 3  # 9 chars
+                                          {"type": "text", "text": "i"}]}]), 3,
+        "approx_tokens of 9 characters in a string and two text blocks")
 
 
 @check(points=2, hint="A tool_use counts len(json.dumps(input)) + len(name) + 20; a "
@@ -79,17 +98,20 @@ def check_approx_tokens_text(impl):
 def check_approx_tokens_tool_blocks(impl):
     use = [{"role": "assistant", "content": [
         {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.py"}}]}]
-    assert impl.approx_tokens(use) == 12  # '{"path": "a.py"}' 16 + 9 + 20 = 45 chars
+    expect(impl.approx_tokens(use), 12,  # '{"path": "a.py"}' 16 + 9 + 20 = 45 chars
+           "approx_tokens of a read_file tool_use with input {'path': 'a.py'} (45 chars)")
     text_result = [{"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t1", "content": "x" * 41}]}]
-    assert impl.approx_tokens(text_result) == 11
+    expect(impl.approx_tokens(text_result), 11,
+           "approx_tokens of a tool_result with 41 characters of string content")
     list_result = [{"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t1", "content": [
             {"type": "text", "text": "y" * 10},
             {"type": "image", "source": {"type": "base64", "media_type": "image/png",
                                          "data": PNG_1X1}},
             {"type": "text", "text": "z" * 10}]}]}]
-    assert impl.approx_tokens(list_result) == 5  # 20 chars; the image part counts 0 here
+    expect(impl.approx_tokens(list_result), 5,  # 20 chars; the image part counts 0 here
+           "approx_tokens of a tool_result list: 2 text parts of 10 characters and an image")
 
 
 # --------------------------------------------------------------------------- 03.2 masking
@@ -100,8 +122,10 @@ def check_masks_oldest_keeps_newest(impl):
     outputs = [lines(tag) for tag in ("a", "b", "c", "d")]
     view = impl.mask_old_observations(history(outputs), keep=2)
     contents = [b["content"] for b in results(view)]
-    assert [is_placeholder(c) for c in contents] == [True, True, False, False] and \
-        contents[2:] == outputs[2:], "expected the 2 oldest results masked, the 2 newest verbatim"
+    masked = [is_placeholder(c) for c in contents]
+    assert masked == [True, True, False, False] and contents[2:] == outputs[2:], (
+        "4 results, keep=2: expected the 2 oldest masked and the 2 newest verbatim, got "
+        f"masked (oldest first) {masked}")
 
 
 @check(points=2, hint="N is the number of lines of the ORIGINAL text: text.count('\\n') + 1, "
@@ -110,9 +134,12 @@ def check_placeholder_line_count(impl):
     outputs = [lines(tag, 12) for tag in ("a", "b", "c")]
     view = impl.mask_old_observations(history(outputs), keep=1)
     contents = [b["content"] for b in results(view)]
-    assert contents.count(placeholder(12)) == 2, f"got {contents[0][:60]!r}"
+    assert contents.count(placeholder(12)) == 2, \
+        f"12-line outputs, keep=1: expected {placeholder(12)!r} twice, got {short(contents[:2])}"
     view = impl.mask_old_observations(history(["one line only " * 5] * 2), keep=1)
-    assert placeholder(1) in [b["content"] for b in results(view)]
+    contents = [b["content"] for b in results(view)]
+    assert placeholder(1) in contents, \
+        f"a 1-line output: expected {placeholder(1)!r}, got {short(contents[0])}"
 
 
 @check(points=2, hint="Build new lists and new dicts ({**block, 'content': ...}); never "
@@ -121,24 +148,27 @@ def check_does_not_mutate_input(impl):
     messages = history([lines(tag) for tag in ("a", "b", "c")])
     before = copy.deepcopy(messages)
     view = impl.mask_old_observations(messages, keep=1)
-    assert masked_count(view) == 2, "expected 2 results masked"
-    assert messages == before, "the input history was changed"
+    expect(masked_count(view), 2, "3 results, keep=1: masked results")
+    assert messages == before, ("mask_old_observations(messages, keep=1): expected the input "
+                                "unchanged, got a changed input history")
 
 
 @check(points=1, hint="Only the content changes: copy the block and keep its tool_use_id, "
                       "or the API rejects the result.")
 def check_keeps_tool_use_id(impl):
     view = impl.mask_old_observations(history([lines(tag) for tag in "abc"]), keep=1)
-    assert masked_count(view) == 2
-    assert [b.get("tool_use_id") for b in results(view)] == ["toolu_01", "toolu_02", "toolu_03"]
+    expect(masked_count(view), 2, "3 results, keep=1: masked results")
+    expect([b.get("tool_use_id") for b in results(view)], ["toolu_01", "toolu_02", "toolu_03"],
+           "tool_use_id of each result in the view")
 
 
 @check(points=1, hint="A failed tool call must stay marked as failed: keep is_error on the "
                       "masked block.")
 def check_keeps_is_error(impl):
     view = impl.mask_old_observations(history([lines("a"), lines("b")], is_error=True), keep=1)
-    assert masked_count(view) == 1
-    assert [b.get("is_error") for b in results(view)] == [True, True]
+    expect(masked_count(view), 1, "2 error results, keep=1: masked results")
+    expect([b.get("is_error") for b in results(view)], [True, True],
+           "is_error of each result in the view")
 
 
 @check(points=1, hint="Never touch user text (a string content or a text block beside the "
@@ -147,9 +177,10 @@ def check_user_text_untouched(impl):
     note = "Remember: the tests must pass on Python 3.11.\nAnd keep the public API."
     messages = history([lines("a"), lines("b"), lines("c")], user_text_after=note)
     view = impl.mask_old_observations(messages, keep=1)
-    assert masked_count(view) == 2
-    assert view[0] == messages[0]
-    assert [m["content"][1] for m in view[2::2]] == [{"type": "text", "text": note}] * 3
+    expect(masked_count(view), 2, "3 results, keep=1: masked results")
+    expect(view[0], messages[0], "the first user message (the task)")
+    expect([m["content"][1] for m in view[2::2]], [{"type": "text", "text": note}] * 3,
+           "the user text blocks beside the tool results")
 
 
 @check(points=1, hint="Never touch assistant messages: their text is the reasoning that "
@@ -157,22 +188,28 @@ def check_user_text_untouched(impl):
 def check_assistant_untouched(impl):
     messages = history([lines("a"), lines("b"), lines("c")])
     view = impl.mask_old_observations(messages, keep=1)
-    assert masked_count(view) == 2
-    assert view[1::2] == messages[1::2]
+    expect(masked_count(view), 2, "3 results, keep=1: masked results")
+    expect(view[1::2], messages[1::2], "the assistant messages")
 
 
-@check(points=1, hint="keep=0 means every tool result is masked.")
+@check(points=1, hint="keep=0 means every tool result is masked. The usual cause of a miss: "
+                      "positions[:-keep] is positions[:-0] == positions[:0], an empty list, so "
+                      "nothing gets masked (a negative-slice pitfall); count from the front "
+                      "with len(positions) - keep.")
 def check_keep_zero_masks_all(impl):
     view = impl.mask_old_observations(history([lines(tag) for tag in "abc"]), keep=0)
-    assert all(is_placeholder(b["content"]) for b in results(view)) and len(results(view)) == 3
+    expect(len(results(view)), 3, "3 results, keep=0: results in the view")
+    expect(masked_count(view), 3, "3 results, keep=0: masked results")
 
 
 @check(points=1, hint="With keep >= the number of tool results nothing is masked (watch "
                       "negative slice indices).")
 def check_keep_beyond_count(impl):
     messages = history([lines(tag) for tag in "abc"])
-    assert impl.mask_old_observations(messages, keep=3) == messages
-    assert impl.mask_old_observations(messages, keep=5) == messages
+    for keep in (3, 5):
+        view = impl.mask_old_observations(messages, keep=keep)
+        expect(masked_count(view), 0, f"3 results, keep={keep}: masked results")
+        assert view == messages, f"3 results, keep={keep}: expected the history unchanged"
 
 
 @check(points=1, hint="Raise ValueError for a negative keep instead of guessing.")
@@ -181,7 +218,7 @@ def check_negative_keep_raises(impl):
         impl.mask_old_observations(history([lines("a")]), keep=-1)
     except ValueError:
         return
-    raise AssertionError("keep=-1 did not raise ValueError")
+    raise AssertionError("keep=-1: expected ValueError, got a return value and no exception")
 
 
 @check(points=1, hint="A tool_result content can be a list of blocks: join its text parts to "
@@ -193,8 +230,10 @@ def check_list_content(impl):
               {"type": "text", "text": "\nthird" + " padding" * 10}]
     view = impl.mask_old_observations(history([output, copy.deepcopy(output)]), keep=1)
     contents = [b["content"] for b in results(view)]
-    assert placeholder(3) in contents, f"got {contents!r:.120}"
-    assert output in contents
+    assert placeholder(3) in contents, \
+        f"a 3-line list content: expected {placeholder(3)!r}, got {short(contents[0])}"
+    assert output in contents, \
+        f"keep=1: expected the newest list content verbatim, got {short(contents[1])}"
 
 
 @check(points=1, hint="The view must still be a valid API request: same messages, every "
@@ -202,8 +241,8 @@ def check_list_content(impl):
 def check_view_is_valid(impl):
     messages = history([lines(tag) for tag in "abcde"], user_text_after="Go on.")
     view = impl.mask_old_observations(messages, keep=2)
-    assert masked_count(view) == 3
-    validate_messages(view)
+    expect(masked_count(view), 3, "5 results, keep=2: masked results")
+    validate_messages(view)  # raises MessageValidationError naming the broken rule
 
 
 # --------------------------------------------------------------------------- 03.3 trigger
@@ -211,7 +250,10 @@ def check_view_is_valid(impl):
 @check(points=1, hint="Mask only when the estimate is strictly greater than the threshold.")
 def check_should_mask_threshold(impl):
     messages = [{"role": "user", "content": "x" * 400}]  # 100 tokens
-    assert impl.should_mask(messages, threshold_tokens=99) is True
-    assert impl.should_mask(messages, threshold_tokens=100) is False
-    assert impl.should_mask(messages) is False  # default 8,000
-    assert impl.should_mask([{"role": "user", "content": "y" * 32_004}]) is True
+    expect(impl.should_mask(messages, threshold_tokens=99), True,
+           "should_mask(~100 tokens, threshold_tokens=99)")
+    expect(impl.should_mask(messages, threshold_tokens=100), False,
+           "should_mask(~100 tokens, threshold_tokens=100)")
+    expect(impl.should_mask(messages), False, "should_mask(~100 tokens) with the default 8,000")
+    expect(impl.should_mask([{"role": "user", "content": "y" * 32_004}]), True,
+           "should_mask(~8,001 tokens) with the default 8,000")
