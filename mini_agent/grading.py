@@ -111,6 +111,38 @@ def find_file(folder: str, exercise: str, *, root: Path | None = None) -> Path:
     return matches[0]
 
 
+def exercise_ids(*, root: Path | None = None) -> list[str]:
+    """The exercise numbers that have checks: ``["01", ..., "08"]`` from
+    ``tests/exercises/checks_NN_*.py``, sorted."""
+    root = root or REPO_ROOT
+    return sorted({p.name[7:9] for p in (root / "tests" / "exercises").glob(
+        "checks_[0-9][0-9]_*.py")})
+
+
+def normalize_exercise(exercise: str | int, *, root: Path | None = None) -> str:
+    """Return the two-digit id of an exercise written as ``3``, ``"03"``, ``"03_masking"`` or
+    ``"03_masking.py"``.
+
+    Raises: FileNotFoundError (no ``checks_NN_*.py``, or a topic that does not match it), with
+    the valid ids in the message.
+
+    >>> normalize_exercise("3"), normalize_exercise("03_masking")
+    ('03', '03')
+    """
+    root = root or REPO_ROOT
+    text = str(exercise).strip()
+    m = re.fullmatch(r"(\d{1,2})(_\w+?)?(\.py)?", text)
+    number = m[1].zfill(2) if m else None
+    checks = sorted((root / "tests" / "exercises").glob(f"checks_{number}_*.py")) if m else []
+    topic = m and m[2]
+    if checks and (not topic or any(p.stem == f"checks_{number}{topic}" for p in checks)):
+        return number  # type: ignore[return-value]
+    valid = ", ".join(exercise_ids(root=root)) or "none"
+    why = (f" (exercise {number} is {checks[0].stem[7:]})" if checks else
+           f" (no tests/exercises/checks_{number}_*.py)" if number else "")
+    raise FileNotFoundError(f"unknown exercise {text!r}{why}; valid ids: {valid}")
+
+
 def load_module(path: Path, name: str | None = None) -> ModuleType:
     """Import a Python file by path as a fresh module (never cached in ``sys.modules``)."""
     name = name or f"_mini_agent_graded_{path.parent.name}_{path.stem}"
@@ -177,14 +209,22 @@ def grade(exercise: str, *, implementation: str = "exercises",
           root: Path | None = None) -> Scorecard:
     """Grade ``<implementation>/<exercise>_*.py`` with ``tests/exercises/checks_<exercise>_*.py``.
 
-    Args: exercise: two digits, e.g. "03"; implementation: "exercises" (the learner's) or
-    "solutions"; root: repository root (default: the one this package lives in).
-    Returns: a Scorecard. Raises: FileNotFoundError for an unknown exercise number.
+    Args: exercise: "03", also 3, "3" or "03_masking"; implementation: "exercises" (the
+    learner's) or "solutions"; root: repository root (default: the one this package lives in).
+    Returns: a Scorecard. Raises: FileNotFoundError for an unknown exercise (the message lists
+    the valid ids) or a missing implementation file.
     An implementation that fails to import scores 0 on every check, with the error as detail.
     """
     root = root or REPO_ROOT
+    exercise = normalize_exercise(exercise, root=root)
     checks_module = load_module(find_file("tests/exercises", f"checks_{exercise}", root=root))
-    path = find_file(implementation, exercise, root=root)
+    try:
+        path = find_file(implementation, exercise, root=root)
+    except FileNotFoundError as exc:
+        if implementation != "exercises":
+            raise
+        raise FileNotFoundError(f"{exc}; `mini-agent make-exercises` creates the missing "
+                                "exercise files") from None
     try:
         impl = load_module(path)
     except Exception as exc:  # noqa: BLE001 - a syntax error in the learner's file
@@ -267,8 +307,9 @@ def make_exercises(*, root: Path | None = None, check: bool = False,
 
 
 def main_grade(exercise: str, *, as_json: bool = False, implementation: str = "exercises") -> int:
-    """CLI body of ``mini-agent grade NN``: print the scorecard; exit code 0 (always, a low
-    score is not an error) or 2 for an unknown exercise."""
+    """CLI body of ``mini-agent grade NN`` (NN: ``3``, ``03`` or ``03_masking``): print the
+    scorecard; exit code 0 (always, a low score is not an error) or 2 for an unknown exercise,
+    with the valid ids on stderr."""
     try:
         card = grade(exercise, implementation=implementation)
     except FileNotFoundError as exc:

@@ -101,6 +101,9 @@ def test_sessions_grade_and_make_exercises_are_wired(tmp_path, capsys):
     assert cli.main(["--sessions-dir", str(tmp_path), "sessions"]) == 0
     assert tmp_path.glob("*.jsonl").__next__().stem in capsys.readouterr().out
     assert cli.main(["grade", "99"]) == 2
+    assert "valid ids: 01, 02" in capsys.readouterr().err
+    assert cli.main(["grade", "3"]) == 0 and cli.main(["grade", "03_masking"]) == 0
+    assert capsys.readouterr().out.count("Exercise 03 (exercises/03_masking.py)") == 2
     assert cli.main(["make-exercises", "--check"], out=io.StringIO()) in (0, 1)
 
 

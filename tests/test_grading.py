@@ -370,3 +370,31 @@ def test_keep_zero_failure_points_at_the_negative_slice_pitfall(solution_03):
     assert failed.detail == "3 results, keep=0: masked results: expected 3, got 0"
     assert "positions[:-keep]" in failed.hint and "negative-slice" in failed.hint
     assert "got:  3 results, keep=0: masked results: expected 3, got 0" in card.to_text()
+
+
+@pytest.mark.parametrize("written", ["3", "03", "03_masking", "03_masking.py", 3])
+def test_an_exercise_can_be_named_several_ways(written, capsys):
+    assert grading.normalize_exercise(written) == "03"
+    assert main_grade(str(written), implementation="solutions") == 0
+    assert capsys.readouterr().out.startswith("Exercise 03 (solutions/03_masking.py)")
+
+
+@pytest.mark.parametrize("written, why", [
+    ("99", "(no tests/exercises/checks_99_*.py)"),
+    ("03_wrong", "(exercise 03 is 03_masking)"),
+    ("masking", ""),
+])
+def test_an_unknown_exercise_lists_the_valid_ids_and_exits_2(written, why, capsys):
+    assert main_grade(written) == 2
+    err = capsys.readouterr().err
+    valid = ", ".join(grading.exercise_ids())
+    assert valid.startswith("01, 02, 03, 04, 05, 06, 07, 08")  # from checks_NN_*.py
+    assert err == f"mini-agent grade: unknown exercise {written!r}{' ' + why if why else ''}; " \
+                  f"valid ids: {valid}\n"
+
+
+def test_a_missing_exercise_file_says_how_to_create_it(tmp_path):
+    root = _tiny_repo(tmp_path, "")
+    (root / "exercises" / "98_tiny.py").unlink()
+    with pytest.raises(FileNotFoundError, match="`mini-agent make-exercises` creates"):
+        grade("98", root=root)
