@@ -132,7 +132,11 @@ def _short(value: Any, limit: int = 100) -> str:
 
 
 def event_printer(out: TextIO) -> Callable[[Any], None]:
-    """Return ``on_event`` that prints a live transcript of loop events to ``out``."""
+    """Return ``on_event`` that prints a live transcript of loop events to ``out``.
+
+    Tool results print in completion order, so each line names the tool and the id of the
+    tool_use it answers: ``[tool_result] read_file toolu_01 ok (68 lines) ...``.
+    """
     state = {"in_text": False}
 
     def end_text() -> None:
@@ -149,13 +153,16 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
             if isinstance(event, TurnStart):
                 out.write(f"--- turn {event.turn} ---\n")
             elif isinstance(event, ToolUse):
-                out.write(f"[tool_use] {event.block['name']}({_short(event.block['input'])})\n")
-            elif isinstance(event, ToolResult):
+                block = event.block
+                out.write(f"[tool_use] {block['name']} {block['id']} {_short(block['input'])}\n")
+            elif isinstance(event, ToolResult):  # in completion order: name and id say which
+                outcome = event.outcome
                 content = event.block.get("content", "")
                 text = content if isinstance(content, str) else json.dumps(content)
                 lines = len(text.splitlines())
-                mark = "error" if event.outcome.is_error else "ok"
-                out.write(f"[tool_result] {mark} ({lines} lines) {_short(text, 80)}\n")
+                mark = "error" if outcome.is_error else "ok"
+                out.write(f"[tool_result] {outcome.name} {outcome.tool_use_id} {mark} "
+                          f"({lines} line{'' if lines == 1 else 's'}) {_short(text, 80)}\n")
             elif isinstance(event, ToolUseDropped):
                 out.write(f"[dropped] {event.name}: cut by max_tokens, not run\n")
             elif isinstance(event, Continued):
@@ -241,7 +248,8 @@ def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
             print(agent.stats_line(), file=out)
             continue
         if line == "/history":
-            print(agent.history_text(limit_chars=2000), file=out)
+            print(agent.history_text(limit_chars=2000) if agent.history else
+                  "the history is empty: no messages yet (type a prompt)", file=out)
             continue
         if line.startswith("/"):
             print("commands: /stats, /history, /quit", file=out)

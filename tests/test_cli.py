@@ -33,6 +33,11 @@ def test_demo_offline_fixes_the_project(tmp_path):
     assert code == 0
     assert text.splitlines()[0].startswith("offline:")
     assert text.count("[tool_use]") >= 15
+    uses = {tuple(line.split()[1:3]) for line in text.splitlines()
+            if line.startswith("[tool_use] ")}
+    answered = [tuple(line.split()[1:3]) for line in text.splitlines()
+                if line.startswith("[tool_result] ")]
+    assert sorted(answered) == sorted(uses)  # each result names the tool and the id it answers
     assert "[completed after 13 model requests]" in text
     stats = next(line for line in text.splitlines() if line.startswith("stats: "))
     assert "masked:" in stats
@@ -71,10 +76,11 @@ def test_demo_runs_through_the_console_script_entry_point(tmp_path):
 def test_repl_commands(tmp_path):
     out = io.StringIO()
     code = cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path)], out=out,
-                    read=lines_from("/stats", "Hello there", "/stats", "/history", "/nope",
-                                    "/quit"))
+                    read=lines_from("/history", "/stats", "Hello there", "/stats", "/history",
+                                    "/nope", "/quit"))
     text = out.getvalue()
     assert code == 0
+    assert "the history is empty: no messages yet (type a prompt)" in text and "[]" not in text
     assert "turns: 0   raw: ~0 tok" in text and "turns: 2   raw: ~" in text
     assert '"role": "user"' in text and "commands: /stats, /history, /quit" in text
     assert f"workspace: {tmp_path} (given with --workspace; the agent can edit files" in text
@@ -116,9 +122,13 @@ def test_event_printer_shows_tools_and_results():
     show(ToolUse({"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "x"}}))
     show(ToolResult(ToolOutcome({"type": "tool_result", "tool_use_id": "t", "content": "a\nb"},
                                 "grep", {}, 0.0, 0.0, 0.0)))
+    show(ToolResult(ToolOutcome({"type": "tool_result", "tool_use_id": "u", "content": "no",
+                                 "is_error": True}, "read_file", {}, 0.0, 0.0, 0.0)))
     show(LoopEnd("completed", 1))
-    assert out.getvalue() == ('Hi\n[tool_use] grep({"pattern": "x"})\n'
-                              "[tool_result] ok (2 lines) a b\n[completed after 1 model request]\n")
+    assert out.getvalue() == ('Hi\n[tool_use] grep t {"pattern": "x"}\n'
+                              "[tool_result] grep t ok (2 lines) a b\n"
+                              "[tool_result] read_file u error (1 line) no\n"
+                              "[completed after 1 model request]\n")
     show(LoopEnd("max_turns_reached", 13))
     assert out.getvalue().endswith("[max_turns_reached after 13 model requests]\n")
 
