@@ -337,34 +337,52 @@ def _guarded(module: str, what: str) -> Any:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands as in the module docstring)."""
-    parser = argparse.ArgumentParser(prog="mini-agent", description=__doc__.splitlines()[0])
-    parser.add_argument("--resume", metavar="ID", help="continue a logged session in the REPL")
-    parser.add_argument("--workspace", help="directory the tools work in")
-    parser.add_argument("--sessions-dir", default=SESSIONS_DIR,
-                        help="where session logs live (default: ./sessions)")
-    sub = parser.add_subparsers(dest="command")
-    demo = sub.add_parser("demo", help="run the bundled demo task end to end")
-    demo.add_argument("--max-turns", type=int, default=40)
+    summary = __doc__.splitlines()[0].replace("``", "")  # plain text in a terminal
+    parser = argparse.ArgumentParser(
+        prog="mini-agent", description=f"{summary} Without a COMMAND: the REPL (/stats, "
+                                       "/history, /quit).")
+    parser.add_argument("--resume", metavar="ID",
+                        help="continue a logged session in the REPL (ids: mini-agent sessions)")
+    parser.add_argument("--workspace", metavar="DIR",
+                        help="directory the REPL's tools work in (default: a copy of the demo "
+                             "project offline, the current folder online)")
+    sessions_dir_help = f"where session logs live (default: ./{SESSIONS_DIR})"
+    parser.add_argument("--sessions-dir", metavar="DIR", default=SESSIONS_DIR,
+                        help=sessions_dir_help)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help)
+
+    demo = command("demo", "run the bundled demo task end to end, transcript live, then /stats")
+    demo.add_argument("--max-turns", type=int, default=40, metavar="N",
+                      help="stop after N model requests (default: %(default)s)")
     demo.add_argument("--keep-workspace", action="store_true",
-                      help="keep the temp copy of the demo project")
-    demo.add_argument("--workspace", help="copy the demo project under this directory")
-    analyze = sub.add_parser("analyze", help="what masking would save on a real transcript")
-    analyze.add_argument("path")
-    analyze.add_argument("--keep", type=int, default=4)
-    analyze.add_argument("--json", action="store_true")
-    grade = sub.add_parser("grade", help="grade exercises/NN_*.py")
-    grade.add_argument("exercise")
-    grade.add_argument("--json", action="store_true")
-    make = sub.add_parser("make-exercises",
-                          help="create missing exercises/ stubs from solutions/ (edited files "
-                               "are kept unless --force)")
+                      help="keep the copy of the demo project (its path is printed)")
+    demo.add_argument("--workspace", metavar="DIR",
+                      help="copy the demo project under this directory (default: a temp dir)")
+    analyze = command("analyze", "what masking would save on a real transcript")
+    analyze.add_argument("path", help="a Claude Code session .jsonl, a mini-swe-agent "
+                                      ".traj.json, a SWE-agent .traj or a messages .json")
+    analyze.add_argument("--keep", type=int, default=4, metavar="N",
+                         help="newest tool results kept verbatim (default: %(default)s)")
+    analyze.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    grade = command("grade", "grade your exercises/NN_*.py and print a scorecard")
+    grade.add_argument("exercise", help="exercise id: 3, 03 or 03_masking")
+    grade.add_argument("--json", action="store_true",
+                       help='print {"exercise", "score", "total", "checks"} as JSON (for an LMS)')
+    make = command("make-exercises", "create missing exercises/ stubs from solutions/ (edited "
+                                     "files are kept unless --force)")
     make.add_argument("--check", action="store_true", help="only report drift (exit 1)")
     make.add_argument("--force", action="store_true",
                       help="also overwrite exercise files that differ (discards your edits)")
-    sub.add_parser("sessions", help="list logged sessions")
-    record = sub.add_parser("record-outputs",
-                            help="execute notebooks and record their checked cells' outputs")
-    record.add_argument("notebooks", nargs="*", help="default: every notebook in notebooks/")
+    sessions = command("sessions", "list logged sessions")
+    sessions.add_argument("--sessions-dir", metavar="DIR", default=argparse.SUPPRESS,
+                          help=sessions_dir_help)
+    record = command("record-outputs",
+                     "execute notebooks and record their checked cells' outputs")
+    record.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
+                        help="notebook paths (default: every notebook in notebooks/)")
     return parser
 
 

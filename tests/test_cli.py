@@ -309,3 +309,35 @@ def test_make_exercises_never_overwrites_edits_without_force(tmp_path, monkeypat
     out = io.StringIO()
     assert cli.main(["make-exercises"], out=out) == 0
     assert out.getvalue() == "exercises/ is in sync with solutions/\n"
+
+
+def _actions(parser):
+    import argparse
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield from ((f"{name} {a.dest}", a) for a in sub._actions)
+        else:
+            yield action.dest, action
+
+
+def test_help_is_plain_text_and_every_option_is_explained(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["--help"])
+    text = capsys.readouterr().out
+    assert "`" not in text and "The mini-agent command:" in text
+    unexplained = [dest for dest, action in _actions(cli.build_parser())
+                   if not action.help or "`" in action.help]
+    assert unexplained == []
+
+
+def test_sessions_dir_works_before_and_after_the_subcommand(tmp_path, capsys):
+    cli.main(["--sessions-dir", str(tmp_path), "--workspace", str(tmp_path)], out=io.StringIO(),
+             read=lines_from("Hello"))
+    session_id = next(tmp_path.glob("*.jsonl")).stem
+    capsys.readouterr()
+    for argv in (["--sessions-dir", str(tmp_path), "sessions"],
+                 ["sessions", "--sessions-dir", str(tmp_path)]):
+        assert cli.main(argv) == 0
+        assert session_id in capsys.readouterr().out
+    assert cli.build_parser().parse_args(["sessions"]).sessions_dir == cli.SESSIONS_DIR
