@@ -142,6 +142,31 @@ def test_structured_summary_keeps_task_identifiers_and_problems():
     assert h[0]["content"] in again and "src/parser.py" in again
 
 
+def summary_sections(summary: str) -> dict[str, list[str]]:
+    sections: dict[str, list[str]] = {}
+    for line in summary.splitlines():
+        if line.startswith("## "):
+            sections[line[3:]] = []
+        else:
+            sections[list(sections)[-1]].append(line)
+    return sections
+
+
+def test_structured_summary_files_intentions_under_next_steps_not_decisions():
+    h = [{"role": "user", "content": "Fix parse() in src/parser.py"},
+         *exchange("t1", "read_file", "def parse(text): ...",
+                   text="I need to see how render() is used in src/parser.py; I will read it."),
+         {"role": "assistant", "content": "I decided to return an empty list instead, because "
+                                          "callers iterate over the result. I will run the tests next."}]
+    sections = summary_sections(structured_summary(h))
+    assert sections["Decisions"] == [
+        "- I decided to return an empty list instead, because callers iterate over the result."]
+    assert sections["Next steps"] == ["- I will run the tests next."]
+    only_intentions = h[:3] + [{"role": "assistant", "content": "Let me run the tests."}]
+    assert summary_sections(structured_summary(only_intentions))["Decisions"] == [
+        "- (none stated)"]
+
+
 def test_model_summarizer_offline_goes_through_the_sdk():
     client = offline_client(SummaryBrain())
     summarize = model_summarizer(client, model="claude-test")

@@ -50,8 +50,11 @@ _PATH_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]+\.\w+|(?<![\w/.])[\w-]+\.(
                       r"md|json|toml|txt|yaml|yml|cfg|ini|rs|c|h|sh|ipynb|lock)\b")
 _SYMBOL_RE = re.compile(r"\b[A-Za-z_][\w.]*\(\)")
 _ERROR_RE = re.compile(r"(error|failed|failure|traceback|exception|not found)", re.I)
-_DECISION_RE = re.compile(r"\b(decid|will|plan|instead|because|should|must|let's|I'll|going to)",
-                          re.I)
+_DECISION_RE = re.compile(r"\b(decid|decision|instead|because|rather than|chose|choose|agreed|"
+                          r"should|must)", re.I)
+"""A sentence that states a choice or its reason. An intention alone ("I will read it", "let me
+run the tests") is not a decision: the next turn carries it out, so only the newest intentions
+are kept, under Next steps."""
 _NEXT_RE = re.compile(r"\b(next|then|will|I'll|let me|now)\b", re.I)
 
 
@@ -92,10 +95,12 @@ def structured_summary(messages: list[MessageParam]) -> str:
 
     Sections, in order: ``## Task`` (the first user text, whole; carried over from an earlier
     summary when the history starts with one), ``## Decisions`` (assistant sentences that
-    state a plan or a reason), ``## Current state`` (exchanges and tool calls so far, the last
-    assistant text, the last tool call and its outcome), ``## Identifiers`` (paths, ``name()``
-    symbols and tool inputs, exactly as written, first appearance first), ``## Open problems``
-    (first error line of failed or erroring tool results, newest last), ``## Next steps``.
+    state a choice or its reason: decided, instead, because, must...; a bare intention such as
+    "I will read it" is not a decision), ``## Current state`` (exchanges and tool calls so far,
+    the last assistant text, the last tool call and its outcome), ``## Identifiers`` (paths,
+    ``name()`` symbols and tool inputs, exactly as written, first appearance first),
+    ``## Open problems`` (first error line of failed or erroring tool results, newest last),
+    ``## Next steps`` (the sentences of the last assistant text that say what comes next).
     Returns a str; the input is not mutated. Raises ValueError for an empty history.
     Source: the section list of SUMMARY_PROMPT (seed 004: keep decisions, open bugs, details).
 
