@@ -167,6 +167,10 @@ def _num(value: int | None) -> str:
 def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
     """A readable report: a header, the repairs, one table row per request, the totals.
 
+    Columns: approx tokens of the raw history and of the masked view each request would send;
+    "tool_result %": the share (in %) of that request's raw tokens in tool_result blocks; the
+    real input and cache-read tokens the transcript recorded ("-" when it has none).
+
     Args: max_rows: show only the first and last rows around a ``...`` line when there are
     more requests than this (None: all). Returns the text (no trailing newline).
     """
@@ -178,7 +182,7 @@ def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
         lines.append(f"repairs ({len(a.repairs)}):")
         lines += [f"  - {r}" for r in a.repairs]
     header = (f"{'req':>4} {'msgs':>5} {'raw ~tok':>10} {f'masked k={a.keep}':>12} "
-              f"{'tool_result':>11} {'real input':>11} {'cache read':>11}")
+              f"{'tool_result %':>13} {'real input':>11} {'cache read':>11}")
     lines += [header, "-" * len(header)]
     rows = list(a.rows)
     cut = max_rows is not None and len(rows) > max_rows
@@ -188,7 +192,7 @@ def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
             lines.append(f"{'...':>4}")
             continue
         lines.append(f"{row.request:>4} {row.messages:>5} {row.raw_tokens:>10,} "
-                     f"{_num(row.masked_tokens):>12} {row.tool_result_share:>11.1%} "
+                     f"{_num(row.masked_tokens):>12} {row.tool_result_share:>13.1%} "
                      f"{_num(row.real_input_tokens):>11} {_num(row.cache_read_input_tokens):>11}")
     lines.append("-" * len(header))
     lines.append(f"tool_result share of history tokens: {a.tool_result_share:.1%} "

@@ -81,8 +81,10 @@ def test_format_analysis_table_and_totals():
     assert lines[0] == "h.json"
     assert lines[1] == "format messages-json, model m, 3 requests, history ~214 tokens"
     assert lines[2:4] == ["repairs (1):", "  - a repair"]
-    assert lines[6] == "   1     1          1            1        0.0%         123         100"
-    assert lines[8] == "   3     5        213          123       93.9%           -           -"
+    assert lines[4].split() == ["req", "msgs", "raw", "~tok", "masked", "k=1", "tool_result",
+                                "%", "real", "input", "cache", "read"]  # the share is in %
+    assert lines[6] == "   1     1          1            1          0.0%         123         100"
+    assert lines[8] == "   3     5        213          123         93.9%           -           -"
     assert "tool_result share of history tokens: 93.5% (~200 of ~214)" in text
     assert "~321 tokens raw, ~231 masked (keep=1); ratio 0.720" in text
     assert "real input tokens recorded" in text and "123" in lines[-1]
