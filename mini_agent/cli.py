@@ -2,7 +2,7 @@
 
     mini-agent                       REPL (/stats, /history, /quit)
     mini-agent --resume ID           continue a logged session in the REPL
-    mini-agent demo                  fix the bundled demo project's bug, transcript live, then /stats
+    mini-agent demo                  fix the demo project's two planted bugs, live, then /stats
     mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
     mini-agent grade NN [--json]     grade exercises/NN_*.py
     mini-agent make-exercises [--check] [--force] create missing exercises/ from solutions/
