@@ -16,7 +16,8 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from .cache import CacheBreakDetector, cache_hit_rate, sum_usage
+from .cache import (BREAK_MIN_DROP_RATIO, BREAK_MIN_DROP_TOKENS, CacheBreakDetector,
+                     cache_hit_rate, sum_usage)
 from .cache_policies import PaybackMasking, replay_with_cache
 from .masking import ChunkedMasking, ThresholdMasking
 from .messages import MessageParam
@@ -25,6 +26,11 @@ from .offline.context_editing import clear_tool_uses_edit
 
 POLICY_NAMES = ("no masking", "naive masking", "chunked masking", "server-side clearing",
                 "payback masking")
+
+BREAK_LEGEND = (f"cache break (reads drop by > {BREAK_MIN_DROP_TOKENS:,} tokens "
+                f"and > {BREAK_MIN_DROP_RATIO:.0%})")
+"""Legend of the break markers: the detector's default rule, so a moved prefix whose reads stay
+small (no drop to detect) is not mistaken for a missed break."""
 
 
 def policy_settings(name: str, *, chunk: int, keep: int, model: str) -> dict[str, Any]:
@@ -86,7 +92,7 @@ class CacheDashboard:
         self.chunk = widgets.IntSlider(value=chunk, min=1, max=16, description="chunk size")
         self.hit_figure = go.FigureWidget()
         self.hit_figure.add_scatter(x=[], y=[], mode="lines+markers", name="hit rate")
-        self.hit_figure.add_scatter(x=[], y=[], mode="markers+text", name="cache break",
+        self.hit_figure.add_scatter(x=[], y=[], mode="markers+text", name=BREAK_LEGEND,
                                     marker={"symbol": "x", "size": 12, "color": "#c92a2a"},
                                     textposition="top center")
         self.hit_figure.update_layout(title="Cache hit rate per request", height=320,

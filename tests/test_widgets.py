@@ -85,3 +85,9 @@ def test_scorecard_html_escapes_and_widget():
     box = scorecard_widget(card)
     assert box.children[0].value == 2 and box.children[0].max == 3
     assert box.children[1].value == text
+
+
+def test_cache_dashboard_break_legend_states_the_detector_rule():
+    from mini_agent.cache_widgets import BREAK_LEGEND
+
+    assert BREAK_LEGEND == "cache break (reads drop by > 2,000 tokens and > 5%)"
