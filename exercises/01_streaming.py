@@ -1,6 +1,7 @@
 # Generated from solutions/01_streaming.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 01`. Re-generating overwrites this file.
+# `mini-agent grade 01`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 01: assemble streamed tool_use blocks (notebooks/01_agent_loop.ipynb).
 
 The Messages API streams a reply as events. A ``tool_use`` block arrives in pieces::

@@ -1,6 +1,7 @@
 # Generated from solutions/02_ordered_drain.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 02`. Re-generating overwrites this file.
+# `mini-agent grade 02`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 02: OrderedDrain, results in tool_use order (notebooks/02_parallel_tools.ipynb).
 
 Tools run in parallel and finish in any order, but the follow-up user message must answer the

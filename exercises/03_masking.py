@@ -1,6 +1,7 @@
 # Generated from solutions/03_masking.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 03`. Re-generating overwrites this file.
+# `mini-agent grade 03`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 03: observation masking (notebooks/03_observation_masking.ipynb).
 
 Build the three pieces of seed 000 yourself, in order. Seed 000 is the article "Mini Claude

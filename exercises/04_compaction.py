@@ -1,6 +1,7 @@
 # Generated from solutions/04_compaction.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 04`. Re-generating overwrites this file.
+# `mini-agent grade 04`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 04: multi-stage compaction (notebooks/04_compaction.ipynb).
 
 Build the two cheap stages of seed 002 (section 3) yourself:

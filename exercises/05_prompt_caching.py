@@ -1,6 +1,7 @@
 # Generated from solutions/05_prompt_caching.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 05`. Re-generating overwrites this file.
+# `mini-agent grade 05`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 05: fingerprint requests, detect cache breaks, place breakpoints
 (notebooks/05_prompt_caching.ipynb).
 

@@ -1,6 +1,7 @@
 # Generated from solutions/06_hooks.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 06`. Re-generating overwrites this file.
+# `mini-agent grade 06`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 06: lifecycle hooks (notebooks/06_hooks.ipynb).
 
 Build the heart of seed 002's ``HookManager`` yourself:

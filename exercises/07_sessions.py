@@ -1,6 +1,7 @@
 # Generated from solutions/07_sessions.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 07`. Re-generating overwrites this file.
+# `mini-agent grade 07`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 07: resuming a write-ahead session (notebooks/07_sessions.ipynb).
 
 A session file holds one JSON object per line (JSON Lines). A crash can leave it damaged:

@@ -1,6 +1,7 @@
 # Generated from solutions/08_context_lifecycle.py by `mini-agent make-exercises`.
 # Replace each `raise NotImplementedError(...)` with your code, then run
-# `mini-agent grade 08`. Re-generating overwrites this file.
+# `mini-agent grade 08`. `mini-agent make-exercises` keeps your edits;
+# only `--force` resets this file to the stubs.
 """Exercise 08: the four-stage context lifecycle (notebooks/08_context_lifecycle.ipynb).
 
 * 08.1 ``tier_for_age(age, ...)``: Hot / Warm-A / Warm-B / Cold by turn age;

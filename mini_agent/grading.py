@@ -21,11 +21,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import dataclasses
+import gc
 import importlib.util
 import json
 import re
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
@@ -190,7 +192,15 @@ def run_checks(exercise: str, checks_module: ModuleType, impl: ModuleType, *,
     for fn in collect_checks(checks_module):
         meta = fn.grading
         try:
-            fn(impl)
+            with warnings.catch_warnings():
+                # a stub that raises before awaiting leaves the check's coroutines unawaited;
+                # that is the stub's state, not something the learner should see as noise
+                warnings.filterwarnings("ignore", "coroutine .* was never awaited",
+                                        RuntimeWarning)
+                try:
+                    fn(impl)
+                finally:
+                    gc.collect()
         except NotImplementedError as exc:
             results.append(CheckResult(fn.__name__, 0, meta["points"], False, meta["hint"],
                                        f"not implemented yet ({exc})"))
@@ -276,7 +286,8 @@ def make_stub(source: str, exercise: str) -> str:
 
 STUB_HEADER = ("# Generated from solutions/{name} by `mini-agent make-exercises`.\n"
                "# Replace each `raise NotImplementedError(...)` with your code, then run\n"
-               "# `mini-agent grade {exercise}`. Re-generating overwrites this file.\n")
+               "# `mini-agent grade {exercise}`. `mini-agent make-exercises` keeps your edits;\n"
+               "# only `--force` resets this file to the stubs.\n")
 
 
 def make_exercises(*, root: Path | None = None, check: bool = False,

@@ -100,8 +100,8 @@ class SessionWriter:
     def append(self, entry: dict[str, Any]) -> None:
         """Write ``entry`` as one JSON line, flush and fsync it; returns once it is on disk.
 
-        ``timestamp`` defaults to ``clock.now()``; a ``timestamp`` in ``entry`` wins (seed 6,
-        pitfall 2: tests pin times). The API key (and ``sk-ant-...`` strings) are replaced by
+        ``timestamp`` defaults to ``clock.now()``; a ``timestamp`` in ``entry`` wins (seed 002,
+        section 6, pitfall 2: tests pin times). The API key (and ``sk-ant-...`` strings) are replaced by
         ``[REDACTED]``. Raises: TypeError if entry is not a dict or not JSON-serialisable;
         ValueError after :meth:`close`.
         """
