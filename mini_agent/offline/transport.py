@@ -385,6 +385,17 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
 
 # ------------------------------------------------------------------ client factories
 
+def _build(client_cls: Any, http_cls: Any, brain: Brain | None, max_retries: int,
+           transport_kwargs: dict[str, Any]) -> Any:
+    from .brains import EchoBrain
+    transport = OfflineTransport(brain or EchoBrain(), **transport_kwargs)
+    client = client_cls(api_key=OFFLINE_API_KEY, max_retries=max_retries,
+                        base_url="http://offline.invalid",
+                        http_client=http_cls(transport=transport))
+    client.offline_transport = transport
+    return client
+
+
 def offline_client(brain: Brain | None = None, *, max_retries: int = 2,
                    **transport_kwargs: Any) -> anthropic.Anthropic:
     """Return a real ``anthropic.Anthropic`` client served by an :class:`OfflineTransport`.
@@ -394,13 +405,7 @@ def offline_client(brain: Brain | None = None, *, max_retries: int = 2,
     transport_kwargs: passed to OfflineTransport. The transport is reachable as
     ``client.offline_transport`` (requests seen, counters). No network, no API key needed.
     """
-    from .brains import EchoBrain
-    transport = OfflineTransport(brain or EchoBrain(), **transport_kwargs)
-    client = anthropic.Anthropic(api_key=OFFLINE_API_KEY, max_retries=max_retries,
-                                 base_url="http://offline.invalid",
-                                 http_client=httpx2.Client(transport=transport))
-    client.offline_transport = transport  # type: ignore[attr-defined]
-    return client
+    return _build(anthropic.Anthropic, httpx2.Client, brain, max_retries, transport_kwargs)
 
 
 def offline_async_client(brain: Brain | None = None, *, max_retries: int = 2,
@@ -409,10 +414,5 @@ def offline_async_client(brain: Brain | None = None, *, max_retries: int = 2,
 
     Same arguments as :func:`offline_client`; ``client.offline_transport`` is the transport.
     """
-    from .brains import EchoBrain
-    transport = OfflineTransport(brain or EchoBrain(), **transport_kwargs)
-    client = anthropic.AsyncAnthropic(api_key=OFFLINE_API_KEY, max_retries=max_retries,
-                                      base_url="http://offline.invalid",
-                                      http_client=httpx2.AsyncClient(transport=transport))
-    client.offline_transport = transport  # type: ignore[attr-defined]
-    return client
+    return _build(anthropic.AsyncAnthropic, httpx2.AsyncClient, brain, max_retries,
+                  transport_kwargs)
