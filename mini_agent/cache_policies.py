@@ -24,7 +24,7 @@ import dataclasses
 
 from .cache import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
 from .masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
-from .messages import MessageParam, tool_names_by_id, tool_result_text
+from .messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
 from .tokens import approx_tokens
 from .view import ViewContext
 
@@ -34,17 +34,12 @@ def _result_savings(history: list[MessageParam], exclude_tools: tuple[str, ...]
     """``(message_index, tokens_saved_if_masked)`` per tool_result, oldest first."""
     names = tool_names_by_id(history) if exclude_tools else {}
     out = []
-    for i, message in enumerate(history):
-        content = message.get("content")
-        if message.get("role") != "user" or isinstance(content, str):
-            continue
-        for block in content or []:
-            if block.get("type") != "tool_result":
-                continue
-            saved = approx_tokens(block) - approx_tokens(placeholder(tool_result_text(block)))
-            if names.get(block.get("tool_use_id")) in exclude_tools:
-                saved = 0
-            out.append((i, max(0, saved)))
+    for i, j in tool_result_positions(history):
+        block = history[i]["content"][j]
+        saved = approx_tokens(block) - approx_tokens(placeholder(tool_result_text(block)))
+        if names.get(block.get("tool_use_id")) in exclude_tools:
+            saved = 0
+        out.append((i, max(0, saved)))
     return out
 
 
@@ -138,9 +133,9 @@ class PaybackMasking:
                                     exclude_tools=self.exclude_tools,
                                     min_cacheable_tokens=self.min_cacheable_tokens,
                                     min_free_ratio=self.min_free_ratio)
-        total = len(_result_savings(history, ()))
         if boundary == 0:
             return list(history)
+        total = len(tool_result_positions(history))
         return mask_old_observations(history, keep=total - boundary,
                                      exclude_tools=self.exclude_tools)
 

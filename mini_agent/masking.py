@@ -28,7 +28,7 @@ import math
 import re
 from typing import Collection, Iterable
 
-from .messages import MessageParam, tool_names_by_id, tool_result_text
+from .messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
 from .tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
 from .view import ViewContext
 
@@ -82,19 +82,6 @@ def _check_args(keep: int, exclude_tools: Collection[str]) -> None:
     if isinstance(exclude_tools, str):
         raise TypeError("exclude_tools must be a collection of tool names, not a str "
                         f"(did you mean ({exclude_tools!r},)?)")
-
-
-def _result_positions(messages: list[MessageParam]) -> list[tuple[int, int]]:
-    """``(message_index, block_index)`` of every tool_result in a user message, oldest first."""
-    positions = []
-    for i, message in enumerate(messages):
-        content = message.get("content")
-        if message.get("role") != "user" or isinstance(content, str) or not content:
-            continue
-        for j, block in enumerate(content):
-            if block.get("type") == "tool_result":
-                positions.append((i, j))
-    return positions
 
 
 def _mask_oldest(messages: list[MessageParam], positions: list[tuple[int, int]],
@@ -159,13 +146,13 @@ def mask_old_observations(messages: list[MessageParam], *, keep: int = KEEP_RECE
     '[observation masked — 21 lines omitted]'
     """
     _check_args(keep, exclude_tools)
-    positions = _result_positions(messages)
+    positions = tool_result_positions(messages)
     return _mask_oldest(messages, positions, len(positions) - keep, exclude_tools)[0]
 
 
 def count_tool_results(messages: list[MessageParam]) -> int:
     """Return the number of ``tool_result`` blocks in the user messages of ``messages``."""
-    return len(_result_positions(messages))
+    return len(tool_result_positions(messages))
 
 
 def chunked_mask_count(results: int, *, keep: int, chunk: int) -> int:
@@ -238,7 +225,7 @@ class ChunkedMasking:
                  ctx: ViewContext | None = None) -> list[MessageParam]:
         if approx_tokens(history) <= self.threshold_tokens:
             return list(history)
-        positions = _result_positions(history)
+        positions = tool_result_positions(history)
         n = chunked_mask_count(len(positions), keep=self.keep, chunk=self.chunk)
         return _mask_oldest(history, positions, n, self.exclude_tools)[0]
 
@@ -257,7 +244,7 @@ def masking_stats(history: list[MessageParam], *,
     {'turns': 1, 'raw_tokens': 2, 'masked_tokens': 2, 'masked_count': 0}
     """
     _check_args(keep, ())
-    positions = _result_positions(history)
+    positions = tool_result_positions(history)
     view, masked = _mask_oldest(history, positions, len(positions) - keep, ())
     return {"turns": len(history), "raw_tokens": approx_tokens(history),
             "masked_tokens": approx_tokens(view), "masked_count": masked}

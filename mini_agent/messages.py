@@ -173,6 +173,18 @@ def tool_result_text(block: Block) -> str:
     return "".join(part.get("text", "") for part in content or [] if part.get("type") == "text")
 
 
+def tool_result_positions(messages: list[MessageParam]) -> list[tuple[int, int]]:
+    """``(message_index, block_index)`` of every ``tool_result`` in a user message, oldest first.
+
+    Example: ``tool_result_positions([user("go"), assistant([tool_use_block("t", "ls", {})]),
+    user([tool_result_block("t", "ok")])]) == [(2, 0)]``.
+    """
+    return [(i, j) for i, message in enumerate(messages) if message.get("role") == "user"
+            and not isinstance(message.get("content"), str)
+            for j, block in enumerate(message.get("content") or [])
+            if block.get("type") == "tool_result"]
+
+
 def tool_names_by_id(messages: Iterable[MessageParam]) -> dict[str, str]:
     """Map each ``tool_use`` id in the history to its tool name."""
     return {b["id"]: b.get("name", "") for _, _, b in iter_blocks(messages)
