@@ -34,12 +34,15 @@ import dataclasses
 import json
 from typing import Any, Callable, Collection, Iterable, Sequence
 
-from .messages import MessageParam, content_blocks, text_block, tool_names_by_id
+from .cache import CLEARED_TOOL_RESULT
+from .messages import (MessageParam, content_blocks, text_block, tool_names_by_id,
+                       tool_result_text)
 from .tokens import approx_request_tokens, approx_tokens
 from .view import ViewContext
 
-CLEARED_PLACEHOLDER = "[Old tool result content cleared]"
-"""What an old, re-fetchable tool result's content becomes (seed 002, microCompact)."""
+CLEARED_PLACEHOLDER = CLEARED_TOOL_RESULT
+"""What an old, re-fetchable tool result's content becomes: ``"[Old tool result content
+cleared]"`` (seed 002, microCompact; the same text as server-side clearing)."""
 
 CLEARABLE_TOOLS = frozenset({
     "read_file", "list_dir", "grep", "glob", "web_fetch",   # the kit's names
@@ -304,7 +307,6 @@ def render_transcript(messages: Iterable[MessageParam]) -> str:
                 lines.append(f"{m['role']} called {b.get('name')} "
                              f"{json.dumps(b.get('input', {}), ensure_ascii=False)}")
             elif kind == "tool_result":
-                from .messages import tool_result_text
                 flag = " (error)" if b.get("is_error") else ""
                 lines.append(f"tool result{flag}: {tool_result_text(b)}")
     return "\n".join(lines)
@@ -353,7 +355,7 @@ def reactive_compact(history: list[MessageParam], ctx: ViewContext, *,
     Source: 002_4516104fd432e704.txt ("reactive compaction: catch the 413 in runLoop and run
     CompactPolicy.apply() before the retry").
     """
-    times = ctx.times if len(ctx.times) == len(history) else tuple([ctx.now] * len(history))
+    times = ctx.times_for(history)
     view = micro_compact(history, times=times, now=ctx.now, max_age_seconds=-1,
                          clearable_tools=clearable_tools)
     view = context_collapse(view, keep_recent_tokens=keep_recent_tokens)
@@ -506,7 +508,7 @@ class CompactPolicy:
 
     def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
         """View policy entry point: apply, append the record, return the view."""
-        times = ctx.times if len(ctx.times) == len(history) else tuple([ctx.now] * len(history))
+        times = ctx.times_for(history)
         view, record = self.apply(history, times=times, now=ctx.now, turn=ctx.turn)
         self.records.append(record)
         return view

@@ -458,7 +458,7 @@ class LifecyclePolicy:
 
     def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
         """Return the view for this request and record its tokens per tier."""
-        times = ctx.times if len(ctx.times) == len(history) else tuple([ctx.now] * len(history))
+        times = ctx.times_for(history)
         view, info = lifecycle_view(history, times=times, thresholds=self.thresholds)
         if self.store is not None:
             for segment, label, when, messages in info["cold"]:

@@ -11,7 +11,7 @@ unknown keys in content blocks.
 from __future__ import annotations
 
 import dataclasses
-from typing import Callable, Protocol
+from typing import Callable, Protocol, Sequence
 
 from .messages import MessageParam
 
@@ -28,6 +28,13 @@ class ViewContext:
     times: tuple[float, ...] = ()
     now: float = 0.0
     turn: int = 1
+
+    def times_for(self, history: Sequence[MessageParam]) -> tuple[float, ...]:
+        """``times`` when parallel to ``history``, else ``now`` for every message (seconds).
+
+        Example: ``ViewContext(now=5.0).times_for([{"role": "user", "content": "hi"}]) == (5.0,)``.
+        """
+        return self.times if len(self.times) == len(history) else (self.now,) * len(history)
 
 
 class ViewPolicy(Protocol):
