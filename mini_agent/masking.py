@@ -29,7 +29,7 @@ import re
 from typing import Collection, Iterable
 
 from .messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
-from .tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
+from .tokens import CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens
 from .view import ViewContext
 
 KEEP_RECENT_OBSERVATIONS = 4
@@ -248,18 +248,6 @@ def masking_stats(history: list[MessageParam], *,
     view, masked = _mask_oldest(history, positions, len(positions) - keep, ())
     return {"turns": len(history), "raw_tokens": approx_tokens(history),
             "masked_tokens": approx_tokens(view), "masked_count": masked}
-
-
-def _message_chars(message: MessageParam) -> tuple[int, int]:
-    content = message.get("content", "")
-    if isinstance(content, str):
-        return len(content), 0
-    chars = images = 0
-    for block in content:
-        c, im = _block_chars(block)
-        chars += c
-        images += im
-    return chars, images
 
 
 def masking_curve(history: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,

@@ -15,7 +15,7 @@ import base64
 import json
 import math
 import struct
-from typing import Any
+from typing import Any, Iterable
 
 CHARS_PER_TOKEN = 4
 """Characters per token for the estimate (seed 000: "~4 chars per token")."""
@@ -92,12 +92,7 @@ def _block_chars(block: dict[str, Any]) -> tuple[int, int]:
         content = block.get("content", "")
         if isinstance(content, str):
             return len(content), 0
-        chars = images = 0
-        for part in content or []:
-            c, im = _block_chars(part)
-            chars += c
-            images += im
-        return chars, images
+        return _blocks_chars(content or [])
     if kind == "image":
         return 0, image_tokens(block)
     if kind == "thinking":
@@ -105,6 +100,24 @@ def _block_chars(block: dict[str, Any]) -> tuple[int, int]:
     if kind == "redacted_thinking":
         return len(block.get("data", "")), 0
     return 0, 0
+
+
+def _message_chars(message: dict[str, Any]) -> tuple[int, int]:
+    """Return ``(chars, image_tokens)`` of one message (str content or a list of blocks)."""
+    content = message.get("content", "")
+    if isinstance(content, str):
+        return len(content), 0
+    return _blocks_chars(content)
+
+
+def _blocks_chars(blocks: Iterable[dict[str, Any]]) -> tuple[int, int]:
+    """Return ``(chars, image_tokens)`` summed over ``blocks``."""
+    chars = images = 0
+    for block in blocks:
+        c, im = _block_chars(block)
+        chars += c
+        images += im
+    return chars, images
 
 
 def approx_tokens(obj: Any) -> int:
@@ -126,26 +139,14 @@ def approx_tokens(obj: Any) -> int:
     if isinstance(obj, str):
         chars = len(obj)
     elif isinstance(obj, dict) and "role" in obj:
-        content = obj.get("content", "")
-        if isinstance(content, str):
-            chars = len(content)
-        else:
-            for block in content:
-                c, im = _block_chars(block)
-                chars += c
-                images += im
+        chars, images = _message_chars(obj)
     elif isinstance(obj, dict):
         chars, images = _block_chars(obj)
     elif isinstance(obj, (list, tuple)):
         for message in obj:
-            content = message.get("content", "")
-            if isinstance(content, str):
-                chars += len(content)
-                continue
-            for block in content:
-                c, im = _block_chars(block)
-                chars += c
-                images += im
+            c, im = _message_chars(message)
+            chars += c
+            images += im
     else:
         raise TypeError(f"approx_tokens: expected messages, a message, a block or str, "
                         f"got {type(obj).__name__}")
