@@ -43,7 +43,7 @@ from .loop import (DEFAULT_MAX_TURNS, HookNotice, LoopEnd, LoopEvent, TextChunk,
 from .messages import MessageParam, content_blocks, tool_results, validate_messages
 from .streaming import StreamDone
 from .tokens import approx_tokens
-from .view import ViewContext, full_view
+from .view import ViewContext
 
 DEFAULT_SYSTEM = ("You are a careful coding agent working in a small repository. Use the tools "
                   "to explore before you edit, keep edits minimal, and run the tests to check "
@@ -84,10 +84,7 @@ class RunResult:
 
 
 def _default_view_policy() -> Callable:
-    try:
-        from .masking import ThresholdMasking
-    except ImportError:  # pragma: no cover - masking module absent
-        return full_view
+    from .masking import ThresholdMasking
     return ThresholdMasking()
 
 
@@ -416,13 +413,9 @@ class Agent:
         Args: session_id: the file stem (``mini-agent sessions`` lists them); directory:
         where it lives (default: this agent's session directory, else ``./sessions``).
         Returns the session module's ResumeReport (``problems`` from the reader are added to
-        its notes). Raises: ImportError if ``mini_agent.session`` is unavailable;
-        FileNotFoundError for an unknown id.
+        its notes). Raises: FileNotFoundError for an unknown id.
         """
-        try:
-            from .session import SessionWriter, rebuild_history, resume_session, session_path
-        except ImportError as exc:  # pragma: no cover - module missing
-            raise ImportError("resuming needs mini_agent.session") from exc
+        from .session import SessionWriter, rebuild_history, resume_session, session_path
         if directory is None:
             directory = self.session.path.parent if self.session is not None else "sessions"
         path = session_path(directory, session_id)

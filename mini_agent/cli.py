@@ -45,16 +45,12 @@ def copy_demo_project(parent: Path | None = None) -> Path:
 
 
 def make_client(workspace: Path) -> Any:
-    """``anthropic.AsyncAnthropic()`` when online; else the offline client with the DemoBrain
-    (EchoBrain when the demo brain is unavailable). Raises nothing for a missing brain."""
+    """``anthropic.AsyncAnthropic()`` when online; else the offline client with the DemoBrain."""
     if config.is_online():
         import anthropic
         return anthropic.AsyncAnthropic()
-    from .offline import EchoBrain, offline_async_client
-    try:
-        from .offline.demo_brain import DemoBrain
-    except ImportError:
-        return offline_async_client(EchoBrain())
+    from .offline import offline_async_client
+    from .offline.demo_brain import DemoBrain
     return offline_async_client(DemoBrain())
 
 
@@ -264,10 +260,6 @@ def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
 def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) -> int:
     """The interactive REPL (offline: in a temp copy of the demo project)."""
     print(_mode_line(), file=out)
-    try:
-        from .session import SessionWriter
-    except ImportError:
-        SessionWriter = None  # type: ignore[assignment]
     scratch = None
     tools_note = "the agent can edit files and run commands there"
     recorded = (recorded_workspace(args.sessions_dir, args.resume)
@@ -295,44 +287,33 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
             lines.append(f"warning: session {args.resume} worked in {recorded}, which no "
                          "longer exists; working in the current folder instead")
     try:
-        return _start_repl(args, workspace, SessionWriter, out=out, read=read,
+        return _start_repl(args, workspace, out=out, read=read,
                            workspace_lines=lines)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch.parent, ignore_errors=True)
 
 
-def _start_repl(args: argparse.Namespace, workspace: Path, SessionWriter: Any, *, out: TextIO,
+def _start_repl(args: argparse.Namespace, workspace: Path, *, out: TextIO,
                 read: Callable[[str], str], workspace_lines: Sequence[str]) -> int:
     """Build the agent, resume or open a session, say where it works, run the REPL; 2 when it
     cannot start."""
+    from .session import SessionWriter
     agent = build_agent(workspace)
     if args.resume:
-        if SessionWriter is None:
-            print("mini-agent: --resume needs mini_agent.session, which is missing",
-                  file=sys.stderr)
-            return 2
         try:
             report = agent.resume(args.resume, directory=args.sessions_dir)
         except (OSError, ValueError) as exc:  # missing, a directory, unreadable, invalid
             print(f"mini-agent: cannot resume: {exc}", file=sys.stderr)
             return 2
         print(f"resumed {args.resume}: {len(agent.history)} messages; {report}", file=out)
-    elif SessionWriter is not None:
+    else:
         agent.session = SessionWriter(args.sessions_dir, clock=agent.clock)
         print(f"session {agent.session.session_id} (resume with --resume)", file=out)
     for line in workspace_lines:
         print(line, file=out)
     print("commands: /stats, /history, /quit", file=out)
     return repl(agent, out=out, read=read)
-
-
-def _guarded(module: str, what: str) -> Any:
-    try:
-        return __import__(f"mini_agent.{module}", fromlist=["_"])
-    except ImportError as exc:
-        print(f"mini-agent {what}: this kit has no mini_agent.{module} ({exc})", file=sys.stderr)
-        return None
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -394,20 +375,19 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     if args.command == "demo":
         return cmd_demo(args, out)
     if args.command == "analyze":
-        evaluate = _guarded("evaluate", "analyze")
-        return 2 if evaluate is None else evaluate.main_analyze(args.path, keep=args.keep,
-                                                                as_json=args.json)
+        from .evaluate import main_analyze
+        return main_analyze(args.path, keep=args.keep, as_json=args.json)
     if args.command == "grade":
         from .grading import main_grade
         return main_grade(args.exercise, as_json=args.json)
     if args.command == "make-exercises":
         return cmd_make_exercises(args, out)
     if args.command == "record-outputs":
-        outputs = _guarded("notebook_outputs", "record-outputs")
-        return 2 if outputs is None else outputs.main_record(args.notebooks)
+        from .notebook_outputs import main_record
+        return main_record(args.notebooks)
     if args.command == "sessions":
-        session = _guarded("session", "sessions")
-        return 2 if session is None else session.main_sessions(args.sessions_dir)
+        from .session import main_sessions
+        return main_sessions(args.sessions_dir)
     return cmd_repl(args, out, read)
 
 

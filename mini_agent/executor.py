@@ -36,14 +36,7 @@ import time
 from typing import Any, AsyncIterator, Awaitable, Generic, Iterator, Mapping, TypeVar
 
 from .messages import Block, tool_result_block
-
-try:  # the tool contract's input check (mini_agent.tools); duck-typed tools skip it
-    from .tools import Tool as _Tool, ToolError, check_input as _check_input
-except ImportError:  # pragma: no cover - tools module missing
-    _Tool, _check_input = (), None
-
-    class ToolError(Exception):  # type: ignore[no-redef]
-        """Fallback when mini_agent.tools is absent."""
+from .tools import Tool, ToolError, check_input
 
 T = TypeVar("T")
 
@@ -221,8 +214,8 @@ class StreamingExecutor:
             latency = float(getattr(tool, "latency_seconds", 0.0) or 0.0)
             if latency > 0:
                 await asyncio.sleep(latency)
-            if _check_input is not None and isinstance(tool, _Tool):
-                _check_input(tool, tool_input)
+            if isinstance(tool, Tool):  # duck-typed tools skip the input check
+                check_input(tool, tool_input)
             output = await to_thread(tool.run, tool_input)
             content, is_error = (output if isinstance(output, str) else str(output)), False
         except Exception as exc:  # noqa: BLE001 - a tool failure is data for the model
