@@ -56,6 +56,18 @@ async def to_thread(fn: Any, *args: Any) -> Any:
     return await asyncio.get_running_loop().run_in_executor(_TOOL_POOL, call)
 
 
+def call_outside_event_loop(fn: Any, *args: Any, **kwargs: Any) -> Any:
+    """Return ``fn(*args, **kwargs)``; where an asyncio loop already runs in this thread (a
+    Jupyter cell, an async test), call it in a fresh worker thread and wait, so ``fn`` may use
+    ``asyncio.run``. Raises whatever ``fn`` raises."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return fn(*args, **kwargs)
+    with concurrent.futures.ThreadPoolExecutor(1, "mini-agent-sync") as pool:
+        return pool.submit(fn, *args, **kwargs).result()
+
+
 SIBLING_ABORTED = "Sibling tool aborted"
 """Content of the results of tools skipped after a failing write tool (seed wording)."""
 

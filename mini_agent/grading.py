@@ -18,8 +18,6 @@ IO: reads and writes files under the repository root. Taught in ``notebooks/00_s
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
 import dataclasses
 import gc
 import importlib.util
@@ -31,6 +29,8 @@ import warnings
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
+
+from .executor import call_outside_event_loop
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"
@@ -167,15 +167,6 @@ def collect_checks(checks_module: ModuleType) -> list[Callable]:
     return sorted(found, key=lambda fn: fn.__code__.co_firstlineno)
 
 
-def _loop_is_running() -> bool:
-    """True when an asyncio event loop runs in this thread (a Jupyter cell, an async test)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
-
-
 def run_checks(exercise: str, checks_module: ModuleType, impl: ModuleType, *,
                implementation: str = "") -> Scorecard:
     """Run every check on ``impl``; an exception (assert, NotImplementedError...) fails it.
@@ -184,10 +175,12 @@ def run_checks(exercise: str, checks_module: ModuleType, impl: ModuleType, *,
     so where a loop already runs in this thread (a notebook cell), the checks run in a worker
     thread and this call waits for them. The score is the same as in a terminal.
     """
-    if _loop_is_running():
-        with concurrent.futures.ThreadPoolExecutor(1, "mini-agent-grade") as pool:
-            return pool.submit(run_checks, exercise, checks_module, impl,
-                               implementation=implementation).result()
+    return call_outside_event_loop(_run_checks, exercise, checks_module, impl,
+                                   implementation=implementation)
+
+
+def _run_checks(exercise: str, checks_module: ModuleType, impl: ModuleType, *,
+                implementation: str) -> Scorecard:
     results = []
     for fn in collect_checks(checks_module):
         meta = fn.grading

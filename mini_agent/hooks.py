@@ -40,9 +40,10 @@ import os
 import re
 import signal
 import tempfile
-import threading
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Union
+
+from .executor import call_outside_event_loop
 
 log = logging.getLogger(__name__)
 
@@ -266,23 +267,7 @@ class HookManager:
 
     def fire_sync(self, event: str, payload: dict) -> HookResult:
         """:meth:`fire` for synchronous callers; works inside a running loop (Jupyter) too."""
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(self.fire(event, payload))
-        box: dict[str, Any] = {}
-
-        def work() -> None:
-            try:
-                box["result"] = asyncio.run(self.fire(event, payload))
-            except BaseException as exc:  # noqa: BLE001 - re-raised in the caller's thread
-                box["error"] = exc
-        thread = threading.Thread(target=work)
-        thread.start()
-        thread.join()
-        if "error" in box:
-            raise box["error"]
-        return box["result"]
+        return call_outside_event_loop(lambda: asyncio.run(self.fire(event, payload)))
 
     def add_command(self, event: str, command: str, *, matcher: str | None = None,
                     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
