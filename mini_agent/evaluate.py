@@ -29,7 +29,7 @@ from .transcripts import Transcript, TranscriptError, load
 
 try:  # masking is a sibling module; analysis still works without it (no masked column)
     from .masking import mask_old_observations
-except ImportError:  # pragma: no cover - only while the module is missing
+except ImportError:  # pragma: no cover - a kit without mini_agent.masking
     mask_old_observations = None  # type: ignore[assignment]
 
 DEFAULT_KEEP = 4
