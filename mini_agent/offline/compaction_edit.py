@@ -125,7 +125,7 @@ def structured_summary(messages: list[MessageParam]) -> str:
     tool_calls = 0
     last_text = ""
     last_call = ""
-    for m in messages[1:] if not previous else messages[1:]:
+    for m in messages[1:]:
         for b in content_blocks(m):
             kind = b.get("type")
             if kind == "text" and m.get("role") == "assistant":
