@@ -23,6 +23,8 @@ PATTERNS = [
 
 
 def main() -> int:
+    """Read a PreToolUse payload on stdin; exit 2 with the reason on stderr to block a
+    destructive ``command``, else exit 0 (unreadable input is let through). Returns the code."""
     try:
         payload = json.load(sys.stdin)
     except ValueError:

@@ -32,6 +32,8 @@ def redact(text: str) -> tuple[str, int]:
 
 
 def main() -> int:
+    """Read a PostToolUse payload on stdin; print JSON with the redacted tool output when a
+    secret was found (``updatedMCPToolOutput``, Claude Code's field), nothing otherwise. Returns 0."""
     try:
         payload = json.load(sys.stdin)
     except ValueError:
