@@ -15,6 +15,16 @@ Every reader produces :class:`~.turns.Turn` lists; :mod:`.repair` then makes the
 Each change to what the file says is written to ``Transcript.repairs`` with its line or
 message number, never silently; the result passes ``validate_messages``.
 
+Times (``Transcript.times``, Unix seconds per loaded message): Claude Code entries carry an
+ISO ``timestamp``; this kit's session log a numeric ``timestamp``; mini-swe-agent 1.1 an
+``extra["timestamp"]`` on assistant and tool messages. A message merged from several parts
+(split responses, consecutive same-role messages) takes the time of its last part. A message
+with no time of its own (mini-swe-agent's task and exit messages, an added placeholder or
+missing-result message) takes the time of the message before it; messages before the first
+timed one take that first time. Times are kept as recorded, not forced to increase.
+``times`` is None when no loaded message has a time (SWE-agent, older mini-swe-agent,
+plain messages JSON).
+
 This module holds the entry points (:func:`load`, :func:`parse_text`), the
 :class:`Transcript` result and the format dispatch. It reads one file; everything else is
 pure. It does not interpret any one format beyond telling them apart. Used by
@@ -36,7 +46,7 @@ from .claude_code import (SKIPPED_ENTRY_TYPES, SYNTHETIC_MODEL, claude_code_turn
                           join_split_responses, parse_jsonl)
 from .repair import (MISSING_RESULT_TEXT, MISSING_START_TEXT, clean_blocks, drop_all_thinking,
                      finish)
-from .turns import TranscriptError, Turn, content_blocks
+from .turns import TranscriptError, Turn, content_blocks, seconds
 
 __all__ = ["MISSING_RESULT_TEXT", "MISSING_START_TEXT", "SKIPPED_ENTRY_TYPES", "SYNTHETIC_MODEL",
            "TEXT_ACTION_RE", "Transcript", "TranscriptError", "load", "parse_text"]
@@ -54,7 +64,9 @@ class Transcript:
     line (JSONL, 1-based) or ``messages[i]`` position; source_format: see the module doc;
     model: the model name most assistant turns used, or None; path: the file read;
     system: the system prompt when the file records one; info: counts and extra fields
-    (``api_turns``, ``compactions``, ``skipped_entries``, ``exit``...).
+    (``api_turns``, ``compactions``, ``skipped_entries``, ``exit``...); times: Unix seconds
+    per message, parallel to ``messages`` (``ViewContext.times``), or None when the file
+    records no usable time (see "Times" in the module doc).
     """
 
     messages: list[MessageParam]
@@ -65,6 +77,7 @@ class Transcript:
     path: Path | None = None
     system: str | None = None
     info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    times: list[float] | None = None
 
 
 # --------------------------------------------------------------------------- entry points
@@ -154,11 +167,11 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
     clean_blocks(turns, repairs)
     if fmt == "claude-code":
         turns = join_split_responses(turns)
-    messages, usage = finish(turns, repairs, label)
+    messages, usage, times = finish(turns, repairs, label)
     models = collections.Counter(info.pop("_models", []))
     return Transcript(messages=messages, usage=usage, repairs=repairs, source_format=fmt,
                       model=models.most_common(1)[0][0] if models else None, path=path,
-                      system=system, info=info)
+                      system=system, info=info, times=times)
 
 
 def _session_turns(entries: list[tuple[int, dict]], repairs: list[str],
@@ -170,14 +183,15 @@ def _session_turns(entries: list[tuple[int, dict]], repairs: list[str],
         if kind == "meta" and isinstance(e.get("model"), str) and e["model"]:
             info["_models"] = [e["model"]]
         elif kind == "tool_result" and isinstance(e.get("block"), dict):
-            turns.append(Turn("user", [dict(e["block"])], "line", [n]))
+            turns.append(Turn("user", [dict(e["block"])], "line", [n],
+                              time=seconds(e.get("timestamp"))))
         elif kind == "message" and isinstance(e.get("message"), dict):
             role = e["message"].get("role")
             if role not in ("user", "assistant"):
                 repairs.append(f"line {n}: message with role {role!r} ignored")
                 continue
             turns.append(Turn(role, content_blocks(e["message"].get("content")), "line", [n],
-                              e["message"].get("usage")))
+                              e["message"].get("usage"), time=seconds(e.get("timestamp"))))
     info["api_turns"] = sum(1 for t in turns if t.role == "assistant")
     return turns
 

@@ -11,7 +11,10 @@ list), SWE-agent ``*.traj`` (its ``history`` list) and a plain messages JSON lis
   answered by the first result); mini-swe-agent's final ``role: "exit"`` answers a waiting
   ``tool_use`` or moves to ``info["exit"]``;
 * ``text_actions="tools"``: a fenced command (:data:`TEXT_ACTION_RE`) or SWE-agent ``action``
-  becomes a ``bash`` ``tool_use`` answered by the next user message.
+  becomes a ``bash`` ``tool_use`` answered by the next user message;
+* a message's time is its ``extra["timestamp"]`` (Unix seconds; mini-swe-agent 1.1 records
+  one on assistant and tool messages, not on the system, task or exit messages; SWE-agent
+  and older mini-swe-agent files record none).
 
 Pure (parsed JSON in, turns out). Does not detect the format (:mod:`mini_agent.transcripts`
 does) nor pair, merge or validate (:mod:`.repair`).
@@ -24,7 +27,7 @@ import re
 from typing import Any
 
 from ..messages import ALLOWED_BLOCK_KEYS, Block
-from .turns import Turn, content_blocks, format_ranges
+from .turns import Turn, content_blocks, format_ranges, seconds
 
 TEXT_ACTION_RE = re.compile(r"```(?:mswea_bash_command|bash|sh)?[ \t]*\n(.*?)\n```", re.DOTALL)
 """A fenced command in a text-action reply (mini-swe-agent's ``mswea_bash_command`` format)."""
@@ -74,12 +77,13 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
     pending_action: str | None = None  # id of a text action waiting for its observation
     mapped: list[int] = []
     for i, m in enumerate(chat):
-        where, at = f"messages[{i}]", ("messages", [i])
+        where = f"messages[{i}]"
         if not isinstance(m, dict):
             repairs.append(f"{where}: not a message object, ignored")
             continue
         role = m.get("role")
         extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
+        at = {"unit": "messages", "positions": [i], "time": seconds(extra.get("timestamp"))}
         if role == "system":
             if turns:
                 repairs.append(f"{where}: system message moved to Transcript.system")
@@ -91,7 +95,7 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
                 if last is not None and last.role == "assistant" else []
             if waiting:
                 turns.append(Turn("user", [{"type": "tool_result", "tool_use_id": waiting[0],
-                                            "content": info["exit"]}], *at))
+                                            "content": info["exit"]}], **at))
                 repairs.append(f"{where}: 'exit' message (the final submission) used as the "
                                f"tool_result of {waiting[0]}; also in Transcript.info['exit']")
             else:
@@ -101,21 +105,21 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
             ids = m.get("tool_call_ids") or [m.get("tool_call_id")]
             if not ids[0]:
                 repairs.append(f"{where}: tool message without tool_call_id kept as user text")
-                turns.append(Turn("user", content_blocks(_text_of(m.get("content"))), *at))
+                turns.append(Turn("user", content_blocks(_text_of(m.get("content"))), **at))
                 continue
             blocks = [{"type": "tool_result", "tool_use_id": ids[0],
                        "content": _text_of(m.get("content"))}]
             blocks += [{"type": "tool_result", "tool_use_id": x,
                         "content": f"[see the result of {ids[0]}]"} for x in ids[1:]]
-            turns.append(Turn("user", blocks, *at))
+            turns.append(Turn("user", blocks, **at))
         elif role == "user":
             content = m.get("content")
             if pending_action is not None:
                 turns.append(Turn("user", [{"type": "tool_result", "tool_use_id": pending_action,
-                                            "content": _text_of(content)}], *at))
+                                            "content": _text_of(content)}], **at))
                 pending_action = None
             else:
-                turns.append(Turn("user", _chat_blocks(content, where, repairs), *at))
+                turns.append(Turn("user", _chat_blocks(content, where, repairs), **at))
         elif role == "assistant":
             blocks: list[Block] = []
             reasoning = m.get("reasoning_content")
@@ -147,7 +151,7 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
             if isinstance(response.get("model"), str) and response["model"]:
                 models.append(response["model"])
             usage = _openai_usage(response.get("usage") or m.get("usage"))
-            turns.append(Turn("assistant", blocks, *at, usage))
+            turns.append(Turn("assistant", blocks, **at, usage=usage))
         else:
             repairs.append(f"{where}: unknown role {role!r}, ignored")
     if mapped:

@@ -13,7 +13,8 @@ Entries, one per line of ``~/.claude/projects/<proj>/<session>.jsonl``: ``{"type
   them to the model); ``<synthetic>`` assistant entries (written by the client, not the
   model) are dropped (reported); a truncated last line is ignored (reported).
 * :func:`join_split_responses`: the lines of one ``message.id`` become ONE assistant message
-  whose usage is the last line's.
+  whose usage and time are the last line's.
+* Each entry's ISO 8601 ``timestamp`` (``"2026-01-12T10:00:00.123Z"``) is its time.
 * Compaction (``system``/``compact_boundary`` then an ``isCompactSummary`` user entry): with
   ``compaction="restart"`` the history starts at the summary, which is what the model saw
   after compacting; ``compaction="full"`` follows the boundary's ``logicalParentUuid`` and
@@ -29,7 +30,7 @@ import collections
 import json
 from typing import Any
 
-from .turns import TranscriptError, Turn, content_blocks, format_span
+from .turns import TranscriptError, Turn, content_blocks, format_span, seconds
 
 SKIPPED_ENTRY_TYPES = ("progress", "system", "queue-operation", "file-history-snapshot", "pr-link")
 """Claude Code entry types that carry no API message (counted in ``info["skipped_entries"]``)."""
@@ -127,7 +128,7 @@ def claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
             mid = message.get("id")
             api_turns.add(mid or f"line {n}")
             turns.append(Turn("assistant", content_blocks(message.get("content")), "line", [n],
-                              message.get("usage"), mid))
+                              message.get("usage"), mid, seconds(e.get("timestamp"))))
         else:
             blocks = content_blocks(message.get("content"))
             results_only = bool(blocks) and all(b.get("type") == "tool_result" for b in blocks)
@@ -135,7 +136,7 @@ def claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
             if not (on_chain or sibling):
                 continue
             included.add(e.get("uuid"))
-            turns.append(Turn("user", blocks, "line", [n]))
+            turns.append(Turn("user", blocks, "line", [n], time=seconds(e.get("timestamp"))))
     if synthetic:
         repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {format_span(synthetic)}: "
                        f"dropped {len(synthetic)} <synthetic> "
@@ -166,7 +167,8 @@ def join_split_responses(turns: list[Turn]) -> list[Turn]:
     """Fold assistant lines sharing one ``message.id`` into the first (Claude Code quirk).
 
     Only tool_result-only user lines may sit between them (Claude Code writes each result
-    right after its tool_use line); the usage kept is the last line's (the final count).
+    right after its tool_use line); the usage kept is the last line's (the final count), and
+    so is the time.
     """
     out: list[Turn] = []
     last_assistant: Turn | None = None
@@ -177,6 +179,7 @@ def join_split_responses(turns: list[Turn]) -> list[Turn]:
                 last_assistant.blocks.extend(turn.blocks)
                 last_assistant.positions.append(turn.positions[0])
                 last_assistant.usage = turn.usage or last_assistant.usage
+                last_assistant.time = turn.time if turn.time is not None else last_assistant.time
                 continue
             last_assistant = turn
         elif any(b.get("type") != "tool_result" for b in turn.blocks):

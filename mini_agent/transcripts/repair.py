@@ -8,7 +8,8 @@ messages are merged; a reused ``tool_use`` id gets a ``_dupN`` suffix; a ``tool_
 recorded result gets an ``is_error`` result saying so (:data:`MISSING_RESULT_TEXT`); a history
 that starts with an assistant turn gets a placeholder first user message
 (:data:`MISSING_START_TEXT`); the result passes ``validate_messages``. Each change appends one
-line to ``repairs`` naming the line or message number.
+line to ``repairs`` naming the line or message number. Merged messages keep the time of their
+last part; messages added here get their time from :func:`message_times`.
 
 Works on :class:`~mini_agent.transcripts.turns.Turn` lists in place (they are the loader's
 own copies, never the caller's data). Does not read files or know any file format.
@@ -104,6 +105,7 @@ def _merge(turns: list[Turn], repairs: list[str]) -> list[Turn]:
                 repairs.append(f"{last.where} + {turn.where}: consecutive assistant messages "
                                "merged into one")
                 last.usage = turn.usage or last.usage
+            last.time = turn.time if turn.time is not None else last.time
             last.blocks = last.blocks + turn.blocks
             last.positions = last.positions + turn.positions
             continue
@@ -186,9 +188,26 @@ def _rename_duplicate_ids(turns: list[Turn], repairs: list[str]) -> None:
                        f"to <id>_dupN at {format_span(renamed, 4)}")
 
 
-def finish(turns: list[Turn], repairs: list[str],
-           label: str) -> tuple[list[MessageParam], list[dict | None]]:
-    """Merge and pair turns until stable; validate; return ``(messages, usage)``.
+def message_times(turns: list[Turn]) -> list[float] | None:
+    """One time per turn: its own, else the previous turn's, else (at the start) the first one.
+
+    None when no turn has a time. Example: times None, 5.0, None, 9.0 -> ``[5.0, 5.0, 5.0, 9.0]``.
+    """
+    known = [t.time for t in turns if t.time is not None]
+    if not known:
+        return None
+    times, last = [], known[0]
+    for turn in turns:
+        last = turn.time if turn.time is not None else last
+        times.append(last)
+    return times
+
+
+def finish(turns: list[Turn], repairs: list[str], label: str
+           ) -> tuple[list[MessageParam], list[dict | None], list[float] | None]:
+    """Merge and pair turns until stable; validate; return ``(messages, usage, times)``.
+
+    ``times`` is :func:`message_times` of the final turns (None when the file has none).
 
     Expects turns already through :func:`clean_blocks` (and, for Claude Code, the split
     responses joined). Raises TranscriptError naming ``label`` when no repair makes the
@@ -209,4 +228,4 @@ def finish(turns: list[Turn], repairs: list[str],
         validate_messages(messages)
     except MessageValidationError as err:
         raise TranscriptError(f"{label}: cannot repair into a valid history: {err}") from err
-    return messages, [t.usage for t in turns if t.role == "assistant"]
+    return messages, [t.usage for t in turns if t.role == "assistant"], message_times(turns)

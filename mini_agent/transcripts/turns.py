@@ -13,6 +13,8 @@ Does not read files, detect formats or repair anything. Part of
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import math
 from typing import Any
 
 from ..messages import Block
@@ -24,7 +26,11 @@ class TranscriptError(ValueError):
 
 @dataclasses.dataclass
 class Turn:
-    """A message under construction: blocks plus where they came from and the API usage."""
+    """A message under construction: blocks plus where they came from and the API usage.
+
+    ``time``: Unix seconds the file records for this message (the latest part's, once parts
+    are merged), or None when it records none.
+    """
 
     role: str
     blocks: list[Block]
@@ -32,6 +38,7 @@ class Turn:
     positions: list[int]
     usage: dict | None = None
     msg_id: str | None = None
+    time: float | None = None
 
     @property
     def where(self) -> str:
@@ -65,6 +72,24 @@ def content_blocks(content: Any) -> list[Block]:
         return [dict(b) if isinstance(b, dict) else {"type": "text", "text": str(b)}
                 for b in content]
     return []
+
+
+def seconds(value: Any) -> float | None:
+    """A recorded time as Unix seconds: a finite number, or an ISO 8601 string; else None.
+
+    A string without a zone is read as UTC. Example: ``seconds("1970-01-01T00:01:00.5Z") == 60.5``.
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if math.isfinite(value) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return when.timestamp()
 
 
 def format_span(numbers: list[Any], limit: int = 8) -> str:
