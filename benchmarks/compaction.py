@@ -7,13 +7,17 @@ final one) is what the agent would have sent raw; each policy builds its view of
 approx tokens (chars / 4, messages only: system prompt and tools are the same under every
 policy) are summed over the run.
 
-Assumption, stated because the loaded messages carry no per-message times: requests are one
-minute apart (message ``i`` arrives at ``60 s * number of assistant messages before it``), so
-micro_compact's 60-minute cut-off clears read-only results older than 60 requests. Thresholds
-are the kit defaults (masking keep=4; CompactPolicy 50K/70K/90K with the offline
+Clock (the ``clock`` column says which one each row used): the recorded times
+(``Transcript.times``: Claude Code entry timestamps, mini-swe-agent ``extra.timestamp``) when
+the file has them, so micro_compact's 60-minute cut-off clears read-only results that really
+were older than an hour at that request; otherwise (SWE-agent, the older mini-swe-agent
+format), or with ``--clock assumed``, requests are assumed one minute apart (message ``i``
+arrives at ``60 s * number of assistant messages up to it``). ``min`` is the span of the clock
+used, first message to last, in minutes. Thresholds are the kit defaults (masking keep=4; CompactPolicy 50K/70K/90K with the offline
 ``structured_summary``; lifecycle hot 3 / warm-A 8 / warm-B 20 exchanges), and a scaled run
 (``--scale 0.25``: token thresholds and lifecycle turn ages times 0.25) shows the same policies on shorter contexts.
-Not a timed test; run by hand: ``python benchmarks/compaction.py [--scale F] [--json]``.
+Not a timed test; run by hand:
+``python benchmarks/compaction.py [--scale F] [--clock recorded|assumed] [--json]``.
 """
 
 from __future__ import annotations
@@ -54,9 +58,13 @@ def arrival_times(messages: list[dict]) -> list[float]:
     return times
 
 
-def replay(messages: list[dict], *, scale: float = 1.0) -> dict[str, list[int]]:
-    """Per-request approx tokens under each policy: ``{policy: [tokens per request]}``."""
-    times = arrival_times(messages)
+def replay(messages: list[dict], *, times: list[float] | None = None,
+           scale: float = 1.0) -> dict[str, list[int]]:
+    """Per-request approx tokens under each policy: ``{policy: [tokens per request]}``.
+
+    ``times``: Unix seconds per message (``Transcript.times``); None: :func:`arrival_times`.
+    """
+    times = list(times) if times is not None else arrival_times(messages)
     compact = CompactPolicy(CompactThresholds().scaled(scale), summarize=structured_summary)
     base = LifecycleThresholds()
     lifecycle = LifecyclePolicy(LifecycleThresholds(
@@ -78,6 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     """Print the table (or JSON with per-request figures). Returns 0, or 2 without data."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--clock", choices=("recorded", "assumed"), default="recorded",
+                        help="recorded: the file's times where it has them; "
+                             "assumed: one minute per request everywhere")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     if not DATA.is_dir():
@@ -87,24 +98,30 @@ def main(argv: list[str] | None = None) -> int:
                    and p.name != "manifest.json")
     results = {}
     for path in files:
-        messages = load(path).messages
-        if len(messages) < 2:
+        transcript = load(path)
+        if len(transcript.messages) < 2:
             continue
-        results[str(path.relative_to(DATA))] = replay(messages, scale=args.scale)
+        recorded = transcript.times if args.clock == "recorded" else None
+        times = recorded if recorded is not None else arrival_times(transcript.messages)
+        results[str(path.relative_to(DATA))] = {
+            "clock": "recorded" if recorded is not None else "1 min/req",
+            "span_seconds": times[-1] - times[0],
+            "tokens": replay(transcript.messages, times=times, scale=args.scale)}
     if args.json:
         print(json.dumps(results))
         return 0
-    header = f"{'trajectory':46} {'req':>4} {'raw tokens':>11} " + " ".join(
-        f"{p:>14}" for p in POLICIES[1:])
-    print(header)
+    print(f"{'trajectory':46} {'clock':>9} {'min':>5} {'req':>4} {'raw tokens':>11} "
+          + " ".join(f"{p:>14}" for p in POLICIES[1:]))
     grand = {p: 0 for p in POLICIES}
-    for name, per in results.items():
+    for name, row in results.items():
+        per = row["tokens"]
         totals = {p: sum(v) for p, v in per.items()}
         for p in POLICIES:
             grand[p] += totals[p]
-        print(f"{name[:46]:46} {len(per['raw']):>4} {totals['raw']:>11,} " + " ".join(
-            f"{totals[p] / totals['raw']:>14.2f}" for p in POLICIES[1:]))
-    print(f"{'ALL (token-weighted)':46} {'':>4} {grand['raw']:>11,} " + " ".join(
+        print(f"{name[:46]:46} {row['clock']:>9} {row['span_seconds'] / 60:>5.0f} "
+              f"{len(per['raw']):>4} {totals['raw']:>11,} " + " ".join(
+                  f"{totals[p] / totals['raw']:>14.2f}" for p in POLICIES[1:]))
+    print(f"{'ALL (token-weighted)':46} {'':>9} {'':>5} {'':>4} {grand['raw']:>11,} " + " ".join(
         f"{grand[p] / grand['raw']:>14.2f}" for p in POLICIES[1:]))
     return 0
 
