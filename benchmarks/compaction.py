@@ -13,9 +13,10 @@ the file has them, so micro_compact's 60-minute cut-off clears read-only results
 were older than an hour at that request; otherwise (SWE-agent, the older mini-swe-agent
 format), or with ``--clock assumed``, requests are assumed one minute apart (message ``i``
 arrives at ``60 s * number of assistant messages up to it``). ``min`` is the span of the clock
-used, first message to last, in minutes. Thresholds are the kit defaults (masking keep=4; CompactPolicy 50K/70K/90K with the offline
-``structured_summary``; lifecycle hot 3 / warm-A 8 / warm-B 20 exchanges), and a scaled run
-(``--scale 0.25``: token thresholds and lifecycle turn ages times 0.25) shows the same policies on shorter contexts.
+used, first message to last, in minutes. Thresholds are the kit defaults (masking keep=4;
+CompactPolicy 50K/70K/90K with the offline ``structured_summary``; lifecycle hot 3 / warm-A 8 /
+warm-B 20 exchanges), and a scaled run (``--scale 0.25``: token thresholds and lifecycle turn
+ages times 0.25) shows the same policies on shorter contexts.
 Not a timed test; run by hand:
 ``python benchmarks/compaction.py [--scale F] [--clock recorded|assumed] [--json]``.
 """
