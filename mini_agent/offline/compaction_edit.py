@@ -141,8 +141,11 @@ def structured_summary(messages: list[MessageParam]) -> str:
                 tool_calls += 1
                 inputs[b.get("id", "")] = b.get("input", {})
                 for value in (b.get("input") or {}).values():
+                    # paths and symbols only: a grep pattern like "tokenize(" or a bare
+                    # directory name is an argument, not an identifier worth keeping
                     if isinstance(value, str) and 0 < len(value) <= 120:
-                        _add(identifiers, value, 60)
+                        for ident in _PATH_RE.findall(value) + _SYMBOL_RE.findall(value):
+                            _add(identifiers, ident, 60)
             if kind == "tool_result":
                 name = names.get(b.get("tool_use_id"), "tool")
                 text = tool_result_text(b)
