@@ -363,3 +363,23 @@ def test_metadata_in_a_block_is_refused_like_the_api():
     with pytest.raises(anthropic.BadRequestError, match="unexpected keys"):
         client.messages.create(model="m", max_tokens=50, messages=h, tools=[
             {"name": "read_file", "description": "r", "input_schema": {"type": "object"}}])
+
+
+def test_summary_identifiers_are_paths_and_symbols_not_raw_tool_arguments():
+    from mini_agent.offline.compaction_edit import structured_summary
+    history = [
+        {"role": "user", "content": "Fix parse() in src/parser.py."},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_1", "name": "grep",
+             "input": {"pattern": "tokenize(", "path": "src"}},
+            {"type": "tool_use", "id": "toolu_2", "name": "read_file",
+             "input": {"path": "src/parser.py"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "src/lexer.py:3: x"},
+            {"type": "tool_result", "tool_use_id": "toolu_2", "content": "def parse(): ..."}]},
+        {"role": "assistant", "content": "Done."},
+    ]
+    section = structured_summary(history).split("## Identifiers\n")[1].split("\n## ")[0]
+    identifiers = [line[2:] for line in section.splitlines()]
+    assert "src/parser.py" in identifiers and "src/lexer.py" in identifiers
+    assert "tokenize(" not in identifiers and "src" not in identifiers
