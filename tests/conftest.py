@@ -1,9 +1,17 @@
 """Shared test setup: make ``tests/strategies.py`` importable and locate the shared real data."""
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Property tests: no per-example deadline and no "too slow" health check (2-core machines
+# are noisy); under CI the examples are derived from the test, so a run is reproducible.
+settings.register_profile("kit", deadline=None, suppress_health_check=[HealthCheck.too_slow],
+                          derandomize=bool(os.environ.get("CI")))
+settings.load_profile("kit")
 
 TESTS_DIR = Path(__file__).resolve().parent
 sys.path.insert(0, str(TESTS_DIR))
