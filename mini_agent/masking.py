@@ -84,6 +84,14 @@ def _check_args(keep: int, exclude_tools: Collection[str]) -> None:
                         f"(did you mean ({exclude_tools!r},)?)")
 
 
+def _init_policy(policy: "ThresholdMasking | ChunkedMasking") -> None:
+    """Validate a masking policy's shared fields and freeze ``exclude_tools`` to a tuple."""
+    _check_args(policy.keep, policy.exclude_tools)
+    if policy.threshold_tokens < 0:
+        raise ValueError(f"threshold_tokens must be >= 0, got {policy.threshold_tokens}")
+    object.__setattr__(policy, "exclude_tools", tuple(policy.exclude_tools))
+
+
 def _mask_oldest(messages: list[MessageParam], positions: list[tuple[int, int]],
                  n_oldest: int, exclude_tools: Collection[str]) -> tuple[list[MessageParam], int]:
     """Mask the first ``n_oldest`` of ``positions``; return ``(view, masked_count)``."""
@@ -183,10 +191,7 @@ class ThresholdMasking:
     exclude_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _check_args(self.keep, self.exclude_tools)
-        if self.threshold_tokens < 0:
-            raise ValueError(f"threshold_tokens must be >= 0, got {self.threshold_tokens}")
-        object.__setattr__(self, "exclude_tools", tuple(self.exclude_tools))
+        _init_policy(self)
 
     def __call__(self, history: list[MessageParam],
                  ctx: ViewContext | None = None) -> list[MessageParam]:
@@ -214,12 +219,9 @@ class ChunkedMasking:
     exclude_tools: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
-        _check_args(self.keep, self.exclude_tools)
+        _init_policy(self)
         if isinstance(self.chunk, bool) or not isinstance(self.chunk, int) or self.chunk < 1:
             raise ValueError(f"chunk must be an int >= 1 (tool results), got {self.chunk!r}")
-        if self.threshold_tokens < 0:
-            raise ValueError(f"threshold_tokens must be >= 0, got {self.threshold_tokens}")
-        object.__setattr__(self, "exclude_tools", tuple(self.exclude_tools))
 
     def __call__(self, history: list[MessageParam],
                  ctx: ViewContext | None = None) -> list[MessageParam]:
