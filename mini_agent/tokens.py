@@ -172,6 +172,13 @@ def approx_request_tokens(*, messages: list[dict], system: Any = None,
     return total
 
 
+def approx_body_tokens(request: dict[str, Any]) -> int:
+    """:func:`approx_request_tokens` of a request body dict (its ``messages``, ``system``,
+    ``tools``; missing fields count 0). Example: ``approx_body_tokens({"messages": []}) == 0``."""
+    return approx_request_tokens(messages=request.get("messages") or [],
+                                 system=request.get("system"), tools=request.get("tools"))
+
+
 def count_tokens_exact(client: Any, *, model: str, messages: list[dict], system: Any = None,
                        tools: list[dict] | None = None) -> int:
     """Ask the API for the exact input token count (``client.messages.count_tokens``).

@@ -39,7 +39,7 @@ from typing import Any, Mapping, Sequence
 
 from ..cache import CLEARED_TOOL_RESULT
 from ..messages import content_blocks
-from ..tokens import approx_request_tokens
+from ..tokens import approx_body_tokens
 
 CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
 """The beta flag (``anthropic-beta`` header) that enables context editing."""
@@ -86,11 +86,6 @@ def clear_tool_uses_edit(*, trigger_input_tokens: int | None = None,
     return edit
 
 
-def _request_tokens(request: Mapping[str, Any]) -> int:
-    return approx_request_tokens(messages=request.get("messages") or [],
-                                 system=request.get("system"), tools=request.get("tools"))
-
-
 def apply_clear_tool_uses(request: Mapping[str, Any],
                           edit: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Apply one ``clear_tool_uses_20250919`` edit to a request body.
@@ -109,7 +104,7 @@ def apply_clear_tool_uses(request: Mapping[str, Any],
     uses = [(i, b) for i, m in enumerate(messages) for b in content_blocks(m)
             if b.get("type") == "tool_use"]
     if trigger.get("type") == "input_tokens":
-        fired = _request_tokens(request) > trigger["value"]
+        fired = approx_body_tokens(request) > trigger["value"]
     elif trigger.get("type") == "tool_uses":
         fired = len(uses) > trigger["value"]
     else:
@@ -140,7 +135,7 @@ def apply_clear_tool_uses(request: Mapping[str, Any],
                     cleared_ids.add(block["id"])
     if not cleared_ids:
         return dict(request), None
-    gained = _request_tokens(request) - _request_tokens(new)
+    gained = approx_body_tokens(request) - approx_body_tokens(new)
     least = (edit.get("clear_at_least") or {}).get("value", 0)
     if gained < least:
         return dict(request), None

@@ -41,7 +41,7 @@ import jiter
 
 from ..clock import Clock, SystemClock
 from ..messages import MessageValidationError, validate_messages
-from ..tokens import approx_request_tokens, approx_tokens
+from ..tokens import approx_body_tokens, approx_tokens
 
 DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
 """Context window of current Claude models in tokens (models overview)."""
@@ -94,12 +94,11 @@ class FaultPlan:
 
 
 class DefaultUsage:
-    """Usage without prompt caching: every input token is uncached (``approx_request_tokens``)."""
+    """Usage without prompt caching: every input token is uncached (``approx_body_tokens``)."""
 
     def usage(self, request: dict[str, Any], *, now: float) -> dict[str, Any]:
         """Return the input-side usage fields; cache fields are 0."""
-        tokens = approx_request_tokens(messages=request.get("messages", []),
-                                       system=request.get("system"), tools=request.get("tools"))
+        tokens = approx_body_tokens(request)
         return {"input_tokens": tokens, "cache_creation_input_tokens": 0,
                 "cache_read_input_tokens": 0}
 
@@ -204,8 +203,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         error = self._check(body, need_max_tokens=False)
         if error:
             return api_error(400, "invalid_request_error", error)
-        tokens = approx_request_tokens(messages=body["messages"], system=body.get("system"),
-                                       tools=body.get("tools"))
+        tokens = approx_body_tokens(body)
         return httpx2.Response(200, json={"input_tokens": tokens})
 
     def _messages(self, body: dict[str, Any], *, is_async: bool) -> httpx2.Response:
@@ -221,8 +219,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         for transform in self.request_transforms:
             body, extra = transform(body)
             extras.update(extra)
-        input_estimate = approx_request_tokens(messages=body["messages"],
-                                               system=body.get("system"), tools=body.get("tools"))
+        input_estimate = approx_body_tokens(body)
         if input_estimate > self.context_window_tokens:
             return api_error(400, "invalid_request_error",
                              f"prompt is too long: {input_estimate} tokens > "
