@@ -1,0 +1,1 @@
+"""Pure core: no network, files, processes, threads or clocks."""

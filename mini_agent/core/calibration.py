@@ -1,0 +1,317 @@
+"""A calibrated token estimate: characters per token by content kind, fitted on real usage.
+
+The seed's chars/4 rule is fine for deciding *when* to mask, but on real Claude Code sessions
+it lands 58-86% below what the API counted: the transcript lacks the system prompt and tool
+definitions, and code and JSON run at fewer characters per token than prose. This module:
+
+* splits a request's characters by content kind (:data:`KINDS`: prose, code, JSON, tool
+  output, CJK text) and counts its content blocks (each costs a few framing tokens);
+* fits tokens per character of each kind on recorded usage (:func:`fit_calibration`): per
+  session the first request with usage fixes the session's overhead (system prompt and tool
+  definitions, which the transcript does not hold), and the growth of the real input from
+  there is regressed on the growth of each kind's characters (least squares on relative
+  error, pulled gently toward a prior so a kind the data hardly holds keeps a sane value);
+* estimates every request of a session (:func:`estimate_requests`) with that overhead and
+  reports the error against the real input where the file has usage.
+
+What it does not do: tokenize (no tokenizer ships offline), or price anything. Pure: no IO,
+inputs never mutated. Taught in ``notebooks/11_evaluating_policies.ipynb``.
+Source: issue text of the kit's evaluation chapter (58-86% gap measured on real sessions);
+Anthropic usage fields (``input_tokens + cache_creation_input_tokens +
+cache_read_input_tokens`` is the whole input); seed 000 (approxTokens, chars/4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+import statistics
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..messages import MessageParam, content_blocks, tool_result_text
+from ..tokens import image_tokens
+
+KINDS = ("prose", "code", "json", "tool_output", "cjk")
+"""Content kinds whose characters are counted separately."""
+
+FEATURES = KINDS + ("blocks",)
+"""What a request is measured by: characters of each kind, plus the number of content blocks."""
+
+PRIOR_CHARS_PER_TOKEN: dict[str, float] = {
+    "prose": 4.0, "code": 3.0, "json": 2.6, "tool_output": 3.0, "cjk": 1.0}
+"""Starting values (characters per token) the fit is pulled toward: the seed's 4 for prose,
+about 2.3-2.9 for code and JSON as measured on Claude, about one CJK character per token."""
+
+PRIOR_TOKENS_PER_BLOCK = 3.0
+"""Framing tokens per content block before fitting (role and block markers)."""
+
+FITTED_CHARS_PER_TOKEN: dict[str, float] = {
+    "prose": 3.58, "code": 3.09, "json": 2.69, "tool_output": 1.90, "cjk": 1.0}
+"""Characters per token fitted by :func:`fit_calibration` (prior_weight 0.5) on the eight
+Claude Code sessions of ``../shared/data`` (264 requests, 2026-12-01; ``benchmarks/policies.py``
+refits and prints them). CJK stays at its prior: those sessions hold almost none."""
+
+FITTED_TOKENS_PER_BLOCK = 14.4
+"""Framing tokens per content block from the same fit (Claude Code adds reminders and ids
+around tool results that the transcript does not show)."""
+
+_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
+_FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
+_CODE_LINE_RE = re.compile(r"[{}();=<>\[\]]|^\s{2,}\S|^\s*\d+[→\t:]|^\s*(def|class|import|from|"
+                           r"return|func|if|for|package|const|let|var)\b")
+
+
+@dataclasses.dataclass(frozen=True)
+class Calibration:
+    """Tokens per character of each kind, plus framing tokens per block.
+
+    Attributes: chars_per_token: kind -> characters per token (> 0); tokens_per_block:
+    framing tokens per content block; fitted_on: names of the sessions it was fitted on
+    (empty for the prior); requests: requests used by the fit.
+    """
+
+    chars_per_token: Mapping[str, float] = dataclasses.field(
+        default_factory=lambda: dict(FITTED_CHARS_PER_TOKEN))
+    tokens_per_block: float = FITTED_TOKENS_PER_BLOCK
+    fitted_on: tuple[str, ...] = ()
+    requests: int = 0
+
+    def tokens(self, features: Mapping[str, float]) -> float:
+        """Estimated tokens of ``features`` (kind -> characters, ``blocks``, ``image_tokens``)."""
+        total = sum(features.get(k, 0) / self.chars_per_token[k] for k in KINDS)
+        return total + features.get("blocks", 0) * self.tokens_per_block \
+            + features.get("image_tokens", 0)
+
+    def describe(self) -> str:
+        """One line per kind: ``prose  4.00 chars/token``, then the block framing."""
+        lines = [f"{k:<12}{self.chars_per_token[k]:6.2f} chars/token" for k in KINDS]
+        lines.append(f"{'per block':<12}{self.tokens_per_block:6.2f} tokens")
+        if self.fitted_on:
+            lines.append(f"fitted on {len(self.fitted_on)} sessions, {self.requests} requests")
+        return "\n".join(lines)
+
+
+def _split_text(text: str, kind: str, out: dict[str, int]) -> None:
+    cjk = len(_CJK_RE.findall(text))
+    out["cjk"] += cjk
+    if kind == "prose":
+        code = sum(len(m) for m in _FENCE_RE.findall(text))
+        out["code"] += code
+        out["prose"] += len(text) - code - cjk  # fenced CJK is rare; never below zero overall
+    else:
+        out[kind] += len(text) - cjk
+
+
+def _output_kind(text: str) -> str:
+    stripped = text.lstrip()
+    if stripped[:1] in "{[":
+        try:
+            json.loads(stripped)
+            return "json"
+        except ValueError:
+            pass
+    lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
+    if lines and sum(1 for ln in lines if _CODE_LINE_RE.search(ln)) >= 0.4 * len(lines):
+        return "code"
+    return "tool_output"
+
+
+def message_features(message: MessageParam) -> dict[str, int]:
+    """Characters of each kind in one message, its block count and its image tokens.
+
+    Rules: text and thinking are prose (fenced code blocks are code); tool_use name and JSON
+    input are json; tool_result text is json when it parses, code when 40% of its lines look
+    like code, else tool_output; CJK characters count as cjk wherever they are.
+    Returns ``{"prose": int, "code": int, "json": int, "tool_output": int, "cjk": int,
+    "blocks": int, "image_tokens": int}``. The message is not mutated.
+
+    >>> message_features({"role": "user", "content": "hello"})["prose"]
+    5
+    """
+    out = dict.fromkeys(FEATURES + ("image_tokens",), 0)
+    for block in content_blocks(message):
+        out["blocks"] += 1
+        kind = block.get("type")
+        if kind == "text":
+            _split_text(block.get("text", ""), "prose", out)
+        elif kind == "thinking":
+            _split_text(block.get("thinking", ""), "prose", out)
+        elif kind == "tool_use":
+            _split_text(block.get("name", "") + json.dumps(block.get("input", {}),
+                                                             ensure_ascii=False), "json", out)
+        elif kind == "tool_result":
+            text = tool_result_text(block)
+            _split_text(text, _output_kind(text), out)
+            for part in block.get("content") if isinstance(block.get("content"), list) else []:
+                if part.get("type") == "image":
+                    out["image_tokens"] += image_tokens(part)
+        elif kind == "image":
+            out["image_tokens"] += image_tokens(block)
+    return out
+
+
+def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
+                    ) -> dict[str, int]:
+    """:func:`message_features` of the fixed part: the system prompt (prose) and tools (json)."""
+    out = dict.fromkeys(FEATURES + ("image_tokens",), 0)
+    blocks = [{"type": "text", "text": system}] if isinstance(system, str) else list(system or [])
+    for block in blocks:
+        out["blocks"] += 1
+        _split_text(block.get("text", ""), "prose", out)
+    for tool in tools or []:
+        out["blocks"] += 1
+        _split_text(json.dumps(tool, ensure_ascii=False), "json", out)
+    return out
+
+
+def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
+    return {k: a.get(k, 0) + b.get(k, 0) for k in set(a) | set(b)}
+
+
+def request_features(messages: Sequence[MessageParam], points: Sequence[int]
+                     ) -> list[dict[str, int]]:
+    """Features of each request ``messages[:i]`` for ``i`` in ``points`` (ascending), in one pass."""
+    out, total, done = [], dict.fromkeys(FEATURES + ("image_tokens",), 0), 0
+    for i in points:
+        for message in messages[done:i]:
+            total = _add(total, message_features(message))
+        done = max(done, i)
+        out.append(dict(total))
+    return out
+
+
+def real_input_tokens(usage: Mapping[str, Any] | None) -> int | None:
+    """``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``, or None."""
+    if not usage:
+        return None
+    return sum(int(usage.get(k) or 0) for k in
+               ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestEstimate:
+    """One request: ``estimated_input_tokens`` (int) and, when recorded,
+    ``real_input_tokens`` and ``error`` = (estimated - real) / real."""
+
+    request: int
+    estimated_input_tokens: int
+    real_input_tokens: int | None = None
+    error: float | None = None
+
+
+def estimate_requests(features: Sequence[Mapping[str, int]],
+                      usage: Sequence[Mapping[str, Any] | None], *,
+                      calibration: Calibration | None = None,
+                      overhead_features: Mapping[str, int] | None = None
+                      ) -> tuple[list[RequestEstimate], float]:
+    """Estimate each request's input tokens; learn the fixed overhead from the first real usage.
+
+    Args:
+        features: :func:`request_features` of each request, oldest first.
+        usage: the recorded usage of each request (or None), parallel to ``features``.
+        calibration: defaults to the fitted one.
+        overhead_features: system prompt and tools (:func:`system_features`), used as the
+            overhead when no request has usage.
+    Returns:
+        ``(rows, overhead_tokens)``: one :class:`RequestEstimate` per request and the
+        overhead added to each (real minus estimate of the first request with usage, never
+        below 0). The first request with usage has error 0 by construction.
+    """
+    cal = calibration or Calibration()
+    msgs = [cal.tokens(f) for f in features]
+    reals = [real_input_tokens(usage[n]) if n < len(usage) else None
+             for n in range(len(features))]
+    first = next((n for n, r in enumerate(reals) if r is not None), None)
+    if first is not None:
+        overhead = max(0.0, reals[first] - msgs[first])
+    else:
+        overhead = cal.tokens(overhead_features or {})
+    rows = []
+    for n, (m, real) in enumerate(zip(msgs, reals)):
+        est = round(m + overhead)
+        rows.append(RequestEstimate(n + 1, est, real, (est - real) / real if real else None))
+    return rows, overhead
+
+
+def median_abs_error(rows: Iterable[RequestEstimate], *, skip_first: bool = True) -> float | None:
+    """Median of ``|error|`` over rows with usage (the anchoring first one skipped), or None."""
+    errors = [abs(r.error) for r in rows if r.error is not None]
+    if skip_first:
+        errors = errors[1:]
+    return statistics.median(errors) if errors else None
+
+
+def _solve(matrix: list[list[float]], vector: list[float]) -> list[float]:
+    """Solve a small dense linear system by Gaussian elimination with partial pivoting."""
+    n = len(vector)
+    a = [row[:] + [v] for row, v in zip(matrix, vector)]
+    for c in range(n):
+        p = max(range(c, n), key=lambda r: abs(a[r][c]))
+        a[c], a[p] = a[p], a[c]
+        if abs(a[c][c]) < 1e-18:
+            continue
+        for r in range(n):
+            if r != c:
+                f = a[r][c] / a[c][c]
+                a[r] = [x - f * y for x, y in zip(a[r], a[c])]
+    return [a[i][n] / a[i][i] if abs(a[i][i]) > 1e-18 else 0.0 for i in range(n)]
+
+
+def fit_calibration(sessions: Iterable[tuple[str, Sequence[Mapping[str, int]],
+                                             Sequence[Mapping[str, Any] | None]]], *,
+                    prior_weight: float = 0.5) -> Calibration:
+    """Fit tokens per character of each kind (and per block) on sessions with real usage.
+
+    Shapes: each session is ``(name, features, usage)`` with ``features`` from
+    :func:`request_features` and ``usage`` the recorded usage parallel to it.
+
+    Per session the first request with usage is the anchor; every later request with usage
+    gives one equation ``real - real_anchor = sum_k a_k * (x_k - x_k_anchor)``, divided by
+    ``real`` (so each request weighs by its relative error). ``prior_weight`` adds, per
+    coefficient, ``prior_weight * (a_k - prior_k) = 0`` scaled to the data, which keeps a kind
+    the sessions hardly hold near :data:`PRIOR_CHARS_PER_TOKEN`. Coefficients are kept
+    >= 1/20 of their prior (never zero or negative).
+    Args:
+        sessions: the fitting set; never mutated.
+        prior_weight: strength of the pull toward the prior (0: plain least squares).
+    Returns:
+        A :class:`Calibration` with ``fitted_on`` and ``requests`` set.
+    Raises:
+        ValueError: no session has two requests with usage.
+    """
+    prior = [1 / PRIOR_CHARS_PER_TOKEN[k] for k in KINDS] + [PRIOR_TOKENS_PER_BLOCK]
+    rows: list[tuple[list[float], float]] = []
+    names = []
+    for name, features, usage in sessions:
+        reals = [real_input_tokens(usage[n]) if n < len(usage) else None
+                 for n in range(len(features))]
+        with_usage = [n for n, r in enumerate(reals) if r]
+        if len(with_usage) < 2:
+            continue
+        names.append(name)
+        a = with_usage[0]
+        for n in with_usage[1:]:
+            x = [features[n].get(k, 0) - features[a].get(k, 0) for k in FEATURES]
+            y = reals[n] - reals[a] - (features[n].get("image_tokens", 0)
+                                       - features[a].get("image_tokens", 0))
+            rows.append(([v / reals[n] for v in x], y / reals[n]))
+    if not rows:
+        raise ValueError("fit_calibration needs a session with at least two requests that "
+                         "carry usage")
+    m = len(FEATURES)
+    ata = [[sum(r[0][i] * r[0][j] for r in rows) for j in range(m)] for i in range(m)]
+    atb = [sum(r[0][i] * r[1] for r in rows) for i in range(m)]
+    for i in range(m):  # ridge toward the prior, scaled to each column's own size
+        scale = prior_weight * max(ata[i][i], 1e-12)
+        ata[i][i] += scale
+        atb[i] += scale * prior[i]
+    coef = [max(c, p / 20) for c, p in zip(_solve(ata, atb), prior)]
+    return Calibration(chars_per_token={k: 1 / coef[i] for i, k in enumerate(KINDS)},
+                       tokens_per_block=coef[-1], fitted_on=tuple(names), requests=len(rows))
+
+
+def naive_estimate(features: Mapping[str, int]) -> int:
+    """The seed's rule on the same features: all characters / 4, plus image tokens."""
+    return math.ceil(sum(features.get(k, 0) for k in KINDS) / 4) + features.get("image_tokens", 0)

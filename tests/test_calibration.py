@@ -1,0 +1,99 @@
+"""Tests for mini_agent.core.calibration: features by kind, the fit, per-request error."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+
+from mini_agent.cache_policies import request_points
+from mini_agent.core import calibration as cal
+from mini_agent.core.calibration import (Calibration, estimate_requests, fit_calibration,
+                                         median_abs_error, message_features, request_features)
+
+
+def test_message_features_split_characters_by_kind():
+    message = {"role": "user", "content": [
+        {"type": "text", "text": "fix it ```x = 1``` 日本語"},
+        {"type": "tool_result", "tool_use_id": "t", "content": '{"a": 1}'},
+        {"type": "tool_result", "tool_use_id": "u", "content": "def f():\n    return 1\n"},
+        {"type": "tool_result", "tool_use_id": "v", "content": "all good here\nnothing odd"}]}
+    before = copy.deepcopy(message)
+    f = message_features(message)
+    assert message == before
+    # "fix it " + " " = 8 prose, the fence "```x = 1```" = 11 code chars, 3 CJK
+    assert (f["prose"], f["cjk"], f["json"]) == (8, 3, 8)
+    assert f["code"] == 11 + len("def f():\n    return 1\n")
+    assert f["tool_output"] == len("all good here\nnothing odd") and f["blocks"] == 4
+    use = message_features({"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "Read", "input": {"path": "a.py"}}]})
+    assert use["json"] == len("Read") + len('{"path": "a.py"}')
+
+
+def test_request_features_are_cumulative():
+    messages = [{"role": "user", "content": "abcd"}, {"role": "assistant", "content": "ok"},
+                {"role": "user", "content": "efgh"}, {"role": "assistant", "content": "ok"}]
+    rows = request_features(messages, [1, 3])
+    assert [r["prose"] for r in rows] == [4, 10] and [r["blocks"] for r in rows] == [1, 3]
+
+
+def _session(cpt: dict[str, float], per_block: float, overhead: int, steps: int):
+    features, usage = [], []
+    total = dict.fromkeys(cal.FEATURES, 0)
+    for k in range(steps):
+        step = {"prose": 100 * (k * 7 % 11), "code": 300 * (k * 5 % 7),
+                "json": 40 * (k * 3 % 13), "tool_output": 200 * (k * 11 % 5),
+                "cjk": 30 * (k * 13 % 6), "blocks": 1 + k * 17 % 4}
+        total = {key: total[key] + step[key] for key in total}
+        features.append(dict(total))
+        tokens = overhead + sum(total[k2] / cpt[k2] for k2 in cal.KINDS) + total["blocks"] * per_block
+        usage.append({"input_tokens": 5, "cache_creation_input_tokens": 0,
+                      "cache_read_input_tokens": round(tokens) - 5})
+    return features, usage
+
+
+def test_fit_recovers_known_chars_per_token():
+    truth = {"prose": 4.2, "code": 2.8, "json": 2.5, "tool_output": 3.3, "cjk": 1.3}
+    sessions = [(f"s{n}", *_session(truth, 5.0, 20_000 + 1000 * n, 30)) for n in range(3)]
+    fitted = fit_calibration(sessions, prior_weight=0.0)
+    for kind, value in truth.items():
+        assert fitted.chars_per_token[kind] == pytest.approx(value, rel=0.02), kind
+    assert fitted.tokens_per_block == pytest.approx(5.0, rel=0.05)
+    assert fitted.fitted_on == ("s0", "s1", "s2") and fitted.requests == 87
+    assert "prose" in fitted.describe() and "fitted on 3 sessions" in fitted.describe()
+
+
+def test_fit_needs_usage():
+    with pytest.raises(ValueError, match="at least two requests"):
+        fit_calibration([("s", [{"prose": 4}], [None])])
+
+
+def test_estimate_learns_overhead_from_first_usage():
+    c = Calibration({k: 4.0 for k in cal.KINDS}, 0.0)
+    features = [{"prose": 400}, {"prose": 800}, {"prose": 1200}]
+    usage = [None, {"input_tokens": 1200}, {"input_tokens": 1250}]
+    rows, overhead = estimate_requests(features, usage, calibration=c)
+    assert overhead == 1000  # 1200 real - 200 estimated at the first request with usage
+    assert [r.estimated_input_tokens for r in rows] == [1100, 1200, 1300]
+    assert rows[0].error is None and rows[1].error == 0.0
+    assert rows[2].error == pytest.approx(50 / 1250)
+    assert median_abs_error(rows) == pytest.approx(0.04)  # the anchor is skipped
+    rows, overhead = estimate_requests(features, [None] * 3, calibration=c,
+                                       overhead_features={"prose": 40})
+    assert overhead == 10 and rows[0].estimated_input_tokens == 110
+
+
+def test_held_out_error_on_real_sessions(shared_data):
+    """Fitted on half of the Claude Code sessions, within 10% on each of the others."""
+    from mini_agent.transcripts import load
+    sessions = []
+    for path in sorted((shared_data / "claude-code").glob("*.jsonl")):
+        t = load(path)
+        sessions.append((path.name, request_features(t.messages, request_points(t.messages)),
+                         t.usage))
+    fit, held_out = sessions[::2], sessions[1::2]
+    c = fit_calibration(fit)
+    for name, features, usage in held_out:
+        rows, _ = estimate_requests(features, usage, calibration=c)
+        assert median_abs_error(rows) <= 0.10, name
