@@ -1,0 +1,196 @@
+"""The hindsight bound: the cheapest masking schedule for a session, the whole session known.
+
+Masking an old tool result saves its tokens on every later request but changes the prompt
+prefix from that result on, so the next request re-writes everything after it to the cache
+(1.25x instead of 0.1x). An online policy must guess when a move pays off; with the whole
+session known the best schedule can be computed. A schedule gives each request ``r`` a
+boundary ``b_r`` (the oldest ``b_r`` tool results are masked), never decreasing (a masked
+result stays masked) and leaving the newest ``keep`` results verbatim. The cost of request
+``r`` depends only on ``b_{r-1}`` and ``b_r``:
+
+* stay (``b_r == b_{r-1}``): the previous request's whole prefix is read (0.1x), the
+  messages added since are written (1.25x);
+* move (``b_r > b_{r-1}``): the prefix up to the first newly masked result is read, the rest
+  written;
+* nothing is read on the first request, after a gap longer than the cache TTL, or from a
+  prefix shorter than the model's minimum cacheable length; a request shorter than that
+  minimum is not written either (all of it is billed at 1x).
+
+Dynamic programming over ``(request, boundary)`` with a running minimum over the previous
+boundary gives the cheapest schedule in ``O(requests x results)``. Token counts are the
+cache simulator's own (:func:`~mini_agent.offline.cache_sim.prefix_boundaries`), prices and
+multipliers the price table's, so the bound moves with them. Reads are idealised (a cache
+entry is assumed at the start of every changed block), so no masking policy replayed
+through the simulator can cost less. Pure: no IO, inputs never mutated. Taught in
+``notebooks/11_evaluating_policies.ipynb``.
+Source: the kit's evaluation chapter ("the bound no tool publishes"); Anthropic prompt
+caching and pricing docs (write 1.25x, read 0.1x, 5-minute TTL, minimum cacheable length).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from ..cache import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, TTL_SECONDS,
+                     model_price)
+from ..masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
+from ..messages import MessageParam, tool_result_positions
+from ..offline.cache_sim import min_cacheable_tokens, prefix_boundaries
+
+
+@dataclasses.dataclass(frozen=True)
+class HindsightBound:
+    """The cheapest masking schedule of one session.
+
+    Attributes: usd: total input cost of the schedule (USD); schedule: boundary per request
+    (results masked); request_usd: cost of each request (USD); request_tokens: tokens each
+    request sends; moves: requests (1-based) at which the boundary moved.
+    """
+
+    usd: float
+    schedule: tuple[int, ...]
+    request_usd: tuple[float, ...]
+    request_tokens: tuple[int, ...]
+
+    @property
+    def moves(self) -> tuple[int, ...]:
+        """1-based requests where the boundary moved."""
+        prev = 0
+        out = []
+        for r, b in enumerate(self.schedule, 1):
+            if b != prev:
+                out.append(r)
+            prev = b
+        return tuple(out)
+
+
+def _block_tokens(request: dict) -> tuple[list[int], list[tuple]]:
+    bounds = prefix_boundaries(request)
+    tokens, prev = [], 0
+    for b in bounds:
+        tokens.append(b.prefix_tokens - prev)
+        prev = b.prefix_tokens
+    return tokens, [b.path for b in bounds]
+
+
+def masking_bound(messages: Sequence[MessageParam], points: Sequence[int], *, model: str,
+                  system: str | list | None = None, tools: list[dict] | None = None,
+                  keep: int = KEEP_RECENT_OBSERVATIONS, times: Sequence[float] | None = None,
+                  ttl_seconds: float = TTL_SECONDS["5m"],
+                  min_tokens: int | None = None) -> HindsightBound:
+    """Compute the cheapest masking schedule for requests ``messages[:i]``, ``i`` in ``points``.
+
+    Args:
+        messages: the whole history; never mutated.
+        points: history length of each request, ascending (see ``request_points``).
+        model: prices and the minimum cacheable length come from it.
+        system, tools: the fixed part sent with every request (counted, never masked).
+        keep: newest tool results every request keeps verbatim.
+        times: clock time of each request in seconds (None: no TTL expiry).
+        ttl_seconds: cache lifetime; a longer gap between requests reads nothing.
+        min_tokens: override the model's minimum cacheable length.
+    Returns:
+        A :class:`HindsightBound`.
+    Raises:
+        ValueError: keep < 0, points not ascending, or times not parallel to points.
+        UnknownModelError: no price for ``model``.
+    """
+    if keep < 0:
+        raise ValueError(f"keep must be >= 0, got {keep}")
+    if list(points) != sorted(points):
+        raise ValueError("points must be ascending")
+    if times is not None and len(times) != len(points):
+        raise ValueError(f"{len(times)} times for {len(points)} requests")
+    price = model_price(model).input_usd_per_mtok / 1e6
+    minimum = min_tokens if min_tokens is not None else min_cacheable_tokens(model)
+    read_x, write_x = CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
+    history = list(messages[:points[-1]]) if points else []
+    base = {"model": model, "max_tokens": 1, "messages": history}
+    if system:
+        base["system"] = system
+    if tools:
+        base["tools"] = tools
+    raw, paths = _block_tokens(base)
+    masked, _ = _block_tokens({**base, "messages": mask_old_observations(history, keep=0)})
+    where = {p: n for n, p in enumerate(paths)}
+    results = [where[("messages", i, j)] for i, j in tool_result_positions(history)]
+    saving = [raw[k] - masked[k] for k in results]
+    cum = [0]
+    for t in raw:
+        cum.append(cum[-1] + t)
+    cum_saving = [0]
+    for s in saving:
+        cum_saving.append(cum_saving[-1] + s)
+    first_block = {}
+    for n, p in enumerate(paths):
+        if p[0] == "messages":
+            first_block.setdefault(p[1], n)
+    blocks_at = [first_block.get(i, len(raw)) for i in points]
+    results_at = [sum(1 for k in results if paths[k][1] < i) for i in points]
+
+    def total(r: int, b: int) -> int:
+        return cum[blocks_at[r]] - cum_saving[b]
+
+    def prefix(b: int) -> int:  # tokens before result b, results < b masked
+        return cum[results[b]] - cum_saving[b] if b < len(results) else cum[-1]
+
+    inf = float("inf")
+    cost: list[float] = []
+    back: list[list[int]] = []
+    for r in range(len(points)):
+        top = max(0, results_at[r] - keep)
+        fresh = r == 0 or (times is not None and times[r] - times[r - 1] > ttl_seconds)
+        new_cost = [inf] * (top + 1)
+        new_back = [0] * (top + 1)
+        best_move, best_arg = inf, -1        # running min over b' < b of D(b') - gain
+        best_plain, plain_arg = inf, -1      # running min of D(b') (uncacheable request)
+        for b in range(top + 1):
+            t = total(r, b)
+            if r == 0:
+                new_cost[b] = (write_x * t if t >= minimum else t) if b == 0 else inf
+                continue
+            # moving from any b' < b: fold b - 1 into the running minimum first
+            if b - 1 < len(cost) and b >= 1 and cost[b - 1] < inf:
+                prev_t = total(r - 1, b - 1)
+                p = min(prefix(b - 1), prev_t)
+                read = p if not fresh and p >= minimum and prev_t >= minimum else 0
+                gain = (write_x - read_x) * read
+                if cost[b - 1] - gain < best_move:
+                    best_move, best_arg = cost[b - 1] - gain, b - 1
+                if cost[b - 1] < best_plain:
+                    best_plain, plain_arg = cost[b - 1], b - 1
+            options = []
+            if b < len(cost) and cost[b] < inf:
+                prev_t = total(r - 1, b)
+                read = prev_t if not fresh and prev_t >= minimum else 0
+                options.append((cost[b] + (write_x * t - (write_x - read_x) * read
+                                           if t >= minimum else t), b))
+            if t >= minimum and best_arg >= 0:
+                options.append((best_move + write_x * t, best_arg))
+            elif t < minimum and plain_arg >= 0:
+                options.append((best_plain + t, plain_arg))
+            if options:
+                new_cost[b], new_back[b] = min(options)
+        cost, back = new_cost, back + [new_back]
+    if not points:
+        return HindsightBound(0.0, (), (), ())
+    b = min(range(len(cost)), key=lambda k: cost[k])
+    schedule = [b]
+    for r in range(len(points) - 1, 0, -1):
+        b = back[r][b]
+        schedule.append(b)
+    schedule.reverse()
+    per_request, tokens = [], []
+    for r, b in enumerate(schedule):
+        t = total(r, b)
+        tokens.append(t)
+        if r == 0:
+            per_request.append((write_x * t if t >= minimum else t) * price)
+            continue
+        fresh = times is not None and times[r] - times[r - 1] > ttl_seconds
+        prev_b, prev_t = schedule[r - 1], total(r - 1, schedule[r - 1])
+        p = prev_t if b == prev_b else min(prefix(prev_b), prev_t)
+        read = p if not fresh and p >= minimum and prev_t >= minimum else 0
+        per_request.append((read_x * read + write_x * (t - read) if t >= minimum else t) * price)
+    return HindsightBound(sum(per_request), tuple(schedule), tuple(per_request), tuple(tokens))

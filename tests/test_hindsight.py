@@ -1,0 +1,122 @@
+"""Tests for mini_agent.core.hindsight: the DP equals brute force; no policy beats it."""
+
+from __future__ import annotations
+
+import copy
+import itertools
+
+import pytest
+
+from mini_agent.cache import model_price
+from mini_agent.cache_policies import PaybackMasking, replay_with_cache, request_points
+from mini_agent.core.hindsight import masking_bound
+from mini_agent.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
+from mini_agent.offline.compaction_edit import long_session
+
+MODEL = "claude-sonnet-4-6"
+SYSTEM = "You are a coding agent. " * 60  # ~360 tokens, so small sessions are cacheable
+
+
+def _tokens(history, b):
+    view = history
+    if b:  # mask only the oldest b results: rebuild from the two versions
+        n = 0
+        view = []
+        masked = mask_old_observations(history, keep=0)
+        for m, mm in zip(history, masked):
+            if m["role"] == "user" and isinstance(m["content"], list):
+                blocks = []
+                for blk, mblk in zip(m["content"], mm["content"]):
+                    if blk.get("type") == "tool_result":
+                        blocks.append(mblk if n < b else blk)
+                        n += 1
+                    else:
+                        blocks.append(blk)
+                view.append({**m, "content": blocks})
+            else:
+                view.append(m)
+    from mini_agent.offline.cache_sim import prefix_boundaries
+    bounds = prefix_boundaries({"model": MODEL, "system": SYSTEM, "messages": view})
+    return view, bounds
+
+
+def brute_force(messages, points, keep, minimum):
+    """Cheapest schedule by enumerating every non-decreasing boundary sequence."""
+    price = model_price(MODEL).input_usd_per_mtok / 1e6
+    n_results = [sum(1 for m in messages[:i] if m["role"] == "user"
+                     and isinstance(m["content"], list)) for i in points]
+    tops = [max(0, n - keep) for n in n_results]
+    best = float("inf")
+    for schedule in itertools.product(*[range(t + 1) for t in tops]):
+        if any(a > b for a, b in zip(schedule, schedule[1:])):
+            continue
+        total, prev = 0.0, None
+        for r, (i, b) in enumerate(zip(points, schedule)):
+            _, bounds = _tokens(messages[:i], b)
+            t = bounds[-1].prefix_tokens
+            read = 0
+            if prev is not None:
+                pb, pbounds = prev
+                pt = pbounds[-1].prefix_tokens
+                # longest common prefix of block hashes = what is unchanged
+                common = 0
+                for x, y in zip(pbounds, bounds):
+                    if x.prefix_hash != y.prefix_hash:
+                        break
+                    common = x.prefix_tokens
+                read = common if common >= minimum and pt >= minimum else 0
+            total += (0.1 * read + 1.25 * (t - read)) if t >= minimum else t
+            prev = (b, bounds)
+        best = min(best, total * price)
+    return best
+
+
+def test_dp_equals_brute_force_on_a_small_session():
+    history, _ = long_session(6)
+    points = request_points(history)
+    before = copy.deepcopy(history)
+    bound = masking_bound(history, points, model=MODEL, system=SYSTEM, keep=1, min_tokens=1024)
+    assert history == before
+    assert bound.usd == pytest.approx(brute_force(history, points, 1, 1024), rel=1e-9)
+    assert len(bound.schedule) == len(points) == len(bound.request_usd)
+    assert list(bound.schedule) == sorted(bound.schedule)
+    assert bound.usd == pytest.approx(sum(bound.request_usd))
+
+
+def test_bound_moves_when_results_are_big_and_never_below_zero_keep():
+    history, _ = long_session(30)
+    points = request_points(history)
+    bound = masking_bound(history, points, model=MODEL, system=SYSTEM, keep=4)
+    assert bound.moves  # big read_file results: masking pays off at some point
+    results_at = [sum(1 for m in history[:i] if m["role"] == "user"
+                      and isinstance(m["content"], list)) for i in points]
+    assert all(b <= max(0, n - 4) for b, n in zip(bound.schedule, results_at))
+
+
+@pytest.mark.parametrize("policy,resume", [
+    (None, False), (ThresholdMasking(keep=4, threshold_tokens=0), False),
+    (ChunkedMasking(keep=4, chunk=8, threshold_tokens=0), False), (PaybackMasking(), True)])
+def test_no_masking_policy_beats_the_bound(policy, resume):
+    history, _ = long_session(30)
+    bound = masking_bound(history, request_points(history), model=MODEL, system=SYSTEM)
+    records = replay_with_cache(history, model=MODEL, policy=policy, system=SYSTEM,
+                                resume=resume)
+    assert sum(r["cost_usd"] for r in records) >= bound.usd * (1 - 1e-9)
+
+
+def test_ttl_gaps_make_the_bound_dearer_and_bad_input_raises():
+    history, _ = long_session(10)
+    points = request_points(history)
+    near = masking_bound(history, points, model=MODEL, system=SYSTEM,
+                         times=[60.0 * n for n in range(len(points))])
+    far = masking_bound(history, points, model=MODEL, system=SYSTEM,
+                        times=[600.0 * n for n in range(len(points))])
+    assert far.usd > near.usd
+    # with every gap past the TTL nothing is ever read: every request writes all its tokens
+    price = model_price(MODEL).input_usd_per_mtok / 1e6
+    assert far.usd == pytest.approx(sum((1.25 * t if t >= 1024 else t) * price
+                                        for t in far.request_tokens))
+    with pytest.raises(ValueError, match="keep"):
+        masking_bound(history, points, model=MODEL, keep=-1)
+    with pytest.raises(ValueError, match="times"):
+        masking_bound(history, points, model=MODEL, times=[0.0])
