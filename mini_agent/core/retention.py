@@ -1,0 +1,173 @@
+"""Retention: which essential facts of a conversation a policy's view still holds.
+
+A policy that sends 70% fewer tokens must say what it dropped. Following the chapter's lab
+("check what a compaction loses"), a conversation comes with its essential facts: decisions,
+open problems, identifiers and numbers, each with the text that proves it. A fact is
+*recoverable* in a view when its exact string appears in the text of that view (identifiers
+and numbers character for character; a summary is checked by the same rule). Counting, per
+request, how many of the facts introduced so far are recoverable gives a policy's retention
+over time.
+
+On a real transcript nobody has listed the facts, so :func:`extract_facts` picks them
+automatically: paths, ``name()`` symbols, error lines, and numbers the user gave.
+
+What it does not do: judge paraphrases (a fact reworded is counted lost), or decide which
+facts matter for the rest of the task. Pure: no IO, inputs never mutated. Taught in
+``notebooks/11_evaluating_policies.ipynb``; exercise 11 implements :func:`retained_facts`.
+Source: 004_b74ef821c58ee4ec.txt (lab: ten essential facts, count what the summary keeps, revise
+the prompt until it keeps 9 of 10).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Iterable, Sequence
+
+from ..messages import MessageParam, content_blocks, tool_result_text
+
+FACT_KINDS = ("decision", "open_problem", "identifier", "number")
+
+
+@dataclasses.dataclass(frozen=True)
+class Fact:
+    """One essential fact: ``text`` must appear verbatim in a view for the fact to be kept.
+
+    Attributes: text: the exact string checked (an identifier, a number with its unit, a key
+    phrase of a decision); kind: one of :data:`FACT_KINDS`; proof: the sentence or line of
+    the conversation that states it; message: index of the first message that states it.
+    """
+
+    text: str
+    kind: str
+    proof: str = ""
+    message: int = 0
+
+
+def view_text(view: Sequence[MessageParam]) -> str:
+    """Every string a model would read in ``view``: text, thinking, tool inputs and results.
+
+    Tool inputs are rendered as ``key: value`` lines so an identifier in an argument counts.
+    Returns one str (blocks joined by newlines). The view is not mutated.
+
+    >>> view_text([{"role": "user", "content": "fix src/app.py"}])
+    'fix src/app.py'
+    """
+    parts: list[str] = []
+    for message in view:
+        for block in content_blocks(message):
+            kind = block.get("type")
+            if kind == "text":
+                parts.append(block.get("text", ""))
+            elif kind == "thinking":
+                parts.append(block.get("thinking", ""))
+            elif kind == "tool_use":
+                parts.append(block.get("name", ""))
+                parts += [f"{k}: {v}" for k, v in (block.get("input") or {}).items()]
+            elif kind == "tool_result":
+                parts.append(tool_result_text(block))
+            elif kind == "compaction":
+                parts.append(str(block.get("content") or ""))
+    return "\n".join(parts)
+
+
+def retained_facts(view: Sequence[MessageParam], facts: Iterable[Fact]) -> list[bool]:
+    """For each fact, whether its exact ``text`` appears in the view's text.
+
+    Args:
+        view: the messages one request sends (a policy's view); never mutated.
+        facts: the facts to check.
+    Returns:
+        A list of bools, parallel to ``facts``. An empty fact text is never retained.
+    Source: 004_b74ef821c58ee4ec.txt (lab 2: count the facts that stay exact).
+
+    >>> retained_facts([{"role": "user", "content": "port 8443"}],
+    ...                [Fact("8443", "number"), Fact("9000", "number")])
+    [True, False]
+    """
+    text = view_text(view)
+    return [bool(f.text) and f.text in text for f in facts]
+
+
+def retention_curve(views: Sequence[Sequence[MessageParam]], points: Sequence[int],
+                    facts: Sequence[Fact]) -> list[tuple[int, int]]:
+    """``(kept, introduced)`` per request: facts recoverable in each view, of those stated so far.
+
+    Args: views: one view per request; points: the history length each request saw (a fact
+    counts once ``fact.message < point``), parallel to ``views``; facts: the facts.
+    Returns: a list parallel to ``views``. Raises ValueError when the lengths differ.
+    """
+    if len(views) != len(points):
+        raise ValueError(f"{len(views)} views but {len(points)} points")
+    out = []
+    for view, point in zip(views, points):
+        due = [f for f in facts if f.message < point]
+        out.append((sum(retained_facts(view, due)), len(due)))
+    return out
+
+
+# --------------------------------------------------------------------------- automatic facts
+
+_PATH_RE = re.compile(r"(?<![\w/.-])(?:[\w.-]+/)+[\w-]+\.[A-Za-z]{1,6}\b")
+_SYMBOL_RE = re.compile(r"\b[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)*\(\)")
+_ERROR_RE = re.compile(r"\b([A-Z]\w*(?:Error|Exception)|error|FAILED|failed|panic)\b")
+_NUMBER_RE = re.compile(r"(?<![\w.])\d[\d,._]*(?:\.\d+)?(?:\s?(?:%|ms|s|MB|GB|KB|px|tokens|"
+                        r"files|lines|items))?(?![\w])")
+
+
+def extract_facts(messages: Sequence[MessageParam], *, limit: int = 20) -> list[Fact]:
+    """Pick a transcript's essential facts automatically, at most ``limit``, in a fixed order.
+
+    Candidates, in priority order: numbers the user gave (3+ characters, in user text, not
+    tool results), paths and ``name()`` symbols the user named, the first line of each
+    distinct error in tool results (cut to 80 characters), then paths and symbols named in
+    the assistant's own text (most mentioned first). Each kind gets a fair share of ``limit``
+    before the rest is filled in that order. A fact's proof is the line that states it.
+    Args: messages: the history; never mutated. limit: maximum number of facts.
+    Returns: a list of :class:`Fact` (duplicates removed, first appearance kept).
+    """
+    user_numbers, user_idents, errors, assistant_idents = [], [], [], []
+    counts: dict[str, int] = {}
+    for i, message in enumerate(messages):
+        for block in content_blocks(message):
+            kind = block.get("type")
+            if kind == "text" and message.get("role") == "user":
+                text = block.get("text", "")
+                if text.startswith("<") or "[Summary of the conversation" in text[:80]:
+                    continue  # harness-injected reminders and summaries: not the user's words
+                for line in text.splitlines():
+                    for n in _NUMBER_RE.findall(line):
+                        if len(n) >= 3:
+                            user_numbers.append(Fact(n, "number", line.strip()[:200], i))
+                    for ident in _PATH_RE.findall(line) + _SYMBOL_RE.findall(line):
+                        user_idents.append(Fact(ident, "identifier", line.strip()[:200], i))
+            elif kind == "text" and message.get("role") == "assistant":
+                for line in block.get("text", "").splitlines():
+                    for ident in _PATH_RE.findall(line) + _SYMBOL_RE.findall(line):
+                        counts[ident] = counts.get(ident, 0) + 1
+                        if counts[ident] == 1:
+                            assistant_idents.append(Fact(ident, "identifier",
+                                                         line.strip()[:200], i))
+            elif kind == "tool_result":
+                for line in tool_result_text(block).splitlines():
+                    if _ERROR_RE.search(line) and len(line.strip()) >= 12:
+                        text = line.strip()[:80]
+                        errors.append(Fact(text, "open_problem", line.strip()[:200], i))
+                        break
+    assistant_idents.sort(key=lambda f: -counts[f.text])
+    groups = [user_numbers, user_idents, errors, assistant_idents]
+    seen: set[str] = set()
+    picked: list[Fact] = []
+    share = max(1, limit // len(groups))
+    for rnd in (share, limit):
+        for group in groups:
+            taken = 0
+            for fact in group:
+                if len(picked) >= limit or taken >= rnd:
+                    break
+                if fact.text in seen:
+                    continue
+                seen.add(fact.text)
+                picked.append(fact)
+                taken += 1
+    return picked

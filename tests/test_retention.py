@@ -1,0 +1,63 @@
+"""Tests for mini_agent.core.retention: exact-string retention and automatic facts."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from mini_agent.core.retention import (Fact, extract_facts, retained_facts, retention_curve,
+                                       view_text)
+from mini_agent.masking import mask_old_observations
+
+
+def history():
+    return [
+        {"role": "user", "content": "Fix src/app.py: the timeout must be 8443 ms, not 30."},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "I will read src/app.py and check load_config()."},
+            {"type": "tool_use", "id": "t1", "name": "Read", "input": {"path": "src/app.py"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                      "content": "line 1\nValueError: bad port 99999\nline 3"}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "load_config() rejects it; see src/app.py again."},
+            {"type": "tool_use", "id": "t2", "name": "Bash", "input": {"command": "ls"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2",
+                                      "content": "a\nb"}]},
+    ]
+
+
+def test_view_text_covers_text_tool_inputs_and_results():
+    text = view_text(history())
+    assert "path: src/app.py" in text and "ValueError: bad port 99999" in text
+    assert "command: ls" in text
+
+
+def test_retained_facts_is_exact_and_parallel():
+    facts = [Fact("8443 ms", "number"), Fact("ValueError: bad port 99999", "open_problem"),
+             Fact("8443ms", "number"), Fact("", "identifier")]
+    h = history()
+    before = copy.deepcopy(h)
+    assert retained_facts(h, facts) == [True, True, False, False]
+    assert h == before
+    masked = mask_old_observations(h, keep=1)
+    assert retained_facts(masked, facts) == [True, False, False, False]
+
+
+def test_retention_curve_counts_only_facts_already_stated():
+    h = history()
+    facts = [Fact("8443 ms", "number", message=0),
+             Fact("ValueError: bad port 99999", "open_problem", message=2)]
+    views = [h[:1], h[:3], mask_old_observations(h[:5], keep=1)]
+    assert retention_curve(views, [1, 3, 5], facts) == [(1, 1), (2, 2), (1, 2)]
+    with pytest.raises(ValueError):
+        retention_curve(views, [1], facts)
+
+
+def test_extract_facts_prefers_the_users_numbers_and_names_then_errors():
+    facts = extract_facts(history(), limit=4)
+    assert [(f.text, f.kind, f.message) for f in facts] == [
+        ("8443 ms", "number", 0), ("src/app.py", "identifier", 0),
+        ("ValueError: bad port 99999", "open_problem", 2), ("load_config()", "identifier", 1)]
+    assert facts[0].proof.startswith("Fix src/app.py")
+    assert len(extract_facts(history(), limit=2)) == 2
