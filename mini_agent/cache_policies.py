@@ -21,6 +21,7 @@ invalidation worthwhile), Anthropic pricing (read 2026-11-29: write 1.25x, read 
 from __future__ import annotations
 
 import dataclasses
+from typing import Sequence
 
 from .cache import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
 from .masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
@@ -240,7 +241,9 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
                       caching: bool = True, server_edit: dict | None = None,
                       system: str | list | None = None, tools: list[dict] | None = None,
                       gap_seconds: float = 20.0, ttl: str = "5m",
-                      simulator=None, resume: bool = False, detector=None) -> list[dict]:
+                      simulator=None, resume: bool = False, detector=None,
+                      times: Sequence[float] | None = None,
+                      keep_views: bool = False) -> list[dict]:
     """Replay a recorded history request by request and return one record per request.
 
     Each request sends ``policy(messages[:i], ctx)`` (or the full prefix when policy is None);
@@ -248,11 +251,16 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
     ``resume`` it goes through a :class:`ResumeBreakpoints` instead; with
     ``server_edit`` (a ``clear_tool_uses_20250919`` edit dict) the offline server-side edit
     is applied to it; then the prompt-cache simulator fills ``usage``. Requests are
-    ``gap_seconds`` apart on the simulator's clock (0, gap, 2*gap...).
+    ``gap_seconds`` apart on the simulator's clock (0, gap, 2*gap...); with ``times`` (Unix
+    seconds per message, ``Transcript.times``) request ``messages[:i]`` is sent at
+    ``times[i]`` instead (the clock starts at 0 on the first request, so a long pause
+    expires the cache) and the policy's ``ViewContext`` carries those times.
     A :class:`~mini_agent.cache.CacheBreakDetector` given as ``detector`` sees every request
     (as sent, after any edit) and usage; its report lands in the record's ``"break"``.
     Returns ``[{"request", "raw_tokens", "view_tokens", "usage", "cost_usd", "hit_rate",
-    "applied_edits", "break"}]`` (input cost only: outputs are the same under every policy).
+    "applied_edits", "break"}]`` (input cost only: outputs are the same under every policy),
+    plus ``"view"`` (the messages as sent) when ``keep_views``.
+    Raises ValueError when ``times`` is not parallel to ``messages``.
     """
     from .cache import apply_cache_breakpoints, cache_hit_rate, cost_usd
     from .offline.cache_sim import PromptCacheSimulator
@@ -260,10 +268,19 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
 
     sim = simulator or PromptCacheSimulator()
     planner = ResumeBreakpoints(ttl=ttl) if resume else None
+    if times is not None and len(times) != len(messages):
+        raise ValueError(f"times must be parallel to messages: {len(times)} times for "
+                         f"{len(messages)} messages")
+    points = request_points(messages)
     records = []
-    for n, i in enumerate(request_points(messages)):
+    for n, i in enumerate(points):
         history = messages[:i]
-        view = policy(history, ViewContext(turn=n + 1)) if policy else list(history)
+        if times is not None:
+            now = times[i] - times[points[0]]
+            ctx = ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
+        else:
+            now, ctx = n * gap_seconds, ViewContext(turn=n + 1)
+        view = policy(history, ctx) if policy else list(history)
         request: dict = {"model": model, "max_tokens": 1024, "messages": view}
         if system:
             request["system"] = system
@@ -274,13 +291,15 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
         applied = None
         if server_edit is not None:
             request, applied = apply_clear_tool_uses(request, server_edit)
-        usage = sim.usage(request, now=n * gap_seconds)
+        usage = sim.usage(request, now=now)
         found = None
         if detector is not None:
-            detector.record_request(request, now=n * gap_seconds)
+            detector.record_request(request, now=now)
             found = detector.check_response(usage)
         records.append({"break": found, "request": n + 1, "raw_tokens": approx_tokens(history),
                         "view_tokens": approx_tokens(request["messages"]), "usage": usage,
                         "cost_usd": cost_usd(usage, model, include_output=False),
                         "hit_rate": cache_hit_rate(usage), "applied_edits": applied})
+        if keep_views:
+            records[-1]["view"] = request["messages"]
     return records

@@ -1,0 +1,123 @@
+"""Two summary-based view policies for replaying recorded sessions: an LLM summary and the
+server-side compaction edit, both as ``policy(history, ctx) -> view``.
+
+* :class:`SummaryPolicy` is JetBrains' "LLM summarization" baseline: once more than
+  ``every_turns`` exchanges have accumulated since the last summary, everything but the
+  newest ``keep_turns`` exchanges is replaced by one summary (the previous summary is part
+  of what gets summarised, so it is incremental). The summary is kept and reused until the
+  next one, so it costs one generation, not one per request.
+* :class:`ServerCompactionView` replays ``compact_20260112`` on a recorded history: when the
+  request's estimate reaches ``trigger_tokens`` the server replaces everything before the
+  newest exchange by a summary, and later requests start from that summary.
+
+Both take a ``summarize(messages) -> str``; the offline default is the deterministic
+:func:`~mini_agent.offline.compaction_edit.structured_summary`, online pass
+``model_summarizer(client)``. State: the kept summary (use one object per session).
+Returns new lists; inputs never mutated. Taught in ``notebooks/11_evaluating_policies.ipynb``.
+Source: JetBrains Research, "The Complexity Trap" (2025): masking M=10 vs LLM summary (N=21,
+M=10); Anthropic compaction docs (trigger, summary replaces the earlier turns).
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..compaction import clean_cut_points, summary_message
+from ..messages import MessageParam
+from ..tokens import approx_request_tokens
+from ..view import ViewContext
+
+Summarize = Callable[[list[MessageParam]], str]
+
+
+def _default_summarize() -> Summarize:
+    from ..offline.compaction_edit import structured_summary
+    return structured_summary
+
+
+class _KeptSummary:
+    """A summary of ``history[:cut]`` reused while the history still extends what it saw."""
+
+    def __init__(self, summarize: Summarize | None) -> None:
+        self.summarize = summarize or _default_summarize()
+        self.cut = 0
+        self.message: MessageParam | None = None
+        self.summaries = 0
+
+    def base(self, history: list[MessageParam]) -> list[MessageParam]:
+        if self.message is not None and len(history) >= self.cut:
+            return [self.message, *history[self.cut:]]
+        self.message, self.cut = None, 0
+        return list(history)
+
+    def compact(self, history: list[MessageParam], cut: int) -> list[MessageParam]:
+        """Summarise the current view of ``history[:cut]`` and keep it."""
+        part = self.base(history[:cut]) if self.message is not None else list(history[:cut])
+        self.message = summary_message(self.summarize(part))
+        self.cut = cut
+        self.summaries += 1
+        return [self.message, *history[cut:]]
+
+
+class SummaryPolicy:
+    """Summarise all but the newest ``keep_turns`` exchanges every ``every_turns`` exchanges.
+
+    Args: every_turns: exchanges (assistant messages) since the last summary that trigger a
+    new one (JetBrains: N=21); keep_turns: newest exchanges kept verbatim (M=10);
+    summarize: ``messages -> str`` (offline default: ``structured_summary``).
+    Attributes: summaries: how many summaries were written.
+    Raises: ValueError unless 1 <= keep_turns < every_turns.
+    """
+
+    def __init__(self, *, every_turns: int = 21, keep_turns: int = 10,
+                 summarize: Summarize | None = None) -> None:
+        if not 1 <= keep_turns < every_turns:
+            raise ValueError(f"need 1 <= keep_turns < every_turns, got {keep_turns}, "
+                             f"{every_turns}")
+        self.every_turns, self.keep_turns = every_turns, keep_turns
+        self._kept = _KeptSummary(summarize)
+
+    @property
+    def summaries(self) -> int:
+        return self._kept.summaries
+
+    def __call__(self, history: list[MessageParam], ctx: ViewContext | None = None
+                 ) -> list[MessageParam]:
+        view = self._kept.base(history)
+        turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"
+                 and i >= self._kept.cut]
+        if len(turns) <= self.every_turns:
+            return view
+        cuts = [c for c in clean_cut_points(history) if c <= turns[-self.keep_turns]]
+        if not cuts or cuts[-1] <= max(1, self._kept.cut):
+            return view
+        return self._kept.compact(history, cuts[-1])
+
+
+class ServerCompactionView:
+    """The ``compact_20260112`` edit replayed as a view policy (see the module doc).
+
+    Args: trigger_tokens: approx tokens of system + tools + messages at which the server
+    compacts (the API's minimum trigger is 50,000); system, tools: counted in the estimate;
+    summarize: the summariser (offline default ``structured_summary``).
+    Attributes: summaries: compactions so far.
+    """
+
+    def __init__(self, *, trigger_tokens: int = 50_000, system=None, tools=None,
+                 summarize: Summarize | None = None) -> None:
+        self.trigger_tokens = trigger_tokens
+        self.system, self.tools = system, tools
+        self._kept = _KeptSummary(summarize)
+
+    @property
+    def summaries(self) -> int:
+        return self._kept.summaries
+
+    def __call__(self, history: list[MessageParam], ctx: ViewContext | None = None
+                 ) -> list[MessageParam]:
+        view = self._kept.base(history)
+        size = approx_request_tokens(messages=view, system=self.system, tools=self.tools)
+        cuts = [c for c in clean_cut_points(history) if c > max(1, self._kept.cut)]
+        if size < self.trigger_tokens or not cuts:
+            return view
+        return self._kept.compact(history, cuts[-1])

@@ -1,0 +1,220 @@
+"""The policy explorer's core: replay one recorded session under many context policies.
+
+For one :class:`~mini_agent.transcripts.Transcript` :func:`evaluate_session` returns a
+JSON-ready report: the calibrated estimate of every request beside its real usage, the
+hindsight bound (:mod:`.hindsight`), and per policy the input tokens sent, the USD with
+caching at the model's price, the cache hit rate, the cache breaks, the essential facts still
+recoverable in the last request's view (:mod:`.retention`) and the cost over the bound.
+
+Each policy is replayed request by request through the kit's breakpoint placement and the
+prompt-cache simulator (:func:`~mini_agent.cache_policies.replay_with_cache`), at the
+recorded message times when the file has them (a pause longer than the TTL expires the
+cache), otherwise 20 s apart. The transcript does not hold the system prompt and tool
+definitions the agent sent; they are replaced by a labelled stand-in of the size the
+calibrated estimate learned from the first request's real usage, so caching them counts.
+Token counts are the simulator's (chars/4 per block), so USD figures are comparable between
+policies and with the bound, not a bill.
+
+Policy names (:data:`DEFAULT_POLICIES`; ``mask-N`` and ``chunked-N`` take a number):
+``raw`` (everything, cached), ``mask-N`` (mask all but the newest N results every turn),
+``chunked-N`` (mask in whole chunks of N), ``payback`` (cache-aware masking with resume
+breakpoints), ``micro_compact``, ``compact`` (``CompactPolicy``), ``lifecycle``,
+``server_clear`` (``clear_tool_uses_20250919``), ``server_compact`` (``compact_20260112``),
+``summary`` (an LLM summary every 21 exchanges keeping 10; offline the deterministic
+summariser writes it).
+
+Pure (no IO; the summariser is offline unless one is passed). Faces: ``mini-agent evaluate``
+(:mod:`mini_agent.harness.evaluate_runner`) and ``notebooks/11_evaluating_policies.ipynb``.
+Source: the kit's evaluation chapter; JetBrains "The Complexity Trap" (2025); seed 004 (lab 2).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Sequence
+
+from ..cache import UnknownModelError, cache_hit_rate, model_price, sum_usage
+from ..cache_policies import PaybackMasking, replay_with_cache, request_points
+from ..compaction import CompactPolicy, micro_compact
+from ..config import DEFAULT_MODEL
+from ..lifecycle import LifecyclePolicy
+from ..masking import ChunkedMasking, ThresholdMasking
+from ..offline.context_editing import clear_tool_uses_edit
+from ..view import ViewContext
+from .calibration import (Calibration, estimate_requests, median_abs_error, request_features,
+                          system_features)
+from .hindsight import masking_bound
+from .policy_views import ServerCompactionView, SummaryPolicy
+from .retention import Fact, extract_facts, retained_facts
+
+DEFAULT_POLICIES = ("raw", "mask-10", "chunked-8", "payback", "micro_compact", "compact",
+                    "lifecycle", "server_clear", "server_compact", "summary")
+"""Every policy the explorer knows, in report order."""
+
+GAP_SECONDS = 20.0
+"""Seconds between requests when the file records no times (no cache expiry)."""
+
+SERVER_CLEAR_TRIGGER_TOKENS = 30_000
+"""Input tokens above which ``server_clear`` clears (the API default is 100,000; 30,000 lets
+sessions of a few dozen requests show it)."""
+
+STAND_IN = ("[Stand-in for the system prompt and tool definitions this session sent, which "
+            "its transcript does not record: ~{tokens} tokens]\n")
+
+
+class UnknownPolicyError(ValueError):
+    """A policy name the explorer does not know (the message lists the known ones)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PolicySpec:
+    """How to replay one policy: ``make(context) -> view policy or None``, caching on,
+    an optional server-side edit dict, and whether resume breakpoints are used."""
+
+    name: str
+    make: Callable[[dict], Any]
+    server_edit: dict | None = None
+    resume: bool = False
+
+
+def _micro(ctx_info: dict) -> Callable:
+    def view(history, ctx: ViewContext):
+        return micro_compact(history, times=ctx.times_for(history), now=ctx.now)
+    return view
+
+
+def policy_spec(name: str, *, summarize=None) -> PolicySpec:
+    """Return the :class:`PolicySpec` for a policy name (see the module doc).
+
+    Raises: UnknownPolicyError for an unknown name or a bad number in ``mask-N``.
+    """
+    m = re.fullmatch(r"(mask|chunked)-(\d+)", name)
+    if m:
+        n = int(m.group(2))
+        if m.group(1) == "mask":
+            return PolicySpec(name, lambda c: ThresholdMasking(keep=n, threshold_tokens=0))
+        if n < 1:
+            raise UnknownPolicyError(f"{name}: the chunk must be >= 1")
+        return PolicySpec(name, lambda c: ChunkedMasking(keep=4, chunk=n, threshold_tokens=0))
+    table = {
+        "raw": PolicySpec("raw", lambda c: None),
+        "payback": PolicySpec("payback", lambda c: PaybackMasking(), resume=True),
+        "micro_compact": PolicySpec("micro_compact", _micro),
+        "compact": PolicySpec("compact", lambda c: CompactPolicy(summarize=c["summarize"])),
+        "lifecycle": PolicySpec("lifecycle", lambda c: LifecyclePolicy()),
+        "server_clear": PolicySpec("server_clear", lambda c: None, server_edit=clear_tool_uses_edit(
+            trigger_input_tokens=SERVER_CLEAR_TRIGGER_TOKENS, keep=4,
+            clear_at_least_tokens=10_000)),
+        "server_compact": PolicySpec("server_compact", lambda c: ServerCompactionView(
+            system=c["system"], summarize=c["summarize"])),
+        "summary": PolicySpec("summary", lambda c: SummaryPolicy(summarize=c["summarize"])),
+    }
+    if name not in table:
+        raise UnknownPolicyError(f"unknown policy {name!r}; known: "
+                                 f"{', '.join(DEFAULT_POLICIES)} (mask-N, chunked-N)")
+    return table[name]
+
+
+def _model(transcript_model: str | None, model: str | None) -> str:
+    for candidate in (model, transcript_model):
+        if candidate:
+            try:
+                model_price(candidate)
+                return candidate
+            except UnknownModelError:
+                if candidate is model:
+                    raise
+    return DEFAULT_MODEL
+
+
+def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
+                     model: str | None = None, calibration: Calibration | None = None,
+                     facts: Sequence[Fact] | None = None, summarize=None,
+                     keep_views: bool = False) -> dict[str, Any]:
+    """Replay one session under each policy; return the explorer's report as a dict.
+
+    Shape: ``{"path", "format", "model", "overhead_tokens", "estimator_median_abs_error",
+    "requests": [{"request", "estimated_input_tokens", "real_input_tokens" (when recorded),
+    "error"}], "bound": {"usd", "moves", "schedule"}, "facts": [{"text", "kind", "proof",
+    "message"}], "policies": [{"name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
+    "retained_facts", "total_facts", "vs_best"}]}``; with ``keep_views`` each policy row also
+    has ``"records"`` (the replay records, views included) for notebooks.
+    Args:
+        transcript: a loaded Transcript (messages, usage, times, system, model, path).
+        policies: policy names (see the module doc).
+        model: price with this model (default: the transcript's, else the kit's default).
+        calibration: the token estimate (default: the fitted one).
+        facts: essential facts to check (default: :func:`extract_facts` of the history).
+        summarize: summariser for the summary policies (default: offline).
+    Raises:
+        UnknownPolicyError, UnknownModelError (an explicit ``model`` with no price).
+    """
+    specs = [policy_spec(p, summarize=summarize) for p in policies]
+    model = _model(transcript.model, model)
+    messages = transcript.messages
+    points = request_points(messages)
+    features = request_features(messages, points)
+    fixed = system_features(transcript.system)
+    rows, overhead = estimate_requests(features, transcript.usage, calibration=calibration,
+                                       overhead_features=fixed)
+    tokens = max(0, round(overhead))
+    system = (STAND_IN.format(tokens=tokens) + "." * (4 * tokens)) if transcript.usage and \
+        any(transcript.usage) else transcript.system or "You are a coding agent."
+    times = transcript.times if transcript.times and len(transcript.times) == len(messages) \
+        else None
+    facts = list(extract_facts(messages) if facts is None else facts)
+    request_times = ([times[i] - times[points[0]] for i in points] if times else None)
+    bound = masking_bound(messages, points, model=model, system=system, times=request_times)
+    context = {"summarize": summarize, "system": system}
+    report_rows = []
+    for spec in specs:
+        records = replay_with_cache(messages, model=model, policy=spec.make(context),
+                                    server_edit=spec.server_edit, system=system,
+                                    resume=spec.resume, times=times, keep_views=True,
+                                    gap_seconds=GAP_SECONDS)
+        total = sum_usage(r["usage"] for r in records)
+        usd = sum(r["cost_usd"] for r in records)
+        last = records[-1]["view"] if records else []
+        due = [f for f in facts if f.message < (points[-1] if points else 0)]
+        row = {"name": spec.name,
+               "tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
+               + total["cache_read_input_tokens"],
+               "usd": usd, "hit_rate": cache_hit_rate(total),
+               "cache_breaks": _breaks(records),
+               "retained_facts": sum(retained_facts(last, due)), "total_facts": len(due),
+               "vs_best": usd / bound.usd if bound.usd else None}
+        if keep_views:
+            row["records"] = records
+        report_rows.append(row)
+    return {
+        "path": str(transcript.path) if transcript.path else None,
+        "format": transcript.source_format, "model": model,
+        "overhead_tokens": tokens,
+        "estimator_median_abs_error": median_abs_error(rows),
+        "requests": [_request_row(r) for r in rows],
+        "bound": {"usd": bound.usd, "moves": list(bound.moves), "schedule": list(bound.schedule),
+                  "request_usd": list(bound.request_usd)},
+        "facts": [dataclasses.asdict(f) for f in facts],
+        "policies": report_rows,
+    }
+
+
+def _breaks(records: list[dict]) -> int:
+    """Requests after the first that read less than the previous request's whole input
+    while the previous request was cacheable: the cached prefix was (partly) lost."""
+    count = 0
+    for prev, cur in zip(records, records[1:]):
+        before = prev["usage"]
+        cached = before["cache_read_input_tokens"] + before["cache_creation_input_tokens"]
+        if cached and cur["usage"]["cache_read_input_tokens"] < cached:
+            count += 1
+    return count
+
+
+def _request_row(row) -> dict[str, Any]:
+    out = {"request": row.request, "estimated_input_tokens": row.estimated_input_tokens}
+    if row.real_input_tokens is not None:
+        out["real_input_tokens"] = row.real_input_tokens
+        out["error"] = row.error
+    return out

@@ -1,0 +1,72 @@
+"""Kit-generated sample sessions in Claude Code's JSONL format, for the explorer without real data.
+
+:func:`sample_session_jsonl` writes, from
+:func:`~mini_agent.offline.compaction_edit.long_session`, the lines Claude Code stores in
+``~/.claude/projects/<project>/<session>.jsonl`` (``type``, ``uuid``, ``parentUuid``,
+``sessionId``, ``timestamp``, ``message`` with ``usage``), so ``mini-agent evaluate`` and
+notebook 11 run on them exactly as on a real session. They are GENERATED, not recorded: every
+session says so in its first user message, and its ``usage`` is the kit's own count (the
+calibrated estimate plus a fixed stand-in overhead of :data:`SAMPLE_OVERHEAD_TOKENS`), not
+the API's. Pure: returns text; nothing random (``variant`` picks a deterministic variation).
+Used by ``benchmarks/policies.py`` (1 to 1,000 sessions) and the tests.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+from .compaction_edit import long_session
+
+SAMPLE_OVERHEAD_TOKENS = 18_000
+"""Stand-in for the system prompt and tools a Claude Code request carries (real sessions in
+``../shared/data`` show 18,000-46,000 tokens)."""
+
+SAMPLE_LABEL = "[kit-generated sample session: not a recording; usage computed by the kit]"
+
+_TASKS = ("The tests fail: parse() in src/parser.py returns None for empty input. Find the "
+          "cause and fix it without changing the public API of src/app.py.",
+          "load_config() in src/config.py ignores MINI_TIMEOUT; the default must stay 30 s. "
+          "Fix it and add a test in tests/test_app.py.",
+          "render() in src/report.py prints 3 decimals; the spec says 2. Fix it and keep "
+          "the CLI output of src/cli.py unchanged.")
+
+
+def _iso(seconds: float) -> str:
+    return datetime.datetime.fromtimestamp(seconds, datetime.timezone.utc).strftime(
+        "%Y-%m-%dT%H:%M:%S.000Z")
+
+
+def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
+                         model: str = "claude-sonnet-4-5-20250929") -> str:
+    """Return one generated Claude Code session (JSONL text) of ``steps`` tool exchanges.
+
+    Args: steps: exchanges (requests = steps + 1); variant: picks the task and shifts the
+    file sizes (any int); model: the ``message.model`` of assistant lines.
+    Returns: JSONL text, one entry per line, ending with a newline.
+    Raises: ValueError for steps < 1.
+    """
+    from ..core.calibration import message_features, Calibration
+    task = f"{SAMPLE_LABEL}\n{_TASKS[variant % len(_TASKS)]}"
+    history, times = long_session(steps + variant % 7, task=task,
+                                  start_seconds=1_767_225_600.0 + 3600.0 * variant)
+    cal = Calibration()
+    session = f"sample-{variant:05d}"
+    lines, parent, tokens = [], None, 0.0
+    for n, (message, when) in enumerate(zip(history, times)):
+        uuid = f"{session}-{n:04d}"
+        entry = {"type": message["role"], "uuid": uuid, "parentUuid": parent,
+                 "isSidechain": False, "sessionId": session, "timestamp": _iso(when),
+                 "message": {"role": message["role"], "content": message["content"]}}
+        if message["role"] == "assistant":
+            entry["message"].update({"id": f"msg_{session}_{n:04d}", "model": model,
+                                     "type": "message", "stop_reason": "tool_use",
+                                     "usage": {"input_tokens": 3,
+                                               "cache_creation_input_tokens": 0,
+                                               "cache_read_input_tokens":
+                                                   round(tokens) + SAMPLE_OVERHEAD_TOKENS - 3,
+                                               "output_tokens": 60}})
+        tokens += cal.tokens(message_features(message))
+        lines.append(json.dumps(entry, ensure_ascii=False))
+        parent = uuid
+    return "\n".join(lines) + "\n"
