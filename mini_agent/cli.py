@@ -4,6 +4,8 @@
     mini-agent --resume ID           continue a logged session in the REPL
     mini-agent demo                  fix the demo project's two planted bugs, live, then /stats
     mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
+    mini-agent evaluate PATH... [--policies P,...] [--model M] [--json] [--csv FILE]
+               [--workers N] [--scheduler ADDRESS]   every context policy on real sessions
     mini-agent grade NN [--json]     grade exercises/NN_*.py
     mini-agent make-exercises [--check] [--force] create missing exercises/ from solutions/
     mini-agent sessions              list logged sessions
@@ -348,6 +350,24 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--keep", type=int, default=4, metavar="N",
                          help="newest tool results kept verbatim (default: %(default)s)")
     analyze.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    evaluate = command("evaluate", "replay sessions under each context policy: tokens, USD "
+                                   "with caching, hit rate, facts kept, cost over the bound")
+    evaluate.add_argument("paths", nargs="+", metavar="PATH",
+                          help="transcript files or folders (e.g. ~/.claude/projects)")
+    evaluate.add_argument("--policies", metavar="P,...",
+                          help="comma-separated policy names (default: all): raw, mask-N, "
+                               "chunked-N, payback, micro_compact, compact, lifecycle, "
+                               "server_clear, server_compact, summary")
+    evaluate.add_argument("--model", metavar="M", help="price with this model (default: each "
+                                                       "session's own)")
+    evaluate.add_argument("--json", action="store_true", help="print a JSON list, one object "
+                                                              "per session")
+    evaluate.add_argument("--csv", metavar="FILE", help="also write one row per session and "
+                                                        "policy to FILE")
+    evaluate.add_argument("--workers", type=int, default=1, metavar="N",
+                          help="processes on this machine (default: %(default)s)")
+    evaluate.add_argument("--scheduler", metavar="ADDRESS",
+                          help="run on a Dask cluster (tcp://host:8786)")
     grade = command("grade", "grade your exercises/NN_*.py and print a scorecard")
     grade.add_argument("exercise", help="exercise id: 3, 03 or 03_masking")
     grade.add_argument("--json", action="store_true",
@@ -377,6 +397,13 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     if args.command == "analyze":
         from .evaluate import main_analyze
         return main_analyze(args.path, keep=args.keep, as_json=args.json)
+    if args.command == "evaluate":
+        from .harness.evaluate_runner import main_evaluate
+        policies = [p.strip() for p in args.policies.split(",") if p.strip()] \
+            if args.policies else None
+        return main_evaluate(args.paths, policies=policies, model=args.model,
+                             as_json=args.json, csv_path=args.csv, workers=args.workers,
+                             scheduler=args.scheduler)
     if args.command == "grade":
         from .grading import main_grade
         return main_grade(args.exercise, as_json=args.json)

@@ -1,0 +1,1 @@
+"""Harness: the code that does IO (files, processes)."""

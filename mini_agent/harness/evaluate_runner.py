@@ -1,0 +1,196 @@
+"""``mini-agent evaluate``: run the policy explorer over many session files, in parallel.
+
+A team's ``~/.claude/projects`` holds thousands of sessions. :func:`evaluate_paths` expands
+folders into transcript files, evaluates each one (load, then
+:func:`mini_agent.core.replay.evaluate_session`) and returns the reports in input order:
+
+* ``workers=1``: in this process;
+* ``workers=N``: a ``concurrent.futures.ProcessPoolExecutor`` of N processes;
+* ``scheduler=ADDRESS`` (or a ``distributed.Client``): on a Dask cluster through
+  ``dask.distributed`` (``client.map`` then ``as_completed``).
+
+A progress bar (``tqdm.auto``: a text bar in the terminal, a widget in Jupyter) counts
+finished sessions when there is more than one. A file that cannot be loaded or evaluated does
+not stop the run: its report is ``{"path": ..., "error": "..."}``.
+
+IO: reads files, starts processes, prints. Sources: Python ``concurrent.futures``; Dask
+distributed docs (``Client``, ``Client.map``, ``as_completed``, ``LocalCluster``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import csv
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterable, Sequence, TextIO
+
+from ..core.replay import DEFAULT_POLICIES, UnknownPolicyError, policy_spec
+from ..transcripts import TranscriptError, load
+
+SUFFIXES = (".jsonl", ".traj.json", ".traj", ".json")
+"""File names the explorer picks up inside a folder."""
+
+CSV_FIELDS = ("path", "name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
+              "retained_facts", "total_facts", "vs_best", "estimator_median_abs_error")
+
+
+def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
+    """Expand folders (recursively) into transcript files, sorted; keep files as given.
+
+    Raises: FileNotFoundError naming the first path that does not exist.
+    """
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            out += sorted(p for p in path.rglob("*") if p.is_file()
+                          and p.name.endswith(SUFFIXES) and p.name != "manifest.json")
+        elif path.exists():
+            out.append(path)
+        else:
+            raise FileNotFoundError(f"no such file or folder: {path}")
+    return out
+
+
+def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
+                  model: str | None = None) -> dict[str, Any]:
+    """Load (text actions as tool calls) and evaluate one file; a failure becomes
+    ``{"path", "error"}`` (never raises)."""
+    from ..core.replay import evaluate_session
+    try:
+        return evaluate_session(load(path, text_actions="tools"), policies=policies,
+                                model=model)
+    except (TranscriptError, ValueError, KeyError) as err:
+        return {"path": str(path), "error": f"{type(err).__name__}: {err}"}
+
+
+def _bar(total: int, progress: bool | None):
+    from tqdm.auto import tqdm
+    disable = (total <= 1) if progress is None else not progress
+    return tqdm(total=total, unit="session", desc="evaluate", disable=disable, file=sys.stderr)
+
+
+def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFAULT_POLICIES,
+                   model: str | None = None, workers: int = 1, scheduler: Any = None,
+                   progress: bool | None = None) -> list[dict[str, Any]]:
+    """Evaluate every transcript under ``paths``; return one report per file, in input order.
+
+    Args:
+        paths: files or folders.
+        policies: policy names (checked before any work starts).
+        model: price every session with this model (default: each session's own).
+        workers: processes for a local pool (1: in this process).
+        scheduler: a Dask scheduler address (``"tcp://host:8786"``) or a
+            ``distributed.Client``; overrides ``workers``.
+        progress: show the bar (None: when there is more than one file).
+    Raises:
+        FileNotFoundError, UnknownPolicyError, ValueError (workers < 1).
+    """
+    for name in policies:
+        policy_spec(name)
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
+    files = transcript_files(paths)
+    results: dict[int, dict] = {}
+    with _bar(len(files), progress) as bar:
+        if scheduler is not None:
+            _run_dask(files, policies, model, scheduler, results, bar)
+        elif workers == 1 or len(files) <= 1:
+            for n, f in enumerate(files):
+                results[n] = evaluate_file(f, policies, model)
+                bar.update(1)
+        else:
+            with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
+                futures = {pool.submit(evaluate_file, str(f), tuple(policies), model): n
+                           for n, f in enumerate(files)}
+                for future in concurrent.futures.as_completed(futures):
+                    results[futures[future]] = future.result()
+                    bar.update(1)
+    return [results[n] for n in range(len(files))]
+
+
+def _run_dask(files: list[Path], policies: Sequence[str], model: str | None, scheduler: Any,
+              results: dict[int, dict], bar: Any) -> None:
+    from distributed import Client, as_completed
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        futures = client.map(evaluate_file, [str(f) for f in files], policies=tuple(policies),
+                             model=model, pure=False)
+        index = {f.key: n for n, f in enumerate(futures)}
+        for future in as_completed(futures):
+            results[index[future.key]] = future.result()
+            bar.update(1)
+    finally:
+        if client is not scheduler:
+            client.close()
+
+
+# --------------------------------------------------------------------------- output
+
+def format_report(report: dict[str, Any]) -> str:
+    """A session's table: one row per policy, then the estimator's error and the bound."""
+    if "error" in report:
+        return f"{report['path']}: error: {report['error']}"
+    err = report["estimator_median_abs_error"]
+    lines = [f"{report['path']}  ({report['format']}, {report['model']}, "
+             f"{len(report['requests'])} requests)",
+             f"calibrated estimate: overhead ~{report['overhead_tokens']:,} tokens, median "
+             f"|error| {'-' if err is None else f'{err:.1%}'} vs real usage",
+             f"hindsight bound (masking, keep 4): ${report['bound']['usd']:.4f}, boundary "
+             f"moves at requests {report['bound']['moves'] or 'none'}"]
+    head = f"{'policy':<15}{'tokens sent':>13}{'USD':>10}{'vs best':>9}{'hit rate':>10}" \
+           f"{'breaks':>8}{'facts kept':>12}"
+    lines += [head, "-" * len(head)]
+    for p in report["policies"]:
+        vs = "-" if p["vs_best"] is None else f"{p['vs_best']:.2f}x"
+        lines.append(f"{p['name']:<15}{p['tokens_sent']:>13,}{p['usd']:>10.4f}{vs:>9}"
+                     f"{p['hit_rate']:>10.1%}{p['cache_breaks']:>8}"
+                     f"{p['retained_facts']:>7}/{p['total_facts']:<4}")
+    return "\n".join(lines)
+
+
+def write_csv(reports: Sequence[dict[str, Any]], target: TextIO) -> None:
+    """One CSV row per (session, policy) with :data:`CSV_FIELDS`; failed files are skipped."""
+    writer = csv.DictWriter(target, fieldnames=CSV_FIELDS)
+    writer.writeheader()
+    for report in reports:
+        for p in report.get("policies", []):
+            writer.writerow({**{k: p[k] for k in CSV_FIELDS if k in p}, "path": report["path"],
+                             "estimator_median_abs_error":
+                                 report["estimator_median_abs_error"]})
+
+
+def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None,
+                  model: str | None = None, as_json: bool = False, csv_path: str | None = None,
+                  workers: int = 1, scheduler: str | None = None,
+                  stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    """``mini-agent evaluate``: print tables (or JSON), optionally write a CSV.
+
+    Returns 0 when every file was evaluated, 1 when some failed (each is reported), 2 with a
+    one-line ``mini-agent evaluate: error: ...`` for a missing path, an unknown policy or
+    model, or workers < 1.
+    """
+    out, err = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        if model is not None:
+            from ..cache import model_price
+            model_price(model)
+        reports = evaluate_paths(paths, policies=tuple(policies or DEFAULT_POLICIES),
+                                 model=model, workers=workers, scheduler=scheduler)
+    except (FileNotFoundError, UnknownPolicyError, ValueError, KeyError) as error:
+        message = error.args[0] if isinstance(error, KeyError) and error.args else error
+        print(f"mini-agent evaluate: error: {message}", file=err)
+        return 2
+    if as_json:
+        print(json.dumps(reports, indent=1, ensure_ascii=False), file=out)
+    else:
+        print("\n\n".join(format_report(r) for r in reports), file=out)
+    if csv_path:
+        with open(csv_path, "w", newline="", encoding="utf-8") as handle:
+            write_csv(reports, handle)
+    failed = [r for r in reports if "error" in r]
+    for r in failed:
+        print(f"mini-agent evaluate: {r['path']}: {r['error']}", file=err)
+    return 1 if failed else 0

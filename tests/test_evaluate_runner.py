@@ -1,0 +1,106 @@
+"""Tests for ``mini-agent evaluate`` (mini_agent.harness.evaluate_runner): output, errors,
+the process pool and a Dask LocalCluster giving the same reports as one process."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+
+from mini_agent.cli import main
+from mini_agent.harness.evaluate_runner import evaluate_paths, main_evaluate, transcript_files
+from mini_agent.offline.sample_sessions import sample_session_jsonl
+
+POLICIES = ("raw", "mask-4")
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    root = tmp_path_factory.mktemp("projects")
+    (root / "p1").mkdir()
+    (root / "p1" / "a.jsonl").write_text(sample_session_jsonl(6, variant=1))
+    (root / "p1" / "b.jsonl").write_text(sample_session_jsonl(5, variant=2))
+    (root / "notes.txt").write_text("not a transcript")
+    return root
+
+
+def _strip(reports):
+    return json.loads(json.dumps(reports))
+
+
+def test_folders_expand_to_transcripts_only(folder, tmp_path):
+    assert [p.name for p in transcript_files([folder])] == ["a.jsonl", "b.jsonl"]
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        transcript_files([tmp_path / "missing"])
+
+
+def test_json_output_has_the_documented_fields(folder, tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    target = tmp_path / "out.csv"
+    code = main_evaluate([str(folder)], policies=POLICIES, as_json=True, csv_path=str(target),
+                         stdout=out, stderr=err)
+    assert code == 0, err.getvalue()
+    data = json.loads(out.getvalue())
+    assert [d["path"].rsplit("/", 1)[-1] for d in data] == ["a.jsonl", "b.jsonl"]
+    row = data[0]["requests"][1]
+    assert {"estimated_input_tokens", "real_input_tokens"} <= set(row)
+    assert [p["name"] for p in data[0]["policies"]] == list(POLICIES)
+    assert set(data[0]["policies"][0]) == {"name", "tokens_sent", "usd", "hit_rate",
+                                          "cache_breaks", "retained_facts", "total_facts",
+                                          "vs_best"}
+    rows = list(csv.DictReader(target.open()))
+    assert len(rows) == 4 and rows[1]["name"] == "mask-4"
+    assert float(rows[0]["usd"]) == pytest.approx(data[0]["policies"][0]["usd"])
+
+
+def test_table_output_through_the_cli(folder, capsys):
+    assert main(["evaluate", str(folder / "p1" / "a.jsonl"), "--policies", "raw,payback",
+                 "--model", "claude-haiku-4-5"]) == 0
+    text = capsys.readouterr().out
+    assert "claude-haiku-4-5" in text and "hindsight bound" in text
+    assert text.splitlines()[3].split()[:3] == ["policy", "tokens", "sent"]
+    assert any(line.startswith("payback") for line in text.splitlines())
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--policies", "nope"], "unknown policy 'nope'"),
+    (["--model", "gpt-x"], "no price for model 'gpt-x'"),
+    (["--workers", "0"], "workers must be >= 1")])
+def test_usage_errors_exit_2_with_one_line(folder, args, message, capsys):
+    assert main(["evaluate", str(folder / "p1"), *args]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mini-agent evaluate: error: ") and message in err
+    assert err.count("\n") == 1
+
+
+def test_a_bad_file_is_reported_and_the_others_still_run(folder, tmp_path):
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"not": "a transcript"}')
+    out, err = io.StringIO(), io.StringIO()
+    code = main_evaluate([str(folder / "p1" / "a.jsonl"), str(bad)], policies=("raw",),
+                         as_json=True, stdout=out, stderr=err)
+    assert code == 1
+    data = json.loads(out.getvalue())
+    assert "policies" in data[0] and "unknown format" in data[1]["error"]
+    assert "bad.json" in err.getvalue()
+
+
+def test_process_pool_gives_the_same_reports(folder):
+    one = evaluate_paths([folder], policies=POLICIES, workers=1, progress=False)
+    two = evaluate_paths([folder], policies=POLICIES, workers=2, progress=False)
+    assert _strip(one) == _strip(two)
+
+
+def test_dask_local_cluster_gives_the_same_reports(folder):
+    distributed = pytest.importorskip("distributed")
+    one = evaluate_paths([folder], policies=POLICIES, progress=False)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        on_dask = evaluate_paths([folder], policies=POLICIES, scheduler=client, progress=False)
+        assert _strip(on_dask) == _strip(one)
+        by_address = evaluate_paths([folder / "p1" / "b.jsonl"], policies=POLICIES,
+                                    scheduler=cluster.scheduler_address, progress=False)
+        assert _strip(by_address) == _strip(one[1:])
