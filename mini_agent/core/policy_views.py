@@ -10,9 +10,11 @@ server-side compaction edit, both as ``policy(history, ctx) -> view``.
   request's estimate reaches ``trigger_tokens`` the server replaces everything before the
   newest exchange by a summary, and later requests start from that summary.
 
-Both take a ``summarize(messages) -> str``; the offline default is the deterministic
-:func:`~mini_agent.offline.compaction_edit.structured_summary`, online pass
-``model_summarizer(client)``. State: the kept summary (use one object per session).
+Both take a ``summarize(messages) -> str``. Offline defaults: the server's summary is the
+deterministic :func:`~mini_agent.offline.compaction_edit.structured_summary` (what the
+simulated edit writes); the LLM summary follows the kit's revised summary prompt
+(:func:`~mini_agent.offline.prompt_summary.prompt_summarizer`). Online pass
+``model_summarizer(client, prompt=...)``. State: the kept summary (use one object per session).
 Returns new lists; inputs never mutated. Taught in ``notebooks/11_evaluating_policies.ipynb``.
 Source: JetBrains Research, "The Complexity Trap" (2025): masking M=10 vs LLM summary (N=21,
 M=10); Anthropic compaction docs (trigger, summary replaces the earlier turns).
@@ -30,16 +32,19 @@ from ..view import ViewContext
 Summarize = Callable[[list[MessageParam]], str]
 
 
-def _default_summarize() -> Summarize:
-    from ..offline.compaction_edit import structured_summary
-    return structured_summary
+def _default_summarize(server: bool) -> Summarize:
+    if server:
+        from ..offline.compaction_edit import structured_summary
+        return structured_summary
+    from ..offline.prompt_summary import prompt_summarizer
+    return prompt_summarizer()
 
 
 class _KeptSummary:
     """A summary of ``history[:cut]`` reused while the history still extends what it saw."""
 
-    def __init__(self, summarize: Summarize | None) -> None:
-        self.summarize = summarize or _default_summarize()
+    def __init__(self, summarize: Summarize | None, *, server: bool = False) -> None:
+        self.summarize = summarize or _default_summarize(server)
         self.cut = 0
         self.message: MessageParam | None = None
         self.summaries = 0
@@ -64,7 +69,7 @@ class SummaryPolicy:
 
     Args: every_turns: exchanges (assistant messages) since the last summary that trigger a
     new one (JetBrains: N=21); keep_turns: newest exchanges kept verbatim (M=10);
-    summarize: ``messages -> str`` (offline default: ``structured_summary``).
+    summarize: ``messages -> str`` (offline default: the revised prompt, followed offline).
     Attributes: summaries: how many summaries were written.
     Raises: ValueError unless 1 <= keep_turns < every_turns.
     """
@@ -107,7 +112,7 @@ class ServerCompactionView:
                  summarize: Summarize | None = None) -> None:
         self.trigger_tokens = trigger_tokens
         self.system, self.tools = system, tools
-        self._kept = _KeptSummary(summarize)
+        self._kept = _KeptSummary(summarize, server=True)
 
     @property
     def summaries(self) -> int:

@@ -47,8 +47,10 @@ class Fact:
 def view_text(view: Sequence[MessageParam]) -> str:
     """Every string a model would read in ``view``: text, thinking, tool inputs and results.
 
-    Tool inputs are rendered as ``key: value`` lines so an identifier in an argument counts.
-    Returns one str (blocks joined by newlines). The view is not mutated.
+    One piece per line, in message order: string content, text, thinking, a tool_use's name
+    then one ``key: value`` line per input item (so an identifier in an argument counts), a
+    tool_result's text (list content: its text parts joined with no separator). Other blocks
+    add nothing. Returns one str. The view is not mutated.
 
     >>> view_text([{"role": "user", "content": "fix src/app.py"}])
     'fix src/app.py'
@@ -66,8 +68,6 @@ def view_text(view: Sequence[MessageParam]) -> str:
                 parts += [f"{k}: {v}" for k, v in (block.get("input") or {}).items()]
             elif kind == "tool_result":
                 parts.append(tool_result_text(block))
-            elif kind == "compaction":
-                parts.append(str(block.get("content") or ""))
     return "\n".join(parts)
 
 
