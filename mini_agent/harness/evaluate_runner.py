@@ -26,8 +26,16 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
+from ..core.explorer_tables import format_report
 from ..core.replay import DEFAULT_POLICIES, UnknownPolicyError, policy_spec
 from ..transcripts import TranscriptError, load
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+"""Real public transcripts beside the repository (``../shared/data``), when present."""
+
+CLAUDE_PROJECTS = Path("~/.claude/projects")
+"""Where Claude Code keeps its session transcripts."""
 
 SUFFIXES = (".jsonl", ".traj.json", ".traj", ".json")
 """File names the explorer picks up inside a folder."""
@@ -52,6 +60,55 @@ def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
     return out
+
+
+def session_choices(*, newest_own: int = 20) -> dict[str, Path]:
+    """Sessions a notebook can offer: ``../shared/data`` when present, then your own newest
+    ``newest_own`` Claude Code sessions from ``~/.claude/projects``. Label -> path."""
+    out: dict[str, Path] = {}
+    if SHARED_DATA.is_dir():
+        for p in transcript_files([SHARED_DATA]):
+            out[f"shared: {p.relative_to(SHARED_DATA)}"] = p
+    own = CLAUDE_PROJECTS.expanduser()
+    if own.is_dir():
+        files = sorted(own.rglob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
+        for p in files[:newest_own]:
+            out[f"own: {p.parent.name}/{p.name}"] = p
+    return out
+
+
+def calibration_report(folder: str | Path | None = None) -> str:
+    """Fit the calibrated estimate on half of the Claude Code sessions in ``folder`` (default
+    ``../shared/data/claude-code``) and report its error on the other half, per session,
+    beside the plain chars/4 estimate. Returns the text (a one-line note when there is no
+    such folder or too few sessions)."""
+    import statistics
+
+    from ..cache_policies import request_points
+    from ..core.calibration import (estimate_requests, fit_calibration, median_abs_error,
+                                    naive_estimate, real_input_tokens, request_features)
+    folder = Path(folder) if folder else SHARED_DATA / "claude-code"
+    paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
+    if len(paths) < 2:
+        return f"no Claude Code sessions with usage in {folder}: nothing to fit"
+    sessions = []
+    for p in paths:
+        t = load(p)
+        sessions.append((p.name, request_features(t.messages, request_points(t.messages)),
+                         t.usage))
+    lines = []
+    for fit, held in ((sessions[::2], sessions[1::2]), (sessions[1::2], sessions[::2])):
+        cal = fit_calibration(fit)
+        lines += [f"fitted on {', '.join(n for n, _, _ in fit)}:", cal.describe(),
+                  f"{'held-out session':<46}{'median |error|':>15}{'chars/4 alone':>15}"]
+        for name, features, usage in held:
+            rows, _ = estimate_requests(features, usage, calibration=cal)
+            naive = [abs(naive_estimate(f) - r) / r for f, u in zip(features, usage)
+                     if (r := real_input_tokens(u))]
+            lines.append(f"{name:<46}{median_abs_error(rows):>15.1%}"
+                         f"{statistics.median(naive):>15.1%}")
+        lines.append("")
+    return "\n".join(lines).rstrip()
 
 
 def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
@@ -128,28 +185,6 @@ def _run_dask(files: list[Path], policies: Sequence[str], model: str | None, sch
 
 
 # --------------------------------------------------------------------------- output
-
-def format_report(report: dict[str, Any]) -> str:
-    """A session's table: one row per policy, then the estimator's error and the bound."""
-    if "error" in report:
-        return f"{report['path']}: error: {report['error']}"
-    err = report["estimator_median_abs_error"]
-    lines = [f"{report['path']}  ({report['format']}, {report['model']}, "
-             f"{len(report['requests'])} requests)",
-             f"calibrated estimate: overhead ~{report['overhead_tokens']:,} tokens, median "
-             f"|error| {'-' if err is None else f'{err:.1%}'} vs real usage",
-             f"hindsight bound (masking, keep 4): ${report['bound']['usd']:.4f}, boundary "
-             f"moves at requests {report['bound']['moves'] or 'none'}"]
-    head = f"{'policy':<15}{'tokens sent':>13}{'USD':>10}{'vs best':>9}{'hit rate':>10}" \
-           f"{'breaks':>8}{'facts kept':>12}"
-    lines += [head, "-" * len(head)]
-    for p in report["policies"]:
-        vs = "-" if p["vs_best"] is None else f"{p['vs_best']:.2f}x"
-        lines.append(f"{p['name']:<15}{p['tokens_sent']:>13,}{p['usd']:>10.4f}{vs:>9}"
-                     f"{p['hit_rate']:>10.1%}{p['cache_breaks']:>8}"
-                     f"{p['retained_facts']:>7}/{p['total_facts']:<4}")
-    return "\n".join(lines)
-
 
 def write_csv(reports: Sequence[dict[str, Any]], target: TextIO) -> None:
     """One CSV row per (session, policy) with :data:`CSV_FIELDS`; failed files are skipped."""

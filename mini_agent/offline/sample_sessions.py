@@ -70,3 +70,9 @@ def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
         lines.append(json.dumps(entry, ensure_ascii=False))
         parent = uuid
     return "\n".join(lines) + "\n"
+
+
+def sample_transcript(steps: int = 30, *, variant: int = 0):
+    """:func:`sample_session_jsonl` loaded as a ``Transcript`` (its path is None)."""
+    from ..transcripts import parse_text
+    return parse_text(sample_session_jsonl(steps, variant=variant), name="sample.jsonl")

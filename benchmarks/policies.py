@@ -1,0 +1,139 @@
+"""The policy explorer over every shared session, its estimator, and its speed at scale.
+
+Four tables:
+
+1. The calibrated estimate: characters per token fitted on half of the Claude Code sessions
+   in ``../shared/data``, median error per request on the other half, beside chars/4 alone.
+2. Every session in ``../shared/data`` under every policy (``mini-agent evaluate``): input cost
+   with caching normalised to "raw, no caching" = 1.00, ratio to the hindsight bound, cache hit
+   rate and facts kept. Sessions from other vendors are priced as the kit's default model.
+3. How each policy's cost grows with session length: kit-generated sessions of 10 to 160
+   exchanges, USD per policy.
+4. Scale: wall time of ``evaluate_paths`` (process pool, 2 workers) over 1, 10, 100 and 1,000
+   generated session files (12 exchanges each, every policy), against a bare ``json.loads`` of
+   every line of the same files, measured in the same run. Pass ``--quick`` to stop at 100.
+
+Run: ``python benchmarks/policies.py [--quick]`` (several minutes on 2 cores; 1,000 sessions
+dominate). Not a test: it prints ratios, it asserts nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from mini_agent.cache import model_price
+from mini_agent.core.replay import DEFAULT_POLICIES, evaluate_session
+from mini_agent.harness.evaluate_runner import (SHARED_DATA, calibration_report, evaluate_file,
+                                                evaluate_paths, transcript_files)
+from mini_agent.offline.sample_sessions import sample_session_jsonl, sample_transcript
+
+DATA = SHARED_DATA if SHARED_DATA.is_dir() else \
+    Path(__file__).resolve().parents[1].parent / "shared" / "data"
+SHORT = {"raw": "raw", "mask-10": "mask10", "chunked-8": "chunk8", "payback": "payback",
+         "micro_compact": "micro", "compact": "compact", "lifecycle": "lifecyc",
+         "server_clear": "s-clear", "server_compact": "s-compact", "summary": "summary"}
+
+
+def uncached_usd(report: dict) -> float:
+    """Raw, no caching: every request's whole input at the base input price."""
+    raw = next(p for p in report["policies"] if p["name"] == "raw")
+    return raw["tokens_sent"] * model_price(report["model"]).input_usd_per_mtok / 1e6
+
+
+def session_table(reports: list[dict]) -> str:
+    """Cost (raw uncached = 1.00) / vs bound / hit rate / facts kept, one block per session."""
+    names = [p["name"] for p in reports[0]["policies"]]
+    head = f"{'session':<44}{'est err':>8}  " + "".join(f"{SHORT[n]:>10}" for n in names)
+    lines = [head, "-" * len(head)]
+    for r in reports:
+        if "error" in r:
+            lines.append(f"{Path(r['path']).name:<44} error: {r['error']}")
+            continue
+        base = uncached_usd(r)
+        err = r["estimator_median_abs_error"]
+        name = Path(r["path"]).name[:43]
+        lines.append(f"{name:<44}{'-' if err is None else f'{err:.1%}':>8}  cost "
+                     + "".join(f"{p['usd'] / base:>10.2f}" for p in r["policies"])[5:])
+        lines.append(f"{'':<54}" + "".join(f"{p['vs_best']:>9.2f}x" for p in r["policies"])
+                     + "  vs bound")
+        lines.append(f"{'':<54}" + "".join(f"{p['hit_rate']:>10.0%}" for p in r["policies"])
+                     + "  hit rate")
+        lines.append(f"{'':<54}" + "".join(f"{p['retained_facts']:>7}/{p['total_facts']:<2}"
+                                           for p in r["policies"]) + "  facts kept")
+    ok = [r for r in reports if "error" not in r]
+    lines.append("-" * len(head))
+    for label, key in (("mean cost (raw uncached = 1)", None), ("mean vs bound", "vs_best")):
+        cells = []
+        for n in names:
+            vals = [(p["usd"] / uncached_usd(r)) if key is None else p[key]
+                    for r in ok for p in r["policies"] if p["name"] == n]
+            cells.append(f"{sum(vals) / len(vals):>10.2f}")
+        lines.append(f"{label:<54}" + "".join(cells))
+    return "\n".join(lines)
+
+
+def growth_table(lengths=(10, 20, 40, 80, 160)) -> str:
+    """USD per policy for generated sessions of each length (same task, same overhead)."""
+    head = f"{'exchanges':>10}{'bound':>9}" + "".join(f"{SHORT[n]:>10}" for n in DEFAULT_POLICIES)
+    lines = [head, "-" * len(head)]
+    for n in lengths:
+        r = evaluate_session(sample_transcript(n))
+        lines.append(f"{n:>10}{r['bound']['usd']:>9.3f}"
+                     + "".join(f"{p['usd']:>10.3f}" for p in r["policies"]))
+    return "\n".join(lines)
+
+
+def scale_table(counts=(1, 10, 100, 1000), workers: int = 2) -> str:
+    """Wall seconds of the explorer vs a bare json.loads pass over the same generated files."""
+    head = f"{'sessions':>9}{'explorer s':>12}{'json.loads s':>14}{'ratio':>10}{'per session':>13}"
+    lines = [head, "-" * len(head)]
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for n in counts:
+            folder = root / f"n{n}"
+            folder.mkdir()
+            for k in range(n):
+                (folder / f"s{k:05d}.jsonl").write_text(sample_session_jsonl(12, variant=k))
+            files = transcript_files([folder])
+            start = time.perf_counter()
+            for f in files:
+                for line in f.read_text(encoding="utf-8").splitlines():
+                    json.loads(line)
+            bare = time.perf_counter() - start
+            start = time.perf_counter()
+            reports = evaluate_paths([folder], workers=workers, progress=False)
+            wall = time.perf_counter() - start
+            assert len(reports) == n and not any("error" in r for r in reports)
+            lines.append(f"{n:>9}{wall:>12.2f}{bare:>14.4f}{wall / bare:>10.0f}x"
+                         f"{wall / n:>12.3f}s")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    print("1. Calibrated estimate (fit on half of the Claude Code sessions, error on the rest)")
+    print(calibration_report(DATA / "claude-code"))
+    print()
+    files = transcript_files([DATA]) if DATA.is_dir() else []
+    if files:
+        print(f"2. Every shared session under every policy ({len(files)} files)")
+        start = time.perf_counter()
+        reports = [evaluate_file(f) for f in files]
+        print(session_table(reports))
+        print(f"({time.perf_counter() - start:.0f} s)")
+        print()
+    else:
+        print(f"2. skipped: {DATA} is absent\n")
+    print("3. Cost (USD) against session length, kit-generated sessions")
+    print(growth_table())
+    print()
+    print("4. Scale: process pool (2 workers) vs json.loads over the same files")
+    print(scale_table((1, 10, 100) if quick else (1, 10, 100, 1000)))
+
+
+if __name__ == "__main__":
+    main()

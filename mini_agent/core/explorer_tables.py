@@ -1,0 +1,108 @@
+"""Printed tables of the policy explorer's report: the summary, tokens per request side by side,
+cumulative cost against the bound, and retention over time.
+
+Each function takes the dict :func:`mini_agent.core.replay.evaluate_session` returns (the
+per-request tables need ``keep_views=True``) and returns text; nothing is printed here.
+Tables, not plots, as in Anthropic's compaction cookbook: they diff cleanly and stay small in
+a notebook. Pure. Used by ``mini-agent evaluate`` and ``notebooks/11_evaluating_policies.ipynb``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from .retention import Fact, retention_curve
+
+
+def format_report(report: dict[str, Any]) -> str:
+    """A session's table: one row per policy, then the estimator's error and the bound."""
+    if "error" in report:
+        return f"{report['path']}: error: {report['error']}"
+    err = report["estimator_median_abs_error"]
+    lines = [f"{report['path'] or '<sample>'}  ({report['format']}, {report['model']}, "
+             f"{len(report['requests'])} requests)",
+             f"calibrated estimate: overhead ~{report['overhead_tokens']:,} tokens, median "
+             f"|error| {'-' if err is None else f'{err:.1%}'} vs real usage",
+             f"hindsight bound (masking, keep 4): ${report['bound']['usd']:.4f}, boundary "
+             f"moves at requests {report['bound']['moves'] or 'none'}"]
+    head = f"{'policy':<15}{'tokens sent':>13}{'USD':>10}{'vs best':>9}{'hit rate':>10}" \
+           f"{'breaks':>8}{'facts kept':>12}"
+    lines += [head, "-" * len(head)]
+    for p in report["policies"]:
+        vs = "-" if p["vs_best"] is None else f"{p['vs_best']:.2f}x"
+        lines.append(f"{p['name']:<15}{p['tokens_sent']:>13,}{p['usd']:>10.4f}{vs:>9}"
+                     f"{p['hit_rate']:>10.1%}{p['cache_breaks']:>8}"
+                     f"{p['retained_facts']:>8}/{p['total_facts']}")
+    return "\n".join(lines)
+
+
+def _rows(n: int, every: int) -> list[int]:
+    if every < 1:
+        raise ValueError(f"every must be >= 1, got {every}")
+    picked = list(range(0, n, every))
+    return picked + ([n - 1] if n and picked[-1] != n - 1 else [])
+
+
+def _records(report: dict[str, Any]) -> list[tuple[str, list[dict]]]:
+    try:
+        return [(p["name"], p["records"]) for p in report["policies"]]
+    except KeyError:
+        raise ValueError("this table needs a report made with keep_views=True") from None
+
+
+def format_requests(report: dict[str, Any], *, every: int = 1) -> str:
+    """Tokens per request, side by side: calibrated estimate, real usage, then each policy's
+    view (messages only, the simulator's count). Args: every: show every n-th request (and
+    the last). Raises ValueError without ``keep_views`` records or for every < 1."""
+    policies = _records(report)
+    head = f"{'req':>4}{'estimate':>10}{'real':>9}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
+    lines = [head, "-" * len(head)]
+    for r in _rows(len(report["requests"]), every):
+        row = report["requests"][r]
+        real = row.get("real_input_tokens")
+        lines.append(f"{r + 1:>4}{row['estimated_input_tokens']:>10,}"
+                     f"{'-' if real is None else f'{real:,}':>9}"
+                     + "".join(f"{recs[r]['view_tokens']:>13,}" for _, recs in policies))
+    return "\n".join(lines)
+
+
+def format_cumulative_cost(report: dict[str, Any], *, every: int = 1) -> str:
+    """Cumulative input USD per policy at each request, and the hindsight bound's.
+    Raises ValueError without ``keep_views`` records or for every < 1."""
+    policies = _records(report)
+    bound = report["bound"]["request_usd"]
+    head = f"{'req':>4}{'bound':>10}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
+    lines = [head, "-" * len(head)]
+    for r in _rows(len(bound), every):
+        lines.append(f"{r + 1:>4}{sum(bound[:r + 1]):>10.4f}" + "".join(
+            f"{sum(x['cost_usd'] for x in recs[:r + 1]):>13.4f}" for _, recs in policies))
+    return "\n".join(lines)
+
+
+def format_hit_rates(report: dict[str, Any], *, every: int = 1) -> str:
+    """Cache hit rate of each request per policy (read / total input), in %."""
+    policies = _records(report)
+    head = f"{'req':>4}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
+    lines = [head, "-" * len(head)]
+    for r in _rows(len(report["requests"]), every):
+        lines.append(f"{r + 1:>4}" + "".join(f"{recs[r]['hit_rate']:>13.0%}"
+                                             for _, recs in policies))
+    return "\n".join(lines)
+
+
+def format_retention(report: dict[str, Any], *, points: Sequence[int], every: int = 1,
+                     facts: Sequence[Fact] | None = None) -> str:
+    """Facts recoverable in each policy's view at each request, ``kept/stated so far``.
+
+    Args: points: the history length of each request (``request_points(messages)``);
+    facts: default the report's own facts. Raises ValueError as the other tables.
+    """
+    policies = _records(report)
+    facts = list(facts) if facts is not None else [Fact(**f) for f in report["facts"]]
+    curves = [(n, retention_curve([x["view"] for x in recs], points, facts))
+              for n, recs in policies]
+    head = f"{'req':>4}" + "".join(f"{n[:12]:>13}" for n, _ in curves)
+    lines = [head, "-" * len(head)]
+    for r in _rows(len(points), every):
+        lines.append(f"{r + 1:>4}" + "".join(f"{f'{c[r][0]}/{c[r][1]}':>13}" for _, c in curves))
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""The mutation suite: every plausible wrong answer under ``mutants/NN/`` scores below full
+marks, every correct alternative scores full marks; the kill rate is printed.
+
+Files: ``mutant_*.py`` (wrong on purpose; the docstring's first line names the mistake and the
+input that exposes it) and ``alt_*.py`` (correct, written differently). Also: the checks of an
+exercise whose functions are the package's own pass on the package module.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mini_agent.grading import find_file, load_module, run_checks
+
+MUTANTS = Path(__file__).resolve().parent / "mutants"
+FILES = sorted(MUTANTS.glob("[0-9][0-9]/*.py"))
+PACKAGE_MODULES = {"11": "mini_agent.core.retention"}
+"""Exercises whose functions are the package's own: checks run against the package too."""
+
+
+def _card(path: Path):
+    exercise = path.parent.name
+    checks = load_module(find_file("tests/exercises", f"checks_{exercise}"))
+    return run_checks(exercise, checks, load_module(path), implementation=path.stem)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.name.startswith("mutant_")],
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_mutant_is_caught(path):
+    card = _card(path)
+    assert card.score < card.total, f"{path.name} scored full marks: the checks miss it"
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.name.startswith("alt_")],
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_alternative_gets_full_marks(path):
+    card = _card(path)
+    failed = [f"{c.name}: {c.detail}" for c in card.checks if not c.passed]
+    assert not failed, "\n".join(failed)
+
+
+@pytest.mark.parametrize("exercise", sorted({p.parent.name for p in FILES}))
+def test_each_exercise_has_ten_mutants_two_alternatives_and_prints_its_kill_rate(exercise):
+    mutants = [p for p in FILES if p.parent.name == exercise and p.name.startswith("mutant_")]
+    alts = [p for p in FILES if p.parent.name == exercise and p.name.startswith("alt_")]
+    assert len(mutants) >= 10 and len(alts) >= 2
+    caught = sum(1 for p in mutants if (c := _card(p)).score < c.total)
+    print(f"exercise {exercise}: {caught}/{len(mutants)} mutants caught")
+    assert caught == len(mutants)
+
+
+@pytest.mark.parametrize("exercise", sorted(PACKAGE_MODULES))
+def test_checks_pass_on_the_package(exercise):
+    import importlib
+    checks = load_module(find_file("tests/exercises", f"checks_{exercise}"))
+    card = run_checks(exercise, checks, importlib.import_module(PACKAGE_MODULES[exercise]),
+                      implementation="package")
+    failed = [f"{c.name}: {c.detail}" for c in card.checks if not c.passed]
+    assert not failed, "\n".join(failed)
