@@ -104,3 +104,26 @@ def test_dask_local_cluster_gives_the_same_reports(folder):
         by_address = evaluate_paths([folder / "p1" / "b.jsonl"], policies=POLICIES,
                                     scheduler=cluster.scheduler_address, progress=False)
         assert _strip(by_address) == _strip(one[1:])
+
+
+def test_calibration_report_fits_on_half_and_reports_the_other_half(tmp_path):
+    from mini_agent.harness.evaluate_runner import calibration_report
+    assert "nothing to fit" in calibration_report(tmp_path)
+    for k in range(4):
+        (tmp_path / f"s{k}.jsonl").write_text(sample_session_jsonl(4, variant=k))
+    text = calibration_report(tmp_path)
+    assert text.count("held-out session") == 2 and "s1.jsonl" in text
+    # the samples' usage is the kit's own calibrated count: the fit reproduces it closely
+    rows = [line.split() for line in text.splitlines() if line.startswith("s")
+            and line.split()[0].endswith(".jsonl")]
+    assert len(rows) == 4 and all(float(r[1].rstrip("%")) < 1.0 for r in rows)
+
+
+def test_session_choices_lists_own_claude_code_sessions(tmp_path, monkeypatch):
+    from mini_agent.harness import evaluate_runner
+    projects = tmp_path / "projects" / "-home-me-repo"
+    projects.mkdir(parents=True)
+    (projects / "abc.jsonl").write_text(sample_session_jsonl(2))
+    monkeypatch.setattr(evaluate_runner, "CLAUDE_PROJECTS", tmp_path / "projects")
+    monkeypatch.setattr(evaluate_runner, "SHARED_DATA", tmp_path / "absent")
+    assert list(evaluate_runner.session_choices()) == ["own: -home-me-repo/abc.jsonl"]

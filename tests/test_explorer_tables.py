@@ -1,0 +1,55 @@
+"""Tests for mini_agent.core.explorer_tables: the explorer's printed tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from mini_agent.cache_policies import request_points
+from mini_agent.core.explorer_tables import (format_cumulative_cost, format_hit_rates,
+                                             format_report, format_requests, format_retention)
+from mini_agent.core.replay import evaluate_session
+from mini_agent.core.retention import Fact
+from mini_agent.offline.sample_sessions import sample_transcript
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return sample_transcript(8)
+
+
+@pytest.fixture(scope="module")
+def report(sample):
+    return evaluate_session(sample, policies=("raw", "mask-1"), keep_views=True)
+
+
+def test_report_table_rows(report):
+    lines = format_report(report).splitlines()
+    assert lines[0].startswith("<sample>  (claude-code") and "9 requests" in lines[0]
+    assert lines[3].split() == ["policy", "tokens", "sent", "USD", "vs", "best", "hit", "rate",
+                                "breaks", "facts", "kept"]
+    raw = lines[5].split()
+    assert raw[0] == "raw" and raw[1] == f"{report['policies'][0]['tokens_sent']:,}"
+    assert format_report({"path": "x", "error": "boom"}) == "x: error: boom"
+
+
+def test_per_request_tables_pick_every_nth_and_the_last(report, sample):
+    text = format_requests(report, every=4)
+    assert [line.split()[0] for line in text.splitlines()[2:]] == ["1", "5", "9"]
+    assert text.splitlines()[2].split()[3] == "55"  # the task message alone, in every view
+    cost = format_cumulative_cost(report, every=8).splitlines()
+    last = cost[-1].split()
+    assert last[0] == "9" and float(last[1]) == pytest.approx(report["bound"]["usd"], abs=1e-4)
+    assert float(last[2]) == pytest.approx(report["policies"][0]["usd"], abs=1e-4)
+    assert format_hit_rates(report, every=8).splitlines()[2].split()[1:] == ["0%", "0%"]
+    facts = [Fact("src/parser.py", "identifier", message=0), Fact("nowhere", "number", message=3)]
+    ret = format_retention(report, points=request_points(sample.messages), every=8,
+                           facts=facts).splitlines()
+    assert ret[2].split() == ["1", "1/1", "1/1"] and ret[3].split() == ["9", "1/2", "1/2"]
+
+
+def test_tables_need_views_and_a_positive_step(sample, report):
+    bare = evaluate_session(sample, policies=("raw",))
+    with pytest.raises(ValueError, match="keep_views"):
+        format_requests(bare)
+    with pytest.raises(ValueError, match="every"):
+        format_hit_rates(report, every=0)
