@@ -68,6 +68,12 @@ def call_outside_event_loop(fn: Any, *args: Any, **kwargs: Any) -> Any:
         return pool.submit(fn, *args, **kwargs).result()
 
 
+MAX_TOOL_RESULT_CHARS = 100_000
+"""Cap on one tool_result's content as the executor stores and sends it (characters; an
+image counts its base64 data). The kit's own tools cut their output far lower
+(``DEFAULT_MAX_OUTPUT_CHARS``); this bounds what other tools and PostToolUse hooks may put
+into the history and the session file."""
+
 SIBLING_ABORTED = "Sibling tool aborted"
 """Content of the results of tools skipped after a failing write tool (seed wording)."""
 
@@ -78,6 +84,42 @@ def error_text(name: str, exc: BaseException) -> str:
     if isinstance(exc, ToolError):
         return str(exc) or f"{name} failed"
     return f"{name} failed: {type(exc).__name__}: {exc}"
+
+
+def cap_result_content(content: str | list[Block], limit_chars: int = MAX_TOOL_RESULT_CHARS
+                       ) -> str | list[Block]:
+    """Return tool_result ``content`` cut to ``limit_chars`` characters (input not mutated).
+
+    A string keeps its first ``limit_chars`` characters and gets a ``[... truncated: N more
+    characters]`` line; in a list, text blocks share the budget in order and an image whose
+    data does not fit is replaced by a text note. Content under the cap is returned as is.
+
+    >>> cap_result_content("abcdef", 3)
+    'abc\\n[... truncated: 3 more characters]'
+    """
+    if isinstance(content, str):
+        if len(content) <= limit_chars:
+            return content
+        return (content[:limit_chars]
+                + f"\n[... truncated: {len(content) - limit_chars:,} more characters]")
+    sizes = [len(b.get("text", "")) if b.get("type") == "text"
+             else len(str((b.get("source") or {}).get("data", ""))) for b in content]
+    if sum(sizes) <= limit_chars:
+        return content
+    out: list[Block] = []
+    left = limit_chars
+    for block, size in zip(content, sizes):
+        if block.get("type") == "text":
+            if left > 0:
+                out.append({**block, "text": cap_result_content(block["text"], left)})
+            left -= size
+        elif size <= left:
+            out.append(block)
+            left -= size
+        else:
+            out.append({"type": "text", "text": f"[an image of {size:,} characters was "
+                        "dropped: over the tool result size cap]"})
+    return out
 
 
 def _append_text(content: Any, extra: str) -> Any:
@@ -243,12 +285,17 @@ class StreamingExecutor:
             post = await self.hooks.fire("PostToolUse", {
                 "tool_name": block["name"], "tool_input": tool_input,
                 "tool_use_id": block["id"], "tool_response": content, "is_error": is_error})
-            if post.updated_output is not None:
-                content = post.updated_output
-            if post.additional_context:
-                content = _append_text(content, post.additional_context)
+            from .hooks import tool_output_problem  # hooks imports this module
+            replacement = getattr(post, "updated_output", None)
+            if replacement is not None and tool_output_problem(replacement) is None:
+                content = replacement
+            extra = getattr(post, "additional_context", None)
+            if isinstance(extra, str) and extra.strip():
+                content = _append_text(content, extra)
+        if isinstance(content, str) and not content.strip():
+            content = "(no output)"
         outcome = ToolOutcome(
-            block=tool_result_block(block["id"], content if content else "(no output)",
+            block=tool_result_block(block["id"], cap_result_content(content),
                                     is_error=is_error),
             name=block["name"], input=tool_input, scheduled_at=scheduled_at,
             started_at=started_at, ended_at=time.perf_counter())

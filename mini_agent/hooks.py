@@ -23,6 +23,11 @@ except for UserPromptSubmit/SessionStart where plain stdout becomes ``additional
 2 = block with stderr as the reason; anything else = a non-blocking error, reported in
 ``HookResult.errors``. :meth:`HookManager.from_settings` loads Claude-Code ``settings.json``.
 
+Hostile output: every field is checked against the contract above (a wrong or unknown
+field is ignored and reported in ``errors``, never raised, never sent to the API); stdout
+is parsed whole, never cut first, and an answer too large or too deeply nested to parse
+fails closed (the tool call or prompt is blocked, a PostToolUse output withheld).
+
 What this module does not do: decide what a result means for the run (the Agent turns a blocked
 PreToolUse into an ``is_error`` tool_result, a blocked prompt into a refusal). Taught in
 ``notebooks/06_hooks.ipynb``. Source: section 5 of 002_4516104fd432e704.txt (HookManager,
@@ -62,7 +67,41 @@ in characters; Claude Code cuts hook output at about the same size. Longer text 
 non-blocking error says so."""
 
 MAX_HOOK_READ_BYTES = 1_048_576
-"""At most this much of a command hook's stdout and of its stderr is read (bytes, each)."""
+"""At most this much of a command hook's stderr is read (bytes)."""
+
+MAX_HOOK_PARSE_BYTES = 16 * 1_048_576
+"""A command hook's stdout is read and parsed whole up to this size (bytes). Larger output
+is never cut before parsing (a cut would lose its ``"decision": "block"``): the hook fails
+closed instead (see :data:`FAIL_CLOSED_EVENTS`)."""
+
+MAX_HOOK_TIMEOUT_SECONDS = 86_400.0
+"""The longest ``timeout`` a settings file may give a command hook (one day, in seconds)."""
+
+FAIL_CLOSED_EVENTS = frozenset({"PreToolUse", "UserPromptSubmit", "PostToolUse"})
+"""Events where a hook whose answer cannot be read (stdout over :data:`MAX_HOOK_PARSE_BYTES`,
+JSON nested too deeply to parse) counts as a block: the tool call is refused, the prompt is
+refused, the tool's output is withheld. Elsewhere it is a non-blocking error."""
+
+PERMISSION_DECISIONS = ("allow", "deny", "ask")
+"""Values of ``hookSpecificOutput.permissionDecision`` (PreToolUse) in Claude Code's contract."""
+
+# Claude Code's hook output contract: top-level fields, and hookSpecificOutput fields with the
+# events that may send them. Anything else is reported and ignored.
+_TOP_LEVEL_FIELDS = {"continue": bool, "stopReason": str, "suppressOutput": bool,
+                     "systemMessage": str, "decision": str, "reason": str,
+                     "hookSpecificOutput": dict}
+_SPECIFIC_FIELDS = {
+    "hookEventName": (str, frozenset(EVENTS)),
+    "permissionDecision": (str, frozenset({"PreToolUse"})),
+    "permissionDecisionReason": (str, frozenset({"PreToolUse"})),
+    "updatedInput": (dict, frozenset({"PreToolUse"})),
+    "additionalContext": (str, frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit",
+                                          "SessionStart"})),
+    "updatedToolOutput": (object, frozenset({"PostToolUse"})),
+    "updatedMCPToolOutput": (object, frozenset({"PostToolUse"})),
+}
+_DECISIONS = ("block", "approve")
+_IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 PLAIN_STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 """Events whose plain (non-JSON) stdout on exit 0 becomes additional context, as in Claude Code."""
@@ -110,7 +149,11 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
 
     Accepts the documented shape (module docstring) and the seed's flat shape
     (``{"decision": "block", "updatedInput": ..., "additionalContext": ...}`` at top level).
-    ``None`` or ``{}`` is "no opinion". Raises: TypeError if ``data`` is not a dict or None.
+    ``None`` or ``{}`` is "no opinion". Every field is checked against Claude Code's hook
+    output contract (its type, its allowed values, the events that may send it; with
+    ``event`` given): a wrong or unknown field is ignored and named in ``errors``, never
+    raised. A block reason that is not a string becomes one (a block must block).
+    Raises: TypeError if ``data`` is not a dict or None.
 
     >>> parse_hook_output({"decision": "block", "reason": "no"}).blocked
     True
@@ -119,44 +162,187 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
         return HookResult()
     if not isinstance(data, dict):
         raise TypeError(f"hook output must be a JSON object, got {type(data).__name__}")
-    specific = data.get("hookSpecificOutput") or {}
-    if not isinstance(specific, dict):
-        raise TypeError("hookSpecificOutput must be a JSON object")
+    errors: list[str] = []
+    top, specific = _contract_fields(data, event, errors)
 
     def pick(key: str) -> Any:
-        return specific.get(key, data.get(key))
+        return specific.get(key, top.get(key))
 
-    errors = []
-    for key, kind in (("updatedInput", dict), ("additionalContext", str),
-                      ("systemMessage", str), ("permissionDecision", str)):
-        value = data.get(key) if key == "systemMessage" else pick(key)
-        if value is not None and not isinstance(value, kind):
-            errors.append(f"hook output {key} must be {'a string' if kind is str else 'an object'}"
-                          f", got {type(value).__name__}; ignored")
-            specific = {k: v for k, v in specific.items() if k != key}
-            data = {k: v for k, v in data.items() if k != key}
     result = HookResult(
         errors=errors,
         updated_input=pick("updatedInput"),
         updated_output=pick("updatedToolOutput") if pick("updatedToolOutput") is not None
         else pick("updatedMCPToolOutput"),
         additional_context=pick("additionalContext"),
-        system_message=data.get("systemMessage"),
+        system_message=top.get("systemMessage"),
         permission_decision=pick("permissionDecision"),
     )
     default_reason = f"blocked by a {event or 'hook'} hook"
-    if data.get("continue") is False:
+    if top.get("continue") is False:
         result.stop = result.blocked = True
-        result.stop_reason = str(data.get("stopReason") or "stopped by a hook")
+        result.stop_reason = str(top.get("stopReason") or "stopped by a hook")
         result.reason = result.stop_reason
-    elif data.get("decision") == "block":
+    elif top.get("decision") == "block":
         result.blocked = True
-        result.reason = str(data.get("reason") or default_reason)
+        result.reason = str(top.get("reason") or default_reason)
     elif result.permission_decision == "deny":
         result.blocked = True
-        result.reason = str(pick("permissionDecisionReason") or data.get("reason")
+        result.reason = str(pick("permissionDecisionReason") or top.get("reason")
                             or default_reason)
-    return result
+    return check_result(result, event)
+
+
+def _kind_name(kind: type) -> str:
+    return {str: "a string", dict: "an object", bool: "a boolean"}.get(kind, kind.__name__)
+
+
+def _contract_fields(data: dict, event: str, errors: list[str]) -> tuple[dict, dict]:
+    """Split ``data`` into (top-level fields, hookSpecificOutput fields) that obey the
+    contract; every other field is named in ``errors``. Flat-shape specific fields count as
+    specific ones. Neither input is mutated."""
+    top: dict[str, Any] = {}
+    specific: dict[str, Any] = {}
+
+    def check_specific(key: str, value: Any, where: str) -> None:
+        kind, events = _SPECIFIC_FIELDS[key]
+        if kind is not object and not isinstance(value, kind):
+            errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
+                          f"{type(value).__name__}; ignored")
+        elif event and event not in events:
+            errors.append(f"hook output {key} is not part of the {event} output "
+                          f"(only {', '.join(sorted(events))}); ignored")
+        elif key == "permissionDecision" and value not in PERMISSION_DECISIONS:
+            errors.append(f"hook output permissionDecision must be one of "
+                          f"{', '.join(PERMISSION_DECISIONS)}, got {value!r}; ignored")
+        elif key == "hookEventName":
+            if event and value != event:
+                errors.append(f"hook output hookEventName {value!r} does not match the event "
+                              f"{event!r}; ignored")
+        else:
+            where_dict = specific if where == "specific" else top
+            where_dict[key] = value
+
+    for key, value in data.items():
+        if key in ("reason", "stopReason"):
+            top[key] = value  # block reasons: any value becomes a string later
+        elif key in _TOP_LEVEL_FIELDS:
+            kind = _TOP_LEVEL_FIELDS[key]
+            if not isinstance(value, kind):
+                errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
+                              f"{type(value).__name__}; ignored")
+            elif key == "decision" and value not in _DECISIONS:
+                errors.append(f"hook output decision must be one of {', '.join(_DECISIONS)}, "
+                              f"got {value!r}; ignored")
+            elif key != "hookSpecificOutput":
+                top[key] = value
+        elif key in _SPECIFIC_FIELDS:
+            check_specific(key, value, "top")
+        else:
+            errors.append(f"hook output field {key!r} is not in Claude Code's hook output "
+                          "contract; ignored")
+    nested = data.get("hookSpecificOutput")
+    if isinstance(nested, dict):
+        for key, value in nested.items():
+            if key in _SPECIFIC_FIELDS:
+                check_specific(key, value, "specific")
+            else:
+                errors.append(f"hook output hookSpecificOutput.{key!r} is not in Claude "
+                              "Code's hook output contract; ignored")
+    return top, specific
+
+
+def tool_output_problem(value: Any) -> str | None:
+    """Why ``value`` cannot replace a tool's output (``updatedToolOutput``), or None if it can.
+
+    Valid: a string, or a non-empty list of ``{"type": "text", "text": non-blank str}`` and
+    ``{"type": "image", "source": {"type": "base64", "media_type": "image/png"|...,
+    "data": str} | {"type": "url", "url": str}}`` blocks: what a tool_result may hold.
+
+    >>> tool_output_problem([{"type": "bogus"}])
+    "block 0 has type 'bogus' (only text and image blocks)"
+    """
+    if isinstance(value, str):
+        return None
+    if not isinstance(value, list):
+        return f"it is {type(value).__name__}, not a string or a list of blocks"
+    if not value:
+        return "the list of blocks is empty"
+    for i, block in enumerate(value):
+        if not isinstance(block, dict):
+            return f"block {i} is {type(block).__name__}, not an object"
+        kind = block.get("type")
+        if kind == "text":
+            if set(block) != {"type", "text"}:
+                return f"text block {i} has keys {sorted(block)} (only type and text)"
+            if not isinstance(block["text"], str) or not block["text"].strip():
+                return f"text block {i} is empty or not a string"
+        elif kind == "image":
+            source = block.get("source")
+            if set(block) != {"type", "source"} or not isinstance(source, dict):
+                return f"image block {i} needs exactly type and a source object"
+            if source.get("type") == "base64":
+                ok = (set(source) == {"type", "media_type", "data"}
+                      and source["media_type"] in _IMAGE_MEDIA_TYPES
+                      and isinstance(source["data"], str) and source["data"] != "")
+            else:
+                ok = (source.get("type") == "url" and set(source) == {"type", "url"}
+                      and isinstance(source["url"], str) and source["url"] != "")
+            if not ok:
+                return f"image block {i} has an invalid source"
+        else:
+            return f"block {i} has type {kind!r} (only text and image blocks)"
+    return None
+
+
+_TRUNCATED = re.compile(r"\n\[\.\.\. truncated: [\d,]+ more characters\]")
+
+
+def cap_text(text: str, limit_chars: int = MAX_HOOK_OUTPUT_CHARS) -> str:
+    """Cut ``text`` to ``limit_chars`` characters plus a ``[... truncated: N more characters]``
+    line; a text this function already cut is returned as it is (idempotent).
+
+    >>> cap_text("abcdef", 2)
+    'ab\\n[... truncated: 4 more characters]'
+    """
+    if len(text) <= limit_chars or _TRUNCATED.fullmatch(text, limit_chars):
+        return text
+    return text[:limit_chars] + f"\n[... truncated: {len(text) - limit_chars:,} more characters]"
+
+
+def check_result(result: HookResult, event: str = "") -> HookResult:
+    """Return ``result`` with every value the contract does not allow removed and reported.
+
+    Checks what a Python handler may return directly as a HookResult as well as parsed
+    JSON: ``updated_output`` (see :func:`tool_output_problem`), ``updated_input`` (a dict),
+    ``additional_context``/``system_message`` (strings), ``permission_decision`` (allow,
+    deny, ask); text that reaches the model or the user (reason, additional context, system
+    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent; ``result`` is not mutated.
+    """
+    changes: dict[str, Any] = {}
+    errors = list(result.errors)
+    problem = (tool_output_problem(result.updated_output)
+               if result.updated_output is not None else None)
+    if problem:
+        errors.append(f"hook output updatedToolOutput ignored: {problem}")
+        changes["updated_output"] = None
+    for name, kind in (("updated_input", dict), ("additional_context", str),
+                       ("system_message", str), ("permission_decision", str)):
+        value = getattr(result, name)
+        if value is not None and (not isinstance(value, kind) or (
+                name == "permission_decision" and value not in PERMISSION_DECISIONS)):
+            errors.append(f"hook result {name} {value!r:.60} is not allowed; ignored")
+            changes[name] = None
+    for name in ("reason", "additional_context", "system_message", "stop_reason"):
+        text = changes.get(name, getattr(result, name))
+        if isinstance(text, str) and cap_text(text) != text:
+            changes[name] = cap_text(text)
+            errors.append(f"hook output {name} of {len(text):,} characters cut to "
+                          f"{MAX_HOOK_OUTPUT_CHARS:,}")
+    if not isinstance(result.reason, str):
+        changes["reason"] = str(result.reason)
+    if not changes:
+        return result
+    return dataclasses.replace(result, errors=errors, **changes)
 
 
 def matches(matcher: str | None, event: str, payload: dict) -> bool:
@@ -183,7 +369,7 @@ def matches(matcher: str | None, event: str, payload: dict) -> bool:
 
 def _as_result(output: Any, event: str) -> HookResult:
     if isinstance(output, HookResult):
-        return output
+        return check_result(output, event)
     return parse_hook_output(output, event=event)
 
 
@@ -287,11 +473,13 @@ class HookManager:
         (``Notification``, ``PreCompact``...) and hook types other than ``"command"`` are
         skipped and listed in ``manager.warnings``. Commands run in ``cwd`` (default: the
         current directory) with ``$CLAUDE_PROJECT_DIR`` set to it.
-        Raises: HookSettingsError (a ValueError) naming the path of a malformed entry;
-        FileNotFoundError / json.JSONDecodeError for a missing or unparsable file.
+        Raises: HookSettingsError (a ValueError) naming the path of a malformed entry, or
+        the file's path when it cannot be read as JSON (a directory, not UTF-8, invalid or
+        too deeply nested JSON; a json.JSONDecodeError is its ``__cause__``);
+        FileNotFoundError for a missing file.
         """
         if not isinstance(settings, dict):
-            settings = json.loads(Path(settings).read_text(encoding="utf-8"))
+            settings = _read_settings(Path(settings))
         if not isinstance(settings, dict):
             raise HookSettingsError(f"settings must be a JSON object, got "
                                     f"{type(settings).__name__}")
@@ -322,6 +510,9 @@ class HookManager:
                     if (not isinstance(timeout, (int, float)) or isinstance(timeout, bool)
                             or not 0 < timeout < float("inf")):
                         raise HookSettingsError(f"{where}.timeout must be a positive number")
+                    if timeout > MAX_HOOK_TIMEOUT_SECONDS:
+                        raise HookSettingsError(f"{where}.timeout must be a positive number "
+                                                f"of seconds up to {MAX_HOOK_TIMEOUT_SECONDS:g}")
                     if group.get("matcher") is not None and not isinstance(
                             group["matcher"], str):
                         raise HookSettingsError(f"hooks.{event}[{i}].matcher must be a string")
@@ -334,7 +525,29 @@ class HookManager:
 
 
 class HookSettingsError(ValueError):
-    """A settings.json ``hooks`` section is malformed (the message names the entry)."""
+    """A settings.json ``hooks`` section is malformed (the message names the entry), or the
+    file cannot be read as JSON (the message names the file)."""
+
+
+def _read_settings(path: Path) -> Any:
+    """Parse a settings file. Raises: FileNotFoundError; HookSettingsError naming ``path``
+    for anything else that keeps it from being JSON."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # a directory, a permission problem
+        raise HookSettingsError(f"{path}: cannot read the settings file "
+                                f"({type(exc).__name__}: {exc.strerror or exc})") from exc
+    try:
+        return json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise HookSettingsError(f"{path}: the settings file is not UTF-8 (byte "
+                                f"{exc.start})") from exc
+    except RecursionError as exc:
+        raise HookSettingsError(f"{path}: the settings JSON is nested too deeply") from exc
+    except ValueError as exc:
+        raise HookSettingsError(f"{path}: the settings file is not valid JSON ({exc})") from exc
 
 
 @dataclasses.dataclass
@@ -379,20 +592,39 @@ class CommandHook:
                 await proc.wait()
                 return HookResult(errors=[f"{self.__name__} timed out after "
                                           f"{self.timeout_seconds:g} s and was killed"])
-            out.seek(0)
             err.seek(0)
-            stdout = out.read(MAX_HOOK_READ_BYTES).decode("utf-8", "replace")
             stderr = err.read(MAX_HOOK_READ_BYTES).decode("utf-8", "replace").strip()
-        result = self._interpret(event, code, stdout, stderr)
+            size = os.fstat(out.fileno()).st_size
+            if code == 0 and size > MAX_HOOK_PARSE_BYTES:
+                return self._unreadable(event, f"printed {size:,} bytes on stdout, more than "
+                                        f"the {MAX_HOOK_PARSE_BYTES:,} bytes the kit parses")
+            out.seek(0)
+            stdout = out.read().decode("utf-8", "replace") if code == 0 else ""
+        try:
+            result = self._interpret(event, code, stdout, stderr)
+        except RecursionError:
+            return self._unreadable(event, "printed JSON nested too deeply to parse")
         for name in ("additional_context", "reason"):
             text = getattr(result, name)
-            if isinstance(text, str) and len(text) > MAX_HOOK_OUTPUT_CHARS:
-                setattr(result, name, text[:MAX_HOOK_OUTPUT_CHARS]
-                        + f"\n[... truncated: {len(text) - MAX_HOOK_OUTPUT_CHARS:,} more "
-                        "characters]")
+            if isinstance(text, str) and cap_text(text) != text:
+                setattr(result, name, cap_text(text))
                 result.errors.append(f"{self.__name__} printed {len(text):,} characters; "
                                      f"cut to {MAX_HOOK_OUTPUT_CHARS:,}")
         return result
+
+    def _unreadable(self, event: str, why: str) -> HookResult:
+        """Fail closed: an answer the kit cannot read may hold a block, so it counts as one
+        where a block protects something (:data:`FAIL_CLOSED_EVENTS`); elsewhere it is a
+        non-blocking error. PostToolUse: the tool already ran, so its output is withheld."""
+        message = f"{self.__name__} {why}"
+        log.info(message)
+        if event not in FAIL_CLOSED_EVENTS:
+            return HookResult(errors=[f"{message}; ignored"])
+        if event == "PostToolUse":
+            return HookResult(updated_output=f"[tool output withheld: the PostToolUse hook "
+                              f"{self.__name__} {why}]", errors=[f"{message}; output withheld"])
+        return HookResult(blocked=True, reason=f"the {event} hook {self.__name__} {why}; "
+                          "blocked to be safe (fail closed)", errors=[f"{message}; blocked"])
 
     def _interpret(self, event: str, code: int, stdout: str, stderr: str) -> HookResult:
         if code == EXIT_CODE_BLOCK:

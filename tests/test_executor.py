@@ -233,3 +233,39 @@ def test_pre_tool_use_block_and_updated_input_post_tool_use_context():
     assert outcomes[1].block["content"] == "ran ls -a\n\nnote: checked"
     assert outcomes[1].input == {"command": "ls -a"}
     assert seen == [{"command": "ls -a"}]  # the blocked call never ran
+
+
+# --------------------------------------------------------------------------- result size cap
+
+def test_cap_result_content_cuts_strings_and_shares_the_budget_in_lists():
+    from mini_agent.executor import cap_result_content
+    assert cap_result_content("abcdef", 4) == "abcd\n[... truncated: 2 more characters]"
+    assert cap_result_content("abc", 4) == "abc"
+    image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                         "data": "x" * 10}}
+    content = [{"type": "text", "text": "a" * 6}, image, {"type": "text", "text": "b"}]
+    assert cap_result_content(content, 8) == [
+        {"type": "text", "text": "a" * 6},
+        {"type": "text", "text": "[an image of 10 characters was dropped: over the tool "
+                                 "result size cap]"},
+        {"type": "text", "text": "b"}]
+    assert content[1] is image and len(content) == 3  # input untouched
+
+
+def test_an_oversized_tool_output_is_capped_before_it_is_stored():
+    from mini_agent.executor import MAX_TOOL_RESULT_CHARS, StreamingExecutor
+
+    class Huge:
+        safety = "read-only"
+
+        def run(self, tool_input):
+            return "z" * (MAX_TOOL_RESULT_CHARS * 3)
+
+    async def go():
+        executor = StreamingExecutor({"huge": Huge()})
+        executor.schedule({"type": "tool_use", "id": "t1", "name": "huge", "input": {}})
+        return [o async for o in executor.drain_all()]
+    (outcome,) = asyncio.run(go())
+    assert outcome.block["content"] == ("z" * MAX_TOOL_RESULT_CHARS
+                                        + f"\n[... truncated: {2 * MAX_TOOL_RESULT_CHARS:,} "
+                                        "more characters]")

@@ -382,8 +382,8 @@ def test_megabytes_of_plain_stdout_are_cut_to_the_context_cap():
     result = run_command("head -c 3000000 /dev/zero | tr '\\0' a",
                          {"hook_event_name": "UserPromptSubmit", "prompt": "hi"})
     assert result.additional_context == ("a" * MAX_HOOK_OUTPUT_CHARS
-                                         + "\n[... truncated: 1,038,576 more characters]")
-    assert result.errors == ["`head -c 3000000 /dev/zero | tr '\\0' a` printed 1,048,576 "
+                                         + "\n[... truncated: 2,990,000 more characters]")
+    assert result.errors == ["`head -c 3000000 /dev/zero | tr '\\0' a` printed 3,000,000 "
                              "characters; cut to 10,000"]
 
 
@@ -425,3 +425,157 @@ def test_settings_of_the_wrong_shape_are_a_settings_error(tmp_path, settings, me
     with pytest.raises(HookSettingsError) as info:
         HookManager.from_settings(path)
     assert str(info.value) == message
+
+
+# --------------------------------------------------------------------------- fail closed
+
+BIG_BLOCK = ("import json, sys; sys.stdout.write(json.dumps({'decision': 'block', "
+             "'reason': 'big no', 'pad': 'x' * %d}))")
+
+
+@pytest.mark.parametrize("pad", [10, 3_000_000])
+def test_a_block_in_megabytes_of_json_still_blocks(tmp_path, pad):
+    cmd = f'"{PY}" -c "{BIG_BLOCK % pad}"'
+    result = run_command(cmd, {"hook_event_name": "PreToolUse", "tool_name": "run_bash"})
+    assert (result.blocked, result.reason) == (True, "big no")
+    assert result.errors == ["hook output field 'pad' is not in Claude Code's hook output "
+                             "contract; ignored"]
+
+
+def test_output_over_the_parse_limit_fails_closed(monkeypatch):
+    import mini_agent.hooks as hooks
+    monkeypatch.setattr(hooks, "MAX_HOOK_PARSE_BYTES", 1000)
+    cmd = "head -c 5000 /dev/zero | tr '\\0' ' '"
+    pre = run_command(cmd, {"hook_event_name": "PreToolUse", "tool_name": "run_bash"})
+    assert pre.blocked and "5,000 bytes on stdout" in pre.reason and "fail closed" in pre.reason
+    post = run_command(cmd, {"hook_event_name": "PostToolUse", "tool_name": "run_bash"})
+    assert not post.blocked and post.updated_output.startswith("[tool output withheld")
+    stop = run_command(cmd, {"hook_event_name": "Stop"})
+    assert (stop.blocked, len(stop.errors)) == (False, 1)
+
+
+def test_json_nested_too_deeply_fails_closed():
+    cmd = f'"{PY}" -c "print(\'[\' * 200000)"'
+    result = run_command(cmd, {"hook_event_name": "PreToolUse", "tool_name": "run_bash"})
+    assert result.blocked and "nested too deeply" in result.reason
+
+
+def test_agent_never_runs_a_tool_whose_hook_blocks_in_huge_output(tmp_path):
+    from mini_agent.agent import Agent
+    from mini_agent.offline import ScriptedBrain, offline_async_client
+    from mini_agent.tools import Tool
+    from mini_agent.view import full_view
+    ran = []
+    tool = Tool(name="touch", description="d", input_schema={"type": "object"},
+                run=lambda i: ran.append(i) or "ran", safety="write")
+    brain = ScriptedBrain([{"content": [{"type": "tool_use", "id": "toolu_1", "name": "touch",
+                                         "input": {}}], "stop_reason": "tool_use"}, "done"])
+    hooks = HookManager()
+    hooks.add_command("PreToolUse", f'"{PY}" -c "{BIG_BLOCK % 3_000_000}"')
+    agent = Agent(offline_async_client(brain), tools={"touch": tool}, hooks=hooks,
+                  view_policy=full_view)
+    agent.run("go")
+    assert ran == []
+    result = agent.history[2]["content"][0]
+    assert (result["is_error"], result["content"]) == (True, "Blocked by hook: big no")
+
+
+# --------------------------------------------------------------------------- output contract
+
+@pytest.mark.parametrize("output", [
+    5, {"a": 1}, [1, 2], [{"type": "text", "text": ""}], [{"type": "bogus"}], [],
+    [{"type": "text", "text": "x", "extra": 1}],
+    [{"type": "image", "source": {"type": "base64", "media_type": "text/plain", "data": "x"}}],
+])
+def test_bad_updated_tool_output_is_ignored_and_reported(output):
+    m = HookManager()
+    m.on("PostToolUse", lambda p: {"hookSpecificOutput": {"hookEventName": "PostToolUse",
+                                                          "updatedToolOutput": output}})
+    result = fire(m, "PostToolUse", {"tool_name": "grep", "tool_response": "raw"})
+    assert result.updated_output is None
+    assert len(result.errors) == 1 and result.errors[0].startswith(
+        "hook output updatedToolOutput ignored: ")
+
+
+def test_a_handler_returning_a_bad_hook_result_is_checked_too():
+    m = HookManager()
+    m.on("PostToolUse", lambda p: HookResult(updated_output=[{"type": "bogus"}],
+                                             permission_decision="maybe",
+                                             additional_context="c" * 20_000))
+    result = fire(m, "PostToolUse", {"tool_name": "grep", "tool_response": "raw"})
+    assert (result.updated_output, result.permission_decision) == (None, None)
+    assert len(result.additional_context) < 10_100
+    assert len(result.errors) == 3
+
+
+@pytest.mark.parametrize("output, error", [
+    ({"hookSpecificOutput": {"permissionDecision": "allow"}},
+     "hook output permissionDecision is not part of the PostToolUse output (only "
+     "PreToolUse); ignored"),
+    ({"hookSpecificOutput": {"updatedInput": {"a": 1}}},
+     "hook output updatedInput is not part of the PostToolUse output (only PreToolUse); "
+     "ignored"),
+    ({"continue": "false"}, "hook output continue must be a boolean, got str; ignored"),
+    ({"decision": "nope"}, "hook output decision must be one of block, approve, got 'nope'; "
+                           "ignored"),
+    ({"hookSpecificOutput": {"hookEventName": "Stop"}},
+     "hook output hookEventName 'Stop' does not match the event 'PostToolUse'; ignored"),
+    ({"hookSpecificOutput": 3}, "hook output hookSpecificOutput must be an object, got int; "
+                                "ignored"),
+    ({"surprise": 1}, "hook output field 'surprise' is not in Claude Code's hook output "
+                      "contract; ignored"),
+])
+def test_fields_outside_the_contract_are_ignored_and_reported(output, error):
+    assert parse_hook_output(output, event="PostToolUse") == HookResult(errors=[error])
+
+
+def test_an_unknown_permission_decision_is_ignored_and_does_not_block():
+    result = parse_hook_output({"hookSpecificOutput": {"permissionDecision": "DENY"}},
+                               event="PreToolUse")
+    assert result == HookResult(errors=[
+        "hook output permissionDecision must be one of allow, deny, ask, got 'DENY'; ignored"])
+
+
+@pytest.mark.parametrize("output", [
+    5, {"a": 1}, [1, 2], [{"type": "text", "text": ""}], [{"type": "bogus"}]])
+def test_agent_survives_any_updated_tool_output(output):
+    from mini_agent.agent import Agent
+    from mini_agent.loop import HookNotice
+    from mini_agent.offline import ScriptedBrain, offline_async_client
+    from mini_agent.tools import Tool
+    from mini_agent.view import full_view
+    tool = Tool(name="echo", description="d", input_schema={"type": "object"},
+                run=lambda i: "tool says hi", safety="read-only")
+    brain = ScriptedBrain([{"content": [{"type": "tool_use", "id": "toolu_1", "name": "echo",
+                                         "input": {}}], "stop_reason": "tool_use"}, "done"])
+    hooks = HookManager()
+    hooks.on("PostToolUse", lambda p: {"hookSpecificOutput": {"updatedToolOutput": output}})
+    agent = Agent(offline_async_client(brain), tools={"echo": tool}, hooks=hooks,
+                  view_policy=full_view)
+    result = agent.run("go")
+    assert result.stop_reason == "completed"
+    assert agent.history[2]["content"][0]["content"] == "tool says hi"
+    assert any(isinstance(e, HookNotice) and e.errors for e in result.events)
+
+
+# --------------------------------------------------------------------------- hostile settings
+
+def test_hostile_settings_files_raise_the_settings_error_with_the_path(tmp_path):
+    cases = {
+        "digits.json": ('{"hooks": {"Stop": [{"hooks": [{"command": "true", "timeout": '
+                        + "9" * 400 + "}]}]}}").encode(),
+        "latin1.json": b'{"hooks": {"Stop": [{"hooks": [{"command": "echo \xe9"}]}]}}',
+        "deep.json": b"[" * 100_000 + b"]" * 100_000,
+        "broken.json": b'{"hooks": ',
+    }
+    for name, data in cases.items():
+        (tmp_path / name).write_bytes(data)
+    (tmp_path / "folder.json").mkdir()
+    for name in [*cases, "folder.json"]:
+        with pytest.raises(HookSettingsError) as info:
+            HookManager.from_settings(tmp_path / name)
+        expected = "timeout must be a positive number" if name == "digits.json" \
+            else str(tmp_path / name)
+        assert expected in str(info.value), name
+    with pytest.raises(FileNotFoundError):
+        HookManager.from_settings(tmp_path / "missing.json")
