@@ -35,6 +35,7 @@ import functools
 import time
 from typing import Any, AsyncIterator, Awaitable, Generic, Iterator, Mapping, TypeVar
 
+from .hook_output import tool_output_problem
 from .messages import Block, tool_result_block
 from .tools import Tool, ToolError, check_input
 
@@ -285,7 +286,6 @@ class StreamingExecutor:
             post = await self.hooks.fire("PostToolUse", {
                 "tool_name": block["name"], "tool_input": tool_input,
                 "tool_use_id": block["id"], "tool_response": content, "is_error": is_error})
-            from .hooks import tool_output_problem  # hooks imports this module
             replacement = getattr(post, "updated_output", None)
             if replacement is not None and tool_output_problem(replacement) is None:
                 content = replacement
