@@ -22,6 +22,9 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
+from .wire_rules import (TOOL_RESULT_CONTENT_TYPES, cache_control_problem,  # noqa: F401
+                         cache_markers, final_whitespace_problem, ttl_order_problem)
+
 MessageParam = dict[str, Any]
 Block = dict[str, Any]
 
@@ -193,22 +196,16 @@ def tool_names_by_id(messages: Iterable[MessageParam]) -> dict[str, str]:
 
 def count_cache_control(request_parts: Iterable[Any]) -> int:
     """Count ``cache_control`` markers in any nested structure (tools, system, messages)."""
-    total = 0
-    stack = list(request_parts)
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            if item.get("cache_control") is not None:
-                total += 1
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return total
+    return len(cache_markers(list(request_parts)))
 
 
 # --------------------------------------------------------------------------- validation
 
 def _check_block_keys(block: Block, index: int, where: str) -> None:
+    problem = cache_control_problem(block.get("cache_control"))
+    if problem:
+        raise MessageValidationError(f"messages.{index}: {where}{problem}",
+                                     rule="cache_control", index=index)
     kind = block.get("type")
     allowed = ALLOWED_BLOCK_KEYS.get(kind)
     if allowed is None:
@@ -231,13 +228,18 @@ def _check_text(block: Block, index: int, where: str) -> None:
 
 def _check_nested(blocks: list[Block], index: int) -> None:
     for part in blocks:
+        if not isinstance(part, dict) or part.get("type") not in TOOL_RESULT_CONTENT_TYPES:
+            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+            raise MessageValidationError(
+                f"messages.{index}: tool_result content: block type {kind!r} is not one of "
+                f"{sorted(TOOL_RESULT_CONTENT_TYPES)}", rule="tool_result_content", index=index)
         _check_block_keys(part, index, "tool_result content: ")
         if part.get("type") == "text":
             _check_text(part, index, "tool_result content: ")
 
 
 def validate_messages(messages: list[MessageParam], *, system: Any = None,
-                      tools: list[dict] | None = None) -> None:
+                      tools: list[dict] | None = None, request: bool = True) -> None:
     """Raise :class:`MessageValidationError` if ``messages`` breaks a Messages API rule.
 
     Rules (each quoted from the API's own 400 messages or docs):
@@ -254,10 +256,17 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
       * "unexpected tool_use_id found in tool_result blocks": each ``tool_result`` answers
         a ``tool_use`` of the immediately preceding assistant message; ids are unique;
       * in a user message, ``tool_result`` blocks come first, text after them;
-      * at most 4 ``cache_control`` markers over tools, system and messages.
+      * at most 4 ``cache_control`` markers over tools, system and messages, each
+        ``{"type": "ephemeral", "ttl"?: "5m" | "1h"}``, longer TTLs before shorter ones
+        (in the order tools, system, messages);
+      * ``tool_result`` content is a string or a list of text/image/document/search_result
+        blocks;
+      * with ``request``: "final assistant content cannot end with trailing whitespace".
 
     Args: messages: oldest first; system: the request's ``system`` (str or blocks), only
-    counted for cache markers; tools: the request's tool definitions, likewise.
+    counted for cache markers; tools: the request's tool definitions, likewise; request:
+    False checks a stored history instead of a request body (its final assistant turn is
+    not sent as it is: a user turn follows it first).
     Returns: None. Raises: MessageValidationError with ``index``/``tool_use_id`` set.
     Source: Messages API reference and tool-use docs (docs.anthropic.com); pitfall 1 of
     002_4516104fd432e704.txt; empty-text rule from the same seed.
@@ -315,6 +324,10 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
                         rule="tool_result_role", index=i, tool_use_id=block.get("tool_use_id"))
                 if isinstance(block.get("content"), list):
                     _check_nested(block["content"], i)
+                elif not isinstance(block.get("content", ""), str):
+                    raise MessageValidationError(
+                        f"messages.{i}: tool_result content must be a string or a list of "
+                        "blocks", rule="tool_result_content", index=i)
             elif kind == "tool_use":
                 if role != "assistant":
                     raise MessageValidationError(
@@ -330,11 +343,18 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
                         f"messages.{i}: tool_use {block.get('id')} input must be an object",
                         rule="tool_use_input", index=i, tool_use_id=block.get("id"))
         _check_pairing(messages, i)
+    if request and final_whitespace_problem(messages[-1]):
+        raise MessageValidationError(final_whitespace_problem(messages[-1]),
+                                     rule="final_trailing_whitespace", index=len(messages) - 1)
     markers = count_cache_control([tools or [], system or [], messages])
     if markers > MAX_CACHE_CONTROL_MARKERS:
         raise MessageValidationError(
             f"A maximum of {MAX_CACHE_CONTROL_MARKERS} blocks with cache_control may be "
             f"provided. Found {markers}.", rule="cache_control_limit")
+    problem = ttl_order_problem([tools or [], system if isinstance(system, list) else [],
+                                 messages])
+    if problem:
+        raise MessageValidationError(problem, rule="cache_ttl_order")
 
 
 def _check_pairing(messages: list[MessageParam], i: int) -> None:

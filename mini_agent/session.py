@@ -26,12 +26,14 @@ import os
 import re
 import time
 import uuid
+import zlib
 from pathlib import Path
 from typing import Any, Iterable
 
 from .clock import Clock, SystemClock
 from .config import API_KEY_ENV_VAR
-from .messages import MessageParam, content_blocks, tool_result_block, validate_messages
+from .messages import (MessageParam, MessageValidationError, content_blocks, tool_result_block,
+                       validate_messages)
 
 SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """Allowed session ids: a file name, never a path."""
@@ -43,6 +45,23 @@ INTERRUPTED_TEXT = ("Interrupted: the session stopped (crash or kill) before thi
 """The ``is_error`` tool_result content :func:`rebuild_history` gives an unanswered tool call."""
 
 _SECRET_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}")
+
+CHECKSUM_KEY = "crc"
+"""Every line ends with ``"crc": "<8 hex>"``: the CRC32 of the line's record serialised
+without it (the same bytes, with ``}`` in place of ``,"crc":"..."}``). Any damage to a line,
+a flipped or lost byte included, is then caught and reported."""
+
+MAX_SALVAGE_LINE_BYTES = 8 * 1_048_576
+"""A damaged line longer than this (bytes) is reported without searching it for whole
+records: the kit caps what reaches the session (tool results at ``MAX_TOOL_RESULT_CHARS``),
+so such a line is damage, and a search must not make a resume hang."""
+
+_CRC_TAIL = re.compile(rb',"crc":"([0-9a-f]{8})"\}')
+_CRC_TAIL_BYTES = 18  # len(b',"crc":"') + 8 hex digits + len(b'"}')
+_RECORD_START = b'{"timestamp":'
+_ENTRY_KEYS = frozenset({"type", "timestamp", "message", "block", "event", "model", "cwd",
+                         "workspace"})
+_HEX8 = re.compile(r"[0-9a-f]{8}")
 
 
 def new_session_id(clock: Clock | None = None) -> str:
@@ -71,6 +90,22 @@ def scrub_secrets(line: str) -> str:
     if "sk-ant-" in line:
         line = _SECRET_PATTERN.sub("[REDACTED]", line)
     return line
+
+
+def encode_entry(entry: dict[str, Any], timestamp: float = 0.0) -> bytes:
+    """Return the session line for ``entry``: compact JSON with ``timestamp`` first (the
+    entry's own wins over ``timestamp``), secrets scrubbed, ``"crc"`` last, then a newline.
+
+    A ``"crc"`` key in ``entry`` is replaced. Raises: TypeError if not JSON-serialisable.
+
+    >>> encode_entry({"type": "meta"}, 1.0)
+    b'{"timestamp":1.0,"type":"meta","crc":"fd384266"}\\n'
+    """
+    record = {"timestamp": timestamp, **entry}
+    record.pop(CHECKSUM_KEY, None)
+    line = scrub_secrets(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
+    data = line.encode("utf-8")
+    return data[:-1] + b',"crc":"%08x"}\n' % zlib.crc32(data)
 
 
 class SessionWriter:
@@ -109,9 +144,7 @@ class SessionWriter:
             raise TypeError(f"a session entry is a dict, got {type(entry).__name__}")
         if self._fd is None:
             raise ValueError(f"session {self.session_id} is closed")
-        record = {"timestamp": self.clock.now(), **entry}
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        self._write((scrub_secrets(line) + "\n").encode("utf-8"))
+        self._write(encode_entry(entry, self.clock.now()))
         self.entries_written += 1
 
     def _write(self, data: bytes) -> None:
@@ -152,11 +185,19 @@ class SessionProblem:
 def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
     """Read a session file; return ``(entries, problems)`` and never stop at a bad line.
 
-    An empty file gives ``([], [])``. Damage is skipped and reported with its line number:
-    a last line without its newline that does not parse (a crash mid-append) is
-    "truncated_last_line"; a line holding several records (two appends fused) is split and
-    every complete record is kept ("fused_records"); any other unparsable line is
-    "corrupt_line" and reading goes on; valid JSON that is not an object is "not_an_object".
+    An empty file gives ``([], [])``. Each line's checksum (:data:`CHECKSUM_KEY`) is checked;
+    the ``"crc"`` key is not part of the returned entries. Damage is skipped and reported
+    with its line number: a last line without its newline that does not check (a crash
+    mid-append) is "truncated_last_line"; a line whose checksum fails is
+    "checksum_mismatch", unless whole records can be recovered from it (two appends fused:
+    "fused_records", every record whose own checksum holds is kept); an unparsable line is
+    "corrupt_line"; valid JSON that is not an object is "not_an_object"; a line without a
+    checksum after lines with one, or whose checksum field itself was damaged, is
+    "missing_checksum". Lines written before checksums existed (a file with none before
+    them) are read as they are, without an integrity check, and reported once as
+    "unchecked_lines". Time and memory are linear in the file size: a damaged line is
+    searched for whole records in a bounded number of passes, and a damaged line over
+    :data:`MAX_SALVAGE_LINE_BYTES` is not searched at all.
     Raises: FileNotFoundError if ``path`` does not exist.
     Source: seed 002 section 6 (empty file, truncated last line pitfalls).
     """
@@ -167,53 +208,92 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
         lines.pop()
     entries: list[dict] = []
     problems: list[SessionProblem] = []
-    loads = json.loads
+    unchecked: list[int] = []
+    checked_seen = False
     for number, raw in enumerate(lines, 1):
-        try:
-            entry = loads(raw)
-        except RecursionError:
-            problems.append(SessionProblem(number, "corrupt_line",
-                                           f"JSON nested too deeply ({len(raw)} bytes) skipped"))
+        if not raw.strip():
             continue
-        except ValueError:
-            if not raw.strip():
-                continue
-            last = number == len(lines) and not ends_cleanly
-            salvaged, problem = _salvage(raw, number, last)
-            entries.extend(salvaged)
-            problems.append(problem)
-            continue
-        if type(entry) is dict:
+        last = number == len(lines) and not ends_cleanly
+        entry, damaged = _read_line(raw)
+        if damaged is None and _checked(raw):
+            checked_seen = True
             entries.append(entry)
-        else:
+        elif damaged is None and type(entry) is not dict:
             problems.append(SessionProblem(number, "not_an_object",
                                            f"dropped a JSON {type(entry).__name__}"))
+        elif damaged is None:  # an object without a checksum
+            if checked_seen or _damaged_checksum_field(entry):
+                problems.append(SessionProblem(number, "missing_checksum",
+                                               "a record without a valid checksum field (a "
+                                               "damaged line) skipped"))
+            else:
+                entries.append(entry)
+                unchecked.append(number)
+        elif damaged == "deep":
+            problems.append(SessionProblem(number, "corrupt_line",
+                                           f"JSON nested too deeply ({len(raw)} bytes) skipped"))
+        else:
+            salvaged, problem = _salvage(raw, number, last, damaged, checked_seen)
+            entries.extend(salvaged)
+            problems.append(problem)
+    if unchecked:
+        problems.append(SessionProblem(unchecked[0], "unchecked_lines",
+                                       f"{len(unchecked)} line(s) carry no checksum (written "
+                                       "before checksums): read without an integrity check"))
     return entries, problems
 
 
-def _salvage(raw: bytes, number: int, last: bool) -> tuple[list[dict], SessionProblem]:
-    """Recover whole records from a damaged line: a record is a dict with "type" and "timestamp"."""
-    text = raw.decode("utf-8", "replace")
-    decoder = json.JSONDecoder()
+def _checked(raw: bytes) -> bool:
+    return len(raw) >= _CRC_TAIL_BYTES and _CRC_TAIL.fullmatch(raw, len(raw) - _CRC_TAIL_BYTES)
+
+
+def _read_line(raw: bytes) -> tuple[Any, str | None]:
+    """``(entry, None)`` for a line whose checksum holds (or a parsable line without one);
+    else ``(None, why)``: "checksum", "unparsable" or "deep"."""
+    match = _checked(raw)
+    if match:
+        body = raw[:-_CRC_TAIL_BYTES] + b"}"
+        if zlib.crc32(body) != int(match.group(1), 16):
+            return None, "checksum"
+        raw = body
+    try:
+        entry = json.loads(raw)
+    except RecursionError:
+        return None, "deep"
+    except ValueError:
+        return None, "unparsable"
+    if match and type(entry) is not dict:
+        return None, "unparsable"
+    return entry, None
+
+
+def _damaged_checksum_field(entry: dict) -> bool:
+    """True if an unchecked record holds what is left of a checksum field (``"crc"`` whose
+    value or tail was damaged, or a damaged key holding 8 hex digits)."""
+    return CHECKSUM_KEY in entry or any(
+        k not in _ENTRY_KEYS and isinstance(v, str) and _HEX8.fullmatch(v)
+        for k, v in entry.items())
+
+
+def _salvage(raw: bytes, number: int, last: bool, why: str, checked_seen: bool
+             ) -> tuple[list[dict], SessionProblem]:
+    """Recover whole records from a damaged line, in linear time.
+
+    A record the writer made starts with ``{"timestamp":`` and ends with its checksum
+    tail; one is kept only if its checksum holds. Records of an unchecked (older) file are
+    found by decoding from each ``{`` that could start one (a dict with "type" and
+    "timestamp"), only in a file with no checksummed line before this one and a line with no
+    trace of a checksum field. Both searches stop after hashing or decoding 4x the line's length, so a
+    resume never hangs on a hostile line. Lines over :data:`MAX_SALVAGE_LINE_BYTES` are not
+    searched.
+    """
     found: list[dict] = []
-    lost_chars = 0
-    pos = 0
-    while pos < len(text):
-        start = text.find("{", pos)
-        if start < 0:
-            lost_chars += len(text[pos:].strip())
-            break
-        lost_chars += len(text[pos:start].strip())
-        try:
-            obj, end = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            obj, end = None, start + 1
-        if isinstance(obj, dict) and "type" in obj and "timestamp" in obj:
-            found.append(obj)
-            pos = end
-        else:
-            lost_chars += end - start
-            pos = end
+    kept = 0
+    if len(raw) <= MAX_SALVAGE_LINE_BYTES:
+        legacy = not checked_seen and b'"crc"' not in raw
+        search = _salvage_unchecked if legacy else _salvage_checked
+        found, kept = search(raw, budget=4 * len(raw) + 1024)
+    lost_chars = len(raw) - kept
     if found:
         detail = f"{len(found)} record(s) recovered from one line"
         if lost_chars:
@@ -223,8 +303,74 @@ def _salvage(raw: bytes, number: int, last: bool) -> tuple[list[dict], SessionPr
         return [], SessionProblem(number, "truncated_last_line",
                                   f"incomplete final record ({len(raw)} bytes) skipped: "
                                   "the process stopped mid-append")
+    if len(raw) > MAX_SALVAGE_LINE_BYTES:
+        return [], SessionProblem(number, "corrupt_line",
+                                  f"damaged line of {len(raw):,} bytes skipped (over the "
+                                  f"{MAX_SALVAGE_LINE_BYTES:,}-byte salvage limit)")
+    if why == "checksum":
+        return [], SessionProblem(number, "checksum_mismatch",
+                                  f"a record ({len(raw)} bytes) whose checksum does not match "
+                                  "its content (a damaged line) skipped")
+    text = raw[:60].decode("utf-8", "replace")
     return [], SessionProblem(number, "corrupt_line",
-                              f"unparsable line ({len(raw)} bytes) skipped: {text[:60]!r}")
+                              f"unparsable line ({len(raw)} bytes) skipped: {text!r}")
+
+
+def _salvage_checked(raw: bytes, *, budget: int) -> tuple[list[dict], int]:
+    """Records with a valid checksum inside ``raw``: ``(records, bytes they span)``."""
+    found: list[dict] = []
+    kept = pos = 0
+    for tail in _CRC_TAIL.finditer(raw):
+        expected = int(tail.group(1), 16)
+        start = raw.find(_RECORD_START, pos, tail.start())
+        while start >= 0 and budget > 0:
+            budget -= tail.start() - start
+            body = raw[start:tail.start()] + b"}"
+            if zlib.crc32(body) == expected:
+                try:
+                    record = json.loads(body)
+                except (ValueError, RecursionError):
+                    break
+                found.append(record)
+                kept += tail.end() - start
+                pos = tail.end()
+                break
+            start = raw.find(_RECORD_START, start + 1, tail.start())
+        if budget <= 0:
+            break
+    return found, kept
+
+
+def _salvage_unchecked(raw: bytes, *, budget: int) -> tuple[list[dict], int]:
+    """Records of an unchecked file inside ``raw``: dicts with "type" and "timestamp"."""
+    text = raw.decode("utf-8", "replace")
+    decoder = json.JSONDecoder()
+    found: list[dict] = []
+    kept = pos = 0
+    while budget > 0:
+        start = text.find("{", pos)
+        if start < 0:
+            break
+        if not text.startswith(('{"type"', '{"timestamp"'), start):
+            pos = start + 1
+            continue
+        try:
+            obj, end = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as exc:
+            budget -= max(exc.pos - start, 1)
+            pos = start + 1
+            continue
+        except RecursionError:
+            budget -= len(text) - start
+            pos = start + 1
+            continue
+        budget -= end - start
+        if (isinstance(obj, dict) and "type" in obj and "timestamp" in obj
+                and not _damaged_checksum_field(obj)):
+            found.append(obj)
+            kept += end - start
+        pos = end
+    return found, kept
 
 
 @dataclasses.dataclass
@@ -256,13 +402,17 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
     """Fold session entries into ``(history, times, report)``; the history passes validation.
 
     ``tool_result`` entries are gathered into the user message that follows the assistant
-    message holding their ``tool_use`` blocks (results first, in tool_use order, then any
-    text of a logged user message). A tool_use with no logged result (crash mid-turn) gets
+    message holding their ``tool_use`` blocks (results first, in the order they were logged,
+    so ``rebuild_history(history_to_entries(h))[0] == h``; then any text of a logged user
+    message). A tool_use with no logged result (crash mid-turn) gets
     ``{"type": "tool_result", "tool_use_id": id, "content": INTERRUPTED_TEXT,
     "is_error": True}``. A trailing user message with no reply is kept. ``times[i]`` is the
     timestamp (seconds) of the entry that completed message i. An entry that is JSON but of
     the wrong shape (a message entry without a user/assistant message, a tool_result without
-    its block) is skipped and named in ``report.notes``. Entries are not mutated.
+    its block), one that breaks an API rule on its own (a damaged block type or key, a bad
+    ``cache_control``, tool_result content of the wrong type), or an assistant message that
+    reuses a tool_use id is skipped and named in ``report.notes``; the tool calls it left
+    open are answered as interrupted. Entries are not mutated.
     Raises: MessageValidationError if the entries cannot make a valid history (e.g. a
     message with an empty text block): a writer bug, not crash damage.
     """
@@ -272,16 +422,16 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
     open_uses: list[tuple[str, str]] | None = None  # tool_use (id, name) awaiting results
     results: dict[str, dict] = {}
     results_time = 0.0
+    seen_ids: set[str] = set()
 
     def answer_open(extra: list[dict], when: float) -> None:
         nonlocal open_uses
-        blocks = []
+        asked = dict(open_uses or [])
+        blocks = [block for tool_use_id, block in results.items() if tool_use_id in asked]
         for tool_use_id, name in open_uses or []:
             if tool_use_id not in results:
                 report.interrupted.append((tool_use_id, name))
-                results[tool_use_id] = tool_result_block(tool_use_id, INTERRUPTED_TEXT,
-                                                         is_error=True)
-            blocks.append(results[tool_use_id])
+                blocks.append(tool_result_block(tool_use_id, INTERRUPTED_TEXT, is_error=True))
         history.append({"role": "user", "content": blocks + extra})
         times.append(when)
         open_uses = None
@@ -292,6 +442,13 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
         stamp = entry.get("timestamp")
         when = float(stamp) if isinstance(stamp, (int, float)) else (times[-1] if times else 0.0)
         malformed = _malformed(entry)
+        if not malformed and kind == "message" and entry["message"]["role"] == "assistant":
+            ids = [b["id"] for b in content_blocks(entry["message"])
+                   if b.get("type") == "tool_use"]
+            reused = sorted(set(ids) & seen_ids)
+            if reused:
+                malformed = f"an assistant message reusing tool_use id {reused[0]!r}"
+            seen_ids.update(ids if not reused else ())
         if malformed:
             report.notes.append(f"entry {n}: {malformed}; skipped")
         elif kind == "meta":
@@ -348,7 +505,7 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
         answer_open([], results_time or times[-1])
     report.pending_user_turn = bool(history) and history[-1]["role"] == "user"
     if history:
-        validate_messages(history)
+        validate_messages(history, request=False)
     return history, times, report
 
 
@@ -359,6 +516,7 @@ def _malformed(entry: dict) -> str | None:
         block = entry.get("block")
         if not isinstance(block, dict) or not isinstance(block.get("tool_use_id"), str):
             return "a tool_result entry without a block holding a string tool_use_id"
+        return _api_problem({"role": "user", "content": [block]})
     elif kind == "message":
         message = entry.get("message")
         if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
@@ -370,6 +528,36 @@ def _malformed(entry: dict) -> str | None:
                                            and not isinstance(b.get("id"), str))
                for b in content if isinstance(content, list)):
             return "a message entry with a block that is not an object or a tool_use without id"
+        return _api_problem(message)
+    return None
+
+
+def _api_problem(message: dict) -> str | None:
+    """Why one logged message (a tool_result entry: as a user message) breaks an API rule on
+    its own, or None. It is checked between stand-in turns that pair its tool calls, so only
+    its own blocks are judged."""
+    blocks = content_blocks(message)
+    if message["role"] == "assistant":
+        uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        around = [{"role": "user", "content": "."}, message]
+        if uses:
+            around.append({"role": "user", "content": [tool_result_block(i, ".") for i in uses]})
+        return _validation_problem(around)
+    ids = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+    if not ids:
+        return _validation_problem([message])
+    asked = {"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": ".",
+                                               "input": {}} for i in ids]}
+    return _validation_problem([{"role": "user", "content": "."}, asked, message])
+
+
+def _validation_problem(messages: list[MessageParam]) -> str | None:
+    try:
+        validate_messages(messages, request=False)
+    except MessageValidationError as exc:
+        return f"a record the API would refuse ({exc})"
+    except (TypeError, AttributeError, KeyError) as exc:
+        return f"a record of the wrong shape ({type(exc).__name__})"
     return None
 
 

@@ -328,7 +328,8 @@ async def drive(scenario: Scenario, setup: Setup) -> Outcome:
                     assert now == last or (last["role"] == now["role"] == "user" and
                                            content_blocks(now)[:len(content_blocks(last))]
                                            == content_blocks(last))
-                validate_messages(history, tools=[t.definition() for t in tools.values()])
+                validate_messages(history, tools=[t.definition() for t in tools.values()],
+                                  request=False)
                 assert len(agent.times) == len(history)
         finally:
             closed = client.close()

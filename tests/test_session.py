@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from mini_agent.clock import ManualClock
 from mini_agent.messages import validate_messages
 from mini_agent.session import (INTERRUPTED_TEXT, SessionProblem, SessionWriter,
-                                history_to_entries, list_sessions, main_sessions,
+                                encode_entry, history_to_entries, list_sessions, main_sessions,
                                 rebuild_history, resume_session, scrub_secrets)
 from strategies import histories
 
@@ -33,6 +33,11 @@ def result(id, text="ok", t=T0):
                                              "content": text}, "timestamp": t}
 
 
+def line(entry: dict) -> str:
+    """The line the writer makes for ``entry`` (its own timestamp kept), newline included."""
+    return encode_entry(entry).decode("utf-8")
+
+
 def write_lines(path, text: str):
     path.write_bytes(text.encode("utf-8"))
     return path
@@ -49,8 +54,9 @@ def test_writer_appends_one_fsynced_line_per_entry_with_clock_timestamps(tmp_pat
     # Readable through another handle before close: the write reached the file.
     lines = (tmp_path / "sessions" / "s1.jsonl").read_text().splitlines()
     assert [json.loads(x) for x in lines] == [
-        {"timestamp": T0, "type": "message", "message": {"role": "user", "content": "hi"}},
-        {"timestamp": 42.0, "type": "meta", "event": "x"}]
+        {"timestamp": T0, "type": "message", "message": {"role": "user", "content": "hi"},
+         "crc": "40330c73"},
+        {"timestamp": 42.0, "type": "meta", "event": "x", "crc": lines[1][-10:-2]}]
     assert w.entries_written == 2
     w.close()
     w.close()  # idempotent
@@ -92,7 +98,7 @@ def test_api_key_never_reaches_the_file(tmp_path, monkeypatch):
 
 
 def test_reopening_after_a_torn_append_does_not_fuse_records(tmp_path):
-    path = write_lines(tmp_path / "s.jsonl", json.dumps(msg("user", "hi")) + '\n{"type": "mes')
+    path = write_lines(tmp_path / "s.jsonl", line(msg("user", "hi")) + '{"type": "mes')
     with SessionWriter(tmp_path, "s") as w:
         w.append(msg("assistant", "hello"))
     entries, problems = resume_session(path)
@@ -111,7 +117,7 @@ def test_empty_file_and_blank_lines(tmp_path):
 
 def test_truncated_last_line_is_skipped_and_reported(tmp_path):
     good = [msg("user", "one"), msg("assistant", "two")]
-    text = "".join(json.dumps(e) + "\n" for e in good) + json.dumps(msg("user", "three"))[:25]
+    text = "".join(line(e) for e in good) + line(msg("user", "three"))[:25]
     entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
     assert entries == good
     assert [(p.line, p.kind) for p in problems] == [(3, "truncated_last_line")]
@@ -120,7 +126,7 @@ def test_truncated_last_line_is_skipped_and_reported(tmp_path):
 
 def test_corrupt_middle_line_is_reported_and_reading_goes_on(tmp_path):
     a, b = msg("user", "one"), msg("assistant", "two")
-    text = json.dumps(a) + "\n{not json at all\n" + json.dumps(b) + "\n"
+    text = line(a) + "{not json at all\n" + line(b)
     entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
     assert entries == [a, b]
     assert [(p.line, p.kind) for p in problems] == [(2, "corrupt_line")]
@@ -128,14 +134,14 @@ def test_corrupt_middle_line_is_reported_and_reading_goes_on(tmp_path):
 
 def test_truncated_line_in_the_middle_is_corrupt_not_truncated(tmp_path):
     a, b = msg("user", "one"), msg("assistant", "two")
-    text = json.dumps(a)[:20] + "\n" + json.dumps(b) + "\n"
+    text = line(a)[:20] + "\n" + line(b)
     entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
     assert entries == [b] and [(p.line, p.kind) for p in problems] == [(1, "corrupt_line")]
 
 
 def test_fused_records_are_split_and_reported(tmp_path):
     a, b, c = msg("user", "one"), msg("assistant", "two"), msg("user", "three")
-    text = json.dumps(a) + json.dumps(b) + "\n" + json.dumps(c) + "\n"
+    text = line(a).strip() + line(b) + line(c)
     entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
     assert entries == [a, b, c]
     assert problems == [SessionProblem(1, "fused_records", "2 record(s) recovered from one line")]
@@ -144,9 +150,9 @@ def test_fused_records_are_split_and_reported(tmp_path):
 def test_torn_record_fused_with_a_whole_one_keeps_the_whole_one(tmp_path):
     # A crash mid-append, then a writer that did not end the torn line: nested blocks of
     # the torn record (dicts with "type" but no "timestamp") must not pass for records.
-    torn = json.dumps(msg("user", [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]))
+    torn = line(msg("user", [{"type": "text", "text": "x"}, {"type": "text", "text": "y"}]))
     whole = msg("assistant", "two")
-    text = torn[:-30] + json.dumps(whole) + "\n"
+    text = torn[:-30] + line(whole)
     entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", text))
     assert entries == [whole]
     assert problems[0].kind == "fused_records" and "characters of a damaged record dropped" in \
@@ -155,7 +161,7 @@ def test_torn_record_fused_with_a_whole_one_keeps_the_whole_one(tmp_path):
 
 def test_non_objects_and_bad_utf8_are_reported(tmp_path):
     a = msg("user", "one")
-    data = b"42\n" + b'{"type": "meta", "x": "\xff\xfe"}\n' + json.dumps(a).encode() + b"\n"
+    data = b"42\n" + b'{"type": "meta", "x": "\xff\xfe"}\n' + encode_entry(a)
     (tmp_path / "s.jsonl").write_bytes(data)
     entries, problems = resume_session(tmp_path / "s.jsonl")
     assert entries == [a]
@@ -164,7 +170,7 @@ def test_non_objects_and_bad_utf8_are_reported(tmp_path):
 
 def test_last_line_without_newline_that_parses_is_kept(tmp_path):
     a = msg("user", "one")
-    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", json.dumps(a)))
+    entries, problems = resume_session(write_lines(tmp_path / "s.jsonl", line(a).strip()))
     assert (entries, problems) == ([a], [])
 
 
@@ -212,11 +218,16 @@ def test_crash_between_tool_use_and_result_answers_the_unanswered_call():
     validate_messages(history)
 
 
-def test_results_are_folded_in_tool_use_order_before_the_next_assistant_turn():
+def test_results_are_folded_in_logged_order_before_the_next_assistant_turn():
+    entries = [msg("user", "go"), msg("assistant", [use("a"), use("b"), use("c")]),
+               result("b", "B"), result("a", "A"), msg("assistant", "done")]
+    history, times, report = rebuild_history(entries)
+    # logged order kept (the identity round trip); the unanswered call is answered last
+    assert [b["tool_use_id"] for b in history[2]["content"]] == ["b", "a", "c"]
+    assert report.interrupted == [("c", "read_file")]
     entries = [msg("user", "go"), msg("assistant", [use("a"), use("b")]),
                result("b", "B"), result("a", "A"), msg("assistant", "done")]
     history, times, report = rebuild_history(entries)
-    assert [b["tool_use_id"] for b in history[2]["content"]] == ["a", "b"]
     assert history[3] == {"role": "assistant", "content": "done"}
     assert report.interrupted == [] and not report.pending_user_turn
     assert str(report) == "clean: nothing to repair"
@@ -249,8 +260,18 @@ def test_entries_are_not_mutated():
     assert json.dumps(entries) == before
 
 
+def test_parallel_results_out_of_tool_use_order_round_trip_byte_for_byte():
+    history = [{"role": "user", "content": "go"},
+               {"role": "assistant", "content": [use("a"), use("b")]},
+               {"role": "user", "content": [result("b", "B")["block"], result("a", "A")["block"],
+                                            {"type": "text", "text": "note"}]},
+               {"role": "assistant", "content": "done"}]
+    rebuilt, _, report = rebuild_history(history_to_entries(history))
+    assert json.dumps(rebuilt) == json.dumps(history) and report.interrupted == []
+
+
 @settings(max_examples=80, deadline=None)
-@given(histories())
+@given(histories(shuffle_results=True))
 def test_round_trip_and_every_crash_prefix_rebuilds_a_valid_history(history):
     entries = history_to_entries(history, [T0 + i for i in range(len(history))])
     rebuilt, times, report = rebuild_history(entries)
@@ -258,7 +279,7 @@ def test_round_trip_and_every_crash_prefix_rebuilds_a_valid_history(history):
     for k in range(len(entries)):
         prefix_history, prefix_times, _ = rebuild_history(entries[:k])
         if prefix_history:
-            validate_messages(prefix_history)
+            validate_messages(prefix_history, request=False)
         assert len(prefix_times) == len(prefix_history)
 
 
@@ -310,7 +331,8 @@ def test_entries_of_the_wrong_shape_are_skipped_with_a_note():
 def test_deeply_nested_line_is_a_corrupt_line(tmp_path):
     from mini_agent.session import resume_session
     path = tmp_path / "s.jsonl"
-    path.write_bytes(b"[" * 100_000 + b"]" * 100_000 + b'\n{"type":"meta","timestamp":1}\n')
+    path.write_bytes(b"[" * 100_000 + b"]" * 100_000 + b"\n"
+                     + encode_entry({"type": "meta", "timestamp": 1}))
     entries, problems = resume_session(path)
     assert entries == [{"type": "meta", "timestamp": 1}]
     assert [str(p) for p in problems] == [
@@ -331,3 +353,124 @@ def test_api_key_with_json_escaped_characters_is_redacted(tmp_path, monkeypatch)
             "type": "tool_result", "tool_use_id": "t", "content": 'env: proxy"key\\0123'}})
     text = (tmp_path / "s1.jsonl").read_text()
     assert "proxy" not in text and "[REDACTED]" in text
+
+
+# --------------------------------------------------------------------------- checksums
+
+def _session_bytes(tmp_path, entries):
+    with SessionWriter(tmp_path, "c", clock=ManualClock()) as w:
+        for e in entries:
+            w.append(e)
+    return w.path, w.path.read_bytes()
+
+
+CHECKED_ENTRIES = [msg("user", "fix the bug in money.py"),
+                   msg("assistant", [{"type": "text", "text": "読みます"}, use("t1")]),
+                   result("t1", "def round_money(x):\n    return round(x, 2)\n"),
+                   msg("assistant", "Done: 修正しました.")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.data())
+def test_every_flipped_or_deleted_byte_is_reported(tmp_path_factory, data):
+    path, raw = _session_bytes(tmp_path_factory.mktemp("flip"), CHECKED_ENTRIES)
+    newlines = [i for i, b in enumerate(raw) if b == 10]
+    at = data.draw(st.sampled_from([i for i in range(len(raw)) if i not in newlines]))
+    if data.draw(st.booleans()):
+        damaged = raw[:at] + raw[at + 1:]
+    else:
+        flip = data.draw(st.integers(1, 255).filter(lambda x: raw[at] ^ x != 10))
+        damaged = raw[:at] + bytes([raw[at] ^ flip]) + raw[at + 1:]
+    path.write_bytes(damaged)
+    entries, problems = resume_session(path)
+    line_no = raw[:at].count(b"\n") + 1
+    assert [p.line for p in problems] == [line_no]
+    assert problems[0].kind in ("checksum_mismatch", "corrupt_line", "missing_checksum",
+                                "not_an_object")
+    assert entries == [e for i, e in enumerate(CHECKED_ENTRIES) if i != line_no - 1]
+
+
+def test_unchecked_lines_are_read_as_legacy_and_reported_once(tmp_path):
+    a, b = msg("user", "one"), msg("assistant", "two")
+    path = write_lines(tmp_path / "s.jsonl", json.dumps(a) + "\n" + json.dumps(b) + "\n")
+    entries, problems = resume_session(path)
+    assert entries == [a, b]
+    assert problems == [SessionProblem(1, "unchecked_lines", "2 line(s) carry no checksum "
+                                       "(written before checksums): read without an integrity "
+                                       "check")]
+    with SessionWriter(tmp_path, "s") as w:  # an old session resumed by the new writer
+        w.append(msg("user", "three"))
+    path.write_bytes(path.read_bytes() + json.dumps(msg("assistant", "four")).encode() + b"\n")
+    entries, problems = resume_session(path)
+    assert [e["message"]["content"] for e in entries] == ["one", "two", "three"]
+    assert [(p.line, p.kind) for p in problems] == [(4, "missing_checksum"),
+                                                   (1, "unchecked_lines")]
+
+
+def test_a_damaged_checksum_key_is_not_mistaken_for_a_legacy_line(tmp_path):
+    path, raw = _session_bytes(tmp_path, CHECKED_ENTRIES[:1])
+    path.write_bytes(raw.replace(b'"crc"', b'"crd"'))
+    assert resume_session(path) == ([], [SessionProblem(
+        1, "missing_checksum", "a record without a valid checksum field (a damaged line) "
+        "skipped")])
+
+
+def test_a_damaged_line_over_the_salvage_limit_is_reported_without_a_search(tmp_path,
+                                                                            monkeypatch):
+    import mini_agent.session as session
+    monkeypatch.setattr(session, "MAX_SALVAGE_LINE_BYTES", 1000)
+    big = encode_entry(result("t1", "x" * 5000)).replace(b"xxxx", b"xyxx", 1)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(encode_entry(msg("user", "go")) + big + encode_entry(msg("user", "b")))
+    entries, problems = resume_session(path)
+    assert len(entries) == 2
+    assert str(problems[0]).startswith("line 2: corrupt_line: damaged line of 5,")
+    assert "over the 1,000-byte salvage limit" in str(problems[0])
+
+
+def test_salvage_gives_up_within_its_budget_on_a_hostile_line(tmp_path):
+    # many record starts and checksum tails that never match: bounded work, nothing kept
+    hostile = (b'{"timestamp":1,' * 2000 + b',"crc":"00000000"}' * 2000)
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(hostile + b"\n" + encode_entry(msg("user", "ok")))
+    entries, problems = resume_session(path)
+    assert entries == [msg("user", "ok")] and problems[0].line == 1
+
+
+@pytest.mark.parametrize("damage", [
+    lambda m: {**m, "content": [{"type": "txet", "text": "hi"}]},
+    lambda m: {**m, "content": [{"type": "text", "text": "hi", "cache_control": {"type": "x"}}]},
+    lambda m: {**m, "content": [{"type": "text", "txet": "hi"}]},
+])
+def test_records_the_api_would_refuse_are_skipped_and_the_resume_goes_on(damage):
+    bad_assistant = {"type": "message", "timestamp": T0,
+                     "message": damage({"role": "assistant", "content": "x"})}
+    bad_result = {"type": "tool_result", "timestamp": T0, "block": {
+        "type": "tool_result", "tool_use_id": "t1", "content": [{"type": "bogus"}]}}
+    entries = [msg("user", "go"), msg("assistant", [use("t1")]), bad_result, bad_assistant,
+               msg("user", "next"), msg("assistant", "fine")]
+    history, _, report = rebuild_history(entries)
+    validate_messages(history)
+    assert history[2]["content"][0]["content"] == INTERRUPTED_TEXT
+    assert history[-1] == {"role": "assistant", "content": "fine"}
+    assert sum("the API would refuse" in n for n in report.notes) == 2
+
+
+def test_agent_resume_reports_and_skips_a_damaged_record(tmp_path):
+    from mini_agent.agent import Agent
+    from mini_agent.offline import EchoBrain, offline_async_client
+    from mini_agent.view import full_view
+    path, raw = _session_bytes(tmp_path, CHECKED_ENTRIES)
+    lines = raw.split(b"\n")
+    lines[2] = lines[2].replace(b"round_money", b"round_monex")  # the tool result
+    path.write_bytes(b"\n".join(lines))
+    from mini_agent.tools import Tool
+    read = Tool(name="read_file", description="read", input_schema={"type": "object"},
+                run=lambda i: "text", safety="read-only")
+    agent = Agent(offline_async_client(EchoBrain()), view_policy=full_view,
+                  tools={"read_file": read})
+    report = agent.resume("c", directory=tmp_path)
+    assert report.interrupted == [("t1", "read_file")]
+    assert any(n.startswith("line 3: checksum_mismatch") for n in report.notes)
+    validate_messages(agent.history, request=False)
+    assert agent.run("continue").stop_reason == "completed"

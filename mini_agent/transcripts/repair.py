@@ -225,7 +225,7 @@ def finish(turns: list[Turn], repairs: list[str], label: str
                        "a placeholder user message was put first")
     messages = [{"role": t.role, "content": t.blocks} for t in turns]
     try:
-        validate_messages(messages)
+        validate_messages(messages, request=False)
     except MessageValidationError as err:
         raise TranscriptError(f"{label}: cannot repair into a valid history: {err}") from err
     return messages, [t.usage for t in turns if t.role == "assistant"], message_times(turns)
