@@ -6,8 +6,8 @@
     mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
     mini-agent evaluate PATH... [--policies P,...] [--model M] [--json] [--csv FILE]
                [--workers N] [--scheduler ADDRESS]   every context policy on real sessions
-    mini-agent grade NN [--json]     grade exercises/NN_*.py
-    mini-agent make-exercises [--check] [--force] create missing exercises/ from solutions/
+    mini-agent grade NN|--all [--json] [--root DIR]   grade exercises/NN_*.py of this folder
+    mini-agent make-exercises [--check] [--force]  (maintainers) exercises/ from solutions/
     mini-agent sessions              list logged sessions
     mini-agent record-outputs [NB...]             record notebooks' checked outputs
 
@@ -25,9 +25,11 @@ import json
 import shutil
 import sys
 from pathlib import Path
-from typing import Any, Callable, Sequence, TextIO
+from typing import Any, Callable, NoReturn, Sequence, TextIO
 
 from . import config
+from .grading.grader import IMPLEMENTATIONS
+from .grading.registry import DEFAULT_TIME_LIMIT_SECONDS
 from .loop import Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped, TurnStart
 
 SESSIONS_DIR = "sessions"
@@ -199,36 +201,6 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             shutil.rmtree(workspace if args.workspace else workspace.parent, ignore_errors=True)
 
 
-def cmd_make_exercises(args: argparse.Namespace, out: TextIO) -> int:
-    """Create missing exercise files; overwrite edited ones only with ``--force``.
-
-    Returns 0 (edited files kept untouched is the normal case for a learner); with
-    ``--check``, 1 when exercises/ differs from what solutions/ would generate.
-    """
-    from .grading import make_exercises
-    if args.check:
-        changed = make_exercises(check=True)
-        for path in changed:
-            print(f"out of date: {path}", file=out)
-        if not changed:
-            print("exercises/ is in sync with solutions/", file=out)
-        return 1 if changed else 0
-    written = make_exercises(force=args.force)
-    kept = make_exercises(check=True)
-    for path in written:
-        print(f"wrote {path}", file=out)
-    for path in kept:
-        print(f"kept {path}: it differs from the stub solutions/ would generate "
-              "(your edits?)", file=out)
-    if kept:
-        print("nothing edited was overwritten; `mini-agent make-exercises --force` overwrites "
-              "these files and DISCARDS your edits in them", file=out)
-        return 0
-    if not written:
-        print("exercises/ is in sync with solutions/", file=out)
-    return 0
-
-
 def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
     """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent."""
     show = event_printer(out)
@@ -318,10 +290,23 @@ def _start_repl(args: argparse.Namespace, workspace: Path, *, out: TextIO,
     return repl(agent, out=out, read=read)
 
 
+class UsageError(Exception):
+    """A command line argparse refused; :func:`main` reports it and returns 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, except that a usage error raises :class:`UsageError` instead of exiting, so
+    ``grade --json`` can still print its one JSON document."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (subcommands as in the module docstring)."""
     summary = __doc__.splitlines()[0].replace("``", "")  # plain text in a terminal
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="mini-agent", description=f"{summary} Without a COMMAND: the REPL (/stats, "
                                        "/history, /quit).")
     parser.add_argument("--resume", metavar="ID",
@@ -368,15 +353,28 @@ def build_parser() -> argparse.ArgumentParser:
                           help="processes on this machine (default: %(default)s)")
     evaluate.add_argument("--scheduler", metavar="ADDRESS",
                           help="run on a Dask cluster (tcp://host:8786)")
-    grade = command("grade", "grade your exercises/NN_*.py and print a scorecard")
-    grade.add_argument("exercise", help="exercise id: 3, 03 or 03_masking")
+    grade = command("grade", "grade exercises/NN_*.py of the folder you work in and print a "
+                             "scorecard (exit 0 at full marks, 1 below, 2 for a usage error)")
+    grade.add_argument("exercise", nargs="?", help="exercise id: 3, 03 or 03_masking")
+    grade.add_argument("--all", action="store_true", help="grade every exercise in one call")
     grade.add_argument("--json", action="store_true",
-                       help='print {"exercise", "score", "total", "checks"} as JSON (for an LMS)')
-    make = command("make-exercises", "create missing exercises/ stubs from solutions/ (edited "
-                                     "files are kept unless --force)")
+                       help="print one JSON document (a scorecard, all of them, or an error)")
+    grade.add_argument("--root", metavar="DIR",
+                       help="the folder holding exercises/ (default: the current folder or "
+                            "the nearest one above it that has exercises/)")
+    grade.add_argument("--time-limit", type=float, metavar="SECONDS",
+                       default=DEFAULT_TIME_LIMIT_SECONDS,
+                       help="time limit of each check (default: %(default)g s)")
+    grade.add_argument("--implementation", choices=IMPLEMENTATIONS, default="exercises",
+                       help="what to grade: your exercises/ (default), the reference "
+                            "solutions/, or the kit's own package")
+    make = command("make-exercises", "(maintainers) create missing exercises/ stubs from "
+                                     "solutions/; edited files are kept unless --force")
     make.add_argument("--check", action="store_true", help="only report drift (exit 1)")
     make.add_argument("--force", action="store_true",
                       help="also overwrite exercise files that differ (discards your edits)")
+    make.add_argument("--root", metavar="DIR",
+                      help="the folder holding solutions/ (default: found from here)")
     sessions = command("sessions", "list logged sessions")
     sessions.add_argument("--sessions-dir", metavar="DIR", default=argparse.SUPPRESS,
                           help=sessions_dir_help)
@@ -391,7 +389,15 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          read: Callable[[str], str] = input) -> int:
     """Entry point of ``mini-agent``; returns the exit code (0 ok, 1 drift, 2 usage error)."""
     out = out or sys.stdout
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        args = build_parser().parse_args(argv)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        if "grade" in argv and "--json" in argv:  # one JSON document, errors included
+            from .grading.command import error_document
+            print(json.dumps(error_document(str(exc)), indent=1), file=out)
+        return 2
     if args.command == "demo":
         return cmd_demo(args, out)
     if args.command == "analyze":
@@ -406,9 +412,12 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
                              scheduler=args.scheduler)
     if args.command == "grade":
         from .grading import main_grade
-        return main_grade(args.exercise, as_json=args.json)
+        return main_grade(args.exercise, all_exercises=args.all, as_json=args.json,
+                          implementation=args.implementation, root=args.root,
+                          time_limit_seconds=args.time_limit, out=out)
     if args.command == "make-exercises":
-        return cmd_make_exercises(args, out)
+        from .grading import main_make_exercises
+        return main_make_exercises(check=args.check, force=args.force, root=args.root, out=out)
     if args.command == "record-outputs":
         from .notebook_outputs import main_record
         return main_record(args.notebooks)

@@ -171,22 +171,27 @@ class MaskingExplorer:
 
 
 def scorecard_html(card: Scorecard) -> str:
-    """Render a Scorecard as an HTML table: one row per check (pass/fail, points, hint).
+    """Render a Scorecard as HTML: a title naming the file graded and the kit version, an
+    import error (once) if the file does not import, then one row per check (pass/fail,
+    points, hint and what came back).
 
-    Hints and failure details are HTML-escaped. Returns a str.
+    Hints, paths and failure details are HTML-escaped. Returns a str.
     """
     rows = []
     for c in card.checks:
         mark = ("<span style='color:#2b8a3e'>&#10004;</span>" if c.passed
                 else "<span style='color:#c92a2a'>&#10008;</span>")
-        note = "" if c.passed else html.escape(c.hint)
-        if not c.passed and c.detail:
+        note = "" if c.passed or card.error else html.escape(c.hint)
+        if not c.passed and c.detail and not card.error:
             note += f"<br><small><code>{html.escape(c.detail)}</code></small>"
         rows.append(f"<tr><td>{mark}</td><td><code>{html.escape(c.name)}</code></td>"
                     f"<td>{c.points}/{c.max_points}</td><td>{note}</td></tr>")
+    error = (f"<pre style='color:#c92a2a'>{html.escape(card.error)}</pre>" if card.error
+             else "")
     return (f"<h4>Exercise {html.escape(card.exercise)}: {card.score}/{card.total} points "
-            f"<small>({html.escape(card.implementation)})</small></h4>"
-            "<table><tr><th></th><th>check</th><th>points</th><th>hint</th></tr>"
+            f"<small>(<code>{html.escape(card.path or card.implementation)}</code>, "
+            f"mini-agent {html.escape(card.kit_version)})</small></h4>" + error
+            + "<table><tr><th></th><th>check</th><th>points</th><th>hint</th></tr>"
             + "".join(rows) + "</table>")
 
 
@@ -194,5 +199,5 @@ def scorecard_widget(card: Scorecard) -> widgets.VBox:
     """The scorecard as a widget: a progress bar of points and the HTML table."""
     bar = widgets.IntProgress(value=card.score, min=0, max=max(card.total, 1),
                               description=f"{card.score}/{card.total}",
-                              bar_style="success" if card.score == card.total else "warning")
+                              bar_style="success" if card.full_marks else "warning")
     return widgets.VBox([bar, widgets.HTML(scorecard_html(card))])

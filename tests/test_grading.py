@@ -1,87 +1,64 @@
-"""Tests for mini_agent.grading, and proof that exercise 03's checks catch the wrong answers."""
+"""Tests for mini_agent.grading: grading follows the learner's folder, never hangs, reports once.
+
+The exercise graded here is 03 (masking) in a temporary copy of the repository's folder: its
+``exercises/`` holds the reference answer, changed per test (an endless loop, a syntax error).
+"""
 
 from __future__ import annotations
 
 import asyncio
-import copy
+import csv
+import io
 import json
-import math
+import shutil
+import tomllib
 import types
+from importlib import resources
+from pathlib import Path
 
 import pytest
 
-from mini_agent import grading
+import mini_agent
+from mini_agent import cli
 from mini_agent.grading import (
-    CheckResult, Scorecard, check, collect_checks, find_file, grade, load_module, main_grade,
-    make_exercises, make_stub, run_checks)
+    CheckResult, Scorecard, check, checks_module, collect_checks, exercise_ids, find_file,
+    find_root, grade, grade_all, main_grade, normalize_exercise, run_checks)
+from mini_agent.grading.registry import CHECKS_PACKAGE
+from mini_agent.grading.runner import names_used
 
-# --------------------------------------------------------------------------- make_stub
-
-
-def test_make_stub_numbers_regions_and_keeps_indentation():
-    source = ('def f(x):\n    """Doc."""\n    # BEGIN SOLUTION\n    y = x + 1\n    return y\n'
-              "    # END SOLUTION\n\n\nclass A:\n    def g(self):\n        # BEGIN SOLUTION\n"
-              "        return 2\n        # END SOLUTION\n")
-    assert make_stub(source, "07") == (
-        'def f(x):\n    """Doc."""\n    raise NotImplementedError("Exercise 07.1")\n\n\n'
-        'class A:\n    def g(self):\n        raise NotImplementedError("Exercise 07.2")\n')
+REPO = Path(__file__).resolve().parent.parent
+SOLUTION_03 = (REPO / "solutions" / "03_masking.py").read_text(encoding="utf-8")
+SHOULD_MASK = "def should_mask(messages: list[dict], threshold_tokens: int = 8_000) -> bool:\n"
 
 
-def test_make_stub_without_markers_is_identity():
-    assert make_stub("x = 1\n", "03") == "x = 1\n"
+@pytest.fixture
+def copy(tmp_path, monkeypatch):
+    """A learner's copy of the kit's exercises/ with 03 answered (the reference answer);
+    the current directory is a sub-folder of it, as a notebook kernel's would be."""
+    shutil.copytree(REPO / "exercises", tmp_path / "exercises")
+    (tmp_path / "exercises" / "03_masking.py").write_text(SOLUTION_03, encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    monkeypatch.chdir(tmp_path / "notebooks")
+    return tmp_path
 
 
-@pytest.mark.parametrize("source, message", [
-    ("# BEGIN SOLUTION\n# BEGIN SOLUTION\n# END SOLUTION\n", "line 2: nested"),
-    ("x = 1\n# END SOLUTION\n", "line 2: # END SOLUTION without"),
-    ("def f():\n    # BEGIN SOLUTION\n    return 1\n", "without # END SOLUTION"),
-])
-def test_make_stub_marker_errors(source, message):
-    with pytest.raises(ValueError, match=message):
-        make_stub(source, "03")
-
-
-def test_make_exercises_writes_then_reports_drift(tmp_path):
-    (tmp_path / "solutions").mkdir()
-    (tmp_path / "solutions" / "42_demo.py").write_text(
-        "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n")
-    assert make_exercises(root=tmp_path, check=True) == ["exercises/42_demo.py"]
-    assert not (tmp_path / "exercises").exists()  # check only compares
-    assert make_exercises(root=tmp_path) == ["exercises/42_demo.py"]
-    text = (tmp_path / "exercises" / "42_demo.py").read_text()
-    assert text.endswith('def f():\n    raise NotImplementedError("Exercise 42.1")\n')
-    assert text.startswith("# Generated from solutions/42_demo.py")
-    assert make_exercises(root=tmp_path, check=True) == []
-    (tmp_path / "exercises" / "42_demo.py").write_text(text + "# edited\n")
-    assert make_exercises(root=tmp_path, check=True) == ["exercises/42_demo.py"]
-
-
-def test_make_exercises_keeps_edited_files_unless_forced(tmp_path):
-    (tmp_path / "solutions").mkdir()
-    for name in ("42_demo.py", "43_more.py"):
-        (tmp_path / "solutions" / name).write_text(
-            "def f():\n    # BEGIN SOLUTION\n    return 1\n    # END SOLUTION\n")
-    make_exercises(root=tmp_path)
-    edited = tmp_path / "exercises" / "42_demo.py"
-    stub = edited.read_text()
-    edited.write_text(stub.replace('raise NotImplementedError("Exercise 42.1")', "return 1"))
-    (tmp_path / "exercises" / "43_more.py").unlink()
-    assert make_exercises(root=tmp_path) == ["exercises/43_more.py"]  # missing: created
-    assert "return 1" in edited.read_text()  # the learner's work survives
-    assert make_exercises(root=tmp_path, check=True) == ["exercises/42_demo.py"]
-    assert make_exercises(root=tmp_path, force=True) == ["exercises/42_demo.py"]
-    assert edited.read_text() == stub
+def write_03(copy: Path, text: str) -> Path:
+    path = copy / "exercises" / "03_masking.py"
+    path.write_text(text, encoding="utf-8")
+    return path
 
 
 # --------------------------------------------------------------------------- checks and cards
 
 def test_check_decorator():
-    @check(points=3, hint="look left")
+    @check(points=3, hint="look left", time_limit_seconds=30)
     def check_x(impl):
         pass
-    assert check_x.grading == {"points": 3, "hint": "look left"}
+    assert check_x.grading == {"points": 3, "hint": "look left", "time_limit_seconds": 30}
     with pytest.raises(ValueError):
         check(points=0)
+    with pytest.raises(ValueError, match="time_limit_seconds must be positive"):
+        check(time_limit_seconds=0)
 
 
 def _checks_module():
@@ -113,12 +90,9 @@ def _checks_module():
 
 
 def _impl():
-    impl = types.SimpleNamespace(f=lambda: 1)
-
     def todo():
         raise NotImplementedError("Exercise 99.1")
-    impl.todo = todo
-    return impl
+    return types.SimpleNamespace(f=lambda: 1, todo=todo)
 
 
 def test_collect_checks_in_definition_order_marked_only():
@@ -128,217 +102,157 @@ def test_collect_checks_in_definition_order_marked_only():
 
 def test_run_checks_scorecard_and_json_shape():
     card = run_checks("99", _checks_module(), _impl(), implementation="fake")
-    assert (card.score, card.total) == (2, 8)
-    assert card.to_dict() == {"exercise": "99", "score": 2, "total": 8, "checks": [
-        {"name": "check_a_passes", "points": 2, "passed": True, "hint": ""},
-        {"name": "check_b_asserts", "points": 0, "passed": False, "hint": "h-assert"},
-        {"name": "check_c_todo", "points": 0, "passed": False, "hint": "h-todo"},
-        {"name": "check_d_crashes", "points": 0, "passed": False, "hint": "h-crash"}]}
-    assert json.loads(json.dumps(card.to_dict())) == card.to_dict()
+    assert (card.score, card.total, card.full_marks) == (2, 8, False)
+    data = card.to_dict()
+    assert {k: v for k, v in data.items() if k not in ("checks", "kit_version")} == {
+        "exercise": "99", "implementation": "fake", "path": "", "score": 2, "total": 8,
+        "error": ""}
+    assert data["kit_version"] == mini_agent.__version__
+    assert [(c["name"], c["points"], c["max_points"], c["passed"], c["hint"])
+            for c in data["checks"]] == [
+        ("check_a_passes", 2, 2, True, ""), ("check_b_asserts", 0, 1, False, "h-assert"),
+        ("check_c_todo", 0, 1, False, "h-todo"), ("check_d_crashes", 0, 4, False, "h-crash")]
+    assert all(set(c) == {"name", "points", "max_points", "passed", "hint", "detail",
+                          "seconds"} for c in data["checks"])
+    assert json.loads(json.dumps(data)) == data
     details = {c.name: c.detail for c in card.checks}
     assert details["check_b_asserts"] == "f() should be 2"
     assert details["check_c_todo"] == "not implemented yet (Exercise 99.1)"
     assert details["check_d_crashes"].startswith("AttributeError")
     text = card.to_text()
-    assert text.splitlines()[0] == "Exercise 99 (fake)"
+    assert text.splitlines()[0] == f"Exercise 99: fake (mini-agent {mini_agent.__version__})"
     assert "[PASS] check_a_passes" in text and "hint: h-crash" in text
     assert text.splitlines()[-1] == "  score: 2/8"
 
 
-def test_scorecard_empty():
+def test_scorecard_empty_is_not_full_marks():
     card = Scorecard("01", "x", [])
-    assert (card.score, card.total, card.to_dict()["checks"]) == (0, 0, [])
+    assert (card.score, card.total, card.to_dict()["checks"], card.full_marks) == (0, 0, [], False)
     assert CheckResult("c", 1, 1, True).hint == ""
 
 
-def _tiny_repo(tmp_path, exercise_source: str):
-    (tmp_path / "tests" / "exercises").mkdir(parents=True)
-    (tmp_path / "tests" / "exercises" / "checks_98_tiny.py").write_text(
-        "from mini_agent.grading import check\n\n"
-        "@check(points=2, hint='return 1')\n"
-        "def check_one(impl):\n    assert impl.f() == 1\n")
-    for folder, body in (("solutions", "def f():\n    return 1\n"),
-                         ("exercises", exercise_source)):
-        (tmp_path / folder).mkdir()
-        (tmp_path / folder / "98_tiny.py").write_text(body)
-    return tmp_path
+def test_names_used_lists_the_implementation_names_a_check_calls():
+    def check_x(impl):
+        impl.drain_ready()
+        assert [x for x in (lambda: impl.drain_all())()]
+    assert names_used(check_x, {"drain_all", "drain_ready", "add"}) == [
+        "drain_ready", "drain_all"]
 
 
-def test_grade_on_a_repository(tmp_path):
-    root = _tiny_repo(tmp_path, "def f():\n    return 0\n")
-    assert grade("98", implementation="solutions", root=root).score == 2
-    card = grade("98", root=root)
-    assert (card.score, card.implementation) == (0, "exercises/98_tiny.py")
+# --------------------------------------------------------------------------- which files
+
+def test_checks_ship_inside_the_package():
+    files = {p.name for p in resources.files(CHECKS_PACKAGE).iterdir()}
+    assert {f"{name}.py" for name in
+            ("checks_01_streaming", "checks_03_masking", "checks_08_context_lifecycle")} <= files
+    assert checks_module("03").__name__ == f"{CHECKS_PACKAGE}.checks_03_masking"
+    assert Path(checks_module("03").__file__).parent == Path(mini_agent.__file__).parent / \
+        "grading" / "checks"
 
 
-def test_grade_a_file_that_does_not_import(tmp_path):
-    card = grade("98", root=_tiny_repo(tmp_path, "def f(:\n"))
-    assert card.score == 0 and card.total == 2
-    assert card.checks[0].detail.startswith("could not import 98_tiny.py: ")
-    assert "SyntaxError" in card.checks[0].detail
+def test_a_non_editable_install_includes_the_checks():
+    """pyproject's package discovery (what `pip install .` ships) finds the checks package."""
+    from setuptools import find_packages
+    config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    found = find_packages(where=REPO, **config["tool"]["setuptools"]["packages"]["find"])
+    assert {"mini_agent.grading", CHECKS_PACKAGE} <= set(found)
 
 
-def test_unknown_exercise(tmp_path):
-    with pytest.raises(FileNotFoundError, match="checks_77"):
-        grade("77", root=_tiny_repo(tmp_path, ""))
-    with pytest.raises(FileNotFoundError):
-        find_file("solutions", "77", root=tmp_path)
+def test_grading_follows_the_copy_from_a_sub_folder(copy):
+    card = grade("03")
+    assert card.path == str(copy / "exercises" / "03_masking.py")
+    assert card.full_marks and card.score == 20
+    assert card.to_text().splitlines()[0] == (
+        f"Exercise 03: {copy}/exercises/03_masking.py (mini-agent {mini_agent.__version__})")
+    assert find_root() == copy
 
 
-def test_main_grade_exit_codes_and_json(capsys):
-    assert main_grade("77") == 2
-    assert "mini-agent grade:" in capsys.readouterr().err
-    assert main_grade("03", as_json=True, implementation="solutions") == 0
-    card = json.loads(capsys.readouterr().out)
-    assert set(card) == {"exercise", "score", "total", "checks"}
-    assert card["exercise"] == "03" and card["score"] == card["total"] == 20
-    assert all(set(c) == {"name", "points", "passed", "hint"} for c in card["checks"])
-    assert main_grade("03", implementation="solutions") == 0
-    assert capsys.readouterr().out.rstrip().endswith("score: 20/20")
+def test_root_names_the_folder(copy, tmp_path_factory):
+    other = tmp_path_factory.mktemp("elsewhere")
+    shutil.copytree(REPO / "exercises", other / "exercises")  # untouched stubs
+    assert grade("03", root=other).score == 0
+    assert grade("03").score == 20  # the current folder's copy, not the other one
+    with pytest.raises(FileNotFoundError, match="no exercises/03_"):
+        grade("03", root=copy / "notebooks")
 
 
-def test_load_module_is_fresh_each_time(tmp_path):
-    path = tmp_path / "m.py"
-    path.write_text("state = []\n")
-    a, b = load_module(path), load_module(path)
-    a.state.append(1)
-    assert b.state == [] and a is not b
+def test_outside_any_copy_grading_says_where_it_looked(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"no exercises/ folder in .* or pass --root"):
+        grade("03")
+    assert main_grade("03") == 2
+    assert "no exercises/ folder" in capsys.readouterr().err
 
 
-# --------------------------------------------------------------------------- exercise 03 checks
-
-CHECKS_03 = load_module(find_file("tests/exercises", "checks_03"))
-ALL_03 = {fn.__name__ for fn in collect_checks(CHECKS_03)}
-MASKING_03 = {n for n in ALL_03 if not n.startswith(("check_approx", "check_should"))}
-
-
-def _positions(messages):
-    return [(i, j) for i, m in enumerate(messages)
-            if m["role"] == "user" and isinstance(m["content"], list)
-            for j, b in enumerate(m["content"]) if b["type"] == "tool_result"]
+def test_a_missing_exercise_file_says_how_to_create_it(copy):
+    (copy / "exercises" / "03_masking.py").unlink()
+    with pytest.raises(FileNotFoundError, match="`mini-agent make-exercises` creates"):
+        grade("03")
 
 
-def _text(block):
-    content = block.get("content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(p["text"] for p in content if p["type"] == "text")
+@pytest.mark.parametrize("written", ["3", "03", "03_masking", "03_masking.py", 3])
+def test_an_exercise_can_be_named_several_ways(written, copy, capsys):
+    assert normalize_exercise(written) == "03"
+    assert main_grade(str(written)) == 0
+    assert capsys.readouterr().out.startswith(f"Exercise 03: {copy}/exercises/03_masking.py")
 
 
-def _ph(n):
-    return f"[observation masked — {n} lines omitted]"
+@pytest.mark.parametrize("written, why", [
+    ("99", "(no checks for exercise 99)"),
+    ("03_wrong", "(exercise 03 is 03_masking)"),
+    ("masking", ""),
+])
+def test_an_unknown_exercise_lists_the_valid_ids_and_exits_2(written, why, capsys):
+    assert main_grade(written) == 2
+    err = capsys.readouterr().err
+    valid = ", ".join(exercise_ids())
+    assert valid.startswith("01, 02, 03, 04, 05, 06, 07, 08")
+    assert err == f"mini-agent grade: unknown exercise {written!r}{' ' + why if why else ''}; " \
+                  f"valid ids: {valid}\n"
 
 
-def masker(*, select=lambda pos, keep: pos[:max(0, len(pos) - keep)], raises=True,
-           lines=lambda text: text.count("\n") + 1, mutate=False,
-           rebuild=lambda block, ph: {**block, "content": ph},
-           mask_user_text=False, mask_assistant_text=False):
-    """A mask_old_observations with one knob turned to a typical wrong answer."""
-    def mask_old_observations(messages, keep=4):
-        if raises and keep < 0:
-            raise ValueError("keep < 0")
-        out = messages if mutate else copy.deepcopy(messages)
-        for i, j in select(_positions(messages), keep):
-            block = messages[i]["content"][j]
-            out[i]["content"][j] = rebuild(block, _ph(lines(_text(block))))
-            if mask_user_text:
-                out[i]["content"] = [
-                    {"type": "text", "text": _ph(lines(b["text"]))} if b["type"] == "text" else b
-                    for b in out[i]["content"]]
-            if mask_assistant_text:
-                out[i - 1]["content"] = [
-                    {"type": "text", "text": _ph(lines(b["text"]))} if b["type"] == "text" else b
-                    for b in out[i - 1]["content"]]
-        return out
-    return mask_old_observations
+# --------------------------------------------------------------------------- never hang
+
+def test_an_endless_loop_costs_that_check_only(copy):
+    write_03(copy, SOLUTION_03.replace(SHOULD_MASK, SHOULD_MASK + "    while True:\n"
+                                                                  "        pass\n"))
+    card = grade("03", time_limit_seconds=2)
+    failed = [c for c in card.checks if not c.passed]
+    assert [c.name for c in failed] == ["check_should_mask_threshold"]
+    assert failed[0].detail.startswith(
+        "timed out after 2 s: look for an endless loop in should_mask (03_masking.py, line ")
+    assert failed[0].seconds >= 2
+    assert card.score == 19 and card.total == 20
 
 
-WRONG_MASKERS = {
-    "masks the newest": (masker(select=lambda pos, keep: pos[keep:]),
-                         {"check_masks_oldest_keeps_newest"}),
-    "mutates the input": (masker(mutate=True), {"check_does_not_mutate_input"}),
-    "changes tool_use_id": (masker(rebuild=lambda b, ph: {**b, "tool_use_id": "masked",
-                                                          "content": ph}),
-                            {"check_keeps_tool_use_id", "check_view_is_valid"}),
-    "counts newlines, not lines": (masker(lines=lambda text: text.count("\n")),
-                                   {"check_placeholder_line_count", "check_list_content"}),
-    "counts characters": (masker(lines=len),
-                          {"check_placeholder_line_count", "check_list_content"}),
-    "masks user text": (masker(mask_user_text=True), {"check_user_text_untouched"}),
-    "masks assistant text": (masker(mask_assistant_text=True), {"check_assistant_untouched"}),
-    "drops is_error": (masker(rebuild=lambda b, ph: {"type": "tool_result",
-                                                      "tool_use_id": b["tool_use_id"],
-                                                      "content": ph}),
-                       {"check_keeps_is_error"}),
-    "keep=0 masks nothing": (masker(select=lambda pos, keep: pos[:-keep]),
-                             {"check_keep_zero_masks_all"}),
-    "keep beyond count wraps": (masker(select=lambda pos, keep: pos[:len(pos) - keep]),
-                                {"check_keep_beyond_count"}),
-    "negative keep accepted": (masker(raises=False), {"check_negative_keep_raises"}),
-    "returns the input": (lambda messages, keep=4: list(messages),
-                          MASKING_03 - {"check_keep_beyond_count"}),
-}
+def test_a_check_after_a_timeout_runs_in_a_new_worker(copy):
+    # approx_tokens loops: its two checks time out, and the 13 masking checks after them pass
+    approx = "def approx_tokens(messages: list[dict]) -> int:\n"
+    write_03(copy, SOLUTION_03.replace(approx, approx + "    while True:\n        pass\n"))
+    card = grade("03", time_limit_seconds=1)
+    timed_out = [c.name for c in card.checks if c.detail.startswith("timed out after 1 s")]
+    assert timed_out == ["check_approx_tokens_text", "check_approx_tokens_tool_blocks",
+                         "check_should_mask_threshold"]
+    assert card.score == 20 - 1 - 2 - 1
 
 
-def _failed(impl):
-    card = run_checks("03", CHECKS_03, impl)
-    return {c.name for c in card.checks if not c.passed}
+def test_a_module_level_endless_loop_is_reported_once(copy):
+    path = write_03(copy, SOLUTION_03 + "\nwhile True:\n    pass\n")
+    card = grade("03", time_limit_seconds=1)
+    assert card.error.startswith(f"could not import {path}: timed out after 1 s: look for an "
+                                 "endless loop in <module> (03_masking.py, line ")
+    assert card.score == 0 and len(card.checks) == 15
 
 
-@pytest.fixture
-def solution_03():
-    return load_module(find_file("solutions", "03"))
-
-
-def test_the_reference_masker_passes(solution_03):
-    solution_03.mask_old_observations = masker()
-    assert _failed(solution_03) == set()
-
-
-@pytest.mark.parametrize("name", sorted(WRONG_MASKERS))
-def test_each_wrong_masker_fails_exactly_its_checks(name, solution_03):
-    wrong, expected = WRONG_MASKERS[name]
-    solution_03.mask_old_observations = wrong
-    assert _failed(solution_03) == expected
-
-
-def _approx(messages, *, overhead=20, rounding=math.ceil):
-    chars = 0
-    for m in messages:
-        for b in ([{"type": "text", "text": m["content"]}] if isinstance(m["content"], str)
-                  else m["content"]):
-            if b["type"] == "text":
-                chars += len(b["text"])
-            elif b["type"] == "tool_use":
-                chars += len(json.dumps(b["input"])) + len(b["name"]) + overhead
-            elif b["type"] == "tool_result":
-                chars += len(_text(b))
-    return rounding(chars / 4)
-
-
-def test_wrong_estimates_and_trigger_fail_their_checks(solution_03, monkeypatch):
-    reference = solution_03.approx_tokens
-    monkeypatch.setattr(solution_03, "approx_tokens", _approx)
-    assert _failed(solution_03) == set()
-    monkeypatch.setattr(solution_03, "approx_tokens", lambda m: _approx(m, overhead=0))
-    assert _failed(solution_03) == {"check_approx_tokens_tool_blocks"}
-    monkeypatch.setattr(solution_03, "approx_tokens", lambda m: _approx(m, rounding=math.floor))
-    assert _failed(solution_03) == {"check_approx_tokens_text", "check_approx_tokens_tool_blocks"}
-    monkeypatch.setattr(solution_03, "approx_tokens", reference)
-    monkeypatch.setattr(solution_03, "should_mask",
-                        lambda messages, threshold_tokens=8_000:
-                        reference(messages) >= threshold_tokens)
-    assert _failed(solution_03) == {"check_should_mask_threshold"}
-
-
-def test_the_kit_masker_passes_the_exercise_checks(solution_03):
-    from mini_agent.masking import mask_old_observations
-    solution_03.mask_old_observations = mask_old_observations
-    assert _failed(solution_03) == set()
-
-
-def test_grading_module_paths():
-    assert grading.REPO_ROOT == find_file("solutions", "03").parent.parent
+def test_a_process_exit_in_one_function_costs_that_check_only(copy):
+    write_03(copy, SOLUTION_03.replace(SHOULD_MASK, SHOULD_MASK + "    import os\n"
+                                                                  "    os._exit(3)\n"))
+    card = grade("03")
+    failed = [c for c in card.checks if not c.passed]
+    assert [c.name for c in failed] == ["check_should_mask_threshold"]
+    assert failed[0].detail.startswith("the grading process ended while this check ran "
+                                       "(exit code 3)")
+    assert card.score == 19
 
 
 @pytest.mark.parametrize("exercise", ["02", "06"])
@@ -346,55 +260,124 @@ def test_grading_inside_a_running_event_loop_gives_full_marks(exercise):
     """A notebook cell runs inside an asyncio loop; async checks must still pass there."""
     async def grade_in_a_cell():
         asyncio.get_running_loop()  # as in Jupyter: a loop runs in this thread
-        return grade(exercise, implementation="solutions")
+        return grade(exercise, implementation="solutions", root=REPO)
     card = asyncio.run(grade_in_a_cell())
     failed = [f"{c.name}: {c.detail}" for c in card.checks if not c.passed]
-    assert not failed and card.score == card.total > 0, failed
+    assert not failed and card.full_marks, failed
 
 
-@pytest.mark.parametrize("name", sorted(WRONG_MASKERS))
-def test_failed_03_checks_say_what_was_expected_and_what_came_back(name, solution_03):
-    solution_03.mask_old_observations = WRONG_MASKERS[name][0]
-    failed = [c for c in run_checks("03", CHECKS_03, solution_03).checks if not c.passed]
-    assert failed
-    for c in failed:
-        if c.detail.startswith("mini_agent.messages.MessageValidationError"):
-            continue  # the validator names the broken rule and the message index
-        assert "expected" in c.detail and "got" in c.detail, (c.name, c.detail)
+# --------------------------------------------------------------------------- report once
+
+def test_a_file_that_does_not_parse_is_reported_once_with_its_line(copy):
+    path = write_03(copy, SOLUTION_03 + "\ndef broken(:\n    pass\n")
+    line = len(SOLUTION_03.splitlines()) + 2
+    card = grade("03")
+    assert card.error == (f"could not import {path}, line {line}: SyntaxError: invalid syntax\n"
+                          "    def broken(:")
+    assert card.score == 0 and card.total == 20 and len(card.checks) == 15
+    assert {c.detail for c in card.checks} == {"not run: the file does not import"}
+    text = card.to_text()
+    assert text.count("SyntaxError") == 1 and "hint:" not in text
+    assert text.splitlines()[1] == f"  could not import {path}, line {line}: SyntaxError: " \
+                                   "invalid syntax"
 
 
-def test_keep_zero_failure_points_at_the_negative_slice_pitfall(solution_03):
-    solution_03.mask_old_observations = WRONG_MASKERS["keep=0 masks nothing"][0]
-    card = run_checks("03", CHECKS_03, solution_03)
-    (failed,) = [c for c in card.checks if not c.passed]
-    assert failed.detail == "3 results, keep=0: masked results: expected 3, got 0"
-    assert "positions[:-keep]" in failed.hint and "negative-slice" in failed.hint
-    assert "got:  3 results, keep=0: masked results: expected 3, got 0" in card.to_text()
+def test_an_error_raised_on_import_names_the_line_of_the_file(copy):
+    path = write_03(copy, SOLUTION_03 + "\nLIMIT = undefined_name + 1\n")
+    card = grade("03")
+    line = len(SOLUTION_03.splitlines()) + 2
+    assert card.error == (f"could not import {path}, line {line}: NameError: name "
+                          "'undefined_name' is not defined\n    LIMIT = undefined_name + 1")
 
 
-@pytest.mark.parametrize("written", ["3", "03", "03_masking", "03_masking.py", 3])
-def test_an_exercise_can_be_named_several_ways(written, capsys):
-    assert grading.normalize_exercise(written) == "03"
-    assert main_grade(str(written), implementation="solutions") == 0
-    assert capsys.readouterr().out.startswith("Exercise 03 (solutions/03_masking.py)")
+# --------------------------------------------------------------------------- the command
+
+def run_cli(*argv: str) -> tuple[int, str]:
+    out = io.StringIO()
+    return cli.main(["grade", *argv], out=out), out.getvalue()
 
 
-@pytest.mark.parametrize("written, why", [
-    ("99", "(no tests/exercises/checks_99_*.py)"),
-    ("03_wrong", "(exercise 03 is 03_masking)"),
-    ("masking", ""),
-])
-def test_an_unknown_exercise_lists_the_valid_ids_and_exits_2(written, why, capsys):
-    assert main_grade(written) == 2
-    err = capsys.readouterr().err
-    valid = ", ".join(grading.exercise_ids())
-    assert valid.startswith("01, 02, 03, 04, 05, 06, 07, 08")  # from checks_NN_*.py
-    assert err == f"mini-agent grade: unknown exercise {written!r}{' ' + why if why else ''}; " \
-                  f"valid ids: {valid}\n"
+def test_exit_codes(copy):
+    assert run_cli("03")[0] == 0  # full marks
+    write_03(copy, SOLUTION_03.replace("return approx_tokens(messages) > threshold_tokens",
+                                       "return approx_tokens(messages) >= threshold_tokens"))
+    assert run_cli("03")[0] == 1  # below full marks
+    write_03(copy, "def broken(:\n")
+    assert run_cli("03")[0] == 1  # does not import
+    assert run_cli("77")[0] == 2 and run_cli()[0] == 2 and run_cli("03", "--all")[0] == 2
+    assert run_cli("03", "--no-such-option")[0] == 2
 
 
-def test_a_missing_exercise_file_says_how_to_create_it(tmp_path):
-    root = _tiny_repo(tmp_path, "")
-    (root / "exercises" / "98_tiny.py").unlink()
-    with pytest.raises(FileNotFoundError, match="`mini-agent make-exercises` creates"):
-        grade("98", root=root)
+def test_json_is_one_document_on_stdout_whatever_happens(copy, capsys):
+    write_03(copy, SOLUTION_03.replace(SHOULD_MASK, SHOULD_MASK + '    print("hi from a check")\n')
+             + 'print("hello from import")\n')
+    code, out = run_cli("03", "--json")
+    card = json.loads(out)
+    assert code == 0 and card["score"] == card["total"] == 20
+    assert card["path"] == str(copy / "exercises" / "03_masking.py")
+    assert card["kit_version"] == mini_agent.__version__ and card["error"] == ""
+    assert all(set(c) >= {"name", "points", "passed", "hint", "detail", "seconds"}
+               for c in card["checks"])
+    for argv, message in ((["77"], "unknown exercise '77'"),
+                          ([], "give one exercise id"),
+                          (["03", "--bogus"], "unrecognized arguments: --bogus"),
+                          (["03", "--time-limit", "0"], "the time limit must be positive"),
+                          (["03", "--root", str(copy / "notebooks")], "no exercises/03_")):
+        code, out = run_cli(*argv, "--json")
+        document = json.loads(out)  # exactly one JSON document, even for a usage error
+        assert code == 2 and message in document["error"], (argv, document)
+        assert (document["score"], document["total"], document["checks"]) == (0, 0, [])
+    capsys.readouterr()
+    write_03(copy, "def broken(:\n")
+    code, out = run_cli("3", "--json")
+    card = json.loads(out)
+    assert code == 1 and card["error"].startswith("could not import") and card["total"] == 20
+
+
+def test_all_grades_every_exercise_in_one_call(copy):
+    shutil.copy(REPO / "solutions" / "07_sessions.py", copy / "exercises" / "07_sessions.py")
+    (copy / "exercises" / "08_context_lifecycle.py").unlink()
+    code, out = run_cli("--all", "--json")
+    room = json.loads(out)
+    assert code == 1
+    assert [card["exercise"] for card in room["exercises"]] == exercise_ids()
+    scores = {card["exercise"]: (card["score"], card["total"]) for card in room["exercises"]}
+    assert scores["03"] == (20, 20) and scores["07"][0] == scores["07"][1] > 0
+    assert scores["01"][0] == 0  # an untouched stub
+    missing = room["exercises"][exercise_ids().index("08")]
+    assert "no exercises/08_" in missing["error"] and missing["total"] > 0
+    assert room["score"] == sum(s for s, _ in scores.values()) == 20 + scores["07"][0]
+    assert room["total"] == sum(t for _, t in scores.values())
+    assert room["root"] == str(copy)
+    code, text = run_cli("--all")
+    assert code == 1 and text.splitlines()[-1] == f"  total: {room['score']}/{room['total']}"
+
+
+def test_all_at_full_marks_exits_0(copy):
+    for exercise in exercise_ids():
+        solution = find_file("solutions", exercise, root=REPO)
+        shutil.copy(solution, copy / "exercises" / solution.name)
+    room = grade_all()
+    assert room.full_marks and room.score == room.total > 0
+    assert run_cli("--all")[0] == 0
+
+
+def test_the_class_results_recipe_in_the_docs_builds_the_csv(copy, tmp_path_factory,
+                                                            monkeypatch):
+    """docs/grading.md's merge script, run on two students' JSON files (one could not grade)."""
+    room = tmp_path_factory.mktemp("room")
+    (room / "results").mkdir()
+    code, out = run_cli("--all", "--json")
+    (room / "results" / "ana.json").write_text(out, encoding="utf-8")
+    code, out = run_cli("--all", "--json", "--root", str(room))  # no exercises/ there
+    (room / "results" / "ben.json").write_text(out, encoding="utf-8")
+    doc = (REPO / "docs" / "grading.md").read_text(encoding="utf-8")
+    script = doc.split("```python\n")[1].split("```")[0]
+    monkeypatch.chdir(room)
+    exec(compile(script, "docs/grading.md", "exec"), {"__name__": "recipe"})  # writes class.csv
+    with open("class.csv", encoding="utf-8") as file:
+        rows = list(csv.DictReader(file))
+    assert [row["student"] for row in rows] == ["ana", "ben"]
+    assert rows[0]["03"] == "20" and rows[0]["01"] == "0" and rows[0]["error"] == ""
+    assert rows[0]["score"] == "20" and int(rows[0]["total"]) > 20
+    assert rows[1]["score"] == "0" and "no exercises/" in rows[1]["error"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent.grading import find_file, load_module, run_checks
+from mini_agent.grading import checks_module, load_module, run_checks
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 FILES = sorted(MUTANTS.glob("[0-9][0-9]/*.py"))
@@ -22,8 +22,8 @@ PACKAGE_MODULES = {"11": "mini_agent.core.retention"}
 
 def _card(path: Path):
     exercise = path.parent.name
-    checks = load_module(find_file("tests/exercises", f"checks_{exercise}"))
-    return run_checks(exercise, checks, load_module(path), implementation=path.stem)
+    return run_checks(exercise, checks_module(exercise), load_module(path),
+                      implementation=path.stem)
 
 
 @pytest.mark.parametrize("path", [p for p in FILES if p.name.startswith("mutant_")],
@@ -54,8 +54,7 @@ def test_each_exercise_has_ten_mutants_two_alternatives_and_prints_its_kill_rate
 @pytest.mark.parametrize("exercise", sorted(PACKAGE_MODULES))
 def test_checks_pass_on_the_package(exercise):
     import importlib
-    checks = load_module(find_file("tests/exercises", f"checks_{exercise}"))
-    card = run_checks(exercise, checks, importlib.import_module(PACKAGE_MODULES[exercise]),
-                      implementation="package")
+    card = run_checks(exercise, checks_module(exercise),
+                      importlib.import_module(PACKAGE_MODULES[exercise]), implementation="package")
     failed = [f"{c.name}: {c.detail}" for c in card.checks if not c.passed]
     assert not failed, "\n".join(failed)

@@ -1,0 +1,146 @@
+"""Grade the learner's files: find the folder they work in, run its exercise's checks.
+
+Grading follows the learner's files, never the install: ``grade("03")`` grades
+``exercises/03_*.py`` of the folder holding the current directory (walking up to the first
+folder with an ``exercises/`` folder; a notebook kernel's current directory is the notebook's
+folder), or of ``root``. The checks come from the installed package. Each check runs in a
+worker process under a time limit (:mod:`.supervisor`).
+
+IO: reads the folder, starts worker processes.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .registry import (
+    DEFAULT_TIME_LIMIT_SECONDS, checks_module, collect_checks, exercise_ids, normalize_exercise)
+from .scorecard import Scorecard, Scorecards
+from .supervisor import run_in_worker
+
+IMPLEMENTATIONS = ("exercises", "solutions", "package")
+"""What can be graded: the learner's ``exercises/``, the reference ``solutions/``, or the
+``mini_agent`` package itself (its public names, ``from mini_agent import ...``)."""
+
+
+def find_root(start: Path | str | None = None, folder: str = "exercises") -> Path:
+    """Return the folder that holds ``folder/``: ``start`` or the nearest folder above it.
+
+    Args:
+        start: where to begin (default: the current directory).
+        folder: the sub-folder to look for ("exercises" or "solutions").
+    Returns:
+        An absolute path.
+    Raises:
+        FileNotFoundError: no such folder up to the file system's root; the message says
+            to run inside the copy of the kit or to pass ``--root``.
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for candidate in (here, *here.parents):
+        if (candidate / folder).is_dir():
+            return candidate
+    raise FileNotFoundError(f"no {folder}/ folder in {here} or any folder above it: run this "
+                            "inside your copy of the kit, or pass --root DIR")
+
+
+def find_file(folder: str, exercise: str, *, root: Path) -> Path:
+    """Return ``<root>/<folder>/<exercise>_*.py`` (absolute).
+
+    Raises:
+        FileNotFoundError: no such file (for ``exercises``, the message says how to create it).
+    """
+    matches = sorted((Path(root) / folder).glob(f"{exercise}_*.py"))
+    if not matches:
+        how = ("; `mini-agent make-exercises` creates the missing exercise files"
+               if folder == "exercises" else "")
+        raise FileNotFoundError(f"no {folder}/{exercise}_*.py under {root}{how}")
+    return matches[0].resolve()
+
+
+def resolve_root(implementation: str, root: Path | str | None) -> Path | None:
+    """The folder to grade for ``implementation`` (None for the package).
+
+    Raises:
+        ValueError: an unknown implementation.
+        FileNotFoundError: no folder found (see :func:`find_root`).
+    """
+    if implementation not in IMPLEMENTATIONS:
+        raise ValueError(f"implementation must be one of {', '.join(IMPLEMENTATIONS)}, "
+                         f"got {implementation!r}")
+    if implementation == "package":
+        return None
+    return Path(root).resolve() if root is not None else find_root(folder=implementation)
+
+
+def grade(exercise: str | int, *, implementation: str = "exercises",
+          root: Path | str | None = None,
+          time_limit_seconds: float = DEFAULT_TIME_LIMIT_SECONDS) -> Scorecard:
+    """Grade one exercise with its checks, each in a worker process under a time limit.
+
+    Args:
+        exercise: "03", also 3, "3", "03_masking" or "03_masking.py".
+        implementation: "exercises" (the learner's), "solutions" (the reference) or
+            "package" (``mini_agent`` itself: the kit's own functions).
+        root: the folder holding ``exercises/`` (or ``solutions/``); default: the current
+            directory or the nearest folder above it that has one. Unused for "package".
+        time_limit_seconds: limit of each check that declares none (seconds).
+    Returns:
+        A Scorecard naming the absolute path graded. A file that does not import scores 0,
+        with the error (and its line) once in ``error``; a check that runs out of time fails
+        alone ("timed out after N s: look for an endless loop in <function>").
+    Raises:
+        FileNotFoundError: an unknown exercise (the message lists the valid ids), no folder to
+            grade, or a missing implementation file.
+        ValueError: an unknown implementation.
+        WorkerError: a worker process could not start.
+    """
+    number = normalize_exercise(exercise)
+    folder = resolve_root(implementation, root)
+    checks = collect_checks(checks_module(number))
+    if folder is None:
+        import mini_agent
+        path = Path(mini_agent.__file__).resolve().parent
+        load = {"implementation": "package", "path": None}
+        cwd = Path.cwd()
+    else:
+        path = find_file(implementation, number, root=folder)
+        load = {"implementation": implementation, "path": str(path)}
+        cwd = folder
+    results, error = run_in_worker(number, checks, load, cwd=cwd,
+                                   default_seconds=time_limit_seconds)
+    return Scorecard(number, implementation, results, path=str(path), error=error)
+
+
+def grade_all(*, implementation: str = "exercises", root: Path | str | None = None,
+              time_limit_seconds: float = DEFAULT_TIME_LIMIT_SECONDS) -> Scorecards:
+    """Grade every exercise that has checks, in one call (one worker process per exercise).
+
+    Args:
+        implementation, root, time_limit_seconds: as for :func:`grade`.
+    Returns:
+        Scorecards in exercise order; a missing exercise file is that exercise's ``error``
+        (its checks listed, none run), never a reason to stop.
+    Raises:
+        FileNotFoundError: no folder to grade.
+        ValueError: an unknown implementation.
+        WorkerError: a worker process could not start.
+    """
+    folder = resolve_root(implementation, root)
+    cards = []
+    for number in exercise_ids():
+        try:
+            cards.append(grade(number, implementation=implementation, root=folder,
+                               time_limit_seconds=time_limit_seconds))
+        except FileNotFoundError as exc:  # only the file can be missing: the id is valid
+            cards.append(_not_run(number, implementation, str(exc)))
+    import mini_agent
+    where = folder or Path(mini_agent.__file__).resolve().parent
+    return Scorecards(str(where), implementation, cards)
+
+
+def _not_run(number: str, implementation: str, error: str) -> Scorecard:
+    """A scorecard whose checks could not run (``error`` says why), worth 0."""
+    from .scorecard import CheckResult
+    checks = [CheckResult(fn.__name__, 0, fn.grading["points"], False, fn.grading["hint"],
+                          "not run") for fn in collect_checks(checks_module(number))]
+    return Scorecard(number, implementation, checks, error=error)

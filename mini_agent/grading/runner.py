@@ -1,0 +1,162 @@
+"""Run checks in this process: one check's outcome, an implementation's import, a loop's site.
+
+The grader runs checks in a worker process (:mod:`.worker`) so a learner's endless loop
+cannot hang the caller; this module is what that worker (and the kit's own tests, which grade
+in-memory variants of an answer) call in-process. No time limit here.
+
+IO: imports Python files by path.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib.util
+import linecache
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+from types import CodeType, FrameType, ModuleType
+from typing import Any, Callable, Collection
+
+from .registry import collect_checks
+from .scorecard import CheckResult, Scorecard
+
+DETAIL_CHARS = 300
+"""Longest failure detail kept per check (characters)."""
+
+
+def load_module(path: Path, name: str | None = None) -> ModuleType:
+    """Import a Python file by path as a fresh module (never cached in ``sys.modules``).
+
+    Args:
+        path: the file.
+        name: module name (default: derived from the folder and file names).
+    Returns:
+        The executed module.
+    Raises:
+        ImportError: the file cannot be loaded; whatever executing the file raises
+            (SyntaxError, NameError...).
+    """
+    name = name or f"_mini_agent_graded_{path.parent.name}_{path.stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses and pickling need the module registered
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.modules.pop(name, None)
+    return module
+
+
+def import_error(path: Path, exc: BaseException) -> str:
+    """Describe why ``path`` did not import, once, with its line.
+
+    Returns:
+        ``"could not import /abs/03_masking.py, line 12: SyntaxError: invalid syntax"``
+        followed, on a second line, by that line of the file (when known).
+    """
+    lineno: int | None = None
+    if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename) == path:
+        lineno, message = exc.lineno, exc.msg
+    else:
+        message = str(exc)
+        for frame, frame_lineno in traceback.walk_tb(exc.__traceback__):
+            if Path(frame.f_code.co_filename) == path:
+                lineno = frame_lineno  # the innermost line of the learner's file
+    where = f", line {lineno}" if lineno else ""
+    text = f"could not import {path}{where}: {type(exc).__name__}: {message}".rstrip(": ")
+    source = linecache.getline(str(path), lineno).strip() if lineno else ""
+    return f"{text}\n    {source}" if source else text
+
+
+def run_check(fn: Callable, impl: Any) -> CheckResult:
+    """Run one check on ``impl``; an exception (assert, NotImplementedError...) fails it.
+
+    Args:
+        fn: a ``check_*`` function marked with :func:`~.registry.check`.
+        impl: the implementation (a module, or any object with the exercise's names).
+    Returns:
+        A CheckResult with ``seconds`` measured; the detail of a failure says what was
+        expected and what came back (the assertion's message), or names the exception.
+    """
+    meta = fn.grading
+    started = time.perf_counter()
+    detail = ""
+    try:
+        with warnings.catch_warnings():
+            # a stub that raises before awaiting leaves the check's coroutines unawaited;
+            # that is the stub's state, not something the learner should see as noise
+            warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+            try:
+                fn(impl)
+            except NotImplementedError:
+                gc.collect()  # finalise those coroutines while the filter is on
+                raise
+    except NotImplementedError as exc:
+        detail = f"not implemented yet ({exc})"
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the code is a fail
+        detail = str(exc) or type(exc).__name__
+        if not isinstance(exc, AssertionError):
+            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        detail = detail[:DETAIL_CHARS]
+    seconds = time.perf_counter() - started
+    if detail:
+        return CheckResult(fn.__name__, 0, meta["points"], False, meta["hint"], detail, seconds)
+    return CheckResult(fn.__name__, meta["points"], meta["points"], True, seconds=seconds)
+
+
+def run_checks(exercise: str, checks_module: ModuleType, impl: Any, *,
+               implementation: str = "") -> Scorecard:
+    """Run every check of ``checks_module`` on ``impl`` in this process, without time limits.
+
+    Checks of async code call ``asyncio.run``, which refuses to start inside a running loop;
+    where a loop already runs in this thread (a notebook cell), the checks run in a worker
+    thread and this call waits for them.
+
+    Returns:
+        A Scorecard labelled ``implementation`` (no path: nothing was read from a file).
+    """
+    from mini_agent.executor import call_outside_event_loop  # asyncio: only for this path
+
+    def run_all() -> list[CheckResult]:
+        return [run_check(fn, impl) for fn in collect_checks(checks_module)]
+    return Scorecard(exercise, implementation, call_outside_event_loop(run_all))
+
+
+def loop_site(frame: FrameType | None, is_graded: Callable[[str], bool]) -> str | None:
+    """Name the innermost graded function on a running stack: where an endless loop spins.
+
+    Args:
+        frame: the innermost frame of the stuck thread.
+        is_graded: True for a file name that belongs to the implementation under test.
+    Returns:
+        ``"mask_old_observations (03_masking.py, line 80)"``, or None when no frame of the
+        stack is in a graded file.
+    """
+    while frame is not None:
+        code = frame.f_code
+        if is_graded(code.co_filename):
+            return f"{code.co_qualname} ({Path(code.co_filename).name}, line {frame.f_lineno})"
+        frame = frame.f_back
+    return None
+
+
+def names_used(fn: Callable, names: Collection[str]) -> list[str]:
+    """The names of ``names`` (the implementation's callables) that a check refers to, in
+    first-use order: the suspects when a check runs out of time and no stack says where."""
+    def walk(code: CodeType) -> list[str]:
+        found = list(code.co_names)
+        for const in code.co_consts:
+            if isinstance(const, CodeType):
+                found += walk(const)
+        return found
+    return list(dict.fromkeys(n for n in walk(fn.__code__) if n in names))
+
+
+def callable_names(impl: Any) -> list[str]:
+    """The public callables of an implementation (functions and classes), sorted."""
+    return sorted(n for n in dir(impl) if not n.startswith("_") and callable(getattr(impl, n)))

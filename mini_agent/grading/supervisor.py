@@ -1,0 +1,219 @@
+"""Run one exercise's checks in a worker process, each under a time limit: never hang.
+
+All checks of one exercise run in ONE worker process (:mod:`.worker`), started with the same
+Python and the same ``mini_agent`` as the caller; the worker is replaced only after a check
+ran out of time (it is killed) or ended the process. The caller waits on a queue fed by a
+reader thread, never on the event loop, so this works the same in a terminal and in a notebook
+kernel whose loop is already running.
+
+IO: starts and kills processes, threads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+from .registry import time_limit
+from .runner import names_used
+from .scorecard import CheckResult
+
+GRACE_SECONDS = 3.0
+"""Extra wait beyond a check's limit for the worker's own timeout report (seconds)."""
+START_SECONDS = 60.0
+"""How long a worker may take to start (seconds; a busy laptop in a workshop)."""
+
+
+class WorkerError(RuntimeError):
+    """The worker process could not start; the message carries what it printed."""
+
+
+class Worker:
+    """One worker process and the channel to it.
+
+    Args:
+        cwd: the working directory of the worker (the folder being graded).
+    Raises:
+        WorkerError: the process did not say it was ready within :data:`START_SECONDS`.
+    """
+
+    def __init__(self, *, cwd: Path) -> None:
+        import mini_agent
+        kit_parent = str(Path(mini_agent.__file__).resolve().parent.parent)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (kit_parent, env.get("PYTHONPATH")) if p)
+        self.stderr = tempfile.TemporaryFile()
+        # -P: the folder being graded may hold another mini_agent/; import the caller's
+        self.process = subprocess.Popen(
+            [sys.executable, "-P", "-m", "mini_agent.grading.worker"], cwd=cwd, env=env,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+            text=True, encoding="utf-8")
+        self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
+        threading.Thread(target=self._read, daemon=True, name="mini-agent-grader").start()
+        try:
+            ready = self._wait(START_SECONDS)
+        except TimeoutError:
+            ready = None
+        if ready is None or ready.get("op") != "ready":
+            self.kill()
+            raise WorkerError(f"the grading worker did not start: {self.stderr_text()}")
+
+    def _read(self) -> None:
+        assert self.process.stdout is not None
+        for line in self.process.stdout:
+            self.replies.put(json.loads(line))
+        self.replies.put(None)  # end of file: the process ended
+
+    def _wait(self, seconds: float) -> dict[str, Any] | None:
+        try:
+            return self.replies.get(timeout=seconds)
+        except queue.Empty:
+            raise TimeoutError from None
+
+    def request(self, message: dict[str, Any], *, seconds: float) -> dict[str, Any] | None:
+        """Send one request and wait for its reply.
+
+        Returns:
+            The reply, or None when the process ended instead of answering.
+        Raises:
+            TimeoutError: no reply within ``seconds``.
+        """
+        assert self.process.stdin is not None
+        try:
+            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        return self._wait(seconds)
+
+    def exit_code(self) -> int | None:
+        """The process's exit code once it ended (waits up to 5 s), else None."""
+        try:
+            return self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def stderr_text(self, limit_chars: int = 2000) -> str:
+        """The last ``limit_chars`` characters the process wrote on stderr."""
+        self.stderr.seek(0)
+        return self.stderr.read().decode("utf-8", "replace")[-limit_chars:].strip()
+
+    def kill(self) -> None:
+        """Kill the process and wait for it."""
+        self.process.kill()
+        self.process.wait()
+        self.stderr.close()
+
+    def close(self) -> None:
+        """Ask the process to end (stdin closed), kill it if it does not."""
+        if self.process.stdin is not None:
+            try:
+                self.process.stdin.close()
+            except OSError:
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.stderr.close()
+
+
+def timeout_detail(seconds: float, where: str) -> str:
+    """``"timed out after 2 s: look for an endless loop in f (03_x.py, line 4)"``."""
+    return (f"timed out after {seconds:g} s: look for an endless loop in "
+            f"{where or 'the code this check calls'}")
+
+
+def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *,
+                  cwd: Path, default_seconds: float) -> tuple[list[CheckResult], str]:
+    """Run ``checks`` in one worker process; replace it only after a timeout or a crash.
+
+    Args:
+        exercise: "03".
+        checks: the exercise's check functions, in order (their metadata only is used here).
+        load: the worker's load request ``{"implementation", "path"}``.
+        cwd: the worker's working directory.
+        default_seconds: the time limit of a check that declares none (seconds).
+    Returns:
+        ``(results, error)``: one CheckResult per check; ``error`` says, once, why nothing
+        could run (the file does not import), and then every check failed without running.
+    Raises:
+        WorkerError: a worker process could not start.
+    """
+    load = {"op": "load", "exercise": exercise, "time_limit_seconds": default_seconds, **load}
+    results: list[CheckResult] = []
+    worker: Worker | None = None
+    names: list[str] = []
+    error = ""
+    try:
+        for fn in checks:
+            meta, limit = fn.grading, time_limit(fn, default_seconds)
+            if worker is None:
+                worker = Worker(cwd=cwd)
+                reply = _ask(worker, load, default_seconds)
+                if reply.get("op") != "loaded" or reply["error"]:
+                    error = reply.get("error") or _load_failure(reply, load, default_seconds)
+                    worker.kill()
+                    worker = None
+                    break
+                names = reply["names"]
+            started = time.perf_counter()
+            reply = _ask(worker, {"op": "run", "name": fn.__name__,
+                                  "time_limit_seconds": limit}, limit)
+            seconds = time.perf_counter() - started
+            if reply.get("op") == "result":
+                passed = reply["passed"]
+                results.append(CheckResult(fn.__name__, meta["points"] if passed else 0,
+                                           meta["points"], passed,
+                                           "" if passed else meta["hint"], reply["detail"],
+                                           reply["seconds"]))
+                continue
+            if reply.get("op") == "timeout":
+                where = reply.get("where") or " or ".join(names_used(fn, names))
+                detail = timeout_detail(limit, where)
+            else:
+                detail = (f"the grading process ended while this check ran (exit code "
+                          f"{reply.get('exit_code')}): does the code call sys.exit or "
+                          "os._exit, or use all the memory?")
+            results.append(CheckResult(fn.__name__, 0, meta["points"], False, meta["hint"],
+                                       detail, seconds))
+            worker.kill()
+            worker = None
+    finally:
+        if worker is not None:
+            worker.close()
+    if error:
+        results = [CheckResult(fn.__name__, 0, fn.grading["points"], False, fn.grading["hint"],
+                               "not run: the file does not import") for fn in checks]
+    return results, error
+
+
+def _ask(worker: Worker, message: dict[str, Any], limit: float) -> dict[str, Any]:
+    """One request; a missing reply becomes ``{"op": "timeout"}`` or ``{"op": "ended"}``."""
+    try:
+        reply = worker.request(message, seconds=limit + GRACE_SECONDS)
+    except TimeoutError:
+        worker.kill()
+        return {"op": "timeout", "where": ""}
+    if reply is None:
+        return {"op": "ended", "exit_code": worker.exit_code()}
+    return reply
+
+
+def _load_failure(reply: dict[str, Any], load: dict[str, Any], seconds: float) -> str:
+    """Why loading the implementation gave no "loaded" reply, once, for the scorecard."""
+    path = load.get("path") or "the package"
+    if reply.get("op") == "timeout":
+        return (f"could not import {path}: {timeout_detail(seconds, reply.get('where') or '')}"
+                " (code at module level runs on import)")
+    return (f"could not import {path}: the grading process ended while importing it (exit "
+            f"code {reply.get('exit_code')}): does it call sys.exit or os._exit at module level?")

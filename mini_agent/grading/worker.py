@@ -1,0 +1,144 @@
+"""The grading worker: a separate Python process that runs one exercise's checks on request.
+
+A learner's endless loop must cost one check, never the caller (a terminal, a notebook
+kernel). So the checks run here, in a child process started by :class:`.supervisor.Worker`,
+and the caller waits for each result with a deadline. The protocol is one JSON object per
+line: the caller writes to the worker's stdin, the worker answers on a private copy of its
+stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothing).
+
+    -> {"op": "load", "exercise": "03", "implementation": "exercises", "path": "/abs/03.py"}
+    <- {"op": "loaded", "error": "", "names": [...]}   (error: the file does not import)
+    -> {"op": "run", "name": "check_x", "time_limit_seconds": 10}
+    <- {"op": "result", "name": "check_x", "passed": true, "detail": "", "seconds": 0.01}
+    <- {"op": "timeout", "name": "check_x", "where": "mask_old_observations (...)"}
+
+On a time limit a watchdog thread reports where the main thread spins and the caller kills
+the process. A loop that never releases the interpreter gets no report: the caller's own
+deadline kills it. Run as ``python -m mini_agent.grading.worker``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable, TextIO
+
+from .registry import checks_module, collect_checks
+from .runner import (callable_names, import_error, load_module, loop_site, names_used,
+                     run_check)
+
+
+class Session:
+    """The worker's state: the checks and the implementation loaded, the channel back."""
+
+    def __init__(self, channel: TextIO) -> None:
+        self.channel = channel
+        self.lock = threading.Lock()
+        self.checks: dict[str, Callable] = {}
+        self.impl: Any = None
+        self.names: list[str] = []
+        self.is_graded: Callable[[str], bool] = lambda filename: False
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Write one JSON line back to the caller."""
+        self.channel.write(json.dumps(message) + "\n")
+        self.channel.flush()
+
+    def load(self, request: dict[str, Any]) -> None:
+        """Import the exercise's checks and the implementation; report an import error once."""
+        self.checks = {fn.__name__: fn for fn in collect_checks(
+            checks_module(request["exercise"]))}
+        error = ""
+        if request["implementation"] == "package":
+            import mini_agent
+            self.impl = mini_agent
+            kit = Path(mini_agent.__file__).parent
+            grading = kit / "grading"
+            self.is_graded = lambda f: (Path(f).is_relative_to(kit)
+                                        and not Path(f).is_relative_to(grading))
+        else:
+            path = Path(request["path"])
+            self.is_graded = lambda f: Path(f) == path
+            # a module-level endless loop: the same watchdog, reported as an import error
+            with self.watch(request["time_limit_seconds"], "", loading=path):
+                try:
+                    self.impl = load_module(path)
+                except (Exception, SystemExit) as exc:  # noqa: BLE001 - the learner's file
+                    error = import_error(path, exc)
+        self.names = callable_names(self.impl) if not error else []
+        self.send({"op": "loaded", "error": error, "names": self.names})
+
+    def run(self, request: dict[str, Any]) -> None:
+        """Run one check under its time limit and send its result (or let the watchdog)."""
+        fn = self.checks[request["name"]]
+        with self.watch(request["time_limit_seconds"], fn.__name__, fn=fn) as watch:
+            result = run_check(fn, self.impl)
+        if not watch.fired:
+            self.send({"op": "result", "name": fn.__name__, "passed": result.passed,
+                       "detail": result.detail, "seconds": result.seconds})
+
+    def watch(self, seconds: float, name: str, *, fn: Callable | None = None,
+              loading: Path | None = None) -> "Watchdog":
+        """A watchdog for the main thread, reporting a timeout after ``seconds``."""
+        return Watchdog(self, seconds, name, fn=fn, loading=loading)
+
+
+class Watchdog:
+    """Context manager: after ``seconds``, send a timeout naming where the main thread spins
+    (unless the block ended first; the session lock decides which one speaks)."""
+
+    def __init__(self, session: Session, seconds: float, name: str, *,
+                 fn: Callable | None, loading: Path | None) -> None:
+        self.session, self.name, self.fn, self.loading = session, name, fn, loading
+        self.main = threading.main_thread().ident
+        self.fired = self.done = False
+        self.timer = threading.Timer(seconds, self.fire)
+        self.timer.daemon = True
+
+    def __enter__(self) -> "Watchdog":
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        self.timer.cancel()
+        with self.session.lock:
+            self.done = True
+        if self.fired:  # the caller is about to kill this process: say nothing more
+            threading.Event().wait()
+
+    def fire(self) -> None:
+        with self.session.lock:
+            if self.done:
+                return
+            self.fired = True
+            frame = sys._current_frames().get(self.main)  # noqa: SLF001 - the stuck thread
+            where = loop_site(frame, self.session.is_graded)
+            if where is None and self.fn is not None:
+                where = " or ".join(names_used(self.fn, self.session.names)) or None
+            self.session.send({"op": "timeout", "name": self.name, "where": where or ""})
+
+
+def main() -> None:
+    """Serve requests from stdin until it closes."""
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)  # the learner's input() reads nothing
+    os.dup2(null, 1)  # the learner's print() goes nowhere
+    sys.stdin = open(0, encoding="utf-8", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+    session = Session(channel)
+    session.send({"op": "ready", "pid": os.getpid()})
+    for line in requests:
+        request = json.loads(line)
+        if request["op"] == "load":
+            session.load(request)
+        elif request["op"] == "run":
+            session.run(request)
+
+
+if __name__ == "__main__":
+    main()
