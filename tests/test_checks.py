@@ -20,7 +20,7 @@ from mini_agent.grading import (
 REPO = Path(__file__).resolve().parent.parent
 EXERCISES = exercise_ids()
 
-NOT_IN_PACKAGE_YET = {"01", "02", "03", "04", "05", "06", "07", "08"}
+NOT_IN_PACKAGE_YET = {"01", "02", "03", "04", "05", "06", "07", "08", "11"}
 """Exercises whose names ``mini_agent`` does not export yet (``from mini_agent import ...``),
 so grading them with implementation="package" cannot give full marks yet. Remove an id as soon
 as the package exports that exercise's names: the test below then demands full marks."""

@@ -158,5 +158,9 @@ def names_used(fn: Callable, names: Collection[str]) -> list[str]:
 
 
 def callable_names(impl: Any) -> list[str]:
-    """The public callables of an implementation (functions and classes), sorted."""
+    """The public callables of an implementation (functions and classes), sorted; for a
+    module with ``__all__`` (the package), those names, without importing what they name."""
+    public = getattr(impl, "__all__", None)
+    if public is not None:
+        return sorted(public)
     return sorted(n for n in dir(impl) if not n.startswith("_") and callable(getattr(impl, n)))

@@ -13,7 +13,7 @@ stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothi
     <- {"op": "timeout", "name": "check_x", "where": "mask_old_observations (...)"}
 
 On a time limit a watchdog thread reports where the main thread spins and the caller kills
-the process. A loop that never releases the interpreter gets no report: the caller's own
+the process (which also ends itself soon after, should its caller be gone). A loop that never releases the interpreter gets no report: the caller's own
 deadline kills it. Run as ``python -m mini_agent.grading.worker``.
 """
 
@@ -29,6 +29,12 @@ from typing import Any, Callable, TextIO
 from .registry import checks_module, collect_checks
 from .runner import (callable_names, import_error, load_module, loop_site, names_used,
                      run_check)
+
+
+EXIT_TIMED_OUT = 3
+ORPHAN_SECONDS = 10.0
+"""After reporting a timeout the worker ends itself this many seconds later (seconds), in case
+its caller died before it could kill it."""
 
 
 class Session:
@@ -106,8 +112,8 @@ class Watchdog:
         self.timer.cancel()
         with self.session.lock:
             self.done = True
-        if self.fired:  # the caller is about to kill this process: say nothing more
-            threading.Event().wait()
+        if self.fired:  # the caller kills this process now: say nothing more
+            os._exit(EXIT_TIMED_OUT)
 
     def fire(self) -> None:
         with self.session.lock:
@@ -119,6 +125,8 @@ class Watchdog:
             if where is None and self.fn is not None:
                 where = " or ".join(names_used(self.fn, self.session.names)) or None
             self.session.send({"op": "timeout", "name": self.name, "where": where or ""})
+        # the caller kills this process; should the caller be gone, never spin on alone
+        threading.Timer(ORPHAN_SECONDS, os._exit, (EXIT_TIMED_OUT,)).start()
 
 
 def main() -> None:
