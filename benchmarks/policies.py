@@ -13,8 +13,8 @@ Four tables:
    generated session files (12 exchanges each, every policy), against a bare ``json.loads`` of
    every line of the same files, measured in the same run. Pass ``--quick`` to stop at 100.
 
-Run: ``python benchmarks/policies.py [--quick]`` (several minutes on 2 cores; 1,000 sessions
-dominate). Not a test: it prints ratios, it asserts nothing.
+Run: ``python benchmarks/policies.py [--quick] [--data DIR] [--only 1234]`` (several minutes
+on 2 cores; 1,000 sessions dominate; ``--only 12`` prints tables 1 and 2 only). Not a test: it prints ratios, it asserts nothing.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from mini_agent.harness.evaluate_runner import (SHARED_DATA, calibration_report,
                                                 evaluate_paths, transcript_files)
 from mini_agent.offline.sample_sessions import sample_session_jsonl, sample_transcript
 
-DATA = SHARED_DATA if SHARED_DATA.is_dir() else \
-    Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = SHARED_DATA
+"""``../shared/data`` beside the repository; ``--data DIR`` points elsewhere."""
 SHORT = {"raw": "raw", "mask-10": "mask10", "chunked-8": "chunk8", "payback": "payback",
          "micro_compact": "micro", "compact": "compact", "lifecycle": "lifecyc",
          "server_clear": "s-clear", "server_compact": "s-compact", "summary": "summary"}
@@ -115,10 +115,14 @@ def scale_table(counts=(1, 10, 100, 1000), workers: int = 2) -> str:
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    print("1. Calibrated estimate (fit on half of the Claude Code sessions, error on the rest)")
-    print(calibration_report(DATA / "claude-code"))
-    print()
-    files = transcript_files([DATA]) if DATA.is_dir() else []
+    data = Path(sys.argv[sys.argv.index("--data") + 1]) if "--data" in sys.argv else DATA
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else "1234"
+    if "1" in only:
+        print("1. Calibrated estimate (fit on half of the Claude Code sessions, error on the "
+              "rest)")
+        print(calibration_report(data / "claude-code"))
+        print()
+    files = transcript_files([data]) if data.is_dir() and "2" in only else []
     if files:
         print(f"2. Every shared session under every policy ({len(files)} files)")
         start = time.perf_counter()
@@ -126,13 +130,15 @@ def main() -> None:
         print(session_table(reports))
         print(f"({time.perf_counter() - start:.0f} s)")
         print()
-    else:
-        print(f"2. skipped: {DATA} is absent\n")
-    print("3. Cost (USD) against session length, kit-generated sessions")
-    print(growth_table())
-    print()
-    print("4. Scale: process pool (2 workers) vs json.loads over the same files")
-    print(scale_table((1, 10, 100) if quick else (1, 10, 100, 1000)))
+    elif "2" in only:
+        print(f"2. skipped: {data} is absent\n")
+    if "3" in only:
+        print("3. Cost (USD) against session length, kit-generated sessions")
+        print(growth_table())
+        print()
+    if "4" in only:
+        print("4. Scale: process pool (2 workers) vs json.loads over the same files")
+        print(scale_table((1, 10, 100) if quick else (1, 10, 100, 1000)))
 
 
 if __name__ == "__main__":
