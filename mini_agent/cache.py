@@ -33,6 +33,7 @@ import json
 from typing import Any, Iterable, Mapping
 
 from .messages import MAX_CACHE_CONTROL_MARKERS
+from .wire_rules import shorten_later_ttls
 
 DYNAMIC_BOUNDARY = "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__"
 """Marker that separates the static (cacheable) part of a system prompt from the dynamic part
@@ -230,7 +231,9 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
          (parallel tool calls).
     Never more than :data:`~mini_agent.messages.MAX_CACHE_CONTROL_MARKERS`; never on an
     empty text block or a thinking block. Mixed TTLs: the docs require longer TTLs before
-    shorter ones, so ``static_ttl`` ("1h" say) may only be longer than or equal to ``ttl``.
+    shorter ones, so ``static_ttl`` ("1h" say) may only be longer than or equal to ``ttl``;
+    a caller's own system marker shorter than a marker after it shortens that marker
+    (:func:`~mini_agent.wire_rules.shorten_later_ttls`).
     Args: request_kwargs: ``{"model", "messages", "system"?, "tools"?, ...}``; ttl: "5m" or
     "1h" for the rolling breakpoints; static_ttl: for tools and system (default ``ttl``).
     Returns: a new dict. Raises: ValueError for an unknown ttl or a 1h marker after a 5m one.
@@ -281,6 +284,7 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
             budget -= 1
         if last >= 2 and budget > 0 and _mark_last_block(messages[last - 2], cache_control(ttl)):
             budget -= 1
+    shorten_later_ttls([out.get("tools") or [], out.get("system") or [], messages])
     return out
 
 

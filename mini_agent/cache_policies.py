@@ -172,6 +172,7 @@ class ResumeBreakpoints:
 
     def __call__(self, request_kwargs: dict) -> dict:
         from .cache import MAX_CACHE_CONTROL_MARKERS, apply_cache_breakpoints, cache_control
+        from .wire_rules import shorten_later_ttls
         from .offline.cache_sim import LOOKBACK_BLOCKS, prefix_boundaries
 
         self._count += 1
@@ -191,6 +192,8 @@ class ResumeBreakpoints:
             drop_order += [p for p in _marker_paths(out) if p[0] == "system"]
             while len(_marker_paths(out)) > MAX_CACHE_CONTROL_MARKERS and drop_order:
                 _set_marker(out, drop_order.pop(0), None)
+        shorten_later_ttls([out.get("tools") or [], out.get("system") or [],
+                            out["messages"]])
         self.resumed_at.append(resumed)
         for b in prefix_boundaries(out):
             if b.ttl is not None:

@@ -53,24 +53,27 @@ class Continuing:
 
 
 def merge_pieces(pieces: list[list[Block]]) -> list[Block]:
-    """Concatenate content pieces into one list; adjacent text blocks joined, empty text dropped.
+    """Concatenate content pieces into one list; adjacent text blocks joined, then text that
+    is empty or whitespace-only dropped (the API refuses such blocks).
 
-    Returns a new list (inputs not mutated). Example: ``merge_pieces([[{"type": "text",
-    "text": "Hel"}], [{"type": "text", "text": "lo"}]]) == [{"type": "text", "text": "Hello"}]``.
+    Returns a new list (inputs not mutated); ``[]`` when no piece held anything but
+    whitespace (there is no reply to store, as in the streaming loop). Example:
+    ``merge_pieces([[{"type": "text", "text": "Hel"}], [{"type": "text", "text": "lo"}]])
+    == [{"type": "text", "text": "Hello"}]``; ``merge_pieces([[{"type": "text", "text":
+    "\\n"}]]) == []``.
     """
     merged: list[Block] = []
     for piece in pieces:
         for block in piece:
             if block.get("type") == "text":
-                if not block.get("text"):
-                    continue
+                text = block.get("text") or ""
                 if merged and merged[-1].get("type") == "text":
-                    merged[-1] = {"type": "text", "text": merged[-1]["text"] + block["text"]}
-                    continue
-                merged.append({"type": "text", "text": block["text"]})
+                    merged[-1] = {"type": "text", "text": merged[-1]["text"] + text}
+                else:
+                    merged.append({"type": "text", "text": text})
             else:
                 merged.append(dict(block))
-    return merged
+    return [b for b in merged if b.get("type") != "text" or b["text"].strip()]
 
 
 def continuation_messages(messages: list[MessageParam], text_so_far: str) -> list[MessageParam]:
@@ -151,9 +154,10 @@ def auto_continue(client: Any, *, max_attempts: int = MAX_CONTINUE_ATTEMPTS,
     create_kwargs: ``model``, ``max_tokens``, ``messages`` (not mutated), ``system``, ``tools``...
     Returns: ``{"role": "assistant", "content": [blocks], "stop_reason": str, "usage": {summed
     token counts}, "attempts": int, "dropped_tool_use_ids": [str]}``; append
-    ``{"role", "content"}`` of it to the history. ``stop_reason`` is synthetic ``"end_turn"``
-    when every attempt was cut, ``"tool_use"`` when a cut tool_use was dropped after complete
-    ones. Raises: the SDK's errors (``anthropic.APIStatusError`` ...).
+    ``{"role", "content"}`` of it to the history, unless ``content`` is ``[]`` (every attempt
+    answered only whitespace: there is no reply to store). ``stop_reason`` is synthetic
+    ``"end_turn"`` when every attempt was cut, ``"tool_use"`` when a cut tool_use was dropped
+    after complete ones. Raises: the SDK's errors (``anthropic.APIStatusError`` ...).
     """
     driver = _driver(create_kwargs, max_attempts)
     request = next(driver)

@@ -95,3 +95,34 @@ def final_whitespace_problem(message: Any) -> str | None:
     if isinstance(content, str) and content != content.rstrip():
         return "final assistant content cannot end with trailing whitespace"
     return None
+
+
+def shorten_later_ttls(parts: Any) -> int:
+    """Give every ``cache_control`` marker in ``parts`` (``[tools, system, messages]``) a TTL
+    no longer than any marker before it, so longer TTLs always come first.
+
+    A later, longer marker is shortened (never an earlier one lengthened: that would raise
+    the write price). MUTATES the markers in ``parts``: pass a copy you own.
+    Returns: how many markers were shortened.
+
+    >>> parts = [[], [{"cache_control": {"type": "ephemeral"}}],
+    ...          [{"cache_control": {"type": "ephemeral", "ttl": "1h"}}]]
+    >>> shorten_later_ttls(parts), parts[2][0]["cache_control"]
+    (1, {'type': 'ephemeral'})
+    """
+    shortest = max(CACHE_TTL_ORDER.values())
+    shortened = 0
+    for marker in cache_markers(parts):
+        if not isinstance(marker, dict):
+            continue
+        rank = ttl_rank(marker)
+        if rank > shortest:
+            ttl = next(name for name, r in CACHE_TTL_ORDER.items() if r == shortest)
+            if ttl == "5m":
+                marker.pop("ttl", None)
+            else:
+                marker["ttl"] = ttl
+            shortened += 1
+        else:
+            shortest = rank
+    return shortened

@@ -209,3 +209,45 @@ def test_hit_rate_and_sum():
                        {"cache_creation_input_tokens": 60}])
     assert cache_hit_rate(total) == pytest.approx(0.3)
     assert total["cache_creation"]["ephemeral_5m_input_tokens"] == 60
+
+
+# --------------------------------------------------------------------------- TTL order
+
+def _ttls(request):
+    from mini_agent.wire_rules import cache_markers
+    parts = [request.get("tools") or [], request.get("system") or [], request["messages"]]
+    return [m.get("ttl", "5m") for m in cache_markers(parts)]
+
+
+@pytest.mark.parametrize("ttl, static_ttl, system_ttl, expected", [
+    ("1h", "1h", None, ["1h", "1h", "1h", "1h"]),
+    ("1h", "1h", "5m", ["1h", "5m", "5m", "5m"]),   # the caller's 5m system marker wins after it
+    ("5m", "1h", None, ["1h", "1h", "5m", "5m"]),
+    ("1h", None, "5m", ["1h", "5m", "5m", "5m"]),
+])
+def test_breakpoints_never_put_a_longer_ttl_after_a_shorter_one(ttl, static_ttl, system_ttl,
+                                                                 expected):
+    system = [{"type": "text", "text": "rules"}]
+    if system_ttl:
+        system[0]["cache_control"] = {"type": "ephemeral"}
+    messages = [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b"},
+                {"role": "user", "content": "c"}]
+    request = {"model": "m", "max_tokens": 8, "system": system, "messages": messages,
+               "tools": [{"name": "t", "description": "d", "input_schema": {"type": "object"}}]}
+    out = apply_cache_breakpoints(request, ttl=ttl, static_ttl=static_ttl)
+    assert _ttls(out) == expected
+    validate_messages(out["messages"], system=out["system"], tools=out["tools"])
+    assert "ttl" not in system[0].get("cache_control", {})  # the caller's request untouched
+
+
+def test_validate_messages_refuses_a_longer_ttl_after_a_shorter_one():
+    from mini_agent.messages import MessageValidationError
+    messages = [{"role": "user", "content": [
+        {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}},
+        {"type": "text", "text": "b", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]
+    with pytest.raises(MessageValidationError) as info:
+        validate_messages(messages)
+    assert info.value.rule == "cache_ttl_order"
+    with pytest.raises(MessageValidationError, match="cache_control must be"):
+        validate_messages([{"role": "user", "content": [
+            {"type": "text", "text": "a", "cache_control": {"type": "ephemeral", "ttl": "2h"}}]}])

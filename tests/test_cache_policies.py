@@ -58,3 +58,18 @@ def test_resume_breakpoint_reads_up_to_the_old_boundary():
     out = ResumeBreakpoints()({"model": "m", "tools": [{"name": "x"}], "system": "s",
                                "messages": policy(msgs[:-1])})
     assert count_cache_control([out["tools"], out["system"], out["messages"]]) <= 4
+
+
+def test_resume_breakpoints_keep_longer_ttls_first_across_turns():
+    from mini_agent.wire_rules import cache_markers
+    planner = ResumeBreakpoints(ttl="1h")
+    system = [{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}}]
+    history = [{"role": "user", "content": "start"}]
+    for turn in range(6):
+        history += [{"role": "assistant", "content": f"reply {turn}"},
+                    {"role": "user", "content": f"next {turn}"}]
+        out = planner({"model": "claude-sonnet-4-6", "max_tokens": 8, "system": system,
+                       "messages": list(history)})
+        ttls = [m.get("ttl", "5m") for m in cache_markers([out["system"], out["messages"]])]
+        assert ttls == ["5m"] * len(ttls)
+        validate_messages(out["messages"], system=out["system"])

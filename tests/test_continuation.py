@@ -120,3 +120,38 @@ def test_uncut_reply_is_returned_as_is_in_one_request():
     result = auto_continue(client, **request())
     assert result["content"] == [T("Short.")] and result["attempts"] == 1
     assert client.offline_transport.request_count == 1
+
+
+# --------------------------------------------------------------------------- whitespace pieces
+
+def test_whitespace_only_pieces_are_dropped_but_whitespace_inside_text_is_kept():
+    use = {"type": "tool_use", "id": "t1", "name": "x", "input": {}}
+    assert merge_pieces([[T("\n\n")]]) == []
+    assert merge_pieces([[T("\n"), use], [T(" \t")]]) == [use]
+    assert merge_pieces([[T("a")], [T("\n\n")], [T("b")]]) == [T("a\n\nb")]
+    assert merge_pieces([[use, T("\u3000")], [T("ok")]]) == [use, T("\u3000ok")]
+
+
+class WhitespaceClient:
+    """A sync client stand-in whose every reply is whitespace cut by max_tokens."""
+
+    def __init__(self, replies):
+        self.replies = list(replies)
+        self.requests = []
+        self.messages = self
+
+    def create(self, **request):
+        self.requests.append(request)
+        return {"content": self.replies.pop(0), "stop_reason": "max_tokens",
+                "usage": {"input_tokens": 1, "output_tokens": 1}}
+
+
+def test_auto_continue_never_returns_a_whitespace_only_turn():
+    client = WhitespaceClient([[T("\n\n")], [T(" ")], [T("\n")]])
+    result = auto_continue(client, **request())
+    assert (result["content"], result["stop_reason"], result["attempts"]) == ([], "end_turn", 3)
+    client = WhitespaceClient([[T("Step one.")], [T("\n")], [T("\n\n")]])
+    result = auto_continue(client, **request())
+    assert result["content"] == [T("Step one.\n\n\n")]
+    for sent in client.requests[1:]:  # the prefill sent back never ends in whitespace
+        validate_messages(sent["messages"])

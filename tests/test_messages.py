@@ -144,3 +144,27 @@ def test_dropping_any_tool_result_is_caught(history):
 def test_unknown_block_type_is_refused():
     err = rule_of([{"role": "user", "content": [{"type": "bogus", "text": "x"}]}])
     assert err.rule == "unknown_block_type" and "bogus" in str(err)
+
+
+def test_a_final_assistant_turn_ending_in_whitespace_is_refused_in_a_request_only():
+    history = [{"role": "user", "content": "hi"},
+               {"role": "assistant", "content": [{"type": "text", "text": "Sure.\n"}]}]
+    with pytest.raises(MessageValidationError,
+                       match="^final assistant content cannot end with trailing whitespace$"):
+        validate_messages(history)
+    validate_messages(history, request=False)  # a stored history: a user turn comes next
+    validate_messages(history + [{"role": "user", "content": "go on"}])
+    validate_messages([history[0], {"role": "assistant", "content": "Sure."}])
+
+
+@pytest.mark.parametrize("content", [5, {"a": 1}, [{"type": "bogus"}], [{"type": "tool_use"}],
+                                     ["text"]])
+def test_tool_result_content_of_the_wrong_type_is_refused(content):
+    messages = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "t1", "name": "x", "input": {}}]},
+                {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+                                              "content": content}]}]
+    with pytest.raises(MessageValidationError) as info:
+        validate_messages(messages)
+    assert info.value.rule == "tool_result_content"
