@@ -110,7 +110,7 @@ class RandomSource(Source):
             return self.rng.choice(JAPANESE)
         alphabet = self.rng.choice(_ALPHABETS)
         size = self.rng.choice((1, 3, 12, 40, 120, 600))
-        text = "".join(self.rng.choice(alphabet) for _ in range(size))
+        text = "".join(self.rng.choices(alphabet, k=size))
         if self.rng.random() < 0.3:
             text += self.rng.choice(WHITESPACE)  # trailing whitespace inside text is valid
         return text if text.strip() else "x" + text
@@ -197,7 +197,8 @@ def add_cache_markers(src: Source, messages: list[dict]) -> list[dict]:
 def build_hostile_history(src: Source, *, max_turns: int = 100) -> list[dict]:
     """A history as real runs leave it (see the module docstring); 1-201 messages, and it may
     end after an unanswered tool_use (a crash cut)."""
-    turns = src.choice((0, 1, 2, 4, 8, 16, max_turns)) if max_turns > 16 else max_turns
+    turns = (src.choice((0, 1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, max_turns))
+             if max_turns > 16 else max_turns)
     history = build_history(src, min_turns=min(turns, 1), max_turns=max(turns, 1), max_tools=6,
                             shuffle_results=src.boolean())
     if src.boolean():
