@@ -1,10 +1,13 @@
 """Write-ahead JSONL sessions: every message is on disk before the API call that depends on it.
 
-One file per session, ``<directory>/<session_id>.jsonl`` (created 0600), one entry per line::
+One file per session, ``<directory>/<session_id>.jsonl`` (created 0600), one entry per line,
+each ending with its checksum (:data:`CHECKSUM_KEY`)::
 
-    {"type": "meta", "event": "session_start", "model": str, "cwd": str, "timestamp": float}
-    {"type": "message", "message": MessageParam, "timestamp": float}
-    {"type": "tool_result", "block": {"type": "tool_result", ...}, "timestamp": float}
+    {"timestamp": float, "type": "meta", "event": "session_start", "model": str, "cwd": str,
+     "crc": "<8 hex>"}
+    {"timestamp": float, "type": "message", "message": MessageParam, "crc": "<8 hex>"}
+    {"timestamp": float, "type": "tool_result", "block": {"type": "tool_result", ...},
+     "crc": "<8 hex>"}
 
 The Agent appends the user message (write + flush + fsync) BEFORE the API call, each assistant
 message when it completes, and each tool result as it arrives (the loop awaits the callback);
