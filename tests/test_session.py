@@ -417,8 +417,8 @@ def test_a_damaged_checksum_key_is_not_mistaken_for_a_legacy_line(tmp_path):
 
 def test_a_damaged_line_over_the_salvage_limit_is_reported_without_a_search(tmp_path,
                                                                             monkeypatch):
-    import mini_agent.session as session
-    monkeypatch.setattr(session, "MAX_SALVAGE_LINE_BYTES", 1000)
+    import mini_agent.session_reader as reader
+    monkeypatch.setattr(reader, "MAX_SALVAGE_LINE_BYTES", 1000)
     big = encode_entry(result("t1", "x" * 5000)).replace(b"xxxx", b"xyxx", 1)
     path = tmp_path / "s.jsonl"
     path.write_bytes(encode_entry(msg("user", "go")) + big + encode_entry(msg("user", "b")))
