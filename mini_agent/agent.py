@@ -424,9 +424,31 @@ class Agent:
         entries, problems = resume_session(path)
         history, times, report = rebuild_history(entries)
         report.notes.extend(str(p) for p in problems)
-        self.history, self.times = list(history), list(times)
         if self.session is None or getattr(self.session, "session_id", None) != session_id:
             self.session = SessionWriter(directory, session_id, clock=self.clock)
+        if report.interrupted:
+            history = self._settle_interrupted(history, entries, report)
+        self.history, self.times = list(history), list(times)
         self._resumed = True
         self._started = False
         return report
+
+    def _settle_interrupted(self, history: list, entries: list[dict], report: Any) -> list:
+        """Check each interrupted call against the workspace before anything is redone (an
+        edit that landed is not run again; read-only calls and edits that did not land run
+        now; the rest stay errors) and log the answers of the last turn's calls."""
+        from .harness.resume_tools import reconcile_interrupted_calls
+        history, outcomes = reconcile_interrupted_calls(history, report.interrupted, self.tools)
+        last = entries[-1] if entries else {}
+        open_turn = (last.get("type") == "message"
+                     and last.get("message", {}).get("role") == "assistant")
+        last_ids = {b.get("tool_use_id") for b in history[-1]["content"]
+                    if isinstance(b, dict)} if open_turn else set()
+        for item in outcomes:
+            if item["tool_use_id"] in last_ids:
+                self.session.append({"type": "tool_result", "block": item["block"]})
+            report.notes.append(f"interrupted tool call {item['tool_use_id']} ({item['name']}): "
+                                f"{item['outcome']}")
+        report.interrupted = [(i["tool_use_id"], i["name"]) for i in outcomes
+                              if i["outcome"] == "unknown"]
+        return history

@@ -10,6 +10,7 @@
     mini-agent make-exercises [--check] [--force]  (maintainers) exercises/ from solutions/
     mini-agent sessions              list logged sessions
     mini-agent record-outputs [NB...]             record notebooks' checked outputs
+    mini-agent lab checkpoint [--items N] [--kills K] [--seed S] [--json]   kill-and-resume lab
 
 Without ``ANTHROPIC_API_KEY`` everything runs offline (the offline Claude,
 :mod:`mini_agent.offline`, with the DemoBrain) and one line says so; with a key the same code
@@ -382,6 +383,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "execute notebooks and record their checked cells' outputs")
     record.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
                         help="notebook paths (default: every notebook in notebooks/)")
+    from .lab_cli import add_lab_parser
+    add_lab_parser(sub)
     return parser
 
 
@@ -421,6 +424,9 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     if args.command == "record-outputs":
         from .notebook_outputs import main_record
         return main_record(args.notebooks)
+    if args.command == "lab":
+        from .lab_cli import cmd_lab
+        return cmd_lab(args, out)
     if args.command == "sessions":
         from .session import main_sessions
         return main_sessions(args.sessions_dir)

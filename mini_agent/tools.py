@@ -34,6 +34,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from .core.edit_reconcile import edit_outcome
+
 DEFAULT_IGNORE: tuple[str, ...] = (
     ".git", "*.bak", "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache",
     ".hypothesis", ".ipynb_checkpoints", ".venv", "node_modules", ".DS_Store",
@@ -62,7 +64,9 @@ class Tool:
     safety: "read-only" (may run in parallel) or "write" (runs alone); run: ``run(input: dict)
     -> str``, raising :class:`ToolError` (or anything) on failure; latency_seconds: an
     artificial sleep :func:`run_tool` makes before running (offline demos and benchmarks use it
-    to make parallel execution visible; 0 in normal use).
+    to make parallel execution visible; 0 in normal use); check_applied: for a write tool,
+    ``check_applied(input) -> "applied" | "not_applied" | "unknown"``: whether a call that a
+    crash interrupted already took effect (a resume asks this before redoing anything).
     """
 
     name: str
@@ -71,6 +75,7 @@ class Tool:
     safety: str
     run: Callable[[dict[str, Any]], str]
     latency_seconds: float = 0.0
+    check_applied: Callable[[dict[str, Any]], str] | None = None
 
     def __post_init__(self) -> None:
         if self.safety not in SAFETY_LEVELS:
@@ -377,6 +382,16 @@ def _edit_file(ws: Workspace, input: dict[str, Any]) -> str:
                   f"(backup: {rel}.bak)\n{snippet}")
 
 
+def _edit_applied(ws: Workspace, input: dict[str, Any]) -> str:
+    """Whether an interrupted edit_file call is visible in its file now (see edit_outcome)."""
+    try:
+        target = ws.resolve(input["path"])
+        text = target.read_text(encoding="utf-8") if target.exists() else None
+        return edit_outcome(input["old_string"], input["new_string"], text)
+    except (ToolError, OSError, KeyError, TypeError, UnicodeDecodeError):
+        return "unknown"
+
+
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
@@ -421,7 +436,8 @@ def build_tools(workspace: str | os.PathLike[str] | Workspace) -> dict[str, Tool
              "the previous version as <path>.bak. An empty old_string creates a new file.",
              _schema({"path": path_prop, "old_string": {"type": "string"},
                       "new_string": {"type": "string"}}, ["path", "old_string", "new_string"]),
-             "write", lambda i: _edit_file(ws, i)),
+             "write", lambda i: _edit_file(ws, i),
+             check_applied=lambda i: _edit_applied(ws, i)),
     ]
     return {tool.name: tool for tool in tools}
 

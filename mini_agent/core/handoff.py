@@ -1,0 +1,180 @@
+"""A handoff package: what the next worker needs to continue without reading the whole run.
+
+:func:`build_handoff` turns a progress document (:mod:`mini_agent.core.progress`), what was
+checked against the system of record, and a summary of the session into one dict::
+
+    {"task", "job_version", "generated_at", "goal", "done_criteria", "counts",
+     "completed": [{"id", "key", "result_path", "verification", "verified"}],
+     "remaining": [{"id", "state", "priority", "key", "open_intent"}],   # in the order to do
+     "facts": [{"text", "evidence"}], "assumptions": [{"text", "why"}],
+     "artefacts": [{"kind", "id"}],
+     "next_action": {"item", "action", "prerequisites": [str]} | None}
+
+A completed item counts as a *fact* only when its receipt was confirmed by key against the
+system of record when the package was built; otherwise it is an *assumption* ("the progress
+file says so"). :func:`render_handoff_markdown` prints the same package as Markdown.
+
+Pure: time comes in as ``now`` (Unix seconds); inputs are never mutated. Taught in
+``notebooks/10_checkpoints_and_handoff.ipynb``.
+Source: 004_b74ef821c58ee4ec.txt (引き継ぎパッケージ: 目標と完了基準、完了項目と検証結果、残作業と
+優先順位、確認済みの事実と未確認の仮定、成果物と外部操作の識別子、次の行動の前提と追加承認).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable, Mapping
+
+from .progress import counts, expired, remaining
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def _stamp(seconds: float) -> str:
+    """Unix seconds as ``YYYY-mm-ddTHH:MM:SSZ`` (UTC), by arithmetic: no clock is read."""
+    return (_EPOCH + timedelta(seconds=int(seconds))).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def next_action(progress: dict, *, now: float, owner: str | None = None) -> dict | None:
+    """Return the first remaining item, what to do with it and its prerequisites, or None.
+
+    ``action`` is ``"reconcile"`` for an intent without a result (ask the system of record by
+    key first), else ``"run"``. Prerequisites name the lease, expired approvals and handles,
+    the version stamp, and the key to ask about.
+    """
+    todo = remaining(progress)
+    if not todo:
+        return None
+    first = todo[0]
+    needs: list[str] = [f"load the progress file with format {progress['format']} and job "
+                        f"version {progress['job_version']} (any other is refused)"]
+    lease = progress.get("lease")
+    if lease and now < lease["expires_at"] and lease["owner"] != owner:
+        needs.append(f"lease held by {lease['owner']} until {_stamp(lease['expires_at'])}: "
+                     f"wait for it to expire or for that worker to hand over")
+    else:
+        needs.append("take the lease on the task (no other worker may hold an unexpired one)")
+    gone = expired(progress, now=now)
+    needs += [f"approval {a} expired: ask for it again before any write" for a in gone["approvals"]]
+    needs += [f"handle {h} expired: create a new one" for h in gone["handles"]]
+    if first["intent"]:
+        needs.append(f"ask the system of record about key {first['intent']['key']} before "
+                     f"redoing anything: record its receipt if it exists, else apply with the "
+                     f"same key")
+        action = "reconcile"
+    else:
+        needs.append(f"apply with idempotency key {first['key']} (intent first, then result)")
+        action = "run"
+    return {"item": first["id"], "action": action, "prerequisites": needs}
+
+
+def build_handoff(progress: dict, *, now: float,
+                  confirmed: Mapping[str, bool] | None = None,
+                  session: Mapping[str, Any] | None = None,
+                  facts: Iterable[Mapping[str, str]] = (),
+                  assumptions: Iterable[Mapping[str, str]] = (),
+                  owner: str | None = None) -> dict:
+    """Return the handoff package (shape in the module docstring).
+
+    Args:
+        progress: the task's progress document; never mutated.
+        now: when the package is built (Unix seconds).
+        confirmed: ``{item_id: True/False}`` for done items whose receipt was (or was not)
+            found unchanged by key in the system of record; items missing are unchecked.
+        session: ``{"session_id"?, "goal"?, "files_written"?: [path]}`` from the session log.
+        facts, assumptions: extra ``{"text", "evidence"}`` / ``{"text", "why"}`` from the run.
+        owner: the worker that will continue (to judge whether the lease blocks it).
+    Returns:
+        A new dict; lists in a stable order (completed in job order, remaining in the order
+        to work on them).
+    """
+    confirmed = dict(confirmed or {})
+    session = dict(session or {})
+    completed, fact_rows, assumption_rows, artefacts = [], [], [], []
+    for item in progress["items"]:
+        if item["state"] != "done":
+            continue
+        ok = confirmed.get(item["id"])
+        completed.append({"id": item["id"], "key": item["intent"]["key"],
+                          "result_path": item["result_path"],
+                          "verification": dict(item["verification"] or {}),
+                          "verified": ok is True})
+        artefacts.append({"kind": "idempotency_key", "id": item["intent"]["key"]})
+        if item["result_path"]:
+            artefacts.append({"kind": "result_file", "id": item["result_path"]})
+        seq = (item["result"] or {}).get("seq")
+        if ok is True:
+            fact_rows.append({"text": f"{item['id']} applied once (ledger operation {seq})",
+                              "evidence": f"receipt found by key {item['intent']['key']} at "
+                                          f"{_stamp(now)}"})
+        elif ok is False:
+            assumption_rows.append({"text": f"{item['id']} applied",
+                                    "why": "the system of record does not confirm the receipt: "
+                                           "check it before relying on it"})
+        else:
+            assumption_rows.append({"text": f"{item['id']} applied",
+                                    "why": "the progress file says so; not re-checked against "
+                                           "the system of record"})
+    todo = remaining(progress)
+    for item in todo:
+        if item["intent"]:
+            assumption_rows.append({"text": f"{item['id']} may or may not have been applied",
+                                    "why": f"intent {item['intent']['key']} has no result"})
+    fact_rows += [dict(f) for f in facts]
+    assumption_rows += [dict(a) for a in assumptions]
+    artefacts += [{"kind": "file_written", "id": p} for p in session.get("files_written", [])]
+    if session.get("session_id"):
+        artefacts.append({"kind": "session", "id": session["session_id"]})
+    return {"task": progress["task"], "job_version": progress["job_version"],
+            "generated_at": _stamp(now),
+            "goal": progress.get("goal") or session.get("goal") or "",
+            "done_criteria": list(progress.get("done_criteria", [])),
+            "counts": counts(progress), "completed": completed,
+            "remaining": [{"id": i["id"], "state": i["state"], "priority": i["priority"],
+                           "key": i["key"], "open_intent": bool(i["intent"])} for i in todo],
+            "facts": fact_rows, "assumptions": assumption_rows, "artefacts": artefacts,
+            "next_action": next_action(progress, now=now, owner=owner)}
+
+
+def render_handoff_markdown(handoff: Mapping[str, Any], *, max_rows: int = 20) -> str:
+    """Return the handoff package as Markdown (long lists cut at ``max_rows`` with a count).
+
+    >>> print(render_handoff_markdown({"task": "t", "goal": "g"}).splitlines()[0])
+    # Handoff: t
+    """
+    def rows(values: list, line) -> list[str]:
+        out = [line(v) for v in values[:max_rows]]
+        if len(values) > max_rows:
+            out.append(f"- ... and {len(values) - max_rows} more (see the JSON package)")
+        return out or ["- none"]
+
+    c = handoff.get("counts", {})
+    lines = [f"# Handoff: {handoff['task']}", "",
+             f"Generated {handoff.get('generated_at', '')}; job version "
+             f"{handoff.get('job_version', '')}.", "",
+             "## Goal", handoff.get("goal") or "(not recorded)", "", "## Done when"]
+    lines += rows(handoff.get("done_criteria", []), lambda d: f"- {d}")
+    lines += ["", "## State", ", ".join(f"{k}: {v}" for k, v in c.items()) or "(empty)", "",
+              "## Completed (with verification)"]
+    lines += rows(handoff.get("completed", []), lambda i: (
+        f"- {i['id']}: {'verified by key' if i['verified'] else 'not re-checked'} "
+        f"`{i['key']}` -> {i['result_path']}"))
+    lines += ["", "## Remaining (in this order)"]
+    lines += rows(handoff.get("remaining", []), lambda i: (
+        f"- {i['id']} ({i['state']}, priority {i['priority']})"
+        + (": open intent, reconcile first" if i["open_intent"] else "")))
+    lines += ["", "## Verified facts"]
+    lines += rows(handoff.get("facts", []), lambda f: f"- {f['text']} ({f['evidence']})")
+    lines += ["", "## Assumptions (not verified)"]
+    lines += rows(handoff.get("assumptions", []), lambda a: f"- {a['text']}: {a['why']}")
+    lines += ["", "## Artefacts"]
+    lines += rows(handoff.get("artefacts", []), lambda a: f"- {a['kind']}: `{a['id']}`")
+    nxt = handoff.get("next_action")
+    lines += ["", "## Next action"]
+    if nxt:
+        lines.append(f"{nxt['action']} {nxt['item']}, once:")
+        lines += [f"- {p}" for p in nxt["prerequisites"]]
+    else:
+        lines.append("none: every item is done; check the done criteria")
+    return "\n".join(lines) + "\n"

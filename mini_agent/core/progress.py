@@ -1,0 +1,257 @@
+"""A task's progress as plain data: items, states, idempotency keys, a lease and a version stamp.
+
+Shape of a progress document (what :mod:`mini_agent.harness.checkpoint` writes as JSON)::
+
+    {"format": 1, "task": "ledger-2026", "job_version": "sha256:...",
+     "goal": str, "done_criteria": [str],
+     "lease": {"owner": "worker-1", "expires_at": 1767225900.0, "generation": 3} | None,
+     "approvals": [{"id": "post-ledger", "expires_at": float}],
+     "handles": [{"id": "preview-17", "kind": "preview", "expires_at": float}],
+     "items": [{"id": "inv-007", "target": "inv-007", "step": "post", "priority": 1,
+                "key": "ledger-2026:inv-007:post", "state": "pending",
+                "intent": {"key": str, "at": float} | None,
+                "result": dict | None, "result_path": str | None,
+                "verification": dict | None, "error": str | None, "attempts": int}]}
+
+Each item moves ``pending -> in_progress -> done`` (or ``failed``). ``in_progress`` with an
+``intent`` and no ``result`` is the dangerous state: the external write may or may not have
+happened, so a resume asks the system of record by key before doing anything (chapter 3,
+"the gap between a checkpoint and an external side effect").
+
+Every function here is pure: it takes time as an argument, never mutates its input and returns
+a new document. What this module does not do: read or write files, talk to the system of record.
+Taught in ``notebooks/10_checkpoints_and_handoff.ipynb``.
+Source: 004_b74ef821c58ee4ec.txt (checkpoints and idempotency; resume checks; lab 1).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from typing import Any, Iterable
+
+PROGRESS_FORMAT = 1
+"""The progress-file format this code reads and writes; any other value is refused."""
+
+ITEM_STATES = ("pending", "in_progress", "done", "failed")
+
+
+class ProgressVersionError(ValueError):
+    """A progress document this code must not resume: another format or another job definition.
+
+    Attributes: ``found`` and ``expected`` (the two stamps), ``field`` ("format" or
+    "job_version").
+    """
+
+    def __init__(self, field: str, found: Any, expected: Any) -> None:
+        self.field, self.found, self.expected = field, found, expected
+        what = ("progress-file format" if field == "format" else
+                "job definition (items, steps or code changed since it was written)")
+        super().__init__(f"incompatible progress file: {field} is {found!r}, this code expects "
+                         f"{expected!r} ({what}); finish it with the version that wrote it or "
+                         f"start a new progress file")
+
+
+class LeaseHeldError(RuntimeError):
+    """Another worker holds an unexpired lease on the task.
+
+    Attributes: ``owner``, ``expires_at`` (Unix seconds), ``seconds_left``.
+    """
+
+    def __init__(self, owner: str, expires_at: float, now: float) -> None:
+        self.owner, self.expires_at = owner, expires_at
+        self.seconds_left = max(0.0, expires_at - now)
+        super().__init__(f"task is leased by {owner!r} for {self.seconds_left:.1f} more seconds; "
+                         f"do not run it in parallel: wait for the lease to expire")
+
+
+def idempotency_key(task: str, target: str, step: str) -> str:
+    """Return the deterministic key ``"task:target:step"`` of one external operation.
+
+    The same three parts always give the same key (no time, counter or random part), so a
+    retry after a crash presents the system of record with the key it already saw.
+
+    Args:
+        task: the task id, e.g. "ledger-2026".
+        target: what the step acts on, e.g. "inv-007".
+        step: the stage of the work on that target, e.g. "post".
+    Returns:
+        ``f"{task}:{target}:{step}"``.
+    Raises:
+        ValueError: a part is empty, not a str, or contains ":" (the key would be ambiguous).
+    Source:
+        004_b74ef821c58ee4ec.txt (冪等キー: タスクID:対象ID:段階).
+
+    >>> idempotency_key("ledger-2026", "inv-007", "post")
+    'ledger-2026:inv-007:post'
+    """
+    parts = (task, target, step)
+    for name, part in zip(("task", "target", "step"), parts):
+        if not isinstance(part, str) or not part:
+            raise ValueError(f"idempotency key part {name} must be a non-empty str, got {part!r}")
+        if ":" in part:
+            raise ValueError(f"idempotency key part {name}={part!r} contains ':' (ambiguous key)")
+    return ":".join(parts)
+
+
+def job_version(task: str, items: Iterable[dict], *, code: str = str(PROGRESS_FORMAT)) -> str:
+    """Return a stamp of the job definition: sha256 over the task, code version and items.
+
+    Two runs of the same job (same ids, targets, steps and payloads) get the same stamp; any
+    change to them gives another, and a progress file written for the old one is refused.
+    """
+    body = json.dumps({"task": task, "code": code, "items": list(items)}, sort_keys=True,
+                      ensure_ascii=True, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(body.encode()).hexdigest()[:16]
+
+
+def new_progress(task: str, items: Iterable[dict], *, goal: str = "",
+                 done_criteria: Iterable[str] = (), version: str | None = None,
+                 approvals: Iterable[dict] = (), handles: Iterable[dict] = ()) -> dict:
+    """Return a fresh progress document: every item ``pending``, with its idempotency key.
+
+    Args:
+        task: the task id (the first part of every key).
+        items: ``{"id", "target"?, "step"?, "priority"?}`` dicts; ``target`` defaults to the
+            id, ``step`` to "apply", ``priority`` to 0 (lower runs first). Never mutated.
+        goal, done_criteria: what the job is for and how "finished" is checked.
+        version: the job stamp; default :func:`job_version` of ``task`` and ``items``.
+        approvals, handles: ``{"id", "expires_at", ...}`` dicts checked on resume.
+    Raises:
+        ValueError: duplicate item ids or a bad key part.
+    """
+    items = [dict(item) for item in items]
+    ids = [item["id"] for item in items]
+    if len(set(ids)) != len(ids):
+        raise ValueError(f"duplicate item ids: {sorted({i for i in ids if ids.count(i) > 1})}")
+    rows = []
+    for item in items:
+        target, step = item.get("target", item["id"]), item.get("step", "apply")
+        rows.append({"id": item["id"], "target": target, "step": step,
+                     "priority": int(item.get("priority", 0)),
+                     "key": idempotency_key(task, target, step),
+                     "state": "pending", "intent": None, "result": None, "result_path": None,
+                     "verification": None, "error": None, "attempts": 0})
+    return {"format": PROGRESS_FORMAT, "task": task,
+            "job_version": version or job_version(task, items),
+            "goal": goal, "done_criteria": list(done_criteria), "lease": None,
+            "approvals": [dict(a) for a in approvals], "handles": [dict(h) for h in handles],
+            "items": rows}
+
+
+def check_version(progress: dict, *, expected_job_version: str | None = None) -> None:
+    """Refuse a progress document this code must not resume.
+
+    Raises:
+        ProgressVersionError: ``format`` is not :data:`PROGRESS_FORMAT`, or
+            ``expected_job_version`` is given and differs from the document's ``job_version``.
+    """
+    if progress.get("format") != PROGRESS_FORMAT:
+        raise ProgressVersionError("format", progress.get("format"), PROGRESS_FORMAT)
+    if expected_job_version is not None and progress.get("job_version") != expected_job_version:
+        raise ProgressVersionError("job_version", progress.get("job_version"),
+                                   expected_job_version)
+
+
+def find_item(progress: dict, item_id: str) -> dict:
+    """Return the item ``item_id`` (the document's own dict). Raises KeyError naming the id."""
+    for item in progress["items"]:
+        if item["id"] == item_id:
+            return item
+    raise KeyError(f"no item {item_id!r} in task {progress.get('task')!r}")
+
+
+def _updated(progress: dict, item_id: str, **changes: Any) -> dict:
+    new = copy.deepcopy(progress)
+    find_item(new, item_id).update(changes)
+    return new
+
+
+def with_intent(progress: dict, item_id: str, key: str, *, now: float) -> dict:
+    """Return a copy where ``item_id`` is ``in_progress`` with intent ``{"key", "at": now}``.
+
+    Raises: ValueError when the item is already done (a done item is never executed again).
+    """
+    item = find_item(progress, item_id)
+    if item["state"] == "done":
+        raise ValueError(f"item {item_id!r} is done; it is not executed again")
+    return _updated(progress, item_id, state="in_progress", intent={"key": key, "at": now},
+                     attempts=item["attempts"] + 1, error=None)
+
+
+def with_result(progress: dict, item_id: str, result: dict, *, now: float,
+                result_path: str | None = None, verified_by: str = "system_of_record") -> dict:
+    """Return a copy where ``item_id`` is ``done`` with its result and how it was verified.
+
+    Raises: ValueError when the item has no intent (a result must follow an intent).
+    """
+    item = find_item(progress, item_id)
+    if not item["intent"]:
+        raise ValueError(f"item {item_id!r} has no intent: record the intent before the result")
+    return _updated(progress, item_id, state="done", result=copy.deepcopy(result),
+                    result_path=result_path,
+                    verification={"by": verified_by, "key": item["intent"]["key"], "at": now})
+
+
+def with_failure(progress: dict, item_id: str, error: str) -> dict:
+    """Return a copy where ``item_id`` is ``failed`` with ``error`` (a one-line reason)."""
+    return _updated(progress, item_id, state="failed", error=str(error))
+
+
+def take_lease(progress: dict, owner: str, *, now: float, ttl_seconds: float) -> dict:
+    """Return a copy leased to ``owner`` until ``now + ttl_seconds``.
+
+    The owner of the current lease may renew it (also after a restart under the same name);
+    anyone may take an expired lease, which bumps ``generation``.
+    Raises:
+        LeaseHeldError: another owner's lease has not expired at ``now``.
+        ValueError: ttl_seconds <= 0 or an empty owner.
+    """
+    if ttl_seconds <= 0 or not owner:
+        raise ValueError(f"a lease needs an owner and ttl_seconds > 0, got {owner!r}, "
+                         f"{ttl_seconds}")
+    lease = progress.get("lease")
+    if lease and lease["owner"] != owner and now < lease["expires_at"]:
+        raise LeaseHeldError(lease["owner"], lease["expires_at"], now)
+    same = bool(lease) and lease["owner"] == owner and now < lease["expires_at"]
+    generation = (lease or {}).get("generation", 0) + (0 if same else 1)
+    new = copy.deepcopy(progress)
+    new["lease"] = {"owner": owner, "expires_at": now + ttl_seconds, "generation": generation}
+    return new
+
+
+def expired(progress: dict, *, now: float) -> dict[str, list[str]]:
+    """Return the ids of approvals and handles whose ``expires_at`` is at or before ``now``:
+    ``{"approvals": [...], "handles": [...]}``."""
+    return {kind: [x["id"] for x in progress.get(kind, []) if x["expires_at"] <= now]
+            for kind in ("approvals", "handles")}
+
+
+def open_intents(progress: dict) -> list[dict]:
+    """Return the items with an intent and no result: ask the system of record about these
+    before anything is redone (copies, in item order)."""
+    return [dict(i) for i in progress["items"] if i["intent"] and i["state"] != "done"]
+
+
+def remaining(progress: dict) -> list[dict]:
+    """Return the items not done, in the order to work on them (copies).
+
+    Open intents first (they must be reconciled before anything else), then by
+    ``priority`` (lower first), then by position in the job.
+    """
+    rows = [(0 if i["intent"] else 1, i["priority"], n, i)
+            for n, i in enumerate(progress["items"]) if i["state"] != "done"]
+    return [dict(i) for *_, i in sorted(rows, key=lambda r: r[:3])]
+
+
+def counts(progress: dict) -> dict[str, int]:
+    """Return ``{state: number of items}`` for every state in :data:`ITEM_STATES` (zeros kept).
+
+    >>> counts(new_progress("t", [{"id": "a"}, {"id": "b"}]))
+    {'pending': 2, 'in_progress': 0, 'done': 0, 'failed': 0}
+    """
+    out = dict.fromkeys(ITEM_STATES, 0)
+    for item in progress["items"]:
+        out[item["state"]] += 1
+    return out

@@ -1,0 +1,151 @@
+"""The kill lab's worker: post a ledger job item by item, resumable after SIGKILL at any point.
+
+Run as a program (the lab starts it as a subprocess and kills it)::
+
+    python -m mini_agent.harness.checkpoint_worker --dir D --url URL [--items 60] [--seed 0]
+        [--task ledger] [--owner worker-1] [--pause-at ITEM:PHASE] [--naive]
+
+It opens (or creates) ``D/progress.json`` under a lease, runs the resume checks, then runs
+every remaining item through :func:`~mini_agent.harness.checkpoint.run_step` (open intents are
+reconciled first). Each event is one JSON line on stdout::
+
+    {"event": "start", "counts": {...}, "resume": {...}}
+    {"event": "reconciled", "item": id, "outcome": "found" | "redone"}
+    {"event": "paused", "item": id, "phase": "after_intent" | "after_execute" | "after_result"}
+    {"event": "finished", "counts": {...}}
+
+``--pause-at`` is the lab's deterministic kill point: when the worker reaches it, it prints
+the ``paused`` line and waits (it does nothing more) until it is killed. ``--naive`` shows the
+failure the chapter warns about: it ignores intents and retries with a fresh random key.
+Taught in ``notebooks/10_checkpoints_and_handoff.ipynb``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..core.checkpoint_lab import PHASES, build_ledger_job
+from ..core.progress import counts, job_version, new_progress, remaining
+from .checkpoint import ProgressStore, reconcile, resume_checks, run_step
+from .record_client import RecordClient
+
+PROGRESS_FILE = "progress.json"
+
+
+def emit(event: dict) -> None:
+    """Print one event as a JSON line and flush (the lab reads stdout line by line)."""
+    print(json.dumps(event, sort_keys=True), flush=True)
+
+
+def wait_to_be_killed(item: str, phase: str) -> None:
+    """Announce the pause point and do nothing more until a signal ends the process."""
+    emit({"event": "paused", "item": item, "phase": phase})
+    while True:
+        signal.pause()
+
+
+class PausingStore:
+    """A :class:`ProgressStore` that stops at ``after_intent`` / ``after_result`` of one item."""
+
+    def __init__(self, store: ProgressStore, pause: tuple[str, str] | None) -> None:
+        self.store, self.pause = store, pause
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.store, name)
+
+    def record_intent(self, item_id: str, key: str) -> None:
+        self.store.record_intent(item_id, key)
+        if self.pause == (item_id, "after_intent"):
+            wait_to_be_killed(item_id, "after_intent")
+
+    def record_result(self, item_id: str, receipt: dict) -> None:
+        self.store.record_result(item_id, receipt)
+        if self.pause == (item_id, "after_result"):
+            wait_to_be_killed(item_id, "after_result")
+
+
+class PausingSystem:
+    """A system of record client that stops right after ``apply`` of one item returned."""
+
+    def __init__(self, client: RecordClient, pause: tuple[str, str] | None) -> None:
+        self.client, self.pause = client, pause
+
+    def lookup(self, key: str) -> dict | None:
+        return self.client.lookup(key)
+
+    def apply(self, key: str, payload: dict) -> dict:
+        receipt = self.client.apply(key, payload)
+        if self.pause == (payload["item"], "after_execute"):
+            wait_to_be_killed(payload["item"], "after_execute")
+        return receipt
+
+
+def naive_step(store: Any, item_id: str, system: Any, payload: dict) -> dict:
+    """The mistake, for contrast: retry whatever is not done with a new random key, without
+    asking the system of record (a write that happened before a kill happens again)."""
+    item = store.item(item_id)
+    if item["state"] == "done":
+        return item["result"]
+    key = f"{item['key']}#{uuid.uuid4().hex[:8]}"
+    store.record_intent(item_id, key)
+    receipt = system.apply(key, payload)
+    store.record_result(item_id, receipt)
+    return receipt
+
+
+def run_worker(folder: Path, client: RecordClient, job: dict, *, owner: str = "worker-1",
+               pause: tuple[str, str] | None = None, naive: bool = False) -> dict:
+    """Run the job to the end (or to the pause point); return the final counts by state."""
+    store = ProgressStore(folder / PROGRESS_FILE, owner=owner,
+                          expected_job_version=job_version(job["task"], job["items"]))
+    progress = store.open(new_progress(job["task"], job["items"], goal=job["goal"],
+                                       done_criteria=job["done_criteria"]))
+    checks = resume_checks(progress, client, now=store.clock())
+    emit({"event": "start", "counts": counts(progress), "resume": checks})
+    paused_store, system = PausingStore(store, pause), PausingSystem(client, pause)
+    for item in remaining(progress):
+        payload = job["payloads"][item["id"]]
+        if naive:
+            naive_step(paused_store, item["id"], system, payload)
+        elif item["intent"]:
+            outcome, _ = reconcile(paused_store, item["id"], system, payload)
+            emit({"event": "reconciled", "item": item["id"], "outcome": outcome})
+        else:
+            run_step(paused_store, item["id"], system, payload)
+    final = counts(store.progress or progress)
+    emit({"event": "finished", "counts": final})
+    return final
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the worker program; exit 0 when every item is done."""
+    parser = argparse.ArgumentParser(description="the checkpoint lab's worker")
+    parser.add_argument("--dir", required=True, help="folder of progress.json and results/")
+    parser.add_argument("--url", required=True, help="the system of record, http://127.0.0.1:P")
+    parser.add_argument("--items", type=int, default=60)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--task", default="ledger")
+    parser.add_argument("--owner", default="worker-1")
+    parser.add_argument("--pause-at", default="", metavar="ITEM:PHASE")
+    parser.add_argument("--naive", action="store_true")
+    args = parser.parse_args(argv)
+    pause = None
+    if args.pause_at:
+        item, _, phase = args.pause_at.partition(":")
+        if phase not in PHASES:
+            parser.error(f"--pause-at phase must be one of {PHASES}, got {phase!r}")
+        pause = (item, phase)
+    job = build_ledger_job(args.items, seed=args.seed, task=args.task)
+    final = run_worker(Path(args.dir), RecordClient(args.url, args.task), job, owner=args.owner,
+                       pause=pause, naive=args.naive)
+    return 0 if final["done"] == args.items else 1
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

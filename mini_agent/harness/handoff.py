@@ -1,0 +1,96 @@
+"""Write a handoff package from a progress file and a session log, as JSON and Markdown.
+
+:func:`write_handoff` reads the progress file (version-checked), asks the system of record by
+key about every completed item (so a completed item becomes a verified fact, not a claim),
+summarises the session log (goal, files written), and writes ``handoff.json`` and
+``handoff.md`` atomically beside the progress file (or in ``out_dir``). The package itself is
+built by the pure :func:`mini_agent.core.handoff.build_handoff`.
+Taught in ``notebooks/10_checkpoints_and_handoff.ipynb``.
+Source: 004_b74ef821c58ee4ec.txt (長時間タスクの引き継ぎ).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
+
+from ..core.handoff import build_handoff, render_handoff_markdown
+from ..session import resume_session
+from .checkpoint import ProgressStore, SystemOfRecord, write_json_atomic
+
+WRITE_TOOLS = ("write_file", "edit_file")
+
+
+def confirm_completed(progress: dict, system: SystemOfRecord) -> dict[str, bool]:
+    """Return ``{item_id: receipt found by key and equal to the recorded one}`` for done items."""
+    out = {}
+    for item in progress["items"]:
+        if item["state"] == "done":
+            out[item["id"]] = system.lookup(item["intent"]["key"]) == item["result"]
+    return out
+
+
+def summarise_session(path: str | os.PathLike[str]) -> dict:
+    """Return ``{"session_id", "goal", "files_written"}`` from a session log (JSONL).
+
+    The goal is the first user message's text; files written are the ``path`` inputs of
+    ``write_file`` / ``edit_file`` calls, in first-use order. Damaged lines are skipped.
+    """
+    entries, _ = resume_session(path)
+    goal, files = "", []
+    for entry in entries:
+        message = entry.get("message") if entry.get("type") == "message" else None
+        if not isinstance(message, dict):
+            continue
+        content = message.get("content")
+        if message.get("role") == "user" and not goal:
+            goal = content if isinstance(content, str) else " ".join(
+                b.get("text", "") for b in content or [] if isinstance(b, dict))
+        if message.get("role") == "assistant" and isinstance(content, list):
+            for block in content:
+                if (isinstance(block, dict) and block.get("type") == "tool_use"
+                        and block.get("name") in WRITE_TOOLS):
+                    target = (block.get("input") or {}).get("path")
+                    if target and target not in files:
+                        files.append(target)
+    return {"session_id": Path(path).stem, "goal": goal.strip(), "files_written": files}
+
+
+def write_handoff(progress_path: str | os.PathLike[str], *,
+                  system: SystemOfRecord | None = None,
+                  session_path: str | os.PathLike[str] | None = None,
+                  out_dir: str | os.PathLike[str] | None = None,
+                  clock: Callable[[], float] | None = None,
+                  facts: Iterable[Mapping[str, str]] = (),
+                  assumptions: Iterable[Mapping[str, str]] = (),
+                  owner: str | None = None) -> dict[str, Any]:
+    """Build the handoff package and write ``handoff.json`` and ``handoff.md``.
+
+    Args:
+        progress_path: the task's progress file.
+        system: the system of record (without it, completed items stay assumptions).
+        session_path: a session log to take the goal and the files written from.
+        out_dir: where to write (default: the progress file's folder).
+        clock: ``() -> float`` Unix seconds (default ``time.time``).
+        facts, assumptions, owner: passed to :func:`~mini_agent.core.handoff.build_handoff`.
+    Returns:
+        ``{"handoff": dict, "json": Path, "markdown": Path}``.
+    Raises:
+        ProgressVersionError: the progress file has another format. FileNotFoundError.
+    """
+    now = (clock or time.time)()
+    progress = ProgressStore(progress_path).read()
+    confirmed = confirm_completed(progress, system) if system is not None else None
+    session = summarise_session(session_path) if session_path else None
+    handoff = build_handoff(progress, now=now, confirmed=confirmed, session=session,
+                            facts=facts, assumptions=assumptions, owner=owner)
+    folder = Path(out_dir) if out_dir else Path(progress_path).parent
+    folder.mkdir(parents=True, exist_ok=True)
+    json_path, md_path = folder / "handoff.json", folder / "handoff.md"
+    write_json_atomic(json_path, handoff)
+    tmp = md_path.with_name(".handoff.md.tmp")
+    tmp.write_text(render_handoff_markdown(handoff), encoding="utf-8")
+    os.replace(tmp, md_path)
+    return {"handoff": handoff, "json": json_path, "markdown": md_path}

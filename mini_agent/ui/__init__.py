@@ -1,0 +1,1 @@
+"""Widgets for the episode notebooks (ipywidgets); imported only by notebooks."""
