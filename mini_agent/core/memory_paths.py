@@ -78,7 +78,7 @@ def decode_until_stable(text: str, *, max_rounds: int = MAX_DECODE_ROUNDS) -> st
     >>> decode_until_stable("/memories/%252e%252e")
     '/memories/..'
     """
-    for _ in range(max_rounds):
+    for _ in range(max_rounds + 1):  # the last round only confirms stability
         try:
             decoded = unquote(text, errors="strict") if "%" in text else text
         except UnicodeDecodeError:
