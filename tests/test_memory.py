@@ -159,3 +159,15 @@ def test_kit_tool_returns_errors_as_data(tmp_path):
     content, is_error = run_tool({"memory": kit}, "memory", {"command": "view",
                                                               "path": "/memories"})
     assert not is_error and content.endswith("/memories")
+
+
+def test_malformed_commands_are_refused_with_advice(tmp_path):
+    tool = MemoryTool(tmp_path)
+    cases = {"explode": ({"command": "explode", "path": "/memories"}, "unknown memory command"),
+             "no text": ({"command": "create", "path": "/memories/a.md"}, "missing: file_text"),
+             "not a str": ({"command": "view", "path": 5}, "it is of type int, not a string"),
+             "no path": ({"command": "rename", "old_path": "/memories/a"}, "missing: new_path")}
+    for label, (command, message) in cases.items():
+        with pytest.raises(ToolError, match=message):
+            tool.call(command)
+    assert list((tmp_path / "memories").iterdir()) == []

@@ -127,7 +127,7 @@ def validate_memory_path(path: str, *, max_path_chars: int = MAX_PATH_CHARS) -> 
     '/memories/a/b.md'
     """
     if not isinstance(path, str):
-        raise MemoryPathError(f"refused memory path: expected a string, got {type(path).__name__}")
+        raise _refuse(str(path)[:40], f"it is of type {type(path).__name__}, not a string")
     if len(path) > max_path_chars:
         raise _refuse(path[:40] + "...", f"it is {len(path)} characters long; the limit is "
                                          f"{max_path_chars}")

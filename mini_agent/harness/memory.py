@@ -42,6 +42,7 @@ from ..clock import Clock, SystemClock
 from ..core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
 from ..core.secrets import redact_secrets
 from ..tools import Tool
+from ..tools import ToolError as KitToolError
 
 DEFAULT_MAX_FILE_BYTES = 32_000
 """Largest memory file in UTF-8 bytes (about 8,000 approx tokens)."""
@@ -59,7 +60,10 @@ MEMORY_TOOL_PARAM = {"type": "memory_20250818", "name": "memory"}
 """The tool definition the API expects (the memory tool has no input_schema of ours)."""
 
 _TEXT_FIELDS = {"create": "file_text", "str_replace": "new_str", "insert": "insert_text"}
-_PATH_FIELDS = ("path", "old_path", "new_path")
+_FIELDS = {"view": ("path",), "create": ("path", "file_text"),
+           "str_replace": ("path", "old_str", "new_str"),
+           "insert": ("path", "insert_line", "insert_text"), "delete": ("path",),
+           "rename": ("old_path", "new_path")}
 
 
 class MemoryTool(BetaLocalFilesystemMemoryTool):
@@ -127,11 +131,15 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         """
         found: dict[str, int] = {}
         try:
+            name = getattr(command, "command", None)
+            if name not in _FIELDS:
+                raise ToolError(f"unknown memory command {name!r}; use one of "
+                                f"{', '.join(_FIELDS)}")
+            missing = [f for f in _FIELDS[name] if getattr(command, f, None) is None]
+            if missing:
+                raise ToolError(f"{name} needs {', '.join(_FIELDS[name])}; missing: "
+                                f"{', '.join(missing)}")
             self.expire()
-            for field in _PATH_FIELDS:
-                if getattr(command, field, None) is not None and not isinstance(
-                        getattr(command, field), str):
-                    raise ToolError(f"{field} must be a string path under {MEMORY_ROOT}/")
             text_field = _TEXT_FIELDS.get(command.command)
             if text_field is not None:
                 text, found = redact_secrets(str(getattr(command, text_field) or ""))
@@ -244,10 +252,6 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         return "All memory cleared"
 
     # ------------------------------------------------------------------ the kit's agent
-    def to_dict(self) -> Any:
-        """The API tool definition ``{"type": "memory_20250818", "name": "memory"}``."""
-        return super().to_dict()
-
     def kit_tool(self) -> "MemoryKitTool":
         """Wrap this tool for ``mini_agent``'s ``Agent`` (``tools={"memory": t.kit_tool()}``)."""
         return MemoryKitTool(self)
@@ -265,9 +269,7 @@ class MemoryKitTool(Tool):
             try:
                 return str(memory.call(input))
             except ToolError as exc:
-                from ..tools import ToolError as KitToolError
-                raise KitToolError(str(exc.content if isinstance(exc.content, str)
-                                       else exc)) from None
+                raise KitToolError(str(exc)) from None
         super().__init__("memory", "Claude's memory tool (client side).",
                          {"type": "object", "properties": {"command": {"type": "string"}},
                           "required": ["command"]}, "write", run)
