@@ -16,7 +16,11 @@ from mini_agent.grading import checks_module, load_module, run_checks
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 FILES = sorted(MUTANTS.glob("[0-9][0-9]/*.py"))
-PACKAGE_MODULES = {"10": "mini_agent.harness.checkpoint", "11": "mini_agent.core.retention"}
+PACKAGE_MODULES = {
+    "09": "mini_agent.core.memory_paths",
+    "10": "mini_agent.harness.checkpoint",
+    "11": "mini_agent.core.retention",
+}
 """Exercises whose functions are the package's own: checks run against the package too."""
 
 

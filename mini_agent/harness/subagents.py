@@ -1,0 +1,225 @@
+"""Subagents: a fresh window with a scoped brief, returning a bounded summary and references.
+
+:func:`run_subagent` starts a new :class:`~mini_agent.agent.Agent` (its own empty history,
+so nothing of the caller's window is in it and none of its exploration comes back), gives it
+the brief and its own tool set (read-only tools by default, plus ``write_artefact``, which can
+write only into the artefact folder), and returns a :class:`SubagentResult`: a summary bounded
+to ``max_summary_tokens`` (the chapter's 1,000-2,000 tokens; an over-long one is cut, and its
+full text kept in an artefact) and the artefacts it wrote, as paths the caller can read.
+Never the subagent's raw history.
+
+:func:`subagent_tool` gives the main agent a ``subagent`` tool (definition + handler);
+:func:`compare_main_window` measures the main window's tokens with and without delegating
+(the kit's token counter over both main histories).
+
+IO: runs an agent over the SDK, writes artefact files. Taught in
+``notebooks/09_memory_and_subagents.ipynb``. Source: 000_86e3ff2076a5ae37.txt (next episode:
+subagents); 004_b74ef821c58ee4ec.txt (1,000-2,000 token summaries, references to artefacts
+stored outside, not raw tables copied through the lead).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from ..agent import Agent
+from ..tokens import approx_tokens
+from ..tools import Tool, ToolError, Workspace, build_tools
+from ..view import full_view
+
+DEFAULT_MAX_SUMMARY_TOKENS = 2_000
+"""Upper bound on a subagent's summary in approx tokens (chapter 3: 1,000-2,000)."""
+
+READ_ONLY_TOOLS = ("read_file", "list_dir", "grep", "glob")
+"""The tools a subagent gets by default: none of them changes anything."""
+
+ARTEFACT_DIR = ".artefacts"
+"""Default folder (inside the workspace) for the files subagents write."""
+
+SUBAGENT_SYSTEM = (
+    "You are a subagent with a fresh context window and one brief. Explore with your tools, "
+    "write detailed findings (tables, code, long lists) to files with write_artefact, and end "
+    "with a short summary (well under {max_tokens} tokens) that names those files. Never paste "
+    "raw file contents into the summary.")
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
+
+
+@dataclasses.dataclass
+class SubagentResult:
+    """What a subagent hands back.
+
+    Attributes: summary: bounded text (approx tokens <= the bound); summary_tokens: its approx
+    tokens; artefacts: paths (relative to the workspace) of files it wrote, each existing;
+    truncated: the summary was cut to the bound; stop_reason, turns: of its run;
+    window_tokens: approx tokens of the subagent's own final history (its window, which the
+    caller never sees); history: that history, for inspection only.
+    """
+
+    summary: str
+    summary_tokens: int
+    artefacts: list[str]
+    truncated: bool
+    stop_reason: str
+    turns: int
+    window_tokens: int
+    history: list = dataclasses.field(repr=False, default_factory=list)
+
+    def for_main(self) -> str:
+        """The tool result the main agent gets: the summary and the artefact references."""
+        refs = "\n".join(f"- {p}" for p in self.artefacts) or "- (none)"
+        return (f"{self.summary}\n\nArtefacts (read them with read_file when you need the "
+                f"details):\n{refs}")
+
+
+def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR) -> Tool:
+    """``write_artefact(name, content)``: write one file into ``<workspace>/<folder>/``.
+
+    Names are plain file names (letters, digits, ``_ . -``, no ``/``); an existing file is
+    replaced. Returns the tool; its result is ``wrote <folder>/<name> (<N> bytes)``.
+    """
+    def run(input: dict[str, Any]) -> str:
+        name = input["name"]
+        if not _NAME.match(name) or name in (".", ".."):
+            raise ToolError(f"artefact name {name!r} must be a plain file name such as "
+                            "findings.md (letters, digits, '_', '.', '-'; no '/')")
+        target = workspace.root / folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        data = input["content"].encode("utf-8")
+        target.write_bytes(data)
+        return f"wrote {folder}/{name} ({len(data):,} bytes)"
+    return Tool("write_artefact", "Write findings to a file in the artefact folder and get "
+                "its path back; use it for anything long (tables, lists, code).",
+                {"type": "object", "properties": {
+                    "name": {"type": "string", "description": "file name, e.g. findings.md"},
+                    "content": {"type": "string"}}, "required": ["name", "content"]},
+                "write", run)
+
+
+def bound_summary(text: str, max_tokens: int) -> tuple[str, bool]:
+    """Cut ``text`` so its approx tokens stay <= ``max_tokens``; returns ``(text, cut)``.
+
+    A cut text ends with ``[summary cut at N tokens]``. Pure. Raises: ValueError if
+    max_tokens < 16 (no room for the marker).
+    """
+    if max_tokens < 16:
+        raise ValueError("max_tokens must be >= 16")
+    if approx_tokens(text) <= max_tokens:
+        return text, False
+    marker = f"\n[summary cut at {max_tokens} tokens]"
+    keep = max(0, max_tokens * 4 - len(marker) - 4)
+    while keep and approx_tokens(text[:keep] + marker) > max_tokens:
+        keep -= 1
+    return text[:keep].rstrip() + marker, True
+
+
+def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
+                 tools: Sequence[str] = READ_ONLY_TOOLS, artefact_dir: str = ARTEFACT_DIR,
+                 max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS, max_turns: int = 12,
+                 model: str | None = None) -> SubagentResult:
+    """Run ``brief`` in a fresh agent and return its bounded summary and artefact paths.
+
+    Args:
+        brief: the scoped task, self-contained (the subagent sees nothing else).
+        client: an ``anthropic`` client (online, or ``mini_agent.offline``'s).
+        workspace: the folder its tools work in.
+        tools: names from the kit's tools it may use (read-only by default).
+        artefact_dir: folder inside the workspace for ``write_artefact``.
+        max_summary_tokens: upper bound on the summary (approx tokens).
+        max_turns: requests the subagent may make.
+        model: model name (default: the kit's).
+    Returns:
+        A :class:`SubagentResult`. A summary over the bound is cut, and its full text saved as
+        ``<artefact_dir>/summary_full.md`` (listed in ``artefacts``).
+    Raises:
+        ValueError: an empty brief or an unknown tool name.
+    """
+    if not brief or not brief.strip():
+        raise ValueError("the brief is empty: give the subagent a self-contained task")
+    ws = Workspace(workspace)
+    available = build_tools(ws)
+    unknown = sorted(set(tools) - set(available))
+    if unknown:
+        raise ValueError(f"unknown tool(s) {unknown}; choose from {sorted(available)}")
+    own = {name: available[name] for name in tools}
+    own["write_artefact"] = artefact_tool(ws, artefact_dir)
+    folder = ws.root / artefact_dir
+    before = {p: p.stat().st_mtime_ns for p in folder.glob("*")} if folder.is_dir() else {}
+    agent = Agent(client, model=model, tools=own, view_policy=full_view, max_turns=max_turns,
+                  system=SUBAGENT_SYSTEM.format(max_tokens=max_summary_tokens))
+    run = agent.run(brief)
+    summary, truncated = bound_summary(run.text or "(the subagent gave no summary)",
+                                       max_summary_tokens)
+    if truncated:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "summary_full.md").write_text(run.text, encoding="utf-8")
+    written = sorted(p for p in folder.glob("*")
+                     if p.is_file() and before.get(p) != p.stat().st_mtime_ns) \
+        if folder.is_dir() else []
+    return SubagentResult(summary, approx_tokens(summary),
+                          [p.relative_to(ws.root).as_posix() for p in written], truncated,
+                          run.stop_reason, run.turns, approx_tokens(agent.history),
+                          agent.history)
+
+
+def subagent_tool(*, client: Any, workspace: str | os.PathLike[str],
+                  on_result: Callable[[SubagentResult], None] | None = None,
+                  **options: Any) -> Tool:
+    """The ``subagent`` tool for a main agent: ``{"brief": str}`` -> summary + references.
+
+    Args: client: the client subagents use (offline, one whose brain explores); workspace:
+    their folder; on_result: called with each SubagentResult (measurement, widgets);
+    options: passed to :func:`run_subagent` (tools, max_summary_tokens...).
+    """
+    def run(input: dict[str, Any]) -> str:
+        result = run_subagent(input["brief"], client=client, workspace=workspace, **options)
+        if on_result is not None:
+            on_result(result)
+        return result.for_main()
+    return Tool("subagent", "Hand a self-contained exploration task to a subagent with a fresh "
+                "context window. It returns a short summary and the paths of files holding "
+                "its detailed findings.",
+                {"type": "object", "properties": {"brief": {
+                    "type": "string", "description": "the task, complete in itself"}},
+                 "required": ["brief"]}, "read-only", run)
+
+
+def compare_main_window(brief: str, *, workspace: str | os.PathLike[str], direct_client: Any,
+                        main_client: Any, subagent_client: Any) -> dict[str, Any]:
+    """Measure the main window with and without delegating ``brief`` to a subagent.
+
+    ``direct``: the main agent explores itself (read-only tools + write_artefact);
+    ``delegated``: it has only the ``subagent`` tool. Both histories are counted with
+    :func:`mini_agent.tokens.approx_tokens`; ``input_tokens`` sums the API usage over all
+    requests of each main agent (what the main window was billed).
+
+    Returns: ``{"direct_window_tokens", "delegated_window_tokens", "saved_tokens",
+    "direct_input_tokens", "delegated_input_tokens", "subagent_window_tokens",
+    "summary_tokens", "artefacts", "direct_answer", "delegated_answer"}``.
+    """
+    ws = Workspace(workspace)
+    tools = {n: t for n, t in build_tools(ws).items() if n in READ_ONLY_TOOLS}
+    tools["write_artefact"] = artefact_tool(ws)
+    direct = Agent(direct_client, tools=tools, view_policy=full_view)
+    direct_run = direct.run(brief)
+    results: list[SubagentResult] = []
+    delegating = Agent(main_client, view_policy=full_view, tools={
+        "subagent": subagent_tool(client=subagent_client, workspace=ws.root,
+                                  on_result=results.append)})
+    delegated_run = delegating.run(brief)
+
+    def billed(agent: Agent) -> int:
+        return sum(r["usage"].get("input_tokens", 0) + r["usage"].get(
+            "cache_read_input_tokens", 0) + r["usage"].get("cache_creation_input_tokens", 0)
+            for r in agent.requests)
+    d, g = approx_tokens(direct.history), approx_tokens(delegating.history)
+    return {"direct_window_tokens": d, "delegated_window_tokens": g, "saved_tokens": d - g,
+            "direct_input_tokens": billed(direct), "delegated_input_tokens": billed(delegating),
+            "subagent_window_tokens": sum(r.window_tokens for r in results),
+            "summary_tokens": sum(r.summary_tokens for r in results),
+            "artefacts": [a for r in results for a in r.artefacts],
+            "direct_answer": direct_run.text, "delegated_answer": delegated_run.text}
