@@ -6,7 +6,7 @@
 
 Build the three pieces of seed 000 yourself, in order. Seed 000 is the article "Mini Claude
 Code, Episode 04: make the agent forget on purpose" (episode 04 of that article's own series;
-in this kit it is notebook 03):
+in this kit it is notebook 03; docs/sources.md summarises it):
 
 * 03.1 ``approx_tokens(messages)``: the characters / 4 budget estimate;
 * 03.2 ``mask_old_observations(messages, keep=4)``: keep the newest ``keep`` tool results
@@ -42,7 +42,7 @@ def approx_tokens(messages: list[dict]) -> int:
     length of its content when it is a string, else the lengths of its text parts (image
     parts count 0 here). Other blocks count 0.
     Returns: int tokens. Example: ``approx_tokens([{"role": "user", "content": "hello"}]) == 2``.
-    Source: approxTokens in seed 000.
+    Source: approxTokens in seed 000 (see docs/sources.md).
     """
     raise NotImplementedError("Exercise 03.1")
 
@@ -56,7 +56,7 @@ def mask_old_observations(messages: list[dict], keep: int = 4) -> list[dict]:
     Assistant messages and user text are never changed. The input list, its messages and
     their blocks must not be mutated.
     Raises: ValueError if keep < 0.
-    Source: maskOldObservations in seed 000.
+    Source: maskOldObservations in seed 000 (see docs/sources.md).
     """
     raise NotImplementedError("Exercise 03.2")
 
@@ -64,6 +64,7 @@ def mask_old_observations(messages: list[dict], keep: int = 4) -> list[dict]:
 def should_mask(messages: list[dict], threshold_tokens: int = 8_000) -> bool:
     """Return True when the history is big enough to mask: ``approx_tokens > threshold_tokens``.
 
-    Source: ``approxTokens(history) > MASK_THRESHOLD_TOKENS`` in seed 000.
+    Source: ``approxTokens(history) > MASK_THRESHOLD_TOKENS`` in seed 000 (see
+    docs/sources.md).
     """
     raise NotImplementedError("Exercise 03.3")

@@ -33,6 +33,7 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[tuple[int, str]]]
       * reading goes on after a bad line: later good lines are still entries.
     Example: a file ``'{"a": 1}\\n{"b": '`` gives ``([{"a": 1}], [(2, "truncated_last_line")])``.
     Raises: FileNotFoundError for a missing file.
-    Source: resumeSession and pitfall 1 in section 6 of 002_4516104fd432e704.txt.
+    Source: resumeSession and pitfall 1 in section 6 of 002_4516104fd432e704.txt (see
+    docs/sources.md).
     """
     raise NotImplementedError("Exercise 07.1")

@@ -11,7 +11,7 @@
   insertion sequence, never by timestamp (ties must not reorder).
 
 Grade with ``mini-agent grade 08``. The kit's own version is ``mini_agent.lifecycle``.
-Source: 003_85ccd58041fa7231.txt.
+Source: 003_85ccd58041fa7231.txt (see docs/sources.md).
 """
 
 from __future__ import annotations

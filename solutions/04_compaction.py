@@ -1,6 +1,6 @@
 """Exercise 04: multi-stage compaction (notebooks/04_compaction.ipynb).
 
-Build the two cheap stages of seed 002 (section 3) yourself:
+Build the two cheap stages of seed 002 (section 3; see docs/sources.md) yourself:
 
 * 04.1 ``micro_compact(messages, *, times, now, ...)``: clear old results of re-fetchable
   read-only tools (read_file, grep, glob, web_fetch), never run_bash or write tools;

@@ -3,8 +3,8 @@
 
 The prompt cache reads the longest prefix (tools -> system -> messages) an earlier request
 wrote at a ``cache_control`` breakpoint. A break shows up as a drop in
-``usage.cache_read_input_tokens``; the detector of seed 002 says why by comparing
-fingerprints of the request with the previous one.
+``usage.cache_read_input_tokens``; the detector of seed 002 (see docs/sources.md) says why by
+comparing fingerprints of the request with the previous one.
 
 * 05.1 ``tools_fingerprint(tools)``: SHA-256 hex of the CANONICAL JSON of the tools: sorted
   by name, keys sorted at every level, no ``cache_control`` keys. The same tool set written in

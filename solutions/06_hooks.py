@@ -1,6 +1,6 @@
 """Exercise 06: lifecycle hooks (notebooks/06_hooks.ipynb).
 
-Build the heart of seed 002's ``HookManager`` yourself:
+Build the heart of seed 002's ``HookManager`` yourself (see docs/sources.md):
 
 * 06.1 ``HookManager.fire(event, payload)``: run the handlers registered for ``event`` one
   after another, in registration order; the first output with ``"decision": "block"`` is
@@ -52,7 +52,8 @@ class HookManager:
           * an event with no handlers returns ``{}``.
         Example: handlers returning ``{"systemMessage": "a"}`` then ``{"systemMessage": "b",
         "additionalContext": "c"}`` give ``{"systemMessage": "b", "additionalContext": "c"}``.
-        Source: HookManager.fire in section 5 of 002_4516104fd432e704.txt.
+        Source: HookManager.fire in section 5 of 002_4516104fd432e704.txt (see
+        docs/sources.md).
         """
         # BEGIN SOLUTION
         merged: dict = {}
@@ -78,7 +79,8 @@ def block_rm_rf(payload: dict) -> dict:
     ``run_bash`` or ``Bash`` and the command contains ``rm -rf /`` or ``rm -fr /`` (any amount
     of whitespace between the parts) with ``/`` followed by the end, a space or ``*``
     (``rm -rf /tmp/x`` is allowed). Otherwise return ``{}``. Any other tool: ``{}``.
-    Source: the usage example in section 5 of 002_4516104fd432e704.txt.
+    Source: the usage example in section 5 of 002_4516104fd432e704.txt (see
+    docs/sources.md).
     """
     # BEGIN SOLUTION
     if payload.get("tool_name") not in ("run_bash", "Bash"):
