@@ -5,7 +5,7 @@ history before the k-th assistant message) under each policy, through the kit's 
 placement and the offline prompt-cache simulator; requests are 20 s apart (no TTL expiry).
 The shared trajectories stop at 66 requests, so the kit also generates long sessions of 40,
 80 and 150 requests (:func:`generated_session`, from
-:func:`~mini_agent.offline.compaction_edit.long_session`) at two tool-result shares.
+:func:`~mini_agent.core.server_compaction.long_session`) at two tool-result shares.
 Printed: input cost in USD, cache hit rate and billed input tokens, each normalised to
 "no masking, no caching" = 1.00; then the cache-aware policy against caching alone, the
 no-rewrite floor, where the payback policy's money goes, and payback on shorter generated
@@ -24,17 +24,17 @@ import sys
 import time
 from pathlib import Path
 
-from mini_agent.cache import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
-                              UnknownModelError, cache_hit_rate, cost_usd, model_price, sum_usage)
-from mini_agent.cache_policies import PaybackMasking, replay_with_cache
-from mini_agent.config import DEFAULT_MODEL
-from mini_agent.masking import ChunkedMasking, ThresholdMasking
-from mini_agent.messages import MessageParam
-from mini_agent.offline.cache_sim import min_cacheable_tokens
-from mini_agent.offline.compaction_edit import long_session
-from mini_agent.offline.context_editing import clear_tool_uses_edit
-from mini_agent.tokens import approx_tokens
-from mini_agent.transcripts import load
+from mini_agent.core.cache import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
+                                   UnknownModelError, cache_hit_rate, cost_usd, model_price, sum_usage)
+from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache
+from mini_agent.harness.config import DEFAULT_MODEL
+from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
+from mini_agent.core.messages import MessageParam
+from mini_agent.core.prompt_cache import min_cacheable_tokens
+from mini_agent.core.server_compaction import long_session
+from mini_agent.core.context_edits import clear_tool_uses_edit
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.transcript_files import load
 
 DATA = Path(__file__).resolve().parents[1] / "../shared/data"
 

@@ -1,7 +1,7 @@
 """Tokens sent per request on real trajectories under raw, masking, micro_compact, the full
 CompactPolicy and the four-tier lifecycle, normalised to raw = 1.00.
 
-For every file in ``../shared/data`` (read with ``mini_agent.transcripts.load``), each request
+For every file in ``../shared/data`` (read with ``mini_agent.harness.transcript_files.load``), each request
 is replayed: the history up to each user message that an assistant message answers (and the
 final one) is what the agent would have sent raw; each policy builds its view of it, and the
 approx tokens (chars / 4, messages only: system prompt and tools are the same under every
@@ -28,13 +28,13 @@ import json
 import sys
 from pathlib import Path
 
-from mini_agent.compaction import CompactPolicy, CompactThresholds, micro_compact
-from mini_agent.lifecycle import LifecyclePolicy, LifecycleThresholds
-from mini_agent.masking import mask_old_observations
-from mini_agent.offline.compaction_edit import structured_summary
-from mini_agent.tokens import approx_tokens
-from mini_agent.transcripts import load
-from mini_agent.view import ViewContext
+from mini_agent.core.compaction import CompactPolicy, CompactThresholds, micro_compact
+from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
+from mini_agent.core.masking import mask_old_observations
+from mini_agent.core.server_compaction import structured_summary
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.transcript_files import load
+from mini_agent.core.view import ViewContext
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 SECONDS_PER_REQUEST = 60.0

@@ -18,9 +18,9 @@ import argparse
 import json
 import time
 
-from mini_agent.masking import mask_old_observations
-from mini_agent.messages import validate_messages
-from mini_agent.tokens import approx_tokens
+from mini_agent.core.masking import mask_old_observations
+from mini_agent.core.messages import validate_messages
+from mini_agent.core.tokens import approx_tokens
 
 PNG_HEADER_B64 = "iVBORw0KGgoAAAANSUhEUgAAAyAAAAJYCAIAAAD7A2WvAAAAAA=="  # 800x600 IHDR
 

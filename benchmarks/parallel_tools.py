@@ -4,7 +4,7 @@ Run: ``python benchmarks/parallel_tools.py [--latency-seconds 0.2]``. Prints, in
 
 1. for N = 1, 2, 4, 8 read-only tools each taking L seconds, the wall time of the naive
    serial loop (each tool after the previous one: ``executor.run_serially``) and of the
-   :class:`~mini_agent.executor.StreamingExecutor` (all scheduled at once), and the speedup;
+   :class:`~mini_agent.harness.executor.StreamingExecutor` (all scheduled at once), and the speedup;
    once for tools that block a worker thread (``time.sleep`` in ``run``, like file reads and
    subprocesses) and once for tools with ``latency_seconds`` (the offline kit's simulated
    latency, awaited on the event loop). Target: speedup >= 0.9 x N (seed 002 expects ~3x).
@@ -22,10 +22,10 @@ import asyncio
 import statistics
 import time
 
-from mini_agent.executor import StreamingExecutor, run_serially
-from mini_agent.loop import TextChunk, ToolUse, TurnEnd, run_loop, sdk_model
+from mini_agent.harness.executor import StreamingExecutor, run_serially
+from mini_agent.harness.loop import TextChunk, ToolUse, TurnEnd, run_loop, sdk_model
 from mini_agent.offline import FaultPlan, ScriptedBrain, offline_async_client
-from mini_agent.tools import Tool
+from mini_agent.harness.tools import Tool
 
 
 def blocking_tool(seconds: float) -> Tool:

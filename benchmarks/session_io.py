@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from mini_agent.clock import ManualClock
-from mini_agent.session import SessionWriter, encode_entry, resume_session, scrub_secrets
+from mini_agent.core.clock import ManualClock
+from mini_agent.harness.session import SessionWriter, encode_entry, resume_session, scrub_secrets
 
 
 def entry(i: int) -> dict:

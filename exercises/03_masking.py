@@ -22,7 +22,7 @@ Messages are plain Anthropic ``MessageParam`` dicts, oldest first::
      "is_error": bool (optional)}
 
 Grade with ``mini-agent grade 03`` (or the grade cell of the notebook). The kit's own version
-is ``mini_agent.masking``; read it after you pass, not before.
+is ``mini_agent.core.masking``; read it after you pass, not before.
 """
 
 from __future__ import annotations

@@ -20,12 +20,12 @@ Messages are plain Anthropic ``MessageParam`` dicts, oldest first::
 
 ``times[i]`` is when ``messages[i]`` arrived (Unix seconds): it lives BESIDE the messages; the
 API refuses unknown keys inside blocks. Grade with ``mini-agent grade 04``. The kit's own
-version is ``mini_agent.compaction``; read it after you pass, not before.
+version is ``mini_agent.core.compaction``; read it after you pass, not before.
 """
 
 from __future__ import annotations
 
-from mini_agent.messages import tool_names_by_id
+from mini_agent.core.messages import tool_names_by_id
 
 CLEARED = "[Old tool result content cleared]"
 CLEARABLE_TOOLS = frozenset({"read_file", "grep", "glob", "web_fetch"})

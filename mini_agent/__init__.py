@@ -14,6 +14,77 @@ from typing import Any
 __version__ = "0.1.0"
 
 _PUBLIC = {
+    # the agent and its loop (episodes 01-02)
+    "Agent": "mini_agent.harness.agent",
+    "RunResult": "mini_agent.harness.agent",
+    "run_loop": "mini_agent.harness.loop",
+    "StreamAssembler": "mini_agent.core.streaming",
+    "OrderedDrain": "mini_agent.harness.executor",
+    "StreamingExecutor": "mini_agent.harness.executor",
+    "Tool": "mini_agent.harness.tools",
+    "ToolError": "mini_agent.harness.tools",
+    "Workspace": "mini_agent.harness.tools",
+    "build_tools": "mini_agent.harness.tools",
+    # messages and tokens
+    "MessageValidationError": "mini_agent.core.messages",
+    "validate_messages": "mini_agent.core.messages",
+    "approx_tokens": "mini_agent.core.tokens",
+    "approx_request_tokens": "mini_agent.core.tokens",
+    "ViewContext": "mini_agent.core.view",
+    # the offline Claude
+    "offline_client": "mini_agent.offline.transport",
+    "offline_async_client": "mini_agent.offline.transport",
+    "compaction_client": "mini_agent.offline.transport",
+    "FaultPlan": "mini_agent.offline.transport",
+    "EchoBrain": "mini_agent.offline.brains",
+    "ScriptedBrain": "mini_agent.offline.brains",
+    # settings and clocks
+    "DEFAULT_MODEL": "mini_agent.core.models",
+    "DEFAULT_MAX_TOKENS": "mini_agent.core.models",
+    "model_name": "mini_agent.harness.config",
+    "is_online": "mini_agent.harness.config",
+    "ManualClock": "mini_agent.core.clock",
+    "SystemClock": "mini_agent.harness.clock",
+    # episode 03: masking and continuation
+    "mask_old_observations": "mini_agent.core.masking",
+    "ThresholdMasking": "mini_agent.core.masking",
+    "ChunkedMasking": "mini_agent.core.masking",
+    "masking_stats": "mini_agent.core.masking",
+    "auto_continue": "mini_agent.core.continuation",
+    # episode 04: compaction
+    "micro_compact": "mini_agent.core.compaction",
+    "context_collapse": "mini_agent.core.compaction",
+    "auto_compact": "mini_agent.core.compaction",
+    "reactive_compact": "mini_agent.core.compaction",
+    "CompactPolicy": "mini_agent.core.compaction",
+    "CompactThresholds": "mini_agent.core.compaction",
+    "model_summarizer": "mini_agent.harness.summarizer",
+    "ServerCompaction": "mini_agent.core.server_compaction",
+    # episode 05: prompt caching
+    "CacheBreakDetector": "mini_agent.core.cache",
+    "split_system_prompt": "mini_agent.core.cache",
+    "apply_cache_breakpoints": "mini_agent.core.cache",
+    "model_price": "mini_agent.core.cache",
+    "cost_usd": "mini_agent.core.cache",
+    "cache_hit_rate": "mini_agent.core.cache",
+    "PromptCacheSimulator": "mini_agent.core.prompt_cache",
+    "PaybackMasking": "mini_agent.core.cache_policies",
+    "ResumeBreakpoints": "mini_agent.core.cache_policies",
+    # episode 06: hooks
+    "HookManager": "mini_agent.harness.hooks",
+    # episode 07: sessions
+    "SessionWriter": "mini_agent.harness.session",
+    "resume_session": "mini_agent.harness.session_reader",
+    # episode 08: the context lifecycle
+    "LifecyclePolicy": "mini_agent.core.lifecycle",
+    "LifecycleThresholds": "mini_agent.core.lifecycle",
+    "lifecycle_view": "mini_agent.core.lifecycle",
+    "fold_exchange": "mini_agent.core.lifecycle",
+    "ColdStore": "mini_agent.harness.cold_store",
+    "recall_segment_tool": "mini_agent.harness.cold_store",
+    # transcripts (episodes 03, 11)
+    "load_transcript": ("mini_agent.harness.transcript_files", "load"),
+    "parse_transcript": ("mini_agent.core.transcripts", "parse_text"),
     # episode 09: memory
     "MemoryTool": "mini_agent.harness.memory",
     "MemoryStore": "mini_agent.harness.memory_store",
@@ -61,6 +132,8 @@ _PUBLIC = {
     "write_handoff": "mini_agent.harness.handoff",
     "run_lab": "mini_agent.harness.checkpoint_lab",
     "ProgressView": "mini_agent.ui.progress_view",
+    # episode 11: evaluating policies
+    "evaluate_session": "mini_agent.core.replay",
 }
 
 __all__ = sorted(_PUBLIC)

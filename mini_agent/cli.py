@@ -15,7 +15,7 @@
 Without ``ANTHROPIC_API_KEY`` everything runs offline (the offline Claude,
 :mod:`mini_agent.offline`, with the DemoBrain) and one line says so; with a key the same code
 talks to the real API (``anthropic.AsyncAnthropic()``, model from ``config.model_name()``).
-IO: terminal, files. Every agent run goes through :class:`mini_agent.agent.Agent` and its loop.
+IO: terminal, files. Every agent run goes through :class:`mini_agent.harness.agent.Agent` and its loop.
 """
 
 from __future__ import annotations
@@ -28,10 +28,10 @@ import sys
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence, TextIO
 
-from . import config
-from .grading.grader import IMPLEMENTATIONS
-from .grading.registry import DEFAULT_TIME_LIMIT_SECONDS
-from .loop import Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped, TurnStart
+from mini_agent.harness import config
+from mini_agent.grading.grader import IMPLEMENTATIONS
+from mini_agent.grading.registry import DEFAULT_TIME_LIMIT_SECONDS
+from mini_agent.harness.loop import Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped, TurnStart
 
 SESSIONS_DIR = "sessions"
 
@@ -45,7 +45,7 @@ def _mode_line() -> str:
 def copy_demo_project(parent: Path | None = None) -> Path:
     """Copy the bundled demo project (``mini_agent.demo``) to ``<parent>/project`` (default: a
     new temp dir) and return the workspace path."""
-    from .demo import copy_demo_workspace
+    from mini_agent.demo import copy_demo_workspace
     return copy_demo_workspace(Path(parent) / "project" if parent else None)
 
 
@@ -54,30 +54,30 @@ def make_client(workspace: Path) -> Any:
     if config.is_online():
         import anthropic
         return anthropic.AsyncAnthropic()
-    from .offline import offline_async_client
-    from .offline.demo_brain import DemoBrain
+    from mini_agent.offline import offline_async_client
+    from mini_agent.offline.demo_brain import DemoBrain
     return offline_async_client(DemoBrain())
 
 
 def demo_task() -> str:
     """The prompt of the demo run (``mini_agent.demo.DEMO_TASK``)."""
-    from .demo import DEMO_TASK
+    from mini_agent.demo import DEMO_TASK
     return DEMO_TASK
 
 
 def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
-    """An :class:`~mini_agent.agent.Agent` with the workspace's tools and the right client."""
-    from .agent import Agent
-    from .tools import build_tools
+    """An :class:`~mini_agent.harness.agent.Agent` with the workspace's tools and the right client."""
+    from mini_agent.harness.agent import Agent
+    from mini_agent.harness.tools import build_tools
     return Agent(make_client(workspace), model=config.model_name(),
                  tools=build_tools(workspace), session=session, workspace=workspace, **kwargs)
 
 
 def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None:
     """The ``"workspace"`` a session's session_start meta entry recorded, or None (no such
-    session, no ``mini_agent.session``, or a session logged before workspaces were recorded)."""
+    session, no ``mini_agent.harness.session``, or a session logged before workspaces were recorded)."""
     try:
-        from .session import resume_session, session_path
+        from mini_agent.harness.session import resume_session, session_path
         entries, _ = resume_session(session_path(sessions_dir, session_id))
     except (ImportError, OSError, ValueError):
         return None
@@ -273,7 +273,7 @@ def _start_repl(args: argparse.Namespace, workspace: Path, *, out: TextIO,
                 read: Callable[[str], str], workspace_lines: Sequence[str]) -> int:
     """Build the agent, resume or open a session, say where it works, run the REPL; 2 when it
     cannot start."""
-    from .session import SessionWriter
+    from mini_agent.harness.session import SessionWriter
     agent = build_agent(workspace)
     if args.resume:
         try:
@@ -383,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "execute notebooks and record their checked cells' outputs")
     record.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
                         help="notebook paths (default: every notebook in notebooks/)")
-    from .lab_cli import add_lab_parser
+    from mini_agent.lab_cli import add_lab_parser
     add_lab_parser(sub)
     return parser
 
@@ -398,37 +398,37 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     except UsageError as exc:
         print(exc, file=sys.stderr)
         if "grade" in argv and "--json" in argv:  # one JSON document, errors included
-            from .grading.command import error_document
+            from mini_agent.grading.command import error_document
             print(json.dumps(error_document(str(exc)), indent=1), file=out)
         return 2
     if args.command == "demo":
         return cmd_demo(args, out)
     if args.command == "analyze":
-        from .evaluate import main_analyze
+        from mini_agent.harness.analyze import main_analyze
         return main_analyze(args.path, keep=args.keep, as_json=args.json)
     if args.command == "evaluate":
-        from .harness.evaluate_runner import main_evaluate
+        from mini_agent.harness.evaluate_runner import main_evaluate
         policies = [p.strip() for p in args.policies.split(",") if p.strip()] \
             if args.policies else None
         return main_evaluate(args.paths, policies=policies, model=args.model,
                              as_json=args.json, csv_path=args.csv, workers=args.workers,
                              scheduler=args.scheduler)
     if args.command == "grade":
-        from .grading import main_grade
+        from mini_agent.grading import main_grade
         return main_grade(args.exercise, all_exercises=args.all, as_json=args.json,
                           implementation=args.implementation, root=args.root,
                           time_limit_seconds=args.time_limit, out=out)
     if args.command == "make-exercises":
-        from .grading import main_make_exercises
+        from mini_agent.grading import main_make_exercises
         return main_make_exercises(check=args.check, force=args.force, root=args.root, out=out)
     if args.command == "record-outputs":
-        from .notebook_outputs import main_record
+        from mini_agent.notebook_outputs import main_record
         return main_record(args.notebooks)
     if args.command == "lab":
-        from .lab_cli import cmd_lab
+        from mini_agent.lab_cli import cmd_lab
         return cmd_lab(args, out)
     if args.command == "sessions":
-        from .session import main_sessions
+        from mini_agent.harness.session import main_sessions
         return main_sessions(args.sessions_dir)
     return cmd_repl(args, out, read)
 

@@ -43,7 +43,7 @@ def add_lab_parser(sub: Any) -> None:
 
 def cmd_lab(args: argparse.Namespace, out: TextIO) -> int:
     """Run the chosen lab and print its report; exit 0 on a pass, 1 on a fail, 2 on bad input."""
-    from .harness.checkpoint_lab import LabError, run_lab
+    from mini_agent.harness.checkpoint_lab import LabError, run_lab
 
     try:
         report = run_lab(items=args.items, kills=args.kills, seed=args.seed, naive=args.naive,

@@ -122,7 +122,7 @@ def apply_expected(items: list[Any]) -> list[str]:
 
 def main_record(paths: list[str]) -> int:
     """CLI body of ``mini-agent record-outputs``: record the given notebooks (default: all)."""
-    from .grading import REPO_ROOT
+    from mini_agent.grading import REPO_ROOT
 
     notebooks = [Path(p) for p in paths] or sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
     for nb in notebooks:

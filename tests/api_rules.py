@@ -1,7 +1,7 @@
 """An independent statement of the Messages API's request rules, for the fuzz tests.
 
 Written from the API reference, the tool-use and prompt-caching docs and the SDK's param
-types, NOT from ``mini_agent.messages.validate_messages``: the fuzzer checks the kit's
+types, NOT from ``mini_agent.core.messages.validate_messages``: the fuzzer checks the kit's
 transformations against this, so a rule the kit's own validator forgets is still caught.
 :func:`request_problems` returns every broken rule of a request body as a sentence (an empty
 list: the API would accept it). Where the API is more lenient than the kit promises to be

@@ -15,7 +15,7 @@ from pathlib import Path
 os.environ.pop("ANTHROPIC_API_KEY", None)  # always offline
 
 from mini_agent.cli import build_agent, copy_demo_project, demo_task  # noqa: E402
-from mini_agent.session import SessionWriter, resume_session, session_path  # noqa: E402
+from mini_agent.harness.session import SessionWriter, resume_session, session_path  # noqa: E402
 
 
 class AckingWriter(SessionWriter):

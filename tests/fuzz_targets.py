@@ -21,19 +21,20 @@ from typing import Any, Callable
 from api_rules import continued, request_problems
 from strategies import RandomSource, Source, build_reply_pieces
 
-from mini_agent.cache import apply_cache_breakpoints
-from mini_agent.cache_policies import PaybackMasking, ResumeBreakpoints
-from mini_agent.compaction import (CompactPolicy, CompactThresholds, auto_compact,
-                                   context_collapse, micro_compact, reactive_compact)
-from mini_agent.continuation import auto_continue, merge_pieces
-from mini_agent.hook_output import check_result, parse_hook_output, tool_output_problem
-from mini_agent.lifecycle import ColdStore, LifecyclePolicy, LifecycleThresholds, lifecycle_view
-from mini_agent.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
-from mini_agent.offline.compaction_edit import apply_compaction_blocks
-from mini_agent.offline.context_editing import apply_clear_tool_uses, clear_tool_uses_edit
-from mini_agent.session import (SessionWriter, history_to_entries, rebuild_history,
-                                resume_session)
-from mini_agent.view import ViewContext, chain, full_view
+from mini_agent.core.cache import apply_cache_breakpoints
+from mini_agent.core.cache_policies import PaybackMasking, ResumeBreakpoints
+from mini_agent.core.compaction import (CompactPolicy, CompactThresholds, auto_compact,
+                                        context_collapse, micro_compact, reactive_compact)
+from mini_agent.core.continuation import auto_continue, merge_pieces
+from mini_agent.core.hook_output import check_result, parse_hook_output, tool_output_problem
+from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds, lifecycle_view
+from mini_agent.harness.cold_store import ColdStore
+from mini_agent.core.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
+from mini_agent.core.server_compaction import apply_compaction_blocks
+from mini_agent.core.context_edits import apply_clear_tool_uses, clear_tool_uses_edit
+from mini_agent.harness.session import (SessionWriter, history_to_entries, rebuild_history,
+                                        resume_session)
+from mini_agent.core.view import ViewContext, chain, full_view
 
 MODEL = "claude-sonnet-4-6"
 TOOLS = [{"name": n, "description": f"{n} tool", "input_schema": {"type": "object"}}

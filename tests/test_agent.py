@@ -1,20 +1,20 @@
-"""Tests for mini_agent.agent: full history vs view, hooks, write-ahead session, overflow, stats."""
+"""Tests for mini_agent.harness.agent: full history vs view, hooks, write-ahead session, overflow, stats."""
 
 import asyncio
 import json
 
 import pytest
 
-from mini_agent.agent import Agent, ContextOverflowError
-from mini_agent.clock import ManualClock
-from mini_agent.hooks import HookManager
-from mini_agent.loop import LoopEnd
-from mini_agent.masking import ThresholdMasking, mask_old_observations
-from mini_agent.messages import MessageValidationError, validate_messages
+from mini_agent.harness.agent import Agent, ContextOverflowError
+from mini_agent.core.clock import ManualClock
+from mini_agent.harness.hooks import HookManager
+from mini_agent.harness.loop import LoopEnd
+from mini_agent.core.masking import ThresholdMasking, mask_old_observations
+from mini_agent.core.messages import MessageValidationError, validate_messages
 from mini_agent.offline import ScriptedBrain, offline_async_client, offline_client
-from mini_agent.session import SessionWriter, rebuild_history, resume_session
-from mini_agent.tools import Tool
-from mini_agent.view import full_view
+from mini_agent.harness.session import SessionWriter, rebuild_history, resume_session
+from mini_agent.harness.tools import Tool
+from mini_agent.core.view import full_view
 
 BIG = "\n".join(f"line {i}: " + "x" * 60 for i in range(40))  # ~700 tokens per observation
 
@@ -163,7 +163,7 @@ def test_hooks_around_the_run():
 def test_hooks_get_session_id_and_cwd_and_their_messages_reach_the_user(tmp_path):
     import os
 
-    from mini_agent.loop import HookNotice
+    from mini_agent.harness.loop import HookNotice
     payloads = []
     hooks = HookManager()
     hooks.on("PreToolUse", lambda p: payloads.append(p) or {"systemMessage": "reading f0"})

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.cache: system split, breakpoints, serialization, detector, prices."""
+"""Tests for mini_agent.core.cache: system split, breakpoints, serialization, detector, prices."""
 
 import json
 import os
@@ -8,11 +8,11 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.cache import (DYNAMIC_BOUNDARY, CacheBreakDetector, UnknownModelError,
-                              apply_cache_breakpoints, build_system_blocks, cache_hit_rate,
-                              cost_usd, request_bytes, split_system_prompt, static_system_text,
-                              sum_usage, tools_fingerprint)
-from mini_agent.messages import count_cache_control, validate_messages
+from mini_agent.core.cache import (DYNAMIC_BOUNDARY, CacheBreakDetector, UnknownModelError,
+                                   apply_cache_breakpoints, build_system_blocks, cache_hit_rate,
+                                   cost_usd, request_bytes, split_system_prompt, static_system_text,
+                                   sum_usage, tools_fingerprint)
+from mini_agent.core.messages import count_cache_control, validate_messages
 
 TOOLS = [{"name": "read_file", "description": "Read", "input_schema": {
              "type": "object", "properties": {"path": {"type": "string"}}}},
@@ -119,7 +119,7 @@ def test_serialization_is_byte_stable_for_shuffled_keys_and_tools():
 
 
 def test_serialization_is_stable_across_hash_seeds():
-    code = ("from mini_agent.cache import apply_cache_breakpoints, request_bytes\n"
+    code = ("from mini_agent.core.cache import apply_cache_breakpoints, request_bytes\n"
             "tools = {n: {'name': n, 'description': n, 'input_schema': {'type': 'object'}}"
             " for n in {'zeta', 'alpha', 'mid', 'beta'}}\n"
             "req = {'model': 'm', 'tools': list(tools.values()), 'messages': "
@@ -214,7 +214,7 @@ def test_hit_rate_and_sum():
 # --------------------------------------------------------------------------- TTL order
 
 def _ttls(request):
-    from mini_agent.wire_rules import cache_markers
+    from mini_agent.core.wire_rules import cache_markers
     parts = [request.get("tools") or [], request.get("system") or [], request["messages"]]
     return [m.get("ttl", "5m") for m in cache_markers(parts)]
 
@@ -241,7 +241,7 @@ def test_breakpoints_never_put_a_longer_ttl_after_a_shorter_one(ttl, static_ttl,
 
 
 def test_validate_messages_refuses_a_longer_ttl_after_a_shorter_one():
-    from mini_agent.messages import MessageValidationError
+    from mini_agent.core.messages import MessageValidationError
     messages = [{"role": "user", "content": [
         {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}},
         {"type": "text", "text": "b", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent.cache_policies import request_points
-from mini_agent.messages import validate_messages
-from mini_agent.tokens import approx_tokens
+from mini_agent.core.cache_policies import request_points
+from mini_agent.core.messages import validate_messages
+from mini_agent.core.tokens import approx_tokens
 
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "cache_policies.py"
 _SPEC = importlib.util.spec_from_file_location("cache_policies_benchmark", _PATH)

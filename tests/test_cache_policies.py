@@ -2,10 +2,10 @@
 
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.cache_policies import (PaybackMasking, ResumeBreakpoints, payback_boundary,
-                                       replay_with_cache, request_points)
-from mini_agent.masking import ChunkedMasking, is_masked
-from mini_agent.messages import count_cache_control, validate_messages
+from mini_agent.core.cache_policies import (PaybackMasking, ResumeBreakpoints, payback_boundary,
+                                            replay_with_cache, request_points)
+from mini_agent.core.masking import ChunkedMasking, is_masked
+from mini_agent.core.messages import count_cache_control, validate_messages
 
 
 def session(sizes):
@@ -61,7 +61,7 @@ def test_resume_breakpoint_reads_up_to_the_old_boundary():
 
 
 def test_resume_breakpoints_keep_longer_ttls_first_across_turns():
-    from mini_agent.wire_rules import cache_markers
+    from mini_agent.core.wire_rules import cache_markers
     planner = ResumeBreakpoints(ttl="1h")
     system = [{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}}]
     history = [{"role": "user", "content": "start"}]

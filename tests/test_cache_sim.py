@@ -4,10 +4,10 @@ import math
 
 import pytest
 
-from mini_agent.cache import apply_cache_breakpoints
-from mini_agent.clock import ManualClock
+from mini_agent.core.cache import apply_cache_breakpoints
+from mini_agent.core.clock import ManualClock
 from mini_agent.offline import ScriptedBrain, offline_client
-from mini_agent.offline.cache_sim import (LOOKBACK_BLOCKS, PromptCacheSimulator,
+from mini_agent.core.prompt_cache import (LOOKBACK_BLOCKS, PromptCacheSimulator,
                                           min_cacheable_tokens, prefix_boundaries)
 
 EPH = {"type": "ephemeral"}

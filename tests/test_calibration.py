@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent.cache_policies import request_points
+from mini_agent.core.cache_policies import request_points
 from mini_agent.core import calibration as cal
 from mini_agent.core.calibration import (Calibration, estimate_requests, fit_calibration,
                                          median_abs_error, message_features, request_features)
@@ -86,7 +86,7 @@ def test_estimate_learns_overhead_from_first_usage():
 
 def test_held_out_error_on_real_sessions(shared_data):
     """Fitted on half of the Claude Code sessions, within 10% on each of the others."""
-    from mini_agent.transcripts import load
+    from mini_agent.harness.transcript_files import load
     sessions = []
     for path in sorted((shared_data / "claude-code").glob("*.jsonl")):
         t = load(path)

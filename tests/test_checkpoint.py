@@ -10,8 +10,8 @@ import pytest
 
 from mini_agent.core.progress import job_version, new_progress
 from mini_agent.harness.checkpoint import (
-    LeaseHeldError, LeaseLostError, ProgressStore, ProgressVersionError, reconcile,
-    resume_checks, run_step, write_json_atomic)
+                                           LeaseHeldError, LeaseLostError, ProgressStore, ProgressVersionError, reconcile,
+                                           resume_checks, run_step, write_json_atomic)
 
 ITEMS = [{"id": "a"}, {"id": "b"}]
 

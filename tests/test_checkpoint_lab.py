@@ -10,7 +10,7 @@ import pytest
 
 from mini_agent.cli import main
 from mini_agent.core.checkpoint_lab import (
-    build_ledger_job, kill_plan, lab_verdict, processing_order)
+                                            build_ledger_job, kill_plan, lab_verdict, processing_order)
 from mini_agent.core.progress import new_progress
 from mini_agent.harness.checkpoint_lab import run_lab
 

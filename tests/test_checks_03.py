@@ -138,7 +138,7 @@ def test_wrong_estimates_and_trigger_fail_their_checks(solution_03, monkeypatch)
 
 
 def test_the_kit_masker_passes_the_exercise_checks(solution_03):
-    from mini_agent.masking import mask_old_observations
+    from mini_agent.core.masking import mask_old_observations
     solution_03.mask_old_observations = mask_old_observations
     assert _failed(solution_03) == set()
 
@@ -149,7 +149,7 @@ def test_failed_03_checks_say_what_was_expected_and_what_came_back(name, solutio
     failed = [c for c in run_checks("03", CHECKS_03, solution_03).checks if not c.passed]
     assert failed
     for c in failed:
-        if c.detail.startswith("mini_agent.messages.MessageValidationError"):
+        if c.detail.startswith("mini_agent.core.messages.MessageValidationError"):
             continue  # the validator names the broken rule and the message index
         assert "expected" in c.detail and "got" in c.detail, (c.name, c.detail)
 

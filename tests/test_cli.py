@@ -119,8 +119,8 @@ def test_sessions_grade_and_make_exercises_are_wired(tmp_path, capsys):
 
 
 def test_event_printer_shows_tools_and_results():
-    from mini_agent.executor import ToolOutcome
-    from mini_agent.loop import LoopEnd, TextChunk, ToolResult, ToolUse
+    from mini_agent.harness.executor import ToolOutcome
+    from mini_agent.harness.loop import LoopEnd, TextChunk, ToolResult, ToolUse
     out = io.StringIO()
     show = cli.event_printer(out)
     show(TextChunk("Hi"))

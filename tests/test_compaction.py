@@ -1,4 +1,4 @@
-"""Tests for mini_agent.compaction and mini_agent.offline.compaction_edit."""
+"""Tests for mini_agent.core.compaction and mini_agent.core.server_compaction."""
 
 from __future__ import annotations
 
@@ -8,18 +8,19 @@ import anthropic
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.compaction import (CLEARED_PLACEHOLDER, COLLAPSE_NOTICE, SUMMARY_PREFIX,
-                                   CompactPolicy, CompactThresholds, OverheadTooLargeError,
-                                   SummaryError, auto_compact, clean_cut_points,
-                                   context_collapse, micro_compact, model_summarizer,
-                                   overhead_tokens_of, reactive_compact)
-from mini_agent.messages import validate_messages
-from mini_agent.offline import offline_client
+from mini_agent.harness.summarizer import model_summarizer
+from mini_agent.core.compaction import (CLEARED_PLACEHOLDER, COLLAPSE_NOTICE, SUMMARY_PREFIX,
+                                        CompactPolicy, CompactThresholds, OverheadTooLargeError,
+                                        SummaryError, auto_compact, clean_cut_points,
+                                        context_collapse, micro_compact,
+                                        overhead_tokens_of, reactive_compact)
+from mini_agent.core.messages import validate_messages
+from mini_agent.offline import compaction_client, offline_client
 from mini_agent.offline.brains import EchoBrain
-from mini_agent.offline.compaction_edit import (ServerCompaction, SummaryBrain, long_session,
-                                                structured_summary)
-from mini_agent.tokens import approx_tokens
-from mini_agent.view import ViewContext
+from mini_agent.core.server_compaction import (ServerCompaction, SummaryBrain, long_session,
+                                               structured_summary)
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.view import ViewContext
 from strategies import histories
 
 T0 = 1_767_225_600.0
@@ -270,7 +271,7 @@ def test_reactive_compaction_makes_the_retry_fit():
 
 def test_server_compaction_simulated():
     edit = ServerCompaction()
-    client = edit.client(EchoBrain())
+    client = compaction_client(edit, EchoBrain())
     h, _ = long_session(8)
     h = h[:-1]
     tools = [{"name": n, "description": n, "input_schema": {"type": "object"}}
@@ -366,7 +367,7 @@ def test_metadata_in_a_block_is_refused_like_the_api():
 
 
 def test_summary_identifiers_are_paths_and_symbols_not_raw_tool_arguments():
-    from mini_agent.offline.compaction_edit import structured_summary
+    from mini_agent.core.server_compaction import structured_summary
     history = [
         {"role": "user", "content": "Fix parse() in src/parser.py."},
         {"role": "assistant", "content": [

@@ -2,13 +2,13 @@
 
 from anthropic._data import DEPRECATED_MODELS
 
-from mini_agent import config
+from mini_agent.harness import config
 
 
 def test_default_model_is_not_deprecated_by_installed_sdk():
     assert config.DEFAULT_MODEL not in DEPRECATED_MODELS, (
         f"{config.DEFAULT_MODEL} reaches end-of-life on {DEPRECATED_MODELS.get(config.DEFAULT_MODEL)}"
-        "; pick a current model in mini_agent/config.py")
+        "; pick a current model in mini_agent/harness/config.py")
 
 
 def test_deprecation_table_is_the_one_we_check():

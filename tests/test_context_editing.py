@@ -5,11 +5,11 @@ import copy
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.messages import tool_names_by_id, validate_messages
+from mini_agent.core.messages import tool_names_by_id, validate_messages
 from mini_agent.offline import ScriptedBrain, offline_client
-from mini_agent.offline.context_editing import (CLEARED_PLACEHOLDER, CONTEXT_MANAGEMENT_BETA,
-                                                apply_clear_tool_uses, clear_tool_uses_edit,
-                                                clear_tool_uses_transform)
+from mini_agent.core.context_edits import (CLEARED_PLACEHOLDER, CONTEXT_MANAGEMENT_BETA,
+                                           apply_clear_tool_uses, clear_tool_uses_edit,
+                                           clear_tool_uses_transform)
 
 TOOLS = [{"name": n, "description": n, "input_schema": {"type": "object"}}
          for n in ("read_file", "grep", "memory")]

@@ -1,13 +1,13 @@
-"""Tests for mini_agent.continuation: auto_continue through max_tokens (seed 000)."""
+"""Tests for mini_agent.core.continuation: auto_continue through max_tokens (seed 000)."""
 
 import asyncio
 
 import pytest
 
-from mini_agent.continuation import (CONTINUE_PROMPT, MAX_CONTINUE_ATTEMPTS, async_auto_continue,
-                                     auto_continue, continuation_messages, merge_pieces,
-                                     next_step)
-from mini_agent.messages import validate_messages
+from mini_agent.core.continuation import (CONTINUE_PROMPT, MAX_CONTINUE_ATTEMPTS, async_auto_continue,
+                                          auto_continue, continuation_messages, merge_pieces,
+                                          next_step)
+from mini_agent.core.messages import validate_messages
 from mini_agent.offline import FaultPlan, ScriptedBrain, offline_async_client, offline_client
 
 T = lambda s: {"type": "text", "text": s}  # noqa: E731

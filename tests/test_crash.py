@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent.messages import validate_messages
-from mini_agent.session import rebuild_history, resume_session, session_path
+from mini_agent.core.messages import validate_messages
+from mini_agent.harness.session import rebuild_history, resume_session, session_path
 
 CHILD = Path(__file__).resolve().parent / "crash_child.py"
 SEED = 20260101
@@ -120,7 +120,7 @@ def run_agent_child(root: Path, session_id: str, *, kill_after_acks: int | None)
 
 @pytest.mark.slow
 def test_sigkill_a_real_offline_agent_then_resume_to_completion(tmp_path, capsys):
-    pytest.importorskip("mini_agent.agent")
+    pytest.importorskip("mini_agent.harness.agent")
     rng = random.Random(SEED + 1)
     kills = interrupted = 0
     for s in range(AGENT_SESSIONS):

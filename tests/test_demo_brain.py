@@ -9,13 +9,13 @@ import sys
 
 import pytest
 
-from mini_agent.continuation import CONTINUE_PROMPT
+from mini_agent.core.continuation import CONTINUE_PROMPT
 from mini_agent.demo import DEMO_TASK, PROJECT_DIR, TEST_COMMAND, copy_demo_workspace
-from mini_agent.masking import mask_old_observations
-from mini_agent.messages import validate_messages
+from mini_agent.core.masking import mask_old_observations
+from mini_agent.core.messages import validate_messages
 from mini_agent.offline.demo_brain import DemoBrain, parse_test_report
-from mini_agent.tokens import approx_tokens
-from mini_agent.tools import build_tools, run_tool
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.tools import build_tools, run_tool
 
 TASK_TOOL_CALLS = 18
 TASK_APPROX_TOKENS = 9_077
@@ -257,7 +257,7 @@ def test_through_the_sdk_client(solved, tmp_path):
 @pytest.mark.parametrize("kind", ["text", "tool_use"])
 def test_auto_continue_through_an_injected_max_tokens(kind):
     offline = pytest.importorskip("mini_agent.offline")
-    from mini_agent.continuation import auto_continue
+    from mini_agent.core.continuation import auto_continue
     client = offline.offline_client(DemoBrain(),
                                     faults=offline.FaultPlan(max_tokens_at={1: kind}))
     tools = [{"name": "list_dir", "description": "List a directory",

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.evaluate: per-request replay, totals, the table and the CLI entry."""
+"""Tests for mini_agent.harness.analyze: per-request replay, totals, the table and the CLI entry."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent import evaluate
-from mini_agent.evaluate import analyze, format_analysis, main_analyze
-from mini_agent.transcripts import Transcript, load
+from mini_agent.harness import analyze as evaluate
+from mini_agent.harness.analyze import analyze, format_analysis, main_analyze
+from mini_agent.core.transcripts import Transcript
+from mini_agent.harness.transcript_files import load
 
 U1 = {"input_tokens": 3, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 100,
       "output_tokens": 9}

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.executor: ordered drain, parallel reads, serialized writes, errors."""
+"""Tests for mini_agent.harness.executor: ordered drain, parallel reads, serialized writes, errors."""
 
 import asyncio
 import threading
@@ -7,11 +7,11 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mini_agent.executor import (SIBLING_ABORTED, OrderedDrain, StreamingExecutor, error_text,
-                                 run_serially)
-from mini_agent.hooks import HookManager
-from mini_agent.messages import validate_messages
-from mini_agent.tools import Tool, ToolError
+from mini_agent.harness.executor import (SIBLING_ABORTED, OrderedDrain, StreamingExecutor, error_text,
+                                         run_serially)
+from mini_agent.harness.hooks import HookManager
+from mini_agent.core.messages import validate_messages
+from mini_agent.harness.tools import Tool, ToolError
 
 
 class Recorder:
@@ -238,7 +238,7 @@ def test_pre_tool_use_block_and_updated_input_post_tool_use_context():
 # --------------------------------------------------------------------------- result size cap
 
 def test_cap_result_content_cuts_strings_and_shares_the_budget_in_lists():
-    from mini_agent.executor import cap_result_content
+    from mini_agent.harness.executor import cap_result_content
     assert cap_result_content("abcdef", 4) == "abcd\n[... truncated: 2 more characters]"
     assert cap_result_content("abc", 4) == "abc"
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
@@ -253,7 +253,7 @@ def test_cap_result_content_cuts_strings_and_shares_the_budget_in_lists():
 
 
 def test_an_oversized_tool_output_is_capped_before_it_is_stored():
-    from mini_agent.executor import MAX_TOOL_RESULT_CHARS, StreamingExecutor
+    from mini_agent.harness.executor import MAX_TOOL_RESULT_CHARS, StreamingExecutor
 
     class Huge:
         safety = "read-only"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mini_agent.cache_policies import request_points
+from mini_agent.core.cache_policies import request_points
 from mini_agent.core.explorer_tables import (format_cumulative_cost, format_hit_rates,
                                              format_report, format_requests, format_retention)
 from mini_agent.core.replay import evaluate_session

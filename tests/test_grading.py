@@ -21,8 +21,8 @@ import pytest
 import mini_agent
 from mini_agent import cli
 from mini_agent.grading import (
-    CheckResult, Scorecard, check, checks_module, collect_checks, exercise_ids, find_file,
-    find_root, grade, grade_all, main_grade, normalize_exercise, run_checks)
+                                CheckResult, Scorecard, check, checks_module, collect_checks, exercise_ids, find_file,
+                                find_root, grade, grade_all, main_grade, normalize_exercise, run_checks)
 from mini_agent.grading.registry import CHECKS_PACKAGE
 from mini_agent.grading.runner import names_used
 

@@ -8,7 +8,7 @@ from mini_agent.core.handoff import build_handoff, render_handoff_markdown
 from mini_agent.core.progress import new_progress
 from mini_agent.harness.checkpoint import ProgressStore, run_step
 from mini_agent.harness.handoff import write_handoff
-from mini_agent.session import SessionWriter
+from mini_agent.harness.session import SessionWriter
 
 from test_checkpoint import Clock, Ledger
 

@@ -7,11 +7,11 @@ import itertools
 
 import pytest
 
-from mini_agent.cache import model_price
-from mini_agent.cache_policies import PaybackMasking, replay_with_cache, request_points
+from mini_agent.core.cache import model_price
+from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
 from mini_agent.core.hindsight import masking_bound
-from mini_agent.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
-from mini_agent.offline.compaction_edit import long_session
+from mini_agent.core.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
+from mini_agent.core.server_compaction import long_session
 
 MODEL = "claude-sonnet-4-6"
 SYSTEM = "You are a coding agent. " * 60  # ~360 tokens, so small sessions are cacheable
@@ -35,7 +35,7 @@ def _tokens(history, b):
                 view.append({**m, "content": blocks})
             else:
                 view.append(m)
-    from mini_agent.offline.cache_sim import prefix_boundaries
+    from mini_agent.core.prompt_cache import prefix_boundaries
     bounds = prefix_boundaries({"model": MODEL, "system": SYSTEM, "messages": view})
     return view, bounds
 

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.hooks: serial fire, merging, the command-hook contract, settings.json."""
+"""Tests for mini_agent.harness.hooks: serial fire, merging, the command-hook contract, settings.json."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent.hooks import (EXAMPLES_DIR, CommandHook, HookManager, HookResult,
-                              HookSettingsError, matches, parse_hook_output)
+from mini_agent.harness.hooks import (EXAMPLES_DIR, CommandHook, HookManager, HookResult,
+                                      HookSettingsError, matches, parse_hook_output)
 
 PY = sys.executable
 
@@ -378,7 +378,7 @@ def test_example_scripts_are_executable_with_shebangs():
 # --------------------------------------------------------------------------- adversarial input
 
 def test_megabytes_of_plain_stdout_are_cut_to_the_context_cap():
-    from mini_agent.hooks import MAX_HOOK_OUTPUT_CHARS
+    from mini_agent.harness.hooks import MAX_HOOK_OUTPUT_CHARS
     result = run_command("head -c 3000000 /dev/zero | tr '\\0' a",
                          {"hook_event_name": "UserPromptSubmit", "prompt": "hi"})
     assert result.additional_context == ("a" * MAX_HOOK_OUTPUT_CHARS
@@ -443,7 +443,7 @@ def test_a_block_in_megabytes_of_json_still_blocks(tmp_path, pad):
 
 
 def test_output_over_the_parse_limit_fails_closed(monkeypatch):
-    import mini_agent.hooks as hooks
+    import mini_agent.harness.hooks as hooks
     monkeypatch.setattr(hooks, "MAX_HOOK_PARSE_BYTES", 1000)
     cmd = "head -c 5000 /dev/zero | tr '\\0' ' '"
     pre = run_command(cmd, {"hook_event_name": "PreToolUse", "tool_name": "run_bash"})
@@ -461,10 +461,10 @@ def test_json_nested_too_deeply_fails_closed():
 
 
 def test_agent_never_runs_a_tool_whose_hook_blocks_in_huge_output(tmp_path):
-    from mini_agent.agent import Agent
+    from mini_agent.harness.agent import Agent
     from mini_agent.offline import ScriptedBrain, offline_async_client
-    from mini_agent.tools import Tool
-    from mini_agent.view import full_view
+    from mini_agent.harness.tools import Tool
+    from mini_agent.core.view import full_view
     ran = []
     tool = Tool(name="touch", description="d", input_schema={"type": "object"},
                 run=lambda i: ran.append(i) or "ran", safety="write")
@@ -539,11 +539,11 @@ def test_an_unknown_permission_decision_is_ignored_and_does_not_block():
 @pytest.mark.parametrize("output", [
     5, {"a": 1}, [1, 2], [{"type": "text", "text": ""}], [{"type": "bogus"}]])
 def test_agent_survives_any_updated_tool_output(output):
-    from mini_agent.agent import Agent
-    from mini_agent.loop import HookNotice
+    from mini_agent.harness.agent import Agent
+    from mini_agent.harness.loop import HookNotice
     from mini_agent.offline import ScriptedBrain, offline_async_client
-    from mini_agent.tools import Tool
-    from mini_agent.view import full_view
+    from mini_agent.harness.tools import Tool
+    from mini_agent.core.view import full_view
     tool = Tool(name="echo", description="d", input_schema={"type": "object"},
                 run=lambda i: "tool says hi", safety="read-only")
     brain = ScriptedBrain([{"content": [{"type": "tool_use", "id": "toolu_1", "name": "echo",

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.lifecycle: tiers, timeline lines, the cold store and the recall tool."""
+"""Tests for mini_agent.core.lifecycle: tiers, timeline lines, the cold store and the recall tool."""
 
 from __future__ import annotations
 
@@ -8,15 +8,13 @@ import json
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.lifecycle import (COLD, COLD_INDEX_HEADER, HOT, TIMELINE_HEADER, WARM_A, WARM_B,
-                                  ColdStore, LifecyclePolicy, LifecycleThresholds, assign_tiers,
-                                  fold_exchange, lifecycle_view, recall_segment_tool,
-                                  split_exchanges)
-from mini_agent.messages import validate_messages
-from mini_agent.offline.compaction_edit import long_session
-from mini_agent.tokens import approx_tokens
-from mini_agent.tools import ToolError
-from mini_agent.view import ViewContext
+from mini_agent.core.lifecycle import COLD, COLD_INDEX_HEADER, HOT, TIMELINE_HEADER, WARM_A, WARM_B, LifecyclePolicy, LifecycleThresholds, assign_tiers, fold_exchange, lifecycle_view, split_exchanges
+from mini_agent.harness.cold_store import ColdStore, recall_segment_tool
+from mini_agent.core.messages import validate_messages
+from mini_agent.core.server_compaction import long_session
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.tools import ToolError
+from mini_agent.core.view import ViewContext
 from strategies import histories
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00Z
@@ -184,7 +182,7 @@ def test_lifecycle_view_properties(case):
 
 
 def test_the_model_reheats_a_cold_segment_through_the_agent():
-    from mini_agent.agent import Agent
+    from mini_agent.harness.agent import Agent
     from mini_agent.offline import offline_client
     from mini_agent.offline.brains import ScriptedBrain
     h, t = session(30)

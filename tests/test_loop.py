@@ -1,15 +1,15 @@
-"""Tests for mini_agent.loop: the streaming loop through the real SDK over the offline Claude."""
+"""Tests for mini_agent.harness.loop: the streaming loop through the real SDK over the offline Claude."""
 
 import asyncio
 import time
 
 import pytest
 
-from mini_agent.loop import (Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped,
-                             TurnEnd, TurnStart, collect, run_loop, sdk_model)
-from mini_agent.messages import validate_messages
+from mini_agent.harness.loop import (Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped,
+                                     TurnEnd, TurnStart, collect, run_loop, sdk_model)
+from mini_agent.core.messages import validate_messages
 from mini_agent.offline import FaultPlan, ScriptedBrain, offline_async_client, offline_client
-from mini_agent.tools import Tool
+from mini_agent.harness.tools import Tool
 
 
 def tool(name, safety="read-only", run=None, latency_seconds=0.0):

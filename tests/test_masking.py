@@ -1,4 +1,4 @@
-"""Tests for mini_agent.masking: literal seed behaviours, error paths, and properties."""
+"""Tests for mini_agent.core.masking: literal seed behaviours, error paths, and properties."""
 
 from __future__ import annotations
 
@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mini_agent.masking import (
-    MASK_THRESHOLD_TOKENS, ChunkedMasking, ThresholdMasking, chunked_mask_count,
-    count_tool_results, is_masked, mask_old_observations, masking_curve, masking_stats,
-    placeholder)
-from mini_agent.messages import iter_blocks, validate_messages
-from mini_agent.tokens import approx_tokens
-from mini_agent.view import ViewContext
+from mini_agent.core.masking import (
+                                     MASK_THRESHOLD_TOKENS, ChunkedMasking, ThresholdMasking, chunked_mask_count,
+                                     count_tool_results, is_masked, mask_old_observations, masking_curve, masking_stats,
+                                     placeholder)
+from mini_agent.core.messages import iter_blocks, validate_messages
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.view import ViewContext
 from strategies import histories, tiny_png
 
 LONG = "\n".join(f"line {k}: " + "x" * 60 for k in range(1, 11))  # 10 lines, 700+ chars

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from mini_agent.clock import ManualClock
+from mini_agent.core.clock import ManualClock
 from mini_agent.core import memory_lifecycle as ml
 from mini_agent.core.info_layers import (ConversationHistory, LongTermMemory, SystemOfRecord,
                                          TaskState, resolve)

@@ -5,8 +5,8 @@ import copy
 import pytest
 from hypothesis import given, settings
 
-from mini_agent.messages import (MessageValidationError, block_to_param, is_valid,
-                                 tool_result_block, tool_result_text, validate_messages)
+from mini_agent.core.messages import (MessageValidationError, block_to_param, is_valid,
+                                      tool_result_block, tool_result_text, validate_messages)
 from strategies import histories
 
 USE = {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a"}}

@@ -8,10 +8,10 @@ import os
 
 import pytest
 
-from mini_agent import config
-from mini_agent.agent import Agent
-from mini_agent.masking import ThresholdMasking
-from mini_agent.tokens import approx_request_tokens, count_tokens_exact
+from mini_agent.harness import config
+from mini_agent.harness.agent import Agent
+from mini_agent.core.masking import ThresholdMasking
+from mini_agent.core.tokens import approx_request_tokens, count_tokens_exact
 
 pytestmark = [
     pytest.mark.online,
@@ -33,7 +33,7 @@ def test_agent_runs_with_tools_on_the_demo_project(tmp_path):
     import anthropic
 
     from mini_agent.demo import copy_demo_workspace
-    from mini_agent.tools import build_tools
+    from mini_agent.harness.tools import build_tools
 
     workspace = copy_demo_workspace(tmp_path / "ws")
     agent = Agent(anthropic.AsyncAnthropic(), tools=build_tools(workspace),

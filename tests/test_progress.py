@@ -7,9 +7,9 @@ import copy
 import pytest
 
 from mini_agent.core.progress import (
-    PROGRESS_FORMAT, LeaseHeldError, ProgressVersionError, check_version, counts, expired,
-    idempotency_key, job_version, new_progress, open_intents, remaining, take_lease,
-    with_failure, with_intent, with_result)
+                                      PROGRESS_FORMAT, LeaseHeldError, ProgressVersionError, check_version, counts, expired,
+                                      idempotency_key, job_version, new_progress, open_intents, remaining, take_lease,
+                                      with_failure, with_intent, with_result)
 
 ITEMS = [{"id": "a", "priority": 1}, {"id": "b", "priority": 0}, {"id": "c", "priority": 1}]
 

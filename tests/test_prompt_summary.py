@@ -7,14 +7,14 @@ import copy
 
 import pytest
 
-from mini_agent.compaction import SUMMARY_PROMPT
+from mini_agent.core.compaction import SUMMARY_PROMPT
 from mini_agent.core.retention import retained_facts
-from mini_agent.messages import validate_messages
-from mini_agent.offline.prompt_summary import (REVISED_SUMMARY_PROMPT, SHORT_SUMMARY_PROMPT,
-                                               format_lab_table, lab_rows, prompt_sections,
-                                               prompt_summary)
-from mini_agent.offline.sample_conversations import (LABEL_EN, LABEL_JA, english_conversation,
-                                                     japanese_conversation)
+from mini_agent.core.messages import validate_messages
+from mini_agent.core.prompt_summary import (REVISED_SUMMARY_PROMPT, SHORT_SUMMARY_PROMPT,
+                                            format_lab_table, lab_rows, prompt_sections,
+                                            prompt_summary)
+from mini_agent.core.sample_conversations import (LABEL_EN, LABEL_JA, english_conversation,
+                                                  japanese_conversation)
 
 
 @pytest.mark.parametrize("build,label", [(english_conversation, LABEL_EN),

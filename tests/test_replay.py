@@ -6,16 +6,16 @@ import copy
 
 import pytest
 
-from mini_agent.cache_policies import request_points, replay_with_cache
+from mini_agent.core.cache_policies import request_points, replay_with_cache
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.replay import (DEFAULT_POLICIES, UnknownPolicyError, evaluate_session,
                                     policy_spec)
 from mini_agent.core.retention import Fact
-from mini_agent.masking import ThresholdMasking
-from mini_agent.messages import validate_messages
-from mini_agent.offline.compaction_edit import long_session
+from mini_agent.core.masking import ThresholdMasking
+from mini_agent.core.messages import validate_messages
+from mini_agent.core.server_compaction import long_session
 from mini_agent.offline.sample_sessions import SAMPLE_OVERHEAD_TOKENS, sample_session_jsonl
-from mini_agent.transcripts import Transcript, parse_text
+from mini_agent.core.transcripts import Transcript, parse_text
 
 POLICY_FIELDS = {"name", "tokens_sent", "usd", "hit_rate", "cache_breaks", "retained_facts",
                  "total_facts", "vs_best"}
@@ -68,7 +68,7 @@ def test_unknown_policy_and_model():
     t = Transcript(messages=[{"role": "user", "content": "hi"},
                              {"role": "assistant", "content": "ok"}], usage=[None],
                    repairs=[], source_format="messages-json")
-    from mini_agent.cache import UnknownModelError
+    from mini_agent.core.cache import UnknownModelError
     with pytest.raises(UnknownModelError):
         evaluate_session(t, policies=("raw",), model="gpt-nothing")
 

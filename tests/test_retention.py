@@ -8,7 +8,7 @@ import pytest
 
 from mini_agent.core.retention import (Fact, extract_facts, retained_facts, retention_curve,
                                        view_text)
-from mini_agent.masking import mask_old_observations
+from mini_agent.core.masking import mask_old_observations
 
 
 def history():

@@ -1,6 +1,6 @@
 """Every request the kit sends obeys the API's rules, under every view policy (property tests).
 
-The REAL :class:`~mini_agent.agent.Agent` runs on the REAL loop, executor and tools (a fresh
+The REAL :class:`~mini_agent.harness.agent.Agent` runs on the REAL loop, executor and tools (a fresh
 copy of the demo workspace per example) against the offline Claude. The model is a
 :class:`RandomBrain` whose replies hypothesis draws: text (empty and whitespace-only pieces
 included), 0-4 ``tool_use`` blocks per turn (the kit's tools and an unknown one, with inputs
@@ -40,25 +40,25 @@ import anthropic
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from mini_agent.agent import Agent, ContextOverflowError
-from mini_agent.cache import apply_cache_breakpoints
-from mini_agent.cache_policies import PaybackMasking, ResumeBreakpoints
-from mini_agent.clock import ManualClock
-from mini_agent.compaction import (CompactPolicy, CompactThresholds, overhead_tokens_of,
-                                   reactive_compact)
+from mini_agent.harness.agent import Agent, ContextOverflowError
+from mini_agent.core.cache import apply_cache_breakpoints
+from mini_agent.core.cache_policies import PaybackMasking, ResumeBreakpoints
+from mini_agent.core.clock import ManualClock
+from mini_agent.core.compaction import (CompactPolicy, CompactThresholds, overhead_tokens_of,
+                                        reactive_compact)
 from mini_agent.demo import copy_demo_workspace
-from mini_agent.lifecycle import (ColdStore, LifecyclePolicy, LifecycleThresholds,
-                                  recall_segment_tool)
-from mini_agent.loop import INTERRUPTED, ToolResult, ToolUse
-from mini_agent.masking import ChunkedMasking, ThresholdMasking
-from mini_agent.messages import (ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS, MessageParam,
-                                 content_blocks, tool_results, tool_uses, validate_messages)
+from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
+from mini_agent.harness.cold_store import ColdStore, recall_segment_tool
+from mini_agent.harness.loop import INTERRUPTED, ToolResult, ToolUse
+from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
+from mini_agent.core.messages import (ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS, MessageParam,
+                                      content_blocks, tool_results, tool_uses, validate_messages)
 from mini_agent.offline import FaultPlan, offline_async_client, offline_client
-from mini_agent.offline.context_editing import clear_tool_uses_edit, clear_tool_uses_transform
+from mini_agent.core.context_edits import clear_tool_uses_edit, clear_tool_uses_transform
 from mini_agent.offline.transport import ALLOWED_REQUEST_KEYS
-from mini_agent.tokens import approx_tokens
-from mini_agent.tools import Workspace, build_tools
-from mini_agent.view import full_view
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.tools import Workspace, build_tools
+from mini_agent.core.view import full_view
 
 # ------------------------------------------------------------------ the random model
 

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.session: write-ahead writer, damaged-file resume, history rebuild."""
+"""Tests for mini_agent.harness.session: write-ahead writer, damaged-file resume, history rebuild."""
 
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mini_agent.clock import ManualClock
-from mini_agent.messages import validate_messages
-from mini_agent.session import (INTERRUPTED_TEXT, SessionProblem, SessionWriter,
-                                encode_entry, history_to_entries, list_sessions, main_sessions,
-                                rebuild_history, resume_session, scrub_secrets)
+from mini_agent.core.clock import ManualClock
+from mini_agent.core.messages import validate_messages
+from mini_agent.harness.session import (INTERRUPTED_TEXT, SessionProblem, SessionWriter,
+                                        encode_entry, history_to_entries, list_sessions, main_sessions,
+                                        rebuild_history, resume_session, scrub_secrets)
 from strategies import histories
 
 T0 = 1_767_225_600.0
@@ -308,7 +308,7 @@ def test_list_sessions_and_cli_body(tmp_path, capsys):
 # --------------------------------------------------------------------------- adversarial input
 
 def test_entries_of_the_wrong_shape_are_skipped_with_a_note():
-    from mini_agent.session import rebuild_history
+    from mini_agent.harness.session import rebuild_history
     user = {"type": "message", "message": {"role": "user", "content": "hi"}, "timestamp": 1.0}
     entries = [user,
                {"type": "message", "timestamp": 2.0},
@@ -329,7 +329,7 @@ def test_entries_of_the_wrong_shape_are_skipped_with_a_note():
 
 
 def test_deeply_nested_line_is_a_corrupt_line(tmp_path):
-    from mini_agent.session import resume_session
+    from mini_agent.harness.session import resume_session
     path = tmp_path / "s.jsonl"
     path.write_bytes(b"[" * 100_000 + b"]" * 100_000 + b"\n"
                      + encode_entry({"type": "meta", "timestamp": 1}))
@@ -340,13 +340,13 @@ def test_deeply_nested_line_is_a_corrupt_line(tmp_path):
 
 
 def test_list_sessions_skips_a_directory_named_like_a_session(tmp_path):
-    from mini_agent.session import list_sessions
+    from mini_agent.harness.session import list_sessions
     (tmp_path / "odd.jsonl").mkdir()
     assert list_sessions(tmp_path) == []
 
 
 def test_api_key_with_json_escaped_characters_is_redacted(tmp_path, monkeypatch):
-    from mini_agent.session import SessionWriter
+    from mini_agent.harness.session import SessionWriter
     monkeypatch.setenv("ANTHROPIC_API_KEY", 'proxy"key\\0123')
     with SessionWriter(tmp_path, "s1") as writer:
         writer.append({"type": "tool_result", "block": {
@@ -417,7 +417,7 @@ def test_a_damaged_checksum_key_is_not_mistaken_for_a_legacy_line(tmp_path):
 
 def test_a_damaged_line_over_the_salvage_limit_is_reported_without_a_search(tmp_path,
                                                                             monkeypatch):
-    import mini_agent.session_reader as reader
+    import mini_agent.harness.session_reader as reader
     monkeypatch.setattr(reader, "MAX_SALVAGE_LINE_BYTES", 1000)
     big = encode_entry(result("t1", "x" * 5000)).replace(b"xxxx", b"xyxx", 1)
     path = tmp_path / "s.jsonl"
@@ -457,14 +457,14 @@ def test_records_the_api_would_refuse_are_skipped_and_the_resume_goes_on(damage)
 
 
 def test_agent_resume_reports_and_skips_a_damaged_record(tmp_path):
-    from mini_agent.agent import Agent
+    from mini_agent.harness.agent import Agent
     from mini_agent.offline import EchoBrain, offline_async_client
-    from mini_agent.view import full_view
+    from mini_agent.core.view import full_view
     path, raw = _session_bytes(tmp_path, CHECKED_ENTRIES)
     lines = raw.split(b"\n")
     lines[2] = lines[2].replace(b"round_money", b"round_monex")  # the tool result
     path.write_bytes(b"\n".join(lines))
-    from mini_agent.tools import Tool
+    from mini_agent.harness.tools import Tool
     read = Tool(name="read_file", description="read", input_schema={"type": "object"},
                 run=lambda i: "text", safety="read-only")
     agent = Agent(offline_async_client(EchoBrain()), view_policy=full_view,

@@ -1,4 +1,4 @@
-"""Tests for mini_agent.streaming: recorded SSE streams, cross-checked with the SDK accumulator."""
+"""Tests for mini_agent.core.streaming: recorded SSE streams, cross-checked with the SDK accumulator."""
 
 import json
 from pathlib import Path
@@ -7,8 +7,8 @@ import anthropic
 import httpx2
 import pytest
 
-from mini_agent.streaming import (StreamAssembler, StreamDone, TextDelta, ToolUseReady,
-                                  ToolUseTruncated, assemble, message_chunks, parse_tool_input)
+from mini_agent.core.streaming import (StreamAssembler, StreamDone, TextDelta, ToolUseReady,
+                                       ToolUseTruncated, assemble, message_chunks, parse_tool_input)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ALL_FIXTURES = ["parallel_tools.sse", "tool_use_cut_by_max_tokens.sse", "hand_escape_split.sse"]

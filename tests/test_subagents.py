@@ -9,8 +9,8 @@ from mini_agent.harness.subagents import (DEFAULT_MAX_SUMMARY_TOKENS, artefact_t
                                           bound_summary, compare_main_window, run_subagent)
 from mini_agent.offline import offline_client
 from mini_agent.offline.explorer_brain import ExplorerBrain
-from mini_agent.tokens import approx_tokens
-from mini_agent.tools import ToolError, Workspace
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.tools import ToolError, Workspace
 
 BRIEF = ("Map the invoicing package: for each module its purpose, public functions with line "
          "numbers, and which tests import it.")

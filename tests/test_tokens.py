@@ -5,7 +5,7 @@ import json
 import pytest
 from hypothesis import given, settings
 
-from mini_agent.tokens import approx_request_tokens, approx_tokens, image_size, image_tokens
+from mini_agent.core.tokens import approx_request_tokens, approx_tokens, image_size, image_tokens
 from strategies import histories, tiny_png
 
 

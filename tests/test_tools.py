@@ -1,12 +1,12 @@
-"""Tests for mini_agent.tools: confinement, ignore list, output cap, each tool, run_tool errors."""
+"""Tests for mini_agent.harness.tools: confinement, ignore list, output cap, each tool, run_tool errors."""
 
 import os
 import time
 
 import pytest
 
-from mini_agent.tools import (DEFAULT_IGNORE, Tool, ToolError, Workspace, build_tools,
-                              run_tool)
+from mini_agent.harness.tools import (DEFAULT_IGNORE, Tool, ToolError, Workspace, build_tools,
+                                      run_tool)
 
 
 @pytest.fixture

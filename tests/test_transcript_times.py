@@ -1,6 +1,6 @@
 """Tests for ``Transcript.times``: one recorded time per loaded message, or None.
 
-The rule (``mini_agent/transcripts/__init__.py``, "Times"): a merged message takes the time of
+The rule (``mini_agent/core/transcripts/__init__.py``, "Times"): a merged message takes the time of
 its last part; a message with no time of its own takes the previous message's (the first timed
 one's, at the start); None when the file records no time at all.
 """
@@ -14,8 +14,9 @@ import math
 import pytest
 from hypothesis import given, strategies as st
 
-from mini_agent.transcripts import load, parse_text
-from mini_agent.transcripts.turns import seconds
+from mini_agent.core.transcripts import parse_text
+from mini_agent.harness.transcript_files import load
+from mini_agent.core.transcripts.turns import seconds
 from test_transcripts import asst, call, jsonl, mini_swe, tr, tu, user
 
 T0 = 1_768_212_000.0  # 2026-01-12T10:00:00Z

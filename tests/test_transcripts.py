@@ -1,4 +1,4 @@
-"""Tests for mini_agent.transcripts: every quirk of real transcripts gets a defined behaviour."""
+"""Tests for mini_agent.core.transcripts: every quirk of real transcripts gets a defined behaviour."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.messages import iter_blocks, validate_messages
-from mini_agent.transcripts import (MISSING_RESULT_TEXT, MISSING_START_TEXT, TranscriptError,
-                                    load, parse_text)
+from mini_agent.core.messages import iter_blocks, validate_messages
+from mini_agent.core.transcripts import MISSING_RESULT_TEXT, MISSING_START_TEXT, TranscriptError, parse_text
+from mini_agent.harness.transcript_files import load
 
 # --------------------------------------------------------------------------- fixture builders
 

@@ -1,12 +1,12 @@
-"""Tests for mini_agent.widgets: the pure helpers, and that the widgets redraw."""
+"""Tests for mini_agent.ui.widgets: the pure helpers, and that the widgets redraw."""
 
 from __future__ import annotations
 
 from mini_agent.grading import CheckResult, Scorecard
-from mini_agent.masking import masking_curve
-from mini_agent.widgets import (
-    MaskingExplorer, TokenChart, chart_series, curve_totals, scorecard_html, scorecard_widget,
-    threshold_label)
+from mini_agent.core.masking import masking_curve
+from mini_agent.ui.widgets import (
+                                   MaskingExplorer, TokenChart, chart_series, curve_totals, scorecard_html, scorecard_widget,
+                                   threshold_label)
 
 OUTPUT = "\n".join("x" * 79 for _ in range(10))  # 10 lines, 799 chars
 
@@ -88,6 +88,6 @@ def test_scorecard_html_escapes_and_widget():
 
 
 def test_cache_dashboard_break_legend_states_the_detector_rule():
-    from mini_agent.cache_widgets import BREAK_LEGEND
+    from mini_agent.ui.cache_widgets import BREAK_LEGEND
 
     assert BREAK_LEGEND == "cache break (reads drop by > 2,000 tokens and > 5%)"

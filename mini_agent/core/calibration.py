@@ -30,8 +30,8 @@ import re
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from ..messages import MessageParam, content_blocks, tool_result_text
-from ..tokens import image_tokens
+from mini_agent.core.messages import MessageParam, content_blocks, tool_result_text
+from mini_agent.core.tokens import image_tokens
 
 KINDS = ("prose", "code", "json", "tool_output", "cjk")
 """Content kinds whose characters are counted separately."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from .retention import Fact, retention_curve
+from mini_agent.core.retention import Fact, retention_curve
 
 
 def format_report(report: dict[str, Any]) -> str:

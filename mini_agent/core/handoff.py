@@ -25,7 +25,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 from typing import Any, Iterable, Mapping
 
-from .progress import counts, expired, remaining
+from mini_agent.core.progress import counts, expired, remaining
 
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)

@@ -18,7 +18,7 @@ result stays masked) and leaving the newest ``keep`` results verbatim. The cost 
 
 Dynamic programming over ``(request, boundary)`` with a running minimum over the previous
 boundary gives the cheapest schedule in ``O(requests x results)``. Token counts are the
-cache simulator's own (:func:`~mini_agent.offline.cache_sim.prefix_boundaries`), prices and
+cache simulator's own (:func:`~mini_agent.core.prompt_cache.prefix_boundaries`), prices and
 multipliers the price table's, so the bound moves with them. Reads are idealised (a cache
 entry is assumed at the start of every changed block), so no masking policy replayed
 through the simulator can cost less. Pure: no IO, inputs never mutated. Taught in
@@ -32,11 +32,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from ..cache import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, TTL_SECONDS,
-                     model_price)
-from ..masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
-from ..messages import MessageParam, tool_result_positions
-from ..offline.cache_sim import min_cacheable_tokens, prefix_boundaries
+from mini_agent.core.cache import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, TTL_SECONDS,
+                                   model_price)
+from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
+from mini_agent.core.messages import MessageParam, tool_result_positions
+from mini_agent.core.prompt_cache import min_cacheable_tokens, prefix_boundaries
 
 
 @dataclasses.dataclass(frozen=True)

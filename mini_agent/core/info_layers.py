@@ -21,7 +21,7 @@ import dataclasses
 import re
 from typing import Any, Mapping, Sequence
 
-from .memory_lifecycle import MemoryState
+from mini_agent.core.memory_lifecycle import MemoryState
 
 
 @dataclasses.dataclass(frozen=True)

@@ -11,9 +11,9 @@ server-side compaction edit, both as ``policy(history, ctx) -> view``.
   newest exchange by a summary, and later requests start from that summary.
 
 Both take a ``summarize(messages) -> str``. Offline defaults: the server's summary is the
-deterministic :func:`~mini_agent.offline.compaction_edit.structured_summary` (what the
+deterministic :func:`~mini_agent.core.server_compaction.structured_summary` (what the
 simulated edit writes); the LLM summary follows the kit's revised summary prompt
-(:func:`~mini_agent.offline.prompt_summary.prompt_summarizer`). Online pass
+(:func:`~mini_agent.core.prompt_summary.prompt_summarizer`). Online pass
 ``model_summarizer(client, prompt=...)``. State: the kept summary (use one object per session).
 Returns new lists; inputs never mutated. Taught in ``notebooks/11_evaluating_policies.ipynb``.
 Source: JetBrains Research, "The Complexity Trap" (2025): masking M=10 vs LLM summary (N=21,
@@ -24,19 +24,19 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..compaction import clean_cut_points, summary_message
-from ..messages import MessageParam
-from ..tokens import approx_request_tokens
-from ..view import ViewContext
+from mini_agent.core.compaction import clean_cut_points, summary_message
+from mini_agent.core.messages import MessageParam
+from mini_agent.core.tokens import approx_request_tokens
+from mini_agent.core.view import ViewContext
 
 Summarize = Callable[[list[MessageParam]], str]
 
 
 def _default_summarize(server: bool) -> Summarize:
     if server:
-        from ..offline.compaction_edit import structured_summary
+        from mini_agent.core.server_compaction import structured_summary
         return structured_summary
-    from ..offline.prompt_summary import prompt_summarizer
+    from mini_agent.core.prompt_summary import prompt_summarizer
     return prompt_summarizer()
 
 

@@ -1,13 +1,13 @@
 """The policy explorer's core: replay one recorded session under many context policies.
 
-For one :class:`~mini_agent.transcripts.Transcript` :func:`evaluate_session` returns a
+For one :class:`~mini_agent.core.transcripts.Transcript` :func:`evaluate_session` returns a
 JSON-ready report: the calibrated estimate of every request beside its real usage, the
 hindsight bound (:mod:`.hindsight`), and per policy the input tokens sent, the USD with
 caching at the model's price, the cache hit rate, the cache breaks, the essential facts still
 recoverable in the last request's view (:mod:`.retention`) and the cost over the bound.
 
 Each policy is replayed request by request through the kit's breakpoint placement and the
-prompt-cache simulator (:func:`~mini_agent.cache_policies.replay_with_cache`), at the
+prompt-cache simulator (:func:`~mini_agent.core.cache_policies.replay_with_cache`), at the
 recorded message times when the file has them (a pause longer than the TTL expires the
 cache), otherwise 20 s apart. The transcript does not hold the system prompt and tool
 definitions the agent sent; they are replaced by a labelled stand-in of the size the
@@ -34,19 +34,19 @@ import dataclasses
 import re
 from typing import Any, Callable, Sequence
 
-from ..cache import UnknownModelError, cache_hit_rate, model_price, sum_usage
-from ..cache_policies import PaybackMasking, replay_with_cache, request_points
-from ..compaction import CompactPolicy, micro_compact
-from ..config import DEFAULT_MODEL
-from ..lifecycle import LifecyclePolicy
-from ..masking import ChunkedMasking, ThresholdMasking
-from ..offline.context_editing import clear_tool_uses_edit
-from ..view import ViewContext
-from .calibration import (Calibration, estimate_requests, median_abs_error, request_features,
-                          system_features)
-from .hindsight import masking_bound
-from .policy_views import ServerCompactionView, SummaryPolicy
-from .retention import Fact, extract_facts, retained_facts
+from mini_agent.core.cache import UnknownModelError, cache_hit_rate, model_price, sum_usage
+from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
+from mini_agent.core.compaction import CompactPolicy, micro_compact
+from mini_agent.core.models import DEFAULT_MODEL
+from mini_agent.core.lifecycle import LifecyclePolicy
+from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
+from mini_agent.core.context_edits import clear_tool_uses_edit
+from mini_agent.core.view import ViewContext
+from mini_agent.core.calibration import (Calibration, estimate_requests, median_abs_error, request_features,
+                                         system_features)
+from mini_agent.core.hindsight import masking_bound
+from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
+from mini_agent.core.retention import Fact, extract_facts, retained_facts
 
 DEFAULT_POLICIES = ("raw", "mask-10", "chunked-8", "payback", "micro_compact", "compact",
                     "lifecycle", "server_clear", "server_compact", "summary")

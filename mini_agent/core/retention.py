@@ -24,7 +24,7 @@ import dataclasses
 import re
 from typing import Iterable, Sequence
 
-from ..messages import MessageParam, content_blocks, tool_result_text
+from mini_agent.core.messages import MessageParam, content_blocks, tool_result_text
 
 FACT_KINDS = ("decision", "open_problem", "identifier", "number")
 

@@ -19,15 +19,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .command import main_grade, main_make_exercises
-from .grader import IMPLEMENTATIONS, find_file, find_root, grade, grade_all
-from .registry import (
-    DEFAULT_TIME_LIMIT_SECONDS, check, checks_module, collect_checks, exercise_ids,
-    normalize_exercise)
-from .runner import load_module, run_check, run_checks
-from .scorecard import CheckResult, Scorecard, Scorecards
-from .stubs import BEGIN, END, STUB_HEADER, make_exercises, make_stub
-from .supervisor import WorkerError
+from mini_agent.grading.command import main_grade, main_make_exercises
+from mini_agent.grading.grader import IMPLEMENTATIONS, find_file, find_root, grade, grade_all
+from mini_agent.grading.registry import (
+                                         DEFAULT_TIME_LIMIT_SECONDS, check, checks_module, collect_checks, exercise_ids,
+                                         normalize_exercise)
+from mini_agent.grading.runner import load_module, run_check, run_checks
+from mini_agent.grading.scorecard import CheckResult, Scorecard, Scorecards
+from mini_agent.grading.stubs import BEGIN, END, STUB_HEADER, make_exercises, make_stub
+from mini_agent.grading.supervisor import WorkerError
 
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 """The folder above the installed package (the clone, when installed editable). Grading never

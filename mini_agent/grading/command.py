@@ -15,11 +15,11 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from .grader import grade, grade_all
-from .registry import DEFAULT_TIME_LIMIT_SECONDS, normalize_exercise
-from .scorecard import installed_version
-from .stubs import make_exercises
-from .supervisor import WorkerError
+from mini_agent.grading.grader import grade, grade_all
+from mini_agent.grading.registry import DEFAULT_TIME_LIMIT_SECONDS, normalize_exercise
+from mini_agent.grading.scorecard import installed_version
+from mini_agent.grading.stubs import make_exercises
+from mini_agent.grading.supervisor import WorkerError
 
 EXIT_FULL_MARKS, EXIT_BELOW_FULL_MARKS, EXIT_USAGE = 0, 1, 2
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .registry import (
-    DEFAULT_TIME_LIMIT_SECONDS, checks_module, collect_checks, exercise_ids, normalize_exercise)
-from .scorecard import Scorecard, Scorecards
-from .supervisor import run_in_worker
+from mini_agent.grading.registry import (
+                                         DEFAULT_TIME_LIMIT_SECONDS, checks_module, collect_checks, exercise_ids, normalize_exercise)
+from mini_agent.grading.scorecard import Scorecard, Scorecards
+from mini_agent.grading.supervisor import run_in_worker
 
 IMPLEMENTATIONS = ("exercises", "solutions", "package")
 """What can be graded: the learner's ``exercises/``, the reference ``solutions/``, or the
@@ -140,7 +140,7 @@ def grade_all(*, implementation: str = "exercises", root: Path | str | None = No
 
 def _not_run(number: str, implementation: str, error: str) -> Scorecard:
     """A scorecard whose checks could not run (``error`` says why), worth 0."""
-    from .scorecard import CheckResult
+    from mini_agent.grading.scorecard import CheckResult
     checks = [CheckResult(fn.__name__, 0, fn.grading["points"], False, fn.grading["hint"],
                           "not run") for fn in collect_checks(checks_module(number))]
     return Scorecard(number, implementation, checks, error=error)

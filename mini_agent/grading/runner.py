@@ -20,8 +20,8 @@ from pathlib import Path
 from types import CodeType, FrameType, ModuleType
 from typing import Any, Callable, Collection
 
-from .registry import collect_checks
-from .scorecard import CheckResult, Scorecard
+from mini_agent.grading.registry import collect_checks
+from mini_agent.grading.scorecard import CheckResult, Scorecard
 
 DETAIL_CHARS = 300
 """Longest failure detail kept per check (characters)."""
@@ -120,7 +120,7 @@ def run_checks(exercise: str, checks_module: ModuleType, impl: Any, *,
     Returns:
         A Scorecard labelled ``implementation`` (no path: nothing was read from a file).
     """
-    from mini_agent.executor import call_outside_event_loop  # asyncio: only for this path
+    from mini_agent.harness.executor import call_outside_event_loop  # asyncio: only for this path
 
     def run_all() -> list[CheckResult]:
         return [run_check(fn, impl) for fn in collect_checks(checks_module)]

@@ -12,7 +12,7 @@ and for ``mini-agent grade --all --json``::
     {"root": "/abs", "implementation": "exercises", "kit_version": "0.1.0", "score": 90,
      "total": 107, "exercises": [<one scorecard as above>, ...]}
 
-Pure data: no IO here. Shown as a widget by :func:`mini_agent.widgets.scorecard_widget`.
+Pure data: no IO here. Shown as a widget by :func:`mini_agent.ui.widgets.scorecard_widget`.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .grader import find_root
+from mini_agent.grading.grader import find_root
 
 BEGIN = "# BEGIN SOLUTION"
 END = "# END SOLUTION"

@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from .registry import time_limit
-from .runner import names_used
-from .scorecard import CheckResult
+from mini_agent.grading.registry import time_limit
+from mini_agent.grading.runner import names_used
+from mini_agent.grading.scorecard import CheckResult
 
 GRACE_SECONDS = 3.0
 """Extra wait beyond a check's limit for the worker's own timeout report (seconds)."""

@@ -26,9 +26,9 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from .registry import checks_module, collect_checks
-from .runner import (callable_names, import_error, load_module, loop_site, names_used,
-                     run_check)
+from mini_agent.grading.registry import checks_module, collect_checks
+from mini_agent.grading.runner import (callable_names, import_error, load_module, loop_site, names_used,
+                                       run_check)
 
 
 EXIT_TIMED_OUT = 3

@@ -30,9 +30,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
-from ..core.progress import (LeaseHeldError, ProgressVersionError, check_version, expired,
-                             find_item, idempotency_key, open_intents, take_lease, with_failure,
-                             with_intent, with_result)
+from mini_agent.core.progress import (LeaseHeldError, ProgressVersionError, check_version, expired,
+                                      find_item, idempotency_key, open_intents, take_lease, with_failure,
+                                      with_intent, with_result)
 
 __all__ = ["LeaseHeldError", "LeaseLostError", "ProgressStore", "ProgressVersionError",
            "SystemOfRecord", "reconcile", "resume_checks", "run_step", "write_json_atomic"]

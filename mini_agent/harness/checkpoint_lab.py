@@ -26,10 +26,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from ..core.checkpoint_lab import build_ledger_job, kill_plan, lab_verdict, processing_order
-from ..core.progress import new_progress
-from .checkpoint_worker import PROGRESS_FILE
-from .record_client import LineReader, RecordServer
+from mini_agent.core.checkpoint_lab import build_ledger_job, kill_plan, lab_verdict, processing_order
+from mini_agent.core.progress import new_progress
+from mini_agent.harness.checkpoint_worker import PROGRESS_FILE
+from mini_agent.harness.record_client import LineReader, RecordServer
 
 WORKER_MODULE = "mini_agent.harness.checkpoint_worker"
 WORKER_TIMEOUT_SECONDS = 300.0

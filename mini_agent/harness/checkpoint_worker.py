@@ -30,10 +30,10 @@ import uuid
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.checkpoint_lab import PHASES, build_ledger_job
-from ..core.progress import counts, job_version, new_progress, remaining
-from .checkpoint import ProgressStore, reconcile, resume_checks, run_step
-from .record_client import RecordClient
+from mini_agent.core.checkpoint_lab import PHASES, build_ledger_job
+from mini_agent.core.progress import counts, job_version, new_progress, remaining
+from mini_agent.harness.checkpoint import ProgressStore, reconcile, resume_checks, run_step
+from mini_agent.harness.record_client import RecordClient
 
 PROGRESS_FILE = "progress.json"
 

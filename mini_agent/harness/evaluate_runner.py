@@ -26,9 +26,10 @@ import sys
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
-from ..core.explorer_tables import format_report
-from ..core.replay import DEFAULT_POLICIES, UnknownPolicyError, policy_spec
-from ..transcripts import TranscriptError, load
+from mini_agent.core.explorer_tables import format_report
+from mini_agent.core.replay import DEFAULT_POLICIES, UnknownPolicyError, policy_spec
+from mini_agent.core.transcripts import TranscriptError
+from mini_agent.harness.transcript_files import load
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -84,9 +85,9 @@ def calibration_report(folder: str | Path | None = None) -> str:
     such folder or too few sessions)."""
     import statistics
 
-    from ..cache_policies import request_points
-    from ..core.calibration import (estimate_requests, fit_calibration, median_abs_error,
-                                    naive_estimate, real_input_tokens, request_features)
+    from mini_agent.core.cache_policies import request_points
+    from mini_agent.core.calibration import (estimate_requests, fit_calibration, median_abs_error,
+                                             naive_estimate, real_input_tokens, request_features)
     folder = Path(folder) if folder else SHARED_DATA / "claude-code"
     paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     if len(paths) < 2:
@@ -115,7 +116,7 @@ def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
                   model: str | None = None) -> dict[str, Any]:
     """Load (text actions as tool calls) and evaluate one file; a failure becomes
     ``{"path", "error"}`` (never raises)."""
-    from ..core.replay import evaluate_session
+    from mini_agent.core.replay import evaluate_session
     try:
         return evaluate_session(load(path, text_actions="tools"), policies=policies,
                                 model=model)
@@ -210,7 +211,7 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         if model is not None:
-            from ..cache import model_price
+            from mini_agent.core.cache import model_price
             model_price(model)
         reports = evaluate_paths(paths, policies=tuple(policies or DEFAULT_POLICIES),
                                  model=model, workers=workers, scheduler=scheduler)

@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from ..core.handoff import build_handoff, render_handoff_markdown
-from ..session import resume_session
-from .checkpoint import ProgressStore, SystemOfRecord, write_json_atomic
+from mini_agent.core.handoff import build_handoff, render_handoff_markdown
+from mini_agent.harness.session import resume_session
+from mini_agent.harness.checkpoint import ProgressStore, SystemOfRecord, write_json_atomic
 
 WRITE_TOOLS = ("write_file", "edit_file")
 

@@ -38,11 +38,11 @@ from typing import Any
 from anthropic.lib.tools import ToolError
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
-from ..clock import Clock, SystemClock
-from ..core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
-from ..core.secrets import redact_secrets
-from ..tools import Tool
-from ..tools import ToolError as KitToolError
+from mini_agent.harness.clock import Clock, SystemClock
+from mini_agent.core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
+from mini_agent.core.secrets import redact_secrets
+from mini_agent.harness.tools import Tool
+from mini_agent.harness.tools import ToolError as KitToolError
 
 DEFAULT_MAX_FILE_BYTES = 32_000
 """Largest memory file in UTF-8 bytes (about 8,000 approx tokens)."""
@@ -75,7 +75,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         max_file_bytes: cap per file in UTF-8 bytes.
         max_total_bytes: cap on the sum of all files in bytes.
         expiry_seconds: unused files older than this are removed; None keeps them forever.
-        clock: time source in seconds (``mini_agent.clock.ManualClock`` in tests).
+        clock: time source in seconds (``mini_agent.core.clock.ManualClock`` in tests).
         source: provenance recorded for writes made through ``call`` (default "model").
     Attributes:
         redactions: ``{kind: count}`` of secrets removed so far; refusals: messages of
@@ -258,7 +258,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
 
 
 class MemoryKitTool(Tool):
-    """The memory tool as a kit :class:`~mini_agent.tools.Tool`: same name, same definition.
+    """The memory tool as a kit :class:`~mini_agent.harness.tools.Tool`: same name, same definition.
 
     ``definition()`` is ``{"type": "memory_20250818", "name": "memory"}``; ``run(input)``
     calls ``memory.call(input)`` and turns the SDK's ToolError into the kit's.

@@ -24,8 +24,8 @@ from typing import Any
 from anthropic.lib.tools import ToolError
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
-from ..core.hostile_paths import HOSTILE_PATHS, SYMLINK_NAMES
-from .memory import MemoryTool
+from mini_agent.core.hostile_paths import HOSTILE_PATHS, SYMLINK_NAMES
+from mini_agent.harness.memory import MemoryTool
 
 
 def plant_symlinks(memory_root: Path, outside: Path) -> None:

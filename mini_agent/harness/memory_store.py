@@ -17,9 +17,9 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from ..clock import Clock, SystemClock
-from ..core import memory_lifecycle as lifecycle
-from ..core.memory_lifecycle import MemoryState, Observation
+from mini_agent.harness.clock import Clock, SystemClock
+from mini_agent.core import memory_lifecycle as lifecycle
+from mini_agent.core.memory_lifecycle import MemoryState, Observation
 
 
 class MemoryStore:

@@ -1,8 +1,8 @@
 """On resume, settle the tool calls a crash interrupted: check first, redo only what did not happen.
 
-:func:`mini_agent.session.rebuild_history` answers every unanswered ``tool_use`` with an
+:func:`mini_agent.harness.session.rebuild_history` answers every unanswered ``tool_use`` with an
 ``is_error`` "interrupted" result, because it cannot see the workspace. The agent can, so on
-:meth:`Agent.resume <mini_agent.agent.Agent.resume>` :func:`reconcile_interrupted_calls`
+:meth:`Agent.resume <mini_agent.harness.agent.Agent.resume>` :func:`reconcile_interrupted_calls`
 replaces each of those answers:
 
 * a read-only tool (read_file, grep, ...) has no effect: it is simply run again;
@@ -20,8 +20,8 @@ with the external state before redoing; never ask the model what was done).
 from __future__ import annotations
 
 import copy
-from ..core.edit_reconcile import RESUME_TEXTS
-from ..tools import Tool, run_tool
+from mini_agent.core.edit_reconcile import RESUME_TEXTS
+from mini_agent.harness.tools import Tool, run_tool
 
 
 def _tool_inputs(history: list[dict]) -> dict[str, dict]:

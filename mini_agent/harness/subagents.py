@@ -1,6 +1,6 @@
 """Subagents: a fresh window with a scoped brief, returning a bounded summary and references.
 
-:func:`run_subagent` starts a new :class:`~mini_agent.agent.Agent` (its own empty history,
+:func:`run_subagent` starts a new :class:`~mini_agent.harness.agent.Agent` (its own empty history,
 so nothing of the caller's window is in it and none of its exploration comes back), gives it
 the brief and its own tool set (read-only tools by default, plus ``write_artefact``, which can
 write only into the artefact folder), and returns a :class:`SubagentResult`: a summary bounded
@@ -26,10 +26,10 @@ import re
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from ..agent import Agent
-from ..tokens import approx_tokens
-from ..tools import Tool, ToolError, Workspace, build_tools
-from ..view import full_view
+from mini_agent.harness.agent import Agent
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.tools import Tool, ToolError, Workspace, build_tools
+from mini_agent.core.view import full_view
 
 DEFAULT_MAX_SUMMARY_TOKENS = 2_000
 """Upper bound on a subagent's summary in approx tokens (chapter 3: 1,000-2,000)."""
@@ -194,7 +194,7 @@ def compare_main_window(brief: str, *, workspace: str | os.PathLike[str], direct
 
     ``direct``: the main agent explores itself (read-only tools + write_artefact);
     ``delegated``: it has only the ``subagent`` tool. Both histories are counted with
-    :func:`mini_agent.tokens.approx_tokens`; ``input_tokens`` sums the API usage over all
+    :func:`mini_agent.core.tokens.approx_tokens`; ``input_tokens`` sums the API usage over all
     requests of each main agent (what the main window was billed).
 
     Returns: ``{"direct_window_tokens", "delegated_window_tokens", "saved_tokens",

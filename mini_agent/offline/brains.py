@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..messages import content_blocks
+from mini_agent.core.messages import content_blocks
 
 
 def count_assistant_turns(request: dict[str, Any]) -> int:

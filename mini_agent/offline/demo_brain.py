@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Callable
 
-from ..messages import content_blocks, tool_result_text
+from mini_agent.core.messages import content_blocks, tool_result_text
 
 CONTINUE_PREFIX = "Continue where you left off"
 """Start of ``continuation.CONTINUE_PROMPT`` (seed 000, autoContinue)."""

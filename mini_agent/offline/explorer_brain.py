@@ -25,7 +25,7 @@ import json
 import re
 from typing import Any
 
-from ..messages import content_blocks, tool_result_text
+from mini_agent.core.messages import content_blocks, tool_result_text
 
 ARTEFACT_NAME = "project_map.md"
 """The file the explorer writes its findings to."""

@@ -1,7 +1,7 @@
 """Kit-generated sample sessions in Claude Code's JSONL format, for the explorer without real data.
 
 :func:`sample_session_jsonl` writes, from
-:func:`~mini_agent.offline.compaction_edit.long_session`, the lines Claude Code stores in
+:func:`~mini_agent.core.server_compaction.long_session`, the lines Claude Code stores in
 ``~/.claude/projects/<project>/<session>.jsonl`` (``type``, ``uuid``, ``parentUuid``,
 ``sessionId``, ``timestamp``, ``message`` with ``usage``), so ``mini-agent evaluate`` and
 notebook 11 run on them exactly as on a real session. They are GENERATED, not recorded: every
@@ -16,7 +16,7 @@ from __future__ import annotations
 import datetime
 import json
 
-from .compaction_edit import long_session
+from mini_agent.core.server_compaction import long_session
 
 SAMPLE_OVERHEAD_TOKENS = 18_000
 """Stand-in for the system prompt and tools a Claude Code request carries (real sessions in
@@ -46,7 +46,7 @@ def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
     Returns: JSONL text, one entry per line, ending with a newline.
     Raises: ValueError for steps < 1.
     """
-    from ..core.calibration import message_features, Calibration
+    from mini_agent.core.calibration import message_features, Calibration
     task = f"{SAMPLE_LABEL}\n{_TASKS[variant % len(_TASKS)]}"
     history, times = long_session(steps + variant % 7, task=task,
                                   start_seconds=1_767_225_600.0 + 3600.0 * variant)
@@ -74,5 +74,5 @@ def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
 
 def sample_transcript(steps: int = 30, *, variant: int = 0):
     """:func:`sample_session_jsonl` loaded as a ``Transcript`` (its path is None)."""
-    from ..transcripts import parse_text
+    from mini_agent.core.transcripts import parse_text
     return parse_text(sample_session_jsonl(steps, variant=variant), name="sample.jsonl")

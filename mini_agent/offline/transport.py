@@ -39,9 +39,9 @@ import anthropic
 import httpx2
 import jiter
 
-from ..clock import Clock, SystemClock
-from ..messages import MessageValidationError, validate_messages
-from ..tokens import approx_body_tokens, approx_tokens
+from mini_agent.core.clock import Clock
+from mini_agent.core.messages import MessageValidationError, validate_messages
+from mini_agent.core.tokens import approx_body_tokens, approx_tokens
 
 DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
 """Context window of current Claude models in tokens (models overview)."""
@@ -109,6 +109,13 @@ def api_error(status: int, kind: str, message: str) -> httpx2.Response:
     return httpx2.Response(status, json=body, headers={"request-id": "req_offline_error"})
 
 
+class _WallClock:
+    """The wall clock the transport uses when given none (``time.time()``, seconds)."""
+
+    def now(self) -> float:
+        return time.time()
+
+
 class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     """An httpx2 transport that answers Messages API requests from a brain.
 
@@ -130,7 +137,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         self.usage_model = usage_model or DefaultUsage()
         self.request_transforms = list(request_transforms)
         self.faults = faults or FaultPlan()
-        self.clock = clock or SystemClock()
+        self.clock = clock or _WallClock()
         self.requests: list[dict[str, Any]] = []
         self.request_count = 0
         self._lock = threading.Lock()
@@ -384,7 +391,7 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
 
 def _build(client_cls: Any, http_cls: Any, brain: Brain | None, max_retries: int,
            transport_kwargs: dict[str, Any]) -> Any:
-    from .brains import EchoBrain
+    from mini_agent.offline.brains import EchoBrain
     transport = OfflineTransport(brain or EchoBrain(), **transport_kwargs)
     client = client_cls(api_key=OFFLINE_API_KEY, max_retries=max_retries,
                         base_url="http://offline.invalid",
@@ -413,3 +420,18 @@ def offline_async_client(brain: Brain | None = None, *, max_retries: int = 2,
     """
     return _build(anthropic.AsyncAnthropic, httpx2.AsyncClient, brain, max_retries,
                   transport_kwargs)
+
+
+def compaction_client(edit: Any, brain: Any, **opts: Any) -> anthropic.Anthropic:
+    """Return an offline client whose API applies server-side compaction with ``edit``.
+
+    Args:
+        edit: a :class:`mini_agent.core.server_compaction.ServerCompaction`.
+        brain: the brain that answers once the history is compacted.
+        **opts: passed to :func:`offline_client` (``request_transforms`` are appended).
+
+    Returns:
+        ``offline_client(edit.wrap(brain), request_transforms=[edit, ...], **opts)``.
+    """
+    transforms = [edit, *opts.pop("request_transforms", ())]
+    return offline_client(edit.wrap(brain), request_transforms=transforms, **opts)

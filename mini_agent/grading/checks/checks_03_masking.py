@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from mini_agent.grading import check
-from mini_agent.messages import validate_messages
+from mini_agent.core.messages import validate_messages
 
 PNG_1X1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJ"
            "RU5ErkJggg==")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from mini_agent.grading import check
-from mini_agent.messages import validate_messages
+from mini_agent.core.messages import validate_messages
 
 T0 = 1_767_225_600.0
 OUTPUT = "\n".join(f"line {k} of a long tool output" for k in range(40))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 
 from mini_agent.grading import check
-from mini_agent.messages import count_cache_control
+from mini_agent.core.messages import count_cache_control
 
 BOUNDARY = "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__"
 TOOLS = [{"name": "read_file", "description": "Read a file",

@@ -1,0 +1,308 @@
+"""Cache-aware masking: move the mask boundary only when the tokens it frees pay for the cache.
+
+With prompt caching on, a request costs about 0.1x for the prefix it reads from the cache
+and 1.25x for what it writes. Masking an old tool result changes the prefix from that
+result on, so everything after it is written again (1.25x instead of 0.1x) once; from then
+on every request reads fewer tokens (saving 0.1x of the freed tokens each time).
+:class:`PaybackMasking` replays that trade-off over the history it is given and moves the
+boundary (masks all but the newest ``keep`` results) only at requests where the expected
+saving over a horizon beats the one-off re-write.
+
+The plain policies (:class:`~mini_agent.core.masking.ThresholdMasking`,
+:class:`~mini_agent.core.masking.ChunkedMasking`) live in :mod:`mini_agent.core.masking`; naive per-turn
+masking is ``ThresholdMasking(threshold_tokens=0)``. Pure: no IO, inputs never mutated, no
+state between calls (the boundary is recomputed from the history each time, so the same
+history always gives the same view). Taught in ``notebooks/05_prompt_caching.ipynb``.
+Source: seed 000 (masking breaks the cache; mask only when big or in fixed chunks), seed
+004 and the context editing docs (``clear_at_least``: clear enough to make the
+invalidation worthwhile), Anthropic pricing (read 2026-11-29: write 1.25x, read 0.1x).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Sequence
+
+from mini_agent.core.cache import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
+from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
+from mini_agent.core.messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.view import ViewContext
+
+
+def _result_savings(history: list[MessageParam], exclude_tools: tuple[str, ...]
+                    ) -> list[tuple[int, int]]:
+    """``(message_index, tokens_saved_if_masked)`` per tool_result, oldest first."""
+    names = tool_names_by_id(history) if exclude_tools else {}
+    out = []
+    for i, j in tool_result_positions(history):
+        block = history[i]["content"][j]
+        saved = approx_tokens(block) - approx_tokens(placeholder(tool_result_text(block)))
+        if names.get(block.get("tool_use_id")) in exclude_tools:
+            saved = 0
+        out.append((i, max(0, saved)))
+    return out
+
+
+def payback_boundary(history: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+                     horizon_ratio: float = 0.5, min_free_tokens: int = 2_000,
+                     exclude_tools: tuple[str, ...] = (), min_cacheable_tokens: int = 1024,
+                     min_free_ratio: float = 2.0,
+                     write_multiplier: float = CACHE_WRITE_5M_MULTIPLIER,
+                     read_multiplier: float = CACHE_READ_MULTIPLIER) -> int:
+    """Return how many of the oldest tool results :class:`PaybackMasking` masks for ``history``.
+
+    Replay, at every past request (each user message ends one): the candidate boundary masks
+    all but the newest ``keep`` results; it frees ``F`` tokens; the view after the last stable
+    cache anchor (the message of the newest already-masked result, where
+    ``apply_cache_breakpoints`` puts a breakpoint, or the first message before any mask) to
+    the end (``S`` tokens, after masking) must be re-written. Move when
+    ``read_multiplier * F * h > (write_multiplier - read_multiplier) * S - read_multiplier * F``
+    and ``F >= min_free_tokens`` and ``F >= min_free_ratio * S`` (free a lot at once, the
+    API's ``clear_at_least`` idea) and the masked view still holds at least
+    ``min_cacheable_tokens`` (below the model's minimum nothing is cached), with horizon ``h = horizon_ratio * requests so far`` (the
+    session is expected to last half as long again). Defaults (0.5 and 2.0) are the most
+    conservative pair tried in ``benchmarks/cache_policies.py``: the only one that never lost
+    to caching alone on the shared trajectories. Tokens: ``approx_tokens`` per message.
+    Returns an int in ``[0, number of tool results]``; it never decreases as the history grows
+    (a masked result stays masked). Raises ValueError for keep < 0 or horizon_ratio <= 0.
+    """
+    if keep < 0:
+        raise ValueError(f"keep must be >= 0, got {keep}")
+    if horizon_ratio <= 0:
+        raise ValueError(f"horizon_ratio must be > 0, got {horizon_ratio}")
+    results = _result_savings(history, tuple(exclude_tools))
+    message_tokens = [approx_tokens(m) for m in history]
+    boundary = 0
+    requests = 0
+    seen_results = 0
+    for t, message in enumerate(history):
+        while seen_results < len(results) and results[seen_results][0] <= t:
+            seen_results += 1
+        if message.get("role") != "user":
+            continue
+        requests += 1
+        candidate = max(boundary, seen_results - keep)
+        if candidate <= boundary:
+            continue
+        freed = sum(s for _, s in results[boundary:candidate])
+        if freed < min_free_tokens:
+            continue
+        if sum(message_tokens[:t + 1]) - sum(s for _, s in results[:candidate]) \
+                < min_cacheable_tokens:
+            continue  # the masked view would be too short to cache at all
+        # the cache is read up to the previous boundary's anchor (the newest masked result,
+        # see apply_cache_breakpoints), or only up to the system prompt before any mask
+        first = results[boundary - 1][0] if boundary else 0
+        masked_before = sum(s for i, s in results[:boundary] if i >= first)
+        suffix = sum(message_tokens[first:t + 1]) - masked_before - freed
+        extra = (write_multiplier - read_multiplier) * suffix - read_multiplier * freed
+        if freed < min_free_ratio * suffix:
+            continue  # frees too little next to what must be re-written (clear_at_least)
+        if read_multiplier * freed * horizon_ratio * requests > extra:
+            boundary = candidate
+    return boundary
+
+
+@dataclasses.dataclass(frozen=True)
+class PaybackMasking:
+    """View policy: mask all but the newest ``keep`` results, but only when it pays off.
+
+    ``policy(history, ctx) -> view`` = ``mask_old_observations(history, keep=n - b)`` with
+    ``b = payback_boundary(history, ...)`` and n the number of tool results. The boundary
+    jumps rarely and by a lot, so the cached prefix stays stable in between (seed 000's
+    chunked boundary, with the chunk size chosen by the prices instead of a constant).
+    Args: see :func:`payback_boundary`. Raises ValueError at construction for bad values.
+    """
+
+    keep: int = KEEP_RECENT_OBSERVATIONS
+    horizon_ratio: float = 0.5
+    min_free_tokens: int = 2_000
+    exclude_tools: tuple[str, ...] = ()
+    min_cacheable_tokens: int = 1024
+    min_free_ratio: float = 2.0
+
+    def __post_init__(self) -> None:
+        if self.keep < 0 or self.horizon_ratio <= 0 or self.min_free_tokens < 0:
+            raise ValueError("keep >= 0, horizon_ratio > 0 and min_free_tokens >= 0 required")
+        object.__setattr__(self, "exclude_tools", tuple(self.exclude_tools))
+
+    def __call__(self, history: list[MessageParam],
+                 ctx: ViewContext | None = None) -> list[MessageParam]:
+        boundary = payback_boundary(history, keep=self.keep, horizon_ratio=self.horizon_ratio,
+                                    min_free_tokens=self.min_free_tokens,
+                                    exclude_tools=self.exclude_tools,
+                                    min_cacheable_tokens=self.min_cacheable_tokens,
+                                    min_free_ratio=self.min_free_ratio)
+        if boundary == 0:
+            return list(history)
+        total = len(tool_result_positions(history))
+        return mask_old_observations(history, keep=total - boundary,
+                                     exclude_tools=self.exclude_tools)
+
+
+# --------------------------------------------------------------------------- breakpoints with memory
+
+class ResumeBreakpoints:
+    """A ``prepare_request`` callable: :func:`~mini_agent.core.cache.apply_cache_breakpoints` plus a
+    "resume" breakpoint at the longest prefix an earlier request of this session marked.
+
+    When a mask boundary jumps, the block right before the first changed block is usually
+    more than 20 blocks before every new breakpoint, so the API's lookback would miss the
+    old entry and the request would re-write everything after the system prompt. This
+    object remembers the prefix hashes of the breakpoints it placed (the same byte prefix
+    identity the cache uses, :func:`~mini_agent.core.prompt_cache.prefix_boundaries`) and,
+    when the longest remembered prefix still present is not within the lookback of another
+    breakpoint, marks it. Over budget, markers are dropped in this order: the previous
+    turn's, the tools', the system's (the last message, the mask anchor and the resume point
+    are kept). Still at most 4 markers; never on an empty text or thinking block.
+    Args: ttl, static_ttl: as apply_cache_breakpoints; memory_requests: how many recent
+    requests' breakpoints are remembered (older entries have likely expired).
+    State: one session's marked prefixes (use one object per session).
+    """
+
+    def __init__(self, *, ttl: str = "5m", static_ttl: str | None = None,
+                 memory_requests: int = 32) -> None:
+        self.ttl = ttl
+        self.static_ttl = static_ttl
+        self.memory_requests = memory_requests
+        self._marked: dict[str, int] = {}
+        self._count = 0
+        self.resumed_at: list[str | None] = []
+
+    def __call__(self, request_kwargs: dict) -> dict:
+        from mini_agent.core.cache import MAX_CACHE_CONTROL_MARKERS, apply_cache_breakpoints, cache_control
+        from mini_agent.core.wire_rules import shorten_later_ttls
+        from mini_agent.core.prompt_cache import LOOKBACK_BLOCKS, prefix_boundaries
+
+        self._count += 1
+        out = apply_cache_breakpoints(request_kwargs, ttl=self.ttl, static_ttl=self.static_ttl)
+        bounds = prefix_boundaries(out)
+        marked = [i for i, b in enumerate(bounds) if b.ttl is not None]
+        recent = {h for h, n in self._marked.items() if self._count - n <= self.memory_requests}
+        resume = max((i for i, b in enumerate(bounds) if b.prefix_hash in recent), default=None)
+        resumed = None
+        if resume is not None and not any(0 <= bp - resume <= LOOKBACK_BLOCKS for bp in marked):
+            _set_marker(out, bounds[resume].path, cache_control(self.ttl))
+            resumed = bounds[resume].where
+            last = len(out["messages"]) - 1
+            drop_order = [p for p in (_marker_paths(out)) if p[0] == "messages"
+                          and p[1] == last - 2 and p != bounds[resume].path]
+            drop_order += [p for p in _marker_paths(out) if p[0] == "tools"]
+            drop_order += [p for p in _marker_paths(out) if p[0] == "system"]
+            while len(_marker_paths(out)) > MAX_CACHE_CONTROL_MARKERS and drop_order:
+                _set_marker(out, drop_order.pop(0), None)
+        shorten_later_ttls([out.get("tools") or [], out.get("system") or [],
+                            out["messages"]])
+        self.resumed_at.append(resumed)
+        for b in prefix_boundaries(out):
+            if b.ttl is not None:
+                self._marked[b.prefix_hash] = self._count
+        return out
+
+
+def _marker_paths(request: dict) -> list[tuple]:
+    paths = [("tools", i) for i, t in enumerate(request.get("tools") or [])
+             if t.get("cache_control")]
+    system = request.get("system")
+    if isinstance(system, list):
+        paths += [("system", i) for i, b in enumerate(system) if b.get("cache_control")]
+    for i, m in enumerate(request.get("messages") or []):
+        if isinstance(m.get("content"), list):
+            paths += [("messages", i, j) for j, b in enumerate(m["content"])
+                      if b.get("cache_control")]
+    return paths
+
+
+def _set_marker(request: dict, path: tuple, marker: dict | None) -> None:
+    """Set (or with None remove) ``cache_control`` on the block at ``path``, in place."""
+    if path[0] == "tools":
+        block = request["tools"][path[1]]
+    elif path[0] == "system":
+        block = request["system"][path[1]]
+    else:
+        message = request["messages"][path[1]]
+        if isinstance(message["content"], str):
+            message["content"] = [{"type": "text", "text": message["content"]}]
+        block = message["content"][path[2]]
+    if marker is None:
+        block.pop("cache_control", None)
+    else:
+        block["cache_control"] = marker
+
+
+# --------------------------------------------------------------------------- replay
+
+def request_points(messages: list[MessageParam]) -> list[int]:
+    """Indices ``i`` such that ``messages[:i]`` was one request: each assistant message answers
+    the request made of everything before it. Example: user, assistant, user, assistant ->
+    ``[1, 3]``."""
+    return [i for i, m in enumerate(messages) if m.get("role") == "assistant" and i > 0]
+
+
+def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
+                      caching: bool = True, server_edit: dict | None = None,
+                      system: str | list | None = None, tools: list[dict] | None = None,
+                      gap_seconds: float = 20.0, ttl: str = "5m",
+                      simulator=None, resume: bool = False, detector=None,
+                      times: Sequence[float] | None = None,
+                      keep_views: bool = False) -> list[dict]:
+    """Replay a recorded history request by request and return one record per request.
+
+    Each request sends ``policy(messages[:i], ctx)`` (or the full prefix when policy is None);
+    with ``caching`` it goes through :func:`~mini_agent.core.cache.apply_cache_breakpoints`; with
+    ``resume`` it goes through a :class:`ResumeBreakpoints` instead; with
+    ``server_edit`` (a ``clear_tool_uses_20250919`` edit dict) the offline server-side edit
+    is applied to it; then the prompt-cache simulator fills ``usage``. Requests are
+    ``gap_seconds`` apart on the simulator's clock (0, gap, 2*gap...); with ``times`` (Unix
+    seconds per message, ``Transcript.times``) request ``messages[:i]`` is sent at
+    ``times[i]`` instead (the clock starts at 0 on the first request, so a long pause
+    expires the cache) and the policy's ``ViewContext`` carries those times.
+    A :class:`~mini_agent.core.cache.CacheBreakDetector` given as ``detector`` sees every request
+    (as sent, after any edit) and usage; its report lands in the record's ``"break"``.
+    Returns ``[{"request", "raw_tokens", "view_tokens", "usage", "cost_usd", "hit_rate",
+    "applied_edits", "break"}]`` (input cost only: outputs are the same under every policy),
+    plus ``"view"`` (the messages as sent) when ``keep_views``.
+    Raises ValueError when ``times`` is not parallel to ``messages``.
+    """
+    from mini_agent.core.cache import apply_cache_breakpoints, cache_hit_rate, cost_usd
+    from mini_agent.core.prompt_cache import PromptCacheSimulator
+    from mini_agent.core.context_edits import apply_clear_tool_uses
+
+    sim = simulator or PromptCacheSimulator()
+    planner = ResumeBreakpoints(ttl=ttl) if resume else None
+    if times is not None and len(times) != len(messages):
+        raise ValueError(f"times must be parallel to messages: {len(times)} times for "
+                         f"{len(messages)} messages")
+    points = request_points(messages)
+    records = []
+    for n, i in enumerate(points):
+        history = messages[:i]
+        if times is not None:
+            now = times[i] - times[points[0]]
+            ctx = ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
+        else:
+            now, ctx = n * gap_seconds, ViewContext(turn=n + 1)
+        view = policy(history, ctx) if policy else list(history)
+        request: dict = {"model": model, "max_tokens": 1024, "messages": view}
+        if system:
+            request["system"] = system
+        if tools:
+            request["tools"] = tools
+        if caching:
+            request = planner(request) if planner else apply_cache_breakpoints(request, ttl=ttl)
+        applied = None
+        if server_edit is not None:
+            request, applied = apply_clear_tool_uses(request, server_edit)
+        usage = sim.usage(request, now=now)
+        found = None
+        if detector is not None:
+            detector.record_request(request, now=now)
+            found = detector.check_response(usage)
+        records.append({"break": found, "request": n + 1, "raw_tokens": approx_tokens(history),
+                        "view_tokens": approx_tokens(request["messages"]), "usage": usage,
+                        "cost_usd": cost_usd(usage, model, include_output=False),
+                        "hit_rate": cache_hit_rate(usage), "applied_edits": applied})
+        if keep_views:
+            records[-1]["view"] = request["messages"]
+    return records

@@ -1,0 +1,274 @@
+"""Hook output: Claude Code's hook output contract, checked field by field.
+
+A hook answers with JSON (module docstring of :mod:`mini_agent.harness.hooks`); :func:`parse_hook_output`
+turns it into a :class:`HookResult`, and :func:`check_result` checks a result a Python handler
+returns directly. A field of the wrong type, with a value outside the contract, sent for an
+event that does not take it, or unknown, is ignored and named in ``HookResult.errors``:
+hostile or buggy output never raises, never crashes the run and never reaches the API.
+Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
+
+Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``. Source: Claude
+Code hooks reference (docs.anthropic.com/en/docs/claude-code/hooks: "Advanced: JSON output",
+common fields, hookSpecificOutput per event); tool_result content blocks (Messages API).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
+"""The events the kit fires, spelled as Claude Code spells them."""
+
+MAX_HOOK_OUTPUT_CHARS = 10_000
+"""Cap on a command hook's text that reaches the model (plain-stdout context, exit-2 reason),
+in characters; Claude Code cuts hook output at about the same size. Longer text is cut and a
+non-blocking error says so."""
+
+PERMISSION_DECISIONS = ("allow", "deny", "ask")
+"""Values of ``hookSpecificOutput.permissionDecision`` (PreToolUse) in Claude Code's contract."""
+
+# Claude Code's hook output contract: top-level fields, and hookSpecificOutput fields with the
+# events that may send them. Anything else is reported and ignored.
+_TOP_LEVEL_FIELDS = {"continue": bool, "stopReason": str, "suppressOutput": bool,
+                     "systemMessage": str, "decision": str, "reason": str,
+                     "hookSpecificOutput": dict}
+_SPECIFIC_FIELDS = {
+    "hookEventName": (str, frozenset(EVENTS)),
+    "permissionDecision": (str, frozenset({"PreToolUse"})),
+    "permissionDecisionReason": (str, frozenset({"PreToolUse"})),
+    "updatedInput": (dict, frozenset({"PreToolUse"})),
+    "additionalContext": (str, frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit",
+                                          "SessionStart"})),
+    "updatedToolOutput": (object, frozenset({"PostToolUse"})),
+    "updatedMCPToolOutput": (object, frozenset({"PostToolUse"})),
+}
+_DECISIONS = ("block", "approve")
+_IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+
+
+@dataclasses.dataclass
+class HookResult:
+    """The merged outcome of one :meth:`HookManager.fire`.
+
+    Attributes: blocked: a handler said ``block``/``deny``, exited 2, or asked to stop;
+    reason: why (for the model: a blocked tool call's error result, a refused prompt);
+    updated_input: PreToolUse input that replaces the model's; updated_output: PostToolUse
+    tool output (str or blocks) that replaces the tool's; additional_context: text that
+    reaches the model; system_message: text shown to the user only; permission_decision:
+    "allow" | "deny" | "ask" | None; stop: ``"continue": false`` (end the run, show
+    ``stop_reason``); errors: non-blocking failures (exit 1, timeouts, bad JSON) to report.
+    """
+
+    blocked: bool = False
+    reason: str = ""
+    updated_input: dict | None = None
+    updated_output: Any = None
+    additional_context: str | None = None
+    system_message: str | None = None
+    permission_decision: str | None = None
+    stop: bool = False
+    stop_reason: str = ""
+    errors: list[str] = dataclasses.field(default_factory=list)
+
+
+def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
+    """Convert a handler's Claude-Code-shaped JSON output (a dict) into a :class:`HookResult`.
+
+    Accepts the documented shape (module docstring) and the seed's flat shape
+    (``{"decision": "block", "updatedInput": ..., "additionalContext": ...}`` at top level).
+    ``None`` or ``{}`` is "no opinion". Every field is checked against Claude Code's hook
+    output contract (its type, its allowed values, the events that may send it; with
+    ``event`` given): a wrong or unknown field is ignored and named in ``errors``, never
+    raised. A block reason that is not a string becomes one (a block must block).
+    Raises: TypeError if ``data`` is not a dict or None.
+
+    >>> parse_hook_output({"decision": "block", "reason": "no"}).blocked
+    True
+    """
+    if data is None:
+        return HookResult()
+    if not isinstance(data, dict):
+        raise TypeError(f"hook output must be a JSON object, got {type(data).__name__}")
+    errors: list[str] = []
+    top, specific = _contract_fields(data, event, errors)
+
+    def pick(key: str) -> Any:
+        return specific.get(key, top.get(key))
+
+    result = HookResult(
+        errors=errors,
+        updated_input=pick("updatedInput"),
+        updated_output=pick("updatedToolOutput") if pick("updatedToolOutput") is not None
+        else pick("updatedMCPToolOutput"),
+        additional_context=pick("additionalContext"),
+        system_message=top.get("systemMessage"),
+        permission_decision=pick("permissionDecision"),
+    )
+    default_reason = f"blocked by a {event or 'hook'} hook"
+    if top.get("continue") is False:
+        result.stop = result.blocked = True
+        result.stop_reason = str(top.get("stopReason") or "stopped by a hook")
+        result.reason = result.stop_reason
+    elif top.get("decision") == "block":
+        result.blocked = True
+        result.reason = str(top.get("reason") or default_reason)
+    elif result.permission_decision == "deny":
+        result.blocked = True
+        result.reason = str(pick("permissionDecisionReason") or top.get("reason")
+                            or default_reason)
+    return check_result(result, event)
+
+
+def _kind_name(kind: type) -> str:
+    return {str: "a string", dict: "an object", bool: "a boolean"}.get(kind, kind.__name__)
+
+
+def _contract_fields(data: dict, event: str, errors: list[str]) -> tuple[dict, dict]:
+    """Split ``data`` into (top-level fields, hookSpecificOutput fields) that obey the
+    contract; every other field is named in ``errors``. Flat-shape specific fields count as
+    specific ones. Neither input is mutated."""
+    top: dict[str, Any] = {}
+    specific: dict[str, Any] = {}
+
+    def check_specific(key: str, value: Any, where: str) -> None:
+        kind, events = _SPECIFIC_FIELDS[key]
+        if kind is not object and not isinstance(value, kind):
+            errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
+                          f"{type(value).__name__}; ignored")
+        elif event and event not in events:
+            errors.append(f"hook output {key} is not part of the {event} output "
+                          f"(only {', '.join(sorted(events))}); ignored")
+        elif key == "permissionDecision" and value not in PERMISSION_DECISIONS:
+            errors.append(f"hook output permissionDecision must be one of "
+                          f"{', '.join(PERMISSION_DECISIONS)}, got {value!r}; ignored")
+        elif key == "hookEventName":
+            if event and value != event:
+                errors.append(f"hook output hookEventName {value!r} does not match the event "
+                              f"{event!r}; ignored")
+        else:
+            where_dict = specific if where == "specific" else top
+            where_dict[key] = value
+
+    for key, value in data.items():
+        if key in ("reason", "stopReason"):
+            top[key] = value  # block reasons: any value becomes a string later
+        elif key in _TOP_LEVEL_FIELDS:
+            kind = _TOP_LEVEL_FIELDS[key]
+            if not isinstance(value, kind):
+                errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
+                              f"{type(value).__name__}; ignored")
+            elif key == "decision" and value not in _DECISIONS:
+                errors.append(f"hook output decision must be one of {', '.join(_DECISIONS)}, "
+                              f"got {value!r}; ignored")
+            elif key != "hookSpecificOutput":
+                top[key] = value
+        elif key in _SPECIFIC_FIELDS:
+            check_specific(key, value, "top")
+        else:
+            errors.append(f"hook output field {key!r} is not in Claude Code's hook output "
+                          "contract; ignored")
+    nested = data.get("hookSpecificOutput")
+    if isinstance(nested, dict):
+        for key, value in nested.items():
+            if key in _SPECIFIC_FIELDS:
+                check_specific(key, value, "specific")
+            else:
+                errors.append(f"hook output hookSpecificOutput.{key!r} is not in Claude "
+                              "Code's hook output contract; ignored")
+    return top, specific
+
+
+def tool_output_problem(value: Any) -> str | None:
+    """Why ``value`` cannot replace a tool's output (``updatedToolOutput``), or None if it can.
+
+    Valid: a string, or a non-empty list of ``{"type": "text", "text": non-blank str}`` and
+    ``{"type": "image", "source": {"type": "base64", "media_type": "image/png"|...,
+    "data": str} | {"type": "url", "url": str}}`` blocks: what a tool_result may hold.
+
+    >>> tool_output_problem([{"type": "bogus"}])
+    "block 0 has type 'bogus' (only text and image blocks)"
+    """
+    if isinstance(value, str):
+        return None
+    if not isinstance(value, list):
+        return f"it is {type(value).__name__}, not a string or a list of blocks"
+    if not value:
+        return "the list of blocks is empty"
+    for i, block in enumerate(value):
+        if not isinstance(block, dict):
+            return f"block {i} is {type(block).__name__}, not an object"
+        kind = block.get("type")
+        if kind == "text":
+            if set(block) != {"type", "text"}:
+                return f"text block {i} has keys {sorted(block)} (only type and text)"
+            if not isinstance(block["text"], str) or not block["text"].strip():
+                return f"text block {i} is empty or not a string"
+        elif kind == "image":
+            source = block.get("source")
+            if set(block) != {"type", "source"} or not isinstance(source, dict):
+                return f"image block {i} needs exactly type and a source object"
+            if source.get("type") == "base64":
+                ok = (set(source) == {"type", "media_type", "data"}
+                      and source["media_type"] in _IMAGE_MEDIA_TYPES
+                      and isinstance(source["data"], str) and source["data"] != "")
+            else:
+                ok = (source.get("type") == "url" and set(source) == {"type", "url"}
+                      and isinstance(source["url"], str) and source["url"] != "")
+            if not ok:
+                return f"image block {i} has an invalid source"
+        else:
+            return f"block {i} has type {kind!r} (only text and image blocks)"
+    return None
+
+
+_TRUNCATED = re.compile(r"\n\[\.\.\. truncated: [\d,]+ more characters\]")
+
+
+def cap_text(text: str, limit_chars: int = MAX_HOOK_OUTPUT_CHARS) -> str:
+    """Cut ``text`` to ``limit_chars`` characters plus a ``[... truncated: N more characters]``
+    line; a text this function already cut is returned as it is (idempotent).
+
+    >>> cap_text("abcdef", 2)
+    'ab\\n[... truncated: 4 more characters]'
+    """
+    if len(text) <= limit_chars or _TRUNCATED.fullmatch(text, limit_chars):
+        return text
+    return text[:limit_chars] + f"\n[... truncated: {len(text) - limit_chars:,} more characters]"
+
+
+def check_result(result: HookResult, event: str = "") -> HookResult:
+    """Return ``result`` with every value the contract does not allow removed and reported.
+
+    Checks what a Python handler may return directly as a HookResult as well as parsed
+    JSON: ``updated_output`` (see :func:`tool_output_problem`), ``updated_input`` (a dict),
+    ``additional_context``/``system_message`` (strings), ``permission_decision`` (allow,
+    deny, ask); text that reaches the model or the user (reason, additional context, system
+    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent; ``result`` is not mutated.
+    """
+    changes: dict[str, Any] = {}
+    errors = list(result.errors)
+    problem = (tool_output_problem(result.updated_output)
+               if result.updated_output is not None else None)
+    if problem:
+        errors.append(f"hook output updatedToolOutput ignored: {problem}")
+        changes["updated_output"] = None
+    for name, kind in (("updated_input", dict), ("additional_context", str),
+                       ("system_message", str), ("permission_decision", str)):
+        value = getattr(result, name)
+        if value is not None and (not isinstance(value, kind) or (
+                name == "permission_decision" and value not in PERMISSION_DECISIONS)):
+            errors.append(f"hook result {name} {value!r:.60} is not allowed; ignored")
+            changes[name] = None
+    for name in ("reason", "additional_context", "system_message", "stop_reason"):
+        text = changes.get(name, getattr(result, name))
+        if isinstance(text, str) and cap_text(text) != text:
+            changes[name] = cap_text(text)
+            errors.append(f"hook output {name} of {len(text):,} characters cut to "
+                          f"{MAX_HOOK_OUTPUT_CHARS:,}")
+    if not isinstance(result.reason, str):
+        changes["reason"] = str(result.reason)
+    if not changes:
+        return result
+    return dataclasses.replace(result, errors=errors, **changes)

@@ -1,0 +1,342 @@
+"""The four-stage context lifecycle: Hot, Warm-A, Warm-B, Cold. Old exchanges cool down step by step.
+
+==========  =================================================  ============================
+tier        what the view holds                                role
+==========  =================================================  ============================
+Hot         the exchange, complete                             the current context
+Warm-A      tool results masked, reasoning kept                recent train of thought
+Warm-B      ONE timeline line, reasoning included:             the historical record
+            ``[14:30] read_file (seg-047): src/app.py 120
+            lines; found bug in parse()``
+Cold        out of the view, stored in SQLite; the view keeps  fetched on demand with the
+            ``id + label`` and the model can call              ``recall_segment`` tool
+            ``recall_segment(id)``
+==========  =================================================  ============================
+
+An *exchange* (a segment, ``seg-NNN`` counted from 1) is one assistant message plus the user
+message that answers it (its ``tool_result`` blocks, or the user's next prompt). The first user
+message, the task, is always kept; timeline lines and the cold index are appended to it.
+
+When does an exchange cool? The seed left it open; the kit answers with two rules
+(:class:`LifecycleThresholds`): by turn age (an exchange ``age`` exchanges older than the newest
+is Hot below ``hot_turns``, Warm-A below ``warm_a_turns``, Warm-B below ``warm_b_turns``, else
+Cold), and by token budget (while the view is over ``view_budget_tokens``, the oldest exchange
+of the warmest-but-oldest tier goes one tier down: Warm-B to Cold first, then Warm-A to
+Warm-B, then Hot to Warm-A; the newest exchange always stays Hot). An older exchange that
+shares an identifier (a path, a ``name()``) with the current request is promoted back to Hot
+("what stays Hot is decided by relevance to the current topic", seed 003).
+
+Pure: the SQLite cold store and the ``recall_segment`` tool live in ``harness/cold_store.py``. Taught in ``notebooks/08_context_lifecycle.ipynb``.
+Source: 003_85ccd58041fa7231.txt (four tiers, timeline line shape, reheat by id); Warm-A is
+``masking.mask_old_observations`` (seed 000).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import re
+from typing import Any, Sequence
+
+from mini_agent.core.masking import mask_old_observations
+from mini_agent.core.messages import MessageParam, content_blocks, text_block, tool_result_text
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.view import ViewContext
+
+HOT, WARM_A, WARM_B, COLD = "hot", "warm_a", "warm_b", "cold"
+TIERS = (HOT, WARM_A, WARM_B, COLD)
+TIMELINE_HEADER = "[Timeline of earlier exchanges, oldest first]"
+COLD_INDEX_HEADER = ("[Cold segments: out of this view, stored verbatim; call "
+                     "recall_segment with an id to reheat one]")
+
+_IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_]\w*(?=\()")
+
+
+@dataclasses.dataclass(frozen=True)
+class LifecycleThresholds:
+    """When exchanges cool (ages counted in exchanges; the newest has age 0).
+
+    hot_turns: ages below it are Hot; warm_a_turns: below it Warm-A; warm_b_turns: below it
+    Warm-B, older ones Cold. view_budget_tokens: if set, demote oldest-first until the view's
+    approx tokens fit (None: no budget rule). max_relevant: at most this many older Warm
+    exchanges are promoted to Hot for sharing an identifier with the current request.
+    Raises ValueError unless 1 <= hot_turns <= warm_a_turns <= warm_b_turns.
+    """
+
+    hot_turns: int = 3
+    warm_a_turns: int = 8
+    warm_b_turns: int = 20
+    view_budget_tokens: int | None = None
+    max_relevant: int = 2
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.hot_turns <= self.warm_a_turns <= self.warm_b_turns:
+            raise ValueError("need 1 <= hot_turns <= warm_a_turns <= warm_b_turns, got "
+                             f"{self}")
+
+
+def segment_id(number: int) -> str:
+    """``seg-NNN`` for the 1-based exchange number. Example: ``segment_id(47) == "seg-047"``."""
+    return f"seg-{number:03d}"
+
+
+def split_exchanges(history: Sequence[MessageParam]) -> list[tuple[int, int]]:
+    """``(start, end)`` index ranges of the exchanges: each starts at an assistant message.
+
+    >>> split_exchanges([{"role": "user", "content": "a"}, {"role": "assistant",
+    ...     "content": "b"}, {"role": "user", "content": "c"}])
+    [(1, 3)]
+    """
+    starts = [i for i in range(1, len(history)) if history[i].get("role") == "assistant"]
+    return [(s, starts[k + 1] if k + 1 < len(starts) else len(history))
+            for k, s in enumerate(starts)]
+
+
+def _first_sentence(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def _main_arg(tool_input: dict) -> str:
+    for key in ("path", "file_path", "pattern", "command", "query", "url", "id"):
+        if isinstance(tool_input.get(key), str):
+            return _first_sentence(tool_input[key], 60)
+    values = [v for v in tool_input.values() if isinstance(v, str)]
+    return _first_sentence(values[0], 60) if values else ""
+
+
+def fold_exchange(messages: Sequence[MessageParam], *, segment: str,
+                  time_seconds: float) -> str:
+    """Fold one exchange (assistant turn + its answer) into ONE timeline line.
+
+    Shape: ``[HH:MM] <tools> (<segment>): <what happened>; <reasoning>`` where HH:MM is
+    ``time_seconds`` in UTC; <tools> the tool names joined by ``+`` (``reply`` when no tool
+    was called); <what happened> per tool call ``<main input> <N> lines`` (N = line count of
+    the result text) or ``<main input> error: <first line>`` for an ``is_error`` result; the
+    reasoning is the first sentence of the assistant's text (90 chars at most); a user text
+    in the answer adds ``; user: <first sentence>``. Deterministic, no model involved.
+    Source: 003_85ccd58041fa7231.txt (``[14:30] Handler (seg-047): #42 → done``).
+
+    >>> fold_exchange([{"role": "assistant", "content": [
+    ...     {"type": "text", "text": "Found bug in parse(). Reading on."},
+    ...     {"type": "tool_use", "id": "t", "name": "read_file", "input": {"path": "src/app.py"}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+    ...      "content": "x\\n" * 119 + "x"}]}], segment="seg-047", time_seconds=52200)
+    '[14:30] read_file (seg-047): src/app.py 120 lines; Found bug in parse().'
+    """
+    clock = dt.datetime.fromtimestamp(time_seconds, tz=dt.timezone.utc).strftime("%H:%M")
+    uses, results, reasoning, user_text = [], {}, "", ""
+    for m in messages:
+        for b in content_blocks(m):
+            kind = b.get("type")
+            if kind == "tool_use":
+                uses.append(b)
+            elif kind == "tool_result":
+                results[b.get("tool_use_id")] = b
+            elif kind == "text" and m.get("role") == "assistant" and not reasoning:
+                reasoning = _first_sentence(b["text"])
+            elif kind == "text" and m.get("role") == "user" and not user_text:
+                user_text = _first_sentence(b["text"])
+    tools = "+".join(dict.fromkeys(u.get("name", "?") for u in uses)) or "reply"
+    what = []
+    for u in uses:
+        arg = _main_arg(u.get("input") or {})
+        r = results.get(u.get("id"))
+        if r is None:
+            outcome = "no result"
+        elif r.get("is_error"):
+            outcome = "error: " + _first_sentence(tool_result_text(r) or "(no message)", 60)
+        else:
+            outcome = f"{tool_result_text(r).count(chr(10)) + 1} lines"
+        what.append(f"{arg} {outcome}".strip())
+    parts = [", ".join(what)] if what else []
+    parts += [reasoning] if reasoning else []
+    parts += [f"user: {user_text}"] if user_text else []
+    return f"[{clock}] {tools} ({segment}): " + "; ".join(parts or ["(empty)"])
+
+
+def identifiers(text: str) -> set[str]:
+    """Paths, ``file.ext`` names and called names (``parse`` from ``parse()``) in ``text``."""
+    return set(_IDENT_RE.findall(text or ""))
+
+
+def _exchange_identifiers(messages: Sequence[MessageParam]) -> set[str]:
+    found: set[str] = set()
+    for m in messages:
+        for b in content_blocks(m):
+            if b.get("type") == "text":
+                found |= identifiers(b["text"])
+            elif b.get("type") == "tool_use":
+                found |= identifiers(json.dumps(b.get("input", {}), ensure_ascii=False))
+    return found
+
+
+def current_request_text(history: Sequence[MessageParam]) -> str:
+    """The newest user text that is not a tool result (the request being worked on)."""
+    for m in reversed(history):
+        if m.get("role") == "user":
+            texts = [b["text"] for b in content_blocks(m) if b.get("type") == "text"]
+            if texts:
+                return "\n".join(texts)
+    return ""
+
+
+def cold_label(messages: Sequence[MessageParam]) -> str:
+    """A short label for the cold index: ``<tools> <main input>`` (``reply`` when no tool)."""
+    uses = [b for m in messages for b in content_blocks(m) if b.get("type") == "tool_use"]
+    if not uses:
+        return "reply"
+    return f"{uses[0].get('name')} {_main_arg(uses[0].get('input') or {})}".strip()
+
+
+# --------------------------------------------------------------------------- tiers
+
+def _render(history: Sequence[MessageParam], ranges: list[tuple[int, int]], tiers: list[str],
+            times: Sequence[float]) -> tuple[list[MessageParam], dict[str, Any]]:
+    """Build the view for given tiers; returns ``(view, parts)`` (tokens per tier, lines)."""
+    lines, index, body = [], [], []
+    tokens = {HOT: 0, WARM_A: 0, WARM_B: 0, COLD: 0}
+    for k, ((s, e), tier) in enumerate(zip(ranges, tiers), 1):
+        part = list(history[s:e])
+        if tier == HOT:
+            body += part
+            tokens[HOT] += approx_tokens(part)
+        elif tier == WARM_A:
+            masked = mask_old_observations(part, keep=0)
+            body += masked
+            tokens[WARM_A] += approx_tokens(masked)
+        elif tier == WARM_B:
+            line = fold_exchange(part, segment=segment_id(k), time_seconds=times[s])
+            lines.append(line)
+            tokens[WARM_B] += approx_tokens(line)
+        else:
+            entry = f"{segment_id(k)}: {cold_label(part)}"
+            index.append(entry)
+            tokens[COLD] += approx_tokens(entry)
+    extra = []
+    if index:
+        extra.append(text_block(COLD_INDEX_HEADER + "\n" + "\n".join(index)))
+    if lines:
+        extra.append(text_block(TIMELINE_HEADER + "\n" + "\n".join(lines)))
+    head = history[0]
+    if extra:
+        head = {"role": head["role"], "content": [*content_blocks(head), *extra]}
+    tokens[HOT] += approx_tokens([history[0]])
+    return [head, *body], {"tokens": tokens, "timeline": lines, "cold_index": index}
+
+
+def assign_tiers(history: Sequence[MessageParam], *,
+                 thresholds: LifecycleThresholds = LifecycleThresholds(),
+                 times: Sequence[float] | None = None) -> list[str]:
+    """Return one tier per exchange (see :func:`split_exchanges`), oldest first.
+
+    Rules, in order: turn age (``thresholds`` ages); relevance (up to ``max_relevant`` older
+    Warm exchanges sharing an identifier with :func:`current_request_text` become Hot, newest
+    first); budget (while the view is over ``view_budget_tokens``: the oldest Warm-B goes Cold,
+    else the oldest Warm-A goes Warm-B, else the oldest Hot but the newest goes Warm-A).
+    Pure; deterministic. Raises ValueError if ``times`` is given and not parallel.
+    """
+    ranges = split_exchanges(history)
+    n = len(ranges)
+    th = thresholds
+    tiers = []
+    for k in range(n):
+        age = n - 1 - k
+        tiers.append(HOT if age < th.hot_turns else WARM_A if age < th.warm_a_turns
+                     else WARM_B if age < th.warm_b_turns else COLD)
+    wanted = identifiers(current_request_text(history))
+    promoted = 0
+    for k in range(n - 1, -1, -1):
+        if promoted >= th.max_relevant or not wanted:
+            break
+        if tiers[k] in (WARM_A, WARM_B) and wanted & _exchange_identifiers(
+                history[ranges[k][0]:ranges[k][1]]):
+            tiers[k] = HOT
+            promoted += 1
+    if th.view_budget_tokens is not None and n:
+        if times is None:
+            times = [0.0] * len(history)
+        elif len(times) != len(history):
+            raise ValueError(f"times must be parallel to history: {len(times)} vs "
+                             f"{len(history)}")
+        order = {WARM_B: COLD, WARM_A: WARM_B, HOT: WARM_A}
+        while approx_tokens(_render(history, ranges, tiers, times)[0]) > th.view_budget_tokens:
+            for source in (WARM_B, WARM_A, HOT):
+                k = next((k for k in range(n - 1) if tiers[k] == source), None)
+                if k is not None:
+                    tiers[k] = order[source]
+                    break
+            else:
+                break  # only the newest exchange is left: it stays Hot
+    return tiers
+
+
+def lifecycle_view(history: list[MessageParam], *, times: Sequence[float],
+                   thresholds: LifecycleThresholds = LifecycleThresholds(),
+                   tiers: list[str] | None = None) -> tuple[list[MessageParam], dict[str, Any]]:
+    """Build the four-tier view: ``(view, info)``.
+
+    ``view`` = ``[task message + cold index + timeline, *Hot and Warm-A exchanges in order]``
+    (Warm-A with every tool result masked). ``info`` = ``{"tiers": [...], "tokens": {"hot",
+    "warm_a", "warm_b", "cold"}, "timeline": [lines], "cold_index": [entries], "cold":
+    [(segment_id, label, time_seconds, messages)], "fallback": bool}``. When the view would not
+    be smaller than the history, the history itself is the view (``fallback: True``).
+    Returns new lists; the input is not mutated. Raises ValueError for misaligned ``times``.
+    """
+    if len(times) != len(history):
+        raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
+    ranges = split_exchanges(history)
+    tiers = tiers if tiers is not None else assign_tiers(history, thresholds=thresholds,
+                                                         times=times)
+    if not ranges:
+        return list(history), {"tiers": [], "tokens": {HOT: approx_tokens(history), WARM_A: 0,
+                               WARM_B: 0, COLD: 0}, "timeline": [], "cold_index": [],
+                               "cold": [], "fallback": False}
+    view, parts = _render(history, ranges, tiers, times)
+    cold = [(segment_id(k), cold_label(history[s:e]), times[s], list(history[s:e]))
+            for k, ((s, e), t) in enumerate(zip(ranges, tiers), 1) if t == COLD]
+    info = {"tiers": tiers, **parts, "cold": cold, "fallback": False}
+    if approx_tokens(view) >= approx_tokens(history):
+        info["fallback"] = True
+        return list(history), info
+    return view, info
+
+
+class LifecyclePolicy:
+    """The lifecycle as an Agent ``view_policy``: tiers each request, cold segments stored.
+
+    ``policy(history, ctx) -> view`` builds :func:`lifecycle_view`, puts every Cold exchange
+    in ``store`` (when given), and appends to ``policy.records``::
+
+        {"turn": int, "raw_tokens": int, "view_tokens": int,
+         "tokens": {"hot", "warm_a", "warm_b", "cold"}, "counts": {tier: exchanges},
+         "fallback": bool}
+
+    Args: thresholds: :class:`LifecycleThresholds`; store: anything with
+    ``put(segment, label, time_seconds, messages)`` (a ``harness.cold_store.ColdStore``) or None.
+    Offer ``recall_segment_tool(store)`` to the model so it can reheat what it needs.
+    """
+
+    def __init__(self, thresholds: LifecycleThresholds = LifecycleThresholds(), *,
+                 store: Any = None) -> None:
+        self.thresholds = thresholds
+        self.store = store
+        self.records: list[dict[str, Any]] = []
+        self.last_info: dict[str, Any] = {}
+
+    def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+        """Return the view for this request and record its tokens per tier."""
+        times = ctx.times_for(history)
+        view, info = lifecycle_view(history, times=times, thresholds=self.thresholds)
+        if self.store is not None:
+            for segment, label, when, messages in info["cold"]:
+                self.store.put(segment, label, when, messages)
+        self.last_info = info
+        self.records.append({
+            "turn": ctx.turn, "raw_tokens": approx_tokens(history),
+            "view_tokens": approx_tokens(view), "tokens": dict(info["tokens"]),
+            "counts": {t: info["tiers"].count(t) for t in TIERS},
+            "fallback": info["fallback"]})
+        return view

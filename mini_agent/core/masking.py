@@ -1,0 +1,307 @@
+"""Observation masking: send the model a view where old tool outputs are one-line placeholders.
+
+About 84% of a coding agent's history is tool observations (file contents, bash output, grep
+matches) that the assistant's reasoning has already absorbed a few turns later. Masking keeps
+the newest ``keep`` ``tool_result`` blocks verbatim and replaces the content of older ones with
+``[observation masked — N lines omitted]``; assistant text, ``tool_use`` blocks and user text
+are never touched. No model call, no summary, nothing invented.
+
+What this module does: :func:`mask_old_observations` (the transformation), the view policies
+:class:`ThresholdMasking` (mask only above ``MASK_THRESHOLD_TOKENS``) and
+:class:`ChunkedMasking` (the mask boundary moves in fixed chunks so the masked prefix stays
+byte-stable for the prompt cache), :func:`masking_stats` (what ``/stats`` prints) and
+:func:`masking_curve` (raw vs view tokens per request, for the episode's chart and sliders).
+What it does not do: decide what to keep by content, summarise, or touch the full history,
+which stays the record ("store full, send masked").
+
+Pure: no IO, inputs never mutated. Taught in ``notebooks/03_observation_masking.ipynb``.
+Source: 000_86e3ff2076a5ae37.txt (maskOldObservations, approxTokens, MASK_THRESHOLD_TOKENS,
+the cache pitfall); Lindenbauer et al., "The Complexity Trap" (JetBrains, NeurIPS 2025 DL4C);
+server-side analogue: the API's context edit ``clear_tool_uses_20250919`` (``keep``,
+``clear_at_least``, ``exclude_tools``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from typing import Collection, Iterable
+
+from mini_agent.core.messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
+from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens
+from mini_agent.core.view import ViewContext
+
+KEEP_RECENT_OBSERVATIONS = 4
+"""Tool results kept verbatim by default (seed 000: KEEP_RECENT_OBSERVATIONS = 4)."""
+
+MASK_THRESHOLD_TOKENS = 8_000
+"""Mask only when the history's approx tokens exceed this (seed 000: MASK_THRESHOLD_TOKENS)."""
+
+PLACEHOLDER_TEMPLATE = "[observation masked — {lines} lines omitted]"
+"""The text that replaces a masked tool result's content (seed 000; the dash is U+2014)."""
+
+_PLACEHOLDER_RE = re.compile(r"\[observation masked — \d+ lines omitted\]")
+
+
+def placeholder(text: str) -> str:
+    """Return the placeholder for an observation whose text is ``text``.
+
+    The line count follows the seed (``original.split("\\n").length``): newlines + 1, so
+    ``""`` is 1 line and ``"a\\nb\\n"`` is 3.
+
+    >>> placeholder("line 1\\nline 2")
+    '[observation masked — 2 lines omitted]'
+    """
+    return PLACEHOLDER_TEMPLATE.format(lines=text.count("\n") + 1)
+
+
+def is_masked(block: dict) -> bool:
+    """Return True when a ``tool_result`` block's content is already a placeholder."""
+    content = block.get("content")
+    return isinstance(content, str) and _PLACEHOLDER_RE.fullmatch(content) is not None
+
+
+def _saved_chars(block: dict) -> int:
+    """Char-equivalents masking ``block`` would save (image tokens count 4 chars each).
+
+    Positive only when masking shrinks the estimate; a result shorter than its placeholder
+    gives a negative number and is left verbatim.
+    """
+    if is_masked(block):
+        return 0
+    chars, images = _block_chars(block)
+    return chars + CHARS_PER_TOKEN * images - len(placeholder(tool_result_text(block)))
+
+
+def _check_args(keep: int, exclude_tools: Collection[str]) -> None:
+    if isinstance(keep, bool) or not isinstance(keep, int):
+        raise TypeError(f"keep must be an int (a count of tool results), got {keep!r}")
+    if keep < 0:
+        raise ValueError(f"keep must be >= 0 (a count of tool results), got {keep}")
+    if isinstance(exclude_tools, str):
+        raise TypeError("exclude_tools must be a collection of tool names, not a str "
+                        f"(did you mean ({exclude_tools!r},)?)")
+
+
+def _init_policy(policy: "ThresholdMasking | ChunkedMasking") -> None:
+    """Validate a masking policy's shared fields and freeze ``exclude_tools`` to a tuple."""
+    _check_args(policy.keep, policy.exclude_tools)
+    if policy.threshold_tokens < 0:
+        raise ValueError(f"threshold_tokens must be >= 0, got {policy.threshold_tokens}")
+    object.__setattr__(policy, "exclude_tools", tuple(policy.exclude_tools))
+
+
+def _mask_oldest(messages: list[MessageParam], positions: list[tuple[int, int]],
+                 n_oldest: int, exclude_tools: Collection[str]) -> tuple[list[MessageParam], int]:
+    """Mask the first ``n_oldest`` of ``positions``; return ``(view, masked_count)``."""
+    view = list(messages)
+    if n_oldest <= 0:
+        return view, 0
+    names = tool_names_by_id(messages) if exclude_tools else {}
+    excluded = frozenset(exclude_tools)
+    changed: dict[int, list] = {}
+    masked = 0
+    for i, j in positions[:n_oldest]:
+        block = messages[i]["content"][j]
+        if excluded and names.get(block.get("tool_use_id")) in excluded:
+            continue
+        if _saved_chars(block) <= 0:  # already a placeholder, or shorter than one
+            continue
+        if i not in changed:
+            changed[i] = list(messages[i]["content"])
+        changed[i][j] = {**block, "content": placeholder(tool_result_text(block))}
+        masked += 1
+    for i, content in changed.items():
+        view[i] = {**messages[i], "content": content}
+    return view, masked
+
+
+def mask_old_observations(messages: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+                          exclude_tools: Collection[str] = ()) -> list[MessageParam]:
+    """Replace all but the newest ``keep`` tool results with a one-line placeholder.
+
+    Shapes: messages are MessageParam dicts, oldest first; a tool result is
+    ``{"type": "tool_result", "tool_use_id": str, "content": str | list[block],
+    "is_error": bool (optional)}`` inside a role="user" message. A masked result becomes
+    ``{**block, "content": "[observation masked — N lines omitted]"}`` where N is the line
+    count of its text (the text parts of list content joined; images are dropped with it), so
+    ``tool_use_id``, ``is_error`` and any other key are kept. Assistant text, ``tool_use``
+    blocks and user text are never changed.
+
+    The newest ``keep`` results (counted over all tool results, wherever they are) stay
+    verbatim. Older results of a tool named in ``exclude_tools`` (looked up through the
+    matching ``tool_use``) stay verbatim too. A result that is already a placeholder is left
+    as it is, so masking twice gives the same view as masking once, and so is one whose text
+    is shorter than its placeholder (and holds no image): masking it would cost tokens, so
+    the estimate never grows.
+
+    Returns a new list of the same length; messages that change are new dicts with new content
+    lists, the others are the input's own objects (treat the view as read-only). The input is
+    not mutated.
+    Args: keep: how many of the newest tool results stay verbatim (a count, not tokens);
+    exclude_tools: tool names whose results are never masked.
+    Raises: ValueError if keep < 0; TypeError if keep is not an int or exclude_tools is a str.
+    Source: 000_86e3ff2076a5ae37.txt (maskOldObservations); JetBrains "The Complexity Trap"
+    (2025); server-side analogue: context edit clear_tool_uses_20250919.
+
+    >>> h = [{"role": "user", "content": "go"},
+    ...      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
+    ...                                         "input": {}}]},
+    ...      {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+    ...                                    "content": "README.md\\n" * 20}]}]
+    >>> mask_old_observations(h, keep=0)[2]["content"][0]["content"]
+    '[observation masked — 21 lines omitted]'
+    """
+    _check_args(keep, exclude_tools)
+    positions = tool_result_positions(messages)
+    return _mask_oldest(messages, positions, len(positions) - keep, exclude_tools)[0]
+
+
+def count_tool_results(messages: list[MessageParam]) -> int:
+    """Return the number of ``tool_result`` blocks in the user messages of ``messages``."""
+    return len(tool_result_positions(messages))
+
+
+def chunked_mask_count(results: int, *, keep: int, chunk: int) -> int:
+    """How many of the oldest ``results`` a chunked boundary masks: whole chunks only.
+
+    ``floor((results - keep) / chunk) * chunk`` (0 when results <= keep), so between
+    ``keep`` and ``keep + chunk - 1`` results stay verbatim and the boundary moves only when a
+    whole chunk has aged out. ``chunk=1`` is plain masking.
+
+    >>> [chunked_mask_count(r, keep=4, chunk=8) for r in (4, 11, 12, 19, 20)]
+    [0, 0, 8, 8, 16]
+    """
+    return max(0, results - keep) // chunk * chunk
+
+
+@dataclasses.dataclass(frozen=True)
+class ThresholdMasking:
+    """View policy: mask old observations only when the history is big (seed 000's trigger).
+
+    ``policy(history, ctx) -> view``: when ``approx_tokens(history) > threshold_tokens`` the view
+    is ``mask_old_observations(history, keep=keep, exclude_tools=exclude_tools)``, otherwise a
+    shallow copy of the history. ``ctx`` is unused (any :class:`ViewContext` or None).
+    Raises: ValueError for keep < 0 or threshold_tokens < 0 (at construction).
+    """
+
+    keep: int = KEEP_RECENT_OBSERVATIONS
+    threshold_tokens: int = MASK_THRESHOLD_TOKENS
+    exclude_tools: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _init_policy(self)
+
+    def __call__(self, history: list[MessageParam],
+                 ctx: ViewContext | None = None) -> list[MessageParam]:
+        if approx_tokens(history) <= self.threshold_tokens:
+            return list(history)
+        return mask_old_observations(history, keep=self.keep, exclude_tools=self.exclude_tools)
+
+
+@dataclasses.dataclass(frozen=True)
+class ChunkedMasking:
+    """View policy whose mask boundary moves only in whole chunks of ``chunk`` tool results.
+
+    Plain masking moves the boundary by one result every turn, so the masked prefix, and with
+    it the prompt cache, changes on every request. Here the oldest
+    ``chunked_mask_count(results, keep=keep, chunk=chunk)`` results are masked: the view's
+    prefix stays byte-identical until ``chunk`` more results have aged out, then it jumps
+    (seed 000, pitfall "cache invalidation", mitigation (b); the API's ``clear_at_least``
+    serves the same purpose). Masking starts only above ``threshold_tokens``.
+    Raises: ValueError for keep < 0, chunk < 1 or threshold_tokens < 0 (at construction).
+    """
+
+    keep: int = KEEP_RECENT_OBSERVATIONS
+    chunk: int = 8
+    threshold_tokens: int = MASK_THRESHOLD_TOKENS
+    exclude_tools: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        _init_policy(self)
+        if isinstance(self.chunk, bool) or not isinstance(self.chunk, int) or self.chunk < 1:
+            raise ValueError(f"chunk must be an int >= 1 (tool results), got {self.chunk!r}")
+
+    def __call__(self, history: list[MessageParam],
+                 ctx: ViewContext | None = None) -> list[MessageParam]:
+        if approx_tokens(history) <= self.threshold_tokens:
+            return list(history)
+        positions = tool_result_positions(history)
+        n = chunked_mask_count(len(positions), keep=self.keep, chunk=self.chunk)
+        return _mask_oldest(history, positions, n, self.exclude_tools)[0]
+
+
+def masking_stats(history: list[MessageParam], *,
+                  keep: int = KEEP_RECENT_OBSERVATIONS) -> dict[str, int]:
+    """What ``/stats`` prints: ``{"turns", "raw_tokens", "masked_tokens", "masked_count"}``.
+
+    ``turns`` is ``len(history)`` (messages, as the seed counts them); ``raw_tokens`` and
+    ``masked_tokens`` are approx tokens of the history and of
+    ``mask_old_observations(history, keep=keep)`` (always masked, whatever the threshold);
+    ``masked_count`` is how many tool results that masking replaced.
+    Raises: ValueError if keep < 0. Source: 000_86e3ff2076a5ae37.txt ("/stats").
+
+    >>> masking_stats([{"role": "user", "content": "hello"}])
+    {'turns': 1, 'raw_tokens': 2, 'masked_tokens': 2, 'masked_count': 0}
+    """
+    _check_args(keep, ())
+    positions = tool_result_positions(history)
+    view, masked = _mask_oldest(history, positions, len(positions) - keep, ())
+    return {"turns": len(history), "raw_tokens": approx_tokens(history),
+            "masked_tokens": approx_tokens(view), "masked_count": masked}
+
+
+def masking_curve(history: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+                  threshold_tokens: int = MASK_THRESHOLD_TOKENS, chunk: int = 1,
+                  exclude_tools: Iterable[str] = ()) -> list[tuple[int, int, int]]:
+    """Raw vs view approx tokens of every request a recorded history implies.
+
+    A request is sent each time the history ends with a user message, so request ``r`` sees
+    the prefix ending at the r-th user message. For each it returns
+    ``(r, raw_tokens, view_tokens)`` where view_tokens is what
+    ``ChunkedMasking(keep, chunk, threshold_tokens, exclude_tools)`` (``chunk=1``: the same as
+    ``ThresholdMasking``) would send. Equal to computing every prefix's view and
+    ``approx_tokens`` of it, but in one pass (linear in the history), so sliders can redraw a
+    long real transcript at once.
+    Raises: ValueError for keep < 0 or chunk < 1.
+
+    >>> masking_curve([{"role": "user", "content": "hello"}])
+    [(1, 2, 2)]
+    """
+    exclude_tools = tuple(exclude_tools)
+    ChunkedMasking(keep=keep, chunk=chunk, threshold_tokens=threshold_tokens,
+                   exclude_tools=exclude_tools)  # validates the arguments
+    names = tool_names_by_id(history) if exclude_tools else {}
+    excluded = frozenset(exclude_tools)
+    # saved[k]: (chars, image tokens) masking the k-th oldest tool result would remove
+    saved_chars: list[int] = [0]  # prefix sums over results
+    saved_images: list[int] = [0]
+    raw_chars = raw_images = 0
+    curve = []
+    for message in history:
+        c, im = _message_chars(message)
+        raw_chars += c
+        raw_images += im
+        content = message.get("content")
+        if message.get("role") != "user":
+            continue
+        if not isinstance(content, str):
+            for block in content or []:
+                if block.get("type") != "tool_result":
+                    continue
+                dc = di = 0
+                if (names.get(block.get("tool_use_id")) not in excluded
+                        and _saved_chars(block) > 0):
+                    bc, di = _block_chars(block)
+                    dc = bc - len(placeholder(tool_result_text(block)))
+                saved_chars.append(saved_chars[-1] + dc)
+                saved_images.append(saved_images[-1] + di)
+        raw = math.ceil(raw_chars / CHARS_PER_TOKEN) + raw_images
+        view = raw
+        if raw > threshold_tokens:
+            n = chunked_mask_count(len(saved_chars) - 1, keep=keep, chunk=chunk)
+            view = (math.ceil((raw_chars - saved_chars[n]) / CHARS_PER_TOKEN)
+                    + raw_images - saved_images[n])
+        curve.append((len(curve) + 1, raw, view))
+    return curve

@@ -1,0 +1,408 @@
+"""Build, read and validate Anthropic Messages API histories (plain ``MessageParam`` dicts).
+
+Every request the kit sends passes through :func:`validate_messages`, and the offline Claude
+runs the same check on each request body, so a history the API would refuse with a 400 fails
+the same way offline. The rules checked here are the ones a context-engineering kit can
+break by rewriting a history (masking, compaction, repairs of real transcripts).
+
+This module does no IO and never mutates its inputs. Taught in ``notebooks/01_agent_loop.ipynb``
+and used by every other episode.
+
+Shapes (Messages API, https://docs.anthropic.com/en/api/messages)::
+
+    {"role": "user" | "assistant", "content": str | list[block]}
+    block = {"type": "text", "text": str}
+          | {"type": "tool_use", "id": str, "name": str, "input": dict}
+          | {"type": "tool_result", "tool_use_id": str, "content": str | list[block],
+             "is_error": bool (optional)}
+          | {"type": "image", "source": {...}} | {"type": "thinking", ...} | ...
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+from mini_agent.core.wire_rules import (TOOL_RESULT_CONTENT_TYPES, cache_control_problem,  # noqa: F401
+                                        cache_markers, final_whitespace_problem, ttl_order_problem)
+
+MessageParam = dict[str, Any]
+Block = dict[str, Any]
+
+MAX_CACHE_CONTROL_MARKERS = 4
+"""The API accepts at most four ``cache_control`` breakpoints per request (prompt caching docs)."""
+
+# Keys the API accepts on each content block type. Anything else is a kit-private key that
+# leaked into the wire format (the API answers "Extra inputs are not permitted").
+ALLOWED_BLOCK_KEYS: dict[str, frozenset[str]] = {
+    "text": frozenset({"type", "text", "cache_control", "citations"}),
+    "image": frozenset({"type", "source", "cache_control", "transformations"}),
+    "document": frozenset({"type", "source", "cache_control", "title", "context", "citations"}),
+    "tool_use": frozenset({"type", "id", "name", "input", "cache_control", "caller",
+                           "toolset_name"}),
+    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control",
+                              "toolset_name"}),
+    "thinking": frozenset({"type", "thinking", "signature"}),
+    "redacted_thinking": frozenset({"type", "data"}),
+    "server_tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
+    "web_search_tool_result": frozenset({"type", "tool_use_id", "content", "cache_control"}),
+    "search_result": frozenset({"type", "source", "title", "content", "citations", "cache_control"}),
+}
+ALLOWED_MESSAGE_KEYS = frozenset({"role", "content"})
+
+# Block types a request may carry (the SDK's ``*BlockParam`` types, stable and beta, 2.14).
+# Any other type is refused, as the API does ("Input tag ... does not match any of the
+# expected tags").
+KNOWN_BLOCK_TYPES = frozenset({
+    "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
+    "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
+    "code_execution_tool_result", "bash_code_execution_tool_result",
+    "text_editor_code_execution_tool_result", "tool_search_tool_result", "container_upload",
+    "mcp_tool_use", "mcp_tool_result", "compaction", "advisor_tool_result", "tool_reference",
+})
+
+
+class MessageValidationError(ValueError):
+    """A history breaks a rule of the Messages API.
+
+    Attributes: ``index`` (int | None): the offending message's position in the list;
+    ``tool_use_id`` (str | None): the id involved, when the rule is about tool pairing;
+    ``rule`` (str): a short rule name, e.g. ``"tool_use_without_result"``.
+    """
+
+    def __init__(self, message: str, *, rule: str, index: int | None = None,
+                 tool_use_id: str | None = None) -> None:
+        super().__init__(message)
+        self.rule = rule
+        self.index = index
+        self.tool_use_id = tool_use_id
+
+
+# --------------------------------------------------------------------------- builders
+
+def text_block(text: str) -> Block:
+    """Return ``{"type": "text", "text": text}``. Example: ``text_block("hi")["type"] == "text"``."""
+    return {"type": "text", "text": text}
+
+
+def user(content: str | list[Block]) -> MessageParam:
+    """Return a user message ``{"role": "user", "content": content}`` (content is not copied)."""
+    return {"role": "user", "content": content}
+
+
+def assistant(content: str | list[Block]) -> MessageParam:
+    """Return an assistant message ``{"role": "assistant", "content": content}``."""
+    return {"role": "assistant", "content": content}
+
+
+def tool_use_block(id: str, name: str, input: dict[str, Any]) -> Block:
+    """Return a ``tool_use`` block ``{"type": "tool_use", "id", "name", "input"}``."""
+    return {"type": "tool_use", "id": id, "name": name, "input": input}
+
+
+def tool_result_block(tool_use_id: str, content: str | list[Block], *,
+                      is_error: bool = False) -> Block:
+    """Return a ``tool_result`` block; ``is_error`` is written only when True.
+
+    Example: ``tool_result_block("toolu_1", "ok") == {"type": "tool_result",
+    "tool_use_id": "toolu_1", "content": "ok"}``.
+    """
+    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
+    if is_error:
+        block["is_error"] = True
+    return block
+
+
+# Fields the SDK's response models carry that are not request params (or are null).
+_RESPONSE_ONLY_KEYS = frozenset({"parsed_output"})
+
+
+def block_to_param(block: Any) -> Block:
+    """Turn an SDK response content block (pydantic model or dict) into a request param dict.
+
+    Drops ``None`` fields (``citations=None``, ``caller=None``...) and response-only fields
+    (``parsed_output``), so the block can be sent back in the next request.
+    Example: ``block_to_param(TextBlock(type="text", text="hi", citations=None)) ==
+    {"type": "text", "text": "hi"}``.
+    """
+    data = block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") \
+        else {k: v for k, v in block.items() if v is not None}
+    return {k: v for k, v in data.items() if k not in _RESPONSE_ONLY_KEYS}
+
+
+def assistant_from_response(message: Any) -> MessageParam:
+    """Return the assistant ``MessageParam`` for an SDK ``Message`` (content via block_to_param)."""
+    return assistant([block_to_param(b) for b in message.content])
+
+
+# --------------------------------------------------------------------------- readers
+
+def content_blocks(message: MessageParam) -> list[Block]:
+    """Return a message's content as a list of blocks (a string becomes one text block).
+
+    The returned list is new, the blocks are the message's own (do not mutate them).
+    """
+    content = message.get("content")
+    if isinstance(content, str):
+        return [text_block(content)]
+    return list(content or [])
+
+
+def iter_blocks(messages: Iterable[MessageParam]) -> Iterator[tuple[int, int, Block]]:
+    """Yield ``(message_index, block_index, block)`` for every block, oldest first."""
+    for i, message in enumerate(messages):
+        for j, block in enumerate(content_blocks(message)):
+            yield i, j, block
+
+
+def tool_uses(message: MessageParam) -> list[Block]:
+    """Return the ``tool_use`` blocks of one message, in order."""
+    return [b for b in content_blocks(message) if b.get("type") == "tool_use"]
+
+
+def tool_results(message: MessageParam) -> list[Block]:
+    """Return the ``tool_result`` blocks of one message, in order."""
+    return [b for b in content_blocks(message) if b.get("type") == "tool_result"]
+
+
+def tool_result_text(block: Block) -> str:
+    """Return the text of a ``tool_result`` (str content, or the text parts of list content joined).
+
+    Example: ``tool_result_text({"type": "tool_result", "tool_use_id": "t",
+    "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}) == "ab"``.
+    """
+    content = block.get("content", "")
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [] if part.get("type") == "text")
+
+
+def tool_result_positions(messages: list[MessageParam]) -> list[tuple[int, int]]:
+    """``(message_index, block_index)`` of every ``tool_result`` in a user message, oldest first.
+
+    Example: ``tool_result_positions([user("go"), assistant([tool_use_block("t", "ls", {})]),
+    user([tool_result_block("t", "ok")])]) == [(2, 0)]``.
+    """
+    return [(i, j) for i, message in enumerate(messages) if message.get("role") == "user"
+            and not isinstance(message.get("content"), str)
+            for j, block in enumerate(message.get("content") or [])
+            if block.get("type") == "tool_result"]
+
+
+def tool_names_by_id(messages: Iterable[MessageParam]) -> dict[str, str]:
+    """Map each ``tool_use`` id in the history to its tool name."""
+    return {b["id"]: b.get("name", "") for _, _, b in iter_blocks(messages)
+            if b.get("type") == "tool_use"}
+
+
+def count_cache_control(request_parts: Iterable[Any]) -> int:
+    """Count ``cache_control`` markers in any nested structure (tools, system, messages)."""
+    return len(cache_markers(list(request_parts)))
+
+
+# --------------------------------------------------------------------------- validation
+
+def _check_block_keys(block: Block, index: int, where: str) -> None:
+    problem = cache_control_problem(block.get("cache_control"))
+    if problem:
+        raise MessageValidationError(f"messages.{index}: {where}{problem}",
+                                     rule="cache_control", index=index)
+    kind = block.get("type")
+    allowed = ALLOWED_BLOCK_KEYS.get(kind)
+    if allowed is None:
+        return  # unknown block types are the API's business, not a kit leak
+    extra = sorted(set(block) - allowed)
+    if extra:
+        raise MessageValidationError(
+            f"messages.{index}: {where}{kind} block has unexpected keys {extra} "
+            "(kit metadata must stay beside the message, never inside it)",
+            rule="extra_keys", index=index)
+
+
+def _check_text(block: Block, index: int, where: str) -> None:
+    text = block.get("text")
+    if not isinstance(text, str) or not text.strip():
+        raise MessageValidationError(
+            f"messages.{index}: {where}text content blocks must be non-empty",
+            rule="empty_text", index=index)
+
+
+def _check_nested(blocks: list[Block], index: int) -> None:
+    for part in blocks:
+        if not isinstance(part, dict) or part.get("type") not in TOOL_RESULT_CONTENT_TYPES:
+            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
+            raise MessageValidationError(
+                f"messages.{index}: tool_result content: block type {kind!r} is not one of "
+                f"{sorted(TOOL_RESULT_CONTENT_TYPES)}", rule="tool_result_content", index=index)
+        _check_block_keys(part, index, "tool_result content: ")
+        if part.get("type") == "text":
+            _check_text(part, index, "tool_result content: ")
+
+
+def validate_messages(messages: list[MessageParam], *, system: Any = None,
+                      tools: list[dict] | None = None, request: bool = True) -> None:
+    """Raise :class:`MessageValidationError` if ``messages`` breaks a Messages API rule.
+
+    Rules (each quoted from the API's own 400 messages or docs):
+      * the list is non-empty, starts with a user message, and roles alternate
+        (the API merges consecutive same-role turns, but the kit never sends them);
+      * every block has a known ``type``; no kit-private keys (e.g. ``"timestamp"``) in blocks or
+        messages;
+      * "text content blocks must be non-empty" (no empty or whitespace-only text, also
+        inside list-shaped ``tool_result`` content; a string ``content`` must be non-empty
+        except for a final assistant prefill);
+      * "tool_use ids were found without tool_result blocks immediately after": each
+        assistant ``tool_use`` is answered by a ``tool_result`` with the same id in the
+        next message, which is a user message;
+      * "unexpected tool_use_id found in tool_result blocks": each ``tool_result`` answers
+        a ``tool_use`` of the immediately preceding assistant message; ids are unique;
+      * in a user message, ``tool_result`` blocks come first, text after them;
+      * at most 4 ``cache_control`` markers over tools, system and messages, each
+        ``{"type": "ephemeral", "ttl"?: "5m" | "1h"}``, longer TTLs before shorter ones
+        (in the order tools, system, messages);
+      * ``tool_result`` content is a string or a list of text/image/document/search_result
+        blocks;
+      * with ``request``: "final assistant content cannot end with trailing whitespace".
+
+    Args: messages: oldest first; system: the request's ``system`` (str or blocks), only
+    counted for cache markers; tools: the request's tool definitions, likewise; request:
+    False checks a stored history instead of a request body (its final assistant turn is
+    not sent as it is: a user turn follows it first).
+    Returns: None. Raises: MessageValidationError with ``index``/``tool_use_id`` set.
+    Source: Messages API reference and tool-use docs (docs.anthropic.com); pitfall 1 of
+    002_4516104fd432e704.txt; empty-text rule from the same seed.
+    """
+    if not messages:
+        raise MessageValidationError("messages: at least one message is required",
+                                     rule="empty_messages")
+    seen_ids: set[str] = set()
+    for i, message in enumerate(messages):
+        if not isinstance(message, dict):
+            raise MessageValidationError(f"messages.{i}: not a dict", rule="shape", index=i)
+        extra = sorted(set(message) - ALLOWED_MESSAGE_KEYS)
+        if extra:
+            raise MessageValidationError(
+                f"messages.{i}: unexpected keys {extra} (kit metadata must stay beside the "
+                "message, never inside it)", rule="extra_keys", index=i)
+        role = message.get("role")
+        if role not in ("user", "assistant"):
+            raise MessageValidationError(f"messages.{i}: role must be 'user' or 'assistant', "
+                                         f"got {role!r}", rule="role", index=i)
+        if i == 0 and role != "user":
+            raise MessageValidationError("messages.0: the first message must use the user role",
+                                         rule="first_role", index=0)
+        if i > 0 and messages[i - 1].get("role") == role:
+            raise MessageValidationError(
+                f"messages.{i}: roles must alternate (two {role} messages in a row)",
+                rule="alternation", index=i)
+        content = message.get("content")
+        if isinstance(content, str):
+            is_prefill = role == "assistant" and i == len(messages) - 1
+            if not content.strip() and not is_prefill:
+                raise MessageValidationError(
+                    f"messages.{i}: text content blocks must be non-empty",
+                    rule="empty_text", index=i)
+            continue
+        if not isinstance(content, list) or not content:
+            raise MessageValidationError(f"messages.{i}: content must be a non-empty string "
+                                         "or list of blocks", rule="shape", index=i)
+        for block in content:
+            if not isinstance(block, dict) or "type" not in block:
+                raise MessageValidationError(f"messages.{i}: every block needs a 'type'",
+                                             rule="shape", index=i)
+            kind = block["type"]
+            if kind not in KNOWN_BLOCK_TYPES:
+                raise MessageValidationError(
+                    f"messages.{i}: unknown content block type {kind!r}",
+                    rule="unknown_block_type", index=i)
+            _check_block_keys(block, i, "")
+            if kind == "text":
+                _check_text(block, i, "")
+            elif kind == "tool_result":
+                if role != "user":
+                    raise MessageValidationError(
+                        f"messages.{i}: tool_result blocks must be in a user message",
+                        rule="tool_result_role", index=i, tool_use_id=block.get("tool_use_id"))
+                if isinstance(block.get("content"), list):
+                    _check_nested(block["content"], i)
+                elif not isinstance(block.get("content", ""), str):
+                    raise MessageValidationError(
+                        f"messages.{i}: tool_result content must be a string or a list of "
+                        "blocks", rule="tool_result_content", index=i)
+            elif kind == "tool_use":
+                if role != "assistant":
+                    raise MessageValidationError(
+                        f"messages.{i}: tool_use blocks must be in an assistant message",
+                        rule="tool_use_role", index=i, tool_use_id=block.get("id"))
+                if block.get("id") in seen_ids:
+                    raise MessageValidationError(
+                        f"messages.{i}: tool_use ids must be unique: {block.get('id')}",
+                        rule="duplicate_id", index=i, tool_use_id=block.get("id"))
+                seen_ids.add(block.get("id"))
+                if not isinstance(block.get("input"), dict):
+                    raise MessageValidationError(
+                        f"messages.{i}: tool_use {block.get('id')} input must be an object",
+                        rule="tool_use_input", index=i, tool_use_id=block.get("id"))
+        _check_pairing(messages, i)
+    if request and final_whitespace_problem(messages[-1]):
+        raise MessageValidationError(final_whitespace_problem(messages[-1]),
+                                     rule="final_trailing_whitespace", index=len(messages) - 1)
+    markers = count_cache_control([tools or [], system or [], messages])
+    if markers > MAX_CACHE_CONTROL_MARKERS:
+        raise MessageValidationError(
+            f"A maximum of {MAX_CACHE_CONTROL_MARKERS} blocks with cache_control may be "
+            f"provided. Found {markers}.", rule="cache_control_limit")
+    problem = ttl_order_problem([tools or [], system if isinstance(system, list) else [],
+                                 messages])
+    if problem:
+        raise MessageValidationError(problem, rule="cache_ttl_order")
+
+
+def _check_pairing(messages: list[MessageParam], i: int) -> None:
+    message = messages[i]
+    if message["role"] == "assistant":
+        ids = [b["id"] for b in tool_uses(message)]
+        if not ids:
+            return
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        answered = {b.get("tool_use_id") for b in tool_results(following)} if following else set()
+        missing = [x for x in ids if x not in answered]
+        if missing:
+            raise MessageValidationError(
+                f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                f"immediately after: {', '.join(missing)}. Each `tool_use` block must have a "
+                "corresponding `tool_result` block in the next message.",
+                rule="tool_use_without_result", index=i, tool_use_id=missing[0])
+    else:
+        results = tool_results(message)
+        if not results:
+            return
+        kinds = [b.get("type") for b in content_blocks(message)]
+        if kinds[:len(results)] != ["tool_result"] * len(results):
+            raise MessageValidationError(
+                f"messages.{i}: tool_result blocks must come first in the content array, "
+                "before any text", rule="tool_result_order", index=i)
+        previous = messages[i - 1] if i > 0 else None
+        asked = {b["id"] for b in tool_uses(previous)} if previous else set()
+        seen: set[str] = set()
+        for block in results:
+            tid = block.get("tool_use_id")
+            if tid not in asked:
+                raise MessageValidationError(
+                    f"messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: "
+                    f"{tid}. Each `tool_result` block must have a corresponding `tool_use` "
+                    "block in the previous message.",
+                    rule="tool_result_without_use", index=i, tool_use_id=tid)
+            if tid in seen:
+                raise MessageValidationError(
+                    f"messages.{i}: duplicate tool_result for {tid}",
+                    rule="duplicate_result", index=i, tool_use_id=tid)
+            seen.add(tid)
+
+
+def is_valid(messages: list[MessageParam], **kwargs: Any) -> bool:
+    """Return True when :func:`validate_messages` accepts ``messages`` (same keyword args)."""
+    try:
+        validate_messages(messages, **kwargs)
+    except MessageValidationError:
+        return False
+    return True

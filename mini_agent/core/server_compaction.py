@@ -1,0 +1,367 @@
+"""Offline compaction: a deterministic structured summariser and the server-side edit, simulated.
+
+* :func:`structured_summary` writes, from a history alone and without a model, a summary with
+  the sections :data:`mini_agent.core.compaction.SUMMARY_PROMPT` asks for (task, decisions,
+  current state, exact identifiers, open problems, next steps). It is what ``auto_compact``
+  uses offline, and what :class:`SummaryBrain` answers when the offline Claude is asked for a
+  summary (so ``model_summarizer(offline_client(SummaryBrain()))`` runs the online code path).
+* :class:`ServerCompaction` simulates the API's server-side compaction edit
+  ``{"type": "compact_20260112", "trigger": {"type": "input_tokens", "value": N},
+  "pause_after_compaction": bool, "instructions": str}`` (beta ``compact-2026-01-12``) as an
+  ``OfflineTransport`` request transform plus a brain wrapper.
+* :func:`long_session` builds a long, realistic, deterministic coding session (history and
+  arrival times) for the compaction and lifecycle notebooks and tests.
+
+What the simulation assumes (the API documents the request side; the rest is our reading of
+the SDK types ``BetaCompactionBlock`` / ``BetaCompact20260112EditParam``): when the request's
+input estimate reaches the trigger (default 150,000 tokens), the server summarises everything
+before the newest exchange, answers with ``{"type": "compaction", "content": summary}`` as the
+first content block (then the model's reply; with ``pause_after_compaction`` the block alone,
+``stop_reason: "compaction"``), and reports ``context_management.applied_edits =
+[{"type": "compact_20260112", "cleared_input_tokens": n}]``. The client appends the whole
+``content``; on later requests the server ignores every message before the last compaction
+block and shows the model its summary instead. Offline the model sees the summary as a user
+message (how the real server frames it internally is not documented); ``instructions`` are
+recorded but the deterministic summariser does not follow them.
+
+Taught in ``notebooks/04_compaction.ipynb``. Sources: Anthropic compaction docs
+(platform.claude.com, "Compaction"); SDK ``anthropic.types.beta``; seed 004 (what a summary
+must keep); seed 002 section 3.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mini_agent.core.compaction import SUMMARY_PREFIX, SUMMARY_PROMPT, clean_cut_points, summary_message
+from mini_agent.core.messages import (MessageParam, content_blocks, text_block, tool_names_by_id,
+                                      tool_result_text)
+from mini_agent.core.tokens import approx_request_tokens
+
+COMPACT_EDIT_TYPE = "compact_20260112"
+COMPACT_BETA = "compact-2026-01-12"
+DEFAULT_TRIGGER_TOKENS = 150_000
+"""The API's default trigger for compact_20260112 (SDK docstring: "Defaults to 150000")."""
+
+SECTIONS = ("Task", "Decisions", "Current state", "Identifiers", "Open problems", "Next steps")
+
+_PATH_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]+\.\w+|(?<![\w/.])[\w-]+\.(?:py|js|ts|go|"
+                      r"md|json|toml|txt|yaml|yml|cfg|ini|rs|c|h|sh|ipynb|lock)\b")
+_SYMBOL_RE = re.compile(r"\b[A-Za-z_][\w.]*\(\)")
+_ERROR_RE = re.compile(r"(error|failed|failure|traceback|exception|not found)", re.I)
+_DECISION_RE = re.compile(r"\b(decid|decision|instead|because|rather than|chose|choose|agreed|"
+                          r"should|must)", re.I)
+"""A sentence that states a choice or its reason. An intention alone ("I will read it", "let me
+run the tests") is not a decision: the next turn carries it out, so only the newest intentions
+are kept, under Next steps."""
+_NEXT_RE = re.compile(r"\b(next|then|will|I'll|let me|now)\b", re.I)
+
+
+def _texts(message: MessageParam) -> list[str]:
+    return [b["text"] for b in content_blocks(message) if b.get("type") == "text"
+            and b.get("text", "").strip()]
+
+
+def _sentences(text: str) -> list[str]:
+    return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def _short(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _previous_sections(text: str) -> dict[str, list[str]]:
+    """Parse an earlier summary's ``## Section`` blocks into lines (for incremental summaries)."""
+    sections: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        if line.startswith("## "):
+            current = line[3:].strip()
+            sections[current] = []
+        elif current and line.strip():
+            sections[current].append(line.rstrip())
+    return sections
+
+
+def _add(items: list[str], item: str, limit: int) -> None:
+    if item and item not in items and len(items) < limit:
+        items.append(item)
+
+
+def structured_summary(messages: list[MessageParam]) -> str:
+    """Write a deterministic structured summary of ``messages`` (no model involved).
+
+    Sections, in order: ``## Task`` (the first user text, whole; carried over from an earlier
+    summary when the history starts with one), ``## Decisions`` (assistant sentences that
+    state a choice or its reason: decided, instead, because, must...; a bare intention such as
+    "I will read it" is not a decision), ``## Current state`` (exchanges and tool calls so far,
+    the last assistant text, the last tool call and its outcome), ``## Identifiers`` (paths,
+    ``name()`` symbols and tool inputs, exactly as written, first appearance first),
+    ``## Open problems`` (first error line of failed or erroring tool results, newest last),
+    ``## Next steps`` (the sentences of the last assistant text that say what comes next).
+    Returns a str; the input is not mutated. Raises ValueError for an empty history.
+    Source: the section list of SUMMARY_PROMPT (seed 004: keep decisions, open bugs, details).
+
+    >>> s = structured_summary([{"role": "user", "content": "Fix parse() in src/app.py"}])
+    >>> s.splitlines()[:2]
+    ['## Task', 'Fix parse() in src/app.py']
+    """
+    if not messages:
+        raise ValueError("structured_summary needs at least one message")
+    first = "\n".join(_texts(messages[0]))
+    previous: dict[str, list[str]] = {}
+    if first.startswith(SUMMARY_PREFIX):
+        previous = _previous_sections(first[len(SUMMARY_PREFIX):])
+        task = "\n".join(previous.get("Task", [])) or "(unknown)"
+    else:
+        task = first or "(no text in the first message)"
+    decisions = [d for d in previous.get("Decisions", [])][-6:]
+    identifiers = [i[2:] if i.startswith("- ") else i for i in previous.get("Identifiers", [])]
+    problems = list(previous.get("Open problems", []))[-4:]
+    names = tool_names_by_id(messages)
+    inputs: dict[str, dict] = {}
+    tool_calls = 0
+    last_text = ""
+    last_call = ""
+    for m in messages[1:]:
+        for b in content_blocks(m):
+            kind = b.get("type")
+            if kind == "text" and m.get("role") == "assistant":
+                last_text = b["text"]
+                for s in _sentences(b["text"]):
+                    if _DECISION_RE.search(s):
+                        _add(decisions, "- " + _short(s, 200), 10_000)  # newest 12 kept
+            if kind == "text" or kind == "tool_result":
+                text = b.get("text") if kind == "text" else tool_result_text(b)
+                for ident in _PATH_RE.findall(text or "") + _SYMBOL_RE.findall(text or ""):
+                    _add(identifiers, ident, 60)
+            if kind == "tool_use":
+                tool_calls += 1
+                inputs[b.get("id", "")] = b.get("input", {})
+                for value in (b.get("input") or {}).values():
+                    # paths and symbols only: a grep pattern like "tokenize(" or a bare
+                    # directory name is an argument, not an identifier worth keeping
+                    if isinstance(value, str) and 0 < len(value) <= 120:
+                        for ident in _PATH_RE.findall(value) + _SYMBOL_RE.findall(value):
+                            _add(identifiers, ident, 60)
+            if kind == "tool_result":
+                name = names.get(b.get("tool_use_id"), "tool")
+                text = tool_result_text(b)
+                bad = [ln for ln in text.splitlines() if _ERROR_RE.search(ln)]
+                outcome = "error" if b.get("is_error") or bad else "ok"
+                arg = next((v for v in inputs.get(b.get("tool_use_id"), {}).values()
+                            if isinstance(v, str)), "")
+                last_call = f"{name} {_short(arg, 80)} -> {outcome}".replace("  ", " ")
+                if outcome == "error":
+                    line = bad[0] if bad else (text.splitlines() or ["(no output)"])[0]
+                    _add(problems, f"- {name} {_short(arg, 60)}: {_short(line, 160)}", 999)
+    exchanges = sum(1 for m in messages if m.get("role") == "assistant")
+    state = [f"- {exchanges} assistant turns and {tool_calls} tool calls in this part."]
+    if last_call:
+        state.append(f"- Last tool call: {last_call}.")
+    if last_text:
+        state.append(f"- Last assistant message: {_short(last_text, 300)}")
+    nexts = [s for s in _sentences(last_text) if _NEXT_RE.search(s)][-3:]
+    parts = {
+        "Task": [task],
+        "Decisions": decisions[-12:] or ["- (none stated)"],
+        "Current state": previous.get("Current state", [])[:1] + state,
+        "Identifiers": ["- " + i for i in identifiers[:60]] or ["- (none)"],
+        "Open problems": problems[-6:] or ["- (none seen)"],
+        "Next steps": ["- " + _short(s, 200) for s in nexts]
+        or ["- Continue the task from the current state."],
+    }
+    return "\n".join(f"## {name}\n" + "\n".join(parts[name]) for name in SECTIONS)
+
+
+class SummaryBrain:
+    """A brain that answers a summary request with :func:`structured_summary`.
+
+    A request is a summary request when its last user message ends with
+    :data:`SUMMARY_PROMPT`; the conversation is read from the ``<conversation>`` rendering
+    that ``model_summarizer`` sends, so only the text survives (tool inputs and results as
+    lines). Any other request goes to ``fallback`` (a brain), or gets a short text reply.
+    """
+
+    def __init__(self, fallback: Any = None) -> None:
+        self.fallback = fallback
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        """Return ``{"content": [text], "stop_reason": "end_turn"}`` with the summary."""
+        messages = request.get("messages", [])
+        last = "\n".join(_texts(messages[-1])) if messages else ""
+        if last.rstrip().endswith(SUMMARY_PROMPT.rstrip()):
+            body = last.split("<conversation>\n", 1)[-1].split("\n</conversation>", 1)[0]
+            summary = structured_summary([{"role": "user", "content": body.split("\n", 1)[0]
+                                           .removeprefix("user: ") or "(empty)"},
+                                          {"role": "assistant", "content": body or "(empty)"}])
+            return {"content": [text_block(summary)], "stop_reason": "end_turn"}
+        if self.fallback is not None:
+            return self.fallback.respond(request)
+        return {"content": [text_block("OK.")], "stop_reason": "end_turn"}
+
+
+# --------------------------------------------------------------------------- compact_20260112
+
+def _compact_edit(request: dict[str, Any]) -> dict[str, Any] | None:
+    edits = (request.get("context_management") or {}).get("edits") or []
+    return next((e for e in edits if e.get("type") == COMPACT_EDIT_TYPE), None)
+
+
+def apply_compaction_blocks(messages: list[MessageParam]) -> list[MessageParam]:
+    """What the server shows the model: everything before the last ``compaction`` block is
+    dropped and the block's summary becomes a user message. Returns a new list."""
+    for i in range(len(messages) - 1, -1, -1):
+        blocks = content_blocks(messages[i])
+        k = next((j for j in range(len(blocks) - 1, -1, -1)
+                  if blocks[j].get("type") == "compaction"), None)
+        if k is None:
+            continue
+        summary = blocks[k].get("content") or ""
+        head = summary_message(summary or "(compaction failed)")
+        rest = [b for b in blocks[k + 1:]]
+        tail = list(messages[i + 1:])
+        if rest:
+            return [head, {"role": "assistant", "content": rest}, *tail]
+        if tail and tail[0].get("role") == "user":
+            return [{"role": "user", "content": [*head["content"], *content_blocks(tail[0])]},
+                    *tail[1:]]
+        return [head, *tail]
+    return list(messages)
+
+
+class ServerCompaction:
+    """The ``compact_20260112`` context edit, simulated offline.
+
+    Use both halves: ``offline_client(edit.wrap(brain), request_transforms=[edit])`` (or
+    :meth:`client`). The transform (``edit(request) -> (request, extra)``) applies earlier
+    compaction blocks, and, when the input estimate reaches the edit's trigger, compacts
+    with :func:`structured_summary`; the wrapped brain then puts the ``compaction`` block
+    first in its reply. Requests without the edit pass through untouched.
+    Attributes: compactions: one dict per compaction ``{"tokens_before", "tokens_after",
+    "instructions"}``. Not thread-safe (one request at a time, as the transport serves them).
+    """
+
+    def __init__(self) -> None:
+        self.compactions: list[dict[str, Any]] = []
+        self._pending: dict[str, Any] | None = None
+
+    def __call__(self, request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Request transform: returns ``(request seen by the model, extra response fields)``."""
+        self._pending = None
+        edit = _compact_edit(request)
+        if edit is None:
+            return request, {}
+        messages = apply_compaction_blocks(request["messages"])
+        trigger = (edit.get("trigger") or {}).get("value", DEFAULT_TRIGGER_TOKENS)
+        size = lambda ms: approx_request_tokens(messages=ms, system=request.get("system"),  # noqa: E731
+                                                tools=request.get("tools"))
+        before = size(messages)
+        applied: list[dict[str, Any]] = []
+        cuts = clean_cut_points(messages)
+        if before >= trigger and cuts and cuts[-1] > 1:
+            summary = structured_summary(messages[:cuts[-1]])
+            messages = [summary_message(summary), *messages[cuts[-1]:]]
+            after = size(messages)
+            applied.append({"type": COMPACT_EDIT_TYPE, "cleared_input_tokens": before - after})
+            self.compactions.append({"tokens_before": before, "tokens_after": after,
+                                     "instructions": edit.get("instructions")})
+            self._pending = {"summary": summary,
+                             "pause": bool(edit.get("pause_after_compaction"))}
+        return {**request, "messages": messages}, {"context_management":
+                                                   {"applied_edits": applied}}
+
+    def wrap(self, brain: Any) -> "_CompactingBrain":
+        """Return a brain that answers like ``brain`` but leads with the pending compaction block."""
+        return _CompactingBrain(self, brain)
+
+
+class _CompactingBrain:
+    def __init__(self, edit: ServerCompaction, brain: Any) -> None:
+        self.edit, self.brain = edit, brain
+
+    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
+        pending, self.edit._pending = self.edit._pending, None
+        if pending is None:
+            return self.brain.respond(request)
+        block = {"type": "compaction", "content": pending["summary"]}
+        if pending["pause"]:
+            return {"content": [block], "stop_reason": "compaction"}
+        reply = self.brain.respond(request)
+        return {**reply, "content": [block, *reply["content"]]}
+
+
+# --------------------------------------------------------------------------- a long session
+
+_FILES = ("src/app.py", "src/parser.py", "src/tokenize.py", "src/config.py", "tests/test_app.py",
+          "src/cli.py", "src/report.py", "README.md")
+_FUNCS = ("parse", "tokenize", "load_config", "render", "main", "validate", "emit", "merge")
+
+
+def _file_text(path: str, lines: int) -> str:
+    stem = path.rsplit("/", 1)[-1].split(".")[0]
+    return "\n".join(f"{n:4d}  def {stem}_{_FUNCS[n % len(_FUNCS)]}_{n}(x): return x + {n}"
+                     for n in range(1, lines + 1))
+
+
+def long_session(steps: int = 40, *, start_seconds: float = 1_767_225_600.0,
+                 seconds_per_step: float = 120.0, task: str | None = None
+                 ) -> tuple[list[MessageParam], list[float]]:
+    """Build a deterministic coding session of ``steps`` exchanges: ``(history, times)``.
+
+    The task is to fix a failing ``parse()`` in ``src/parser.py``. Each exchange is one
+    assistant turn (reasoning text + one ``tool_use``: read_file of 60-220 lines, grep,
+    run_bash running the tests, or edit_file) and the user message with its ``tool_result``;
+    the last one is the assistant's closing text. ``times[i]`` is when message ``i`` arrived:
+    ``seconds_per_step`` apart per exchange, from ``start_seconds`` (2026-01-01T00:00Z).
+    The history validates; nothing random. Used by the episode 04 and 08 notebooks.
+    """
+    if steps < 1:
+        raise ValueError(f"steps must be >= 1, got {steps}")
+    task = task or ("The tests fail: parse() in src/parser.py returns None for empty input. "
+                    "Find the cause and fix it without changing the public API of src/app.py.")
+    history: list[MessageParam] = [{"role": "user", "content": task}]
+    times = [start_seconds]
+    now = start_seconds
+    for k in range(1, steps + 1):
+        now += seconds_per_step
+        path = _FILES[(k * 3) % len(_FILES)]
+        func = _FUNCS[k % len(_FUNCS)]
+        kind = ("read_file", "grep", "run_bash", "read_file", "edit_file")[k % 5]
+        tid = f"toolu_{k:04d}"
+        if kind == "read_file":
+            lines = 60 + (k * 37) % 160
+            text = f"I need to see how {func}() is used in {path}; I will read it."
+            use = {"path": path}
+            result = _file_text(path, lines)
+        elif kind == "grep":
+            text = f"Let me find every caller of {func}() before changing it."
+            use = {"pattern": f"{func}(", "path": "src"}
+            result = "\n".join(f"{_FILES[(k + j) % 6]}:{10 + j * 7}: y = {func}(x{j})"
+                               for j in range(12))
+        elif kind == "run_bash":
+            text = "I will run the tests to see the current failure."
+            use = {"command": "python -m pytest -q tests/test_app.py"}
+            failing = k < steps * 0.8
+            result = ("\n".join(f"tests/test_app.py::test_case_{j} PASSED" for j in range(20))
+                      + ("\nFAILED tests/test_app.py::test_parse_empty - AssertionError: "
+                         "parse('') returned None\n1 failed, 20 passed" if failing
+                         else "\n21 passed"))
+        else:
+            text = (f"The bug is in {func}(): it returns early on empty input. I decided to "
+                    f"return an empty list instead, because callers iterate over the result.")
+            use = {"path": "src/parser.py", "old": "return None", "new": "return []"}
+            result = "Edited src/parser.py: 1 replacement (line 42)."
+        history.append({"role": "assistant", "content": [
+            text_block(text), {"type": "tool_use", "id": tid, "name": kind, "input": use}]})
+        times.append(now)
+        now += 5.0
+        history.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": tid, "content": result}]})
+        times.append(now)
+    history.append({"role": "assistant", "content": [text_block(
+        "Fixed: parse() in src/parser.py now returns [] for empty input; all 21 tests pass.")]})
+    times.append(now + 30.0)
+    return history, times

@@ -1,0 +1,184 @@
+"""Load real agent transcripts into plain ``MessageParam`` histories the API would accept.
+
+Formats (detected from the file's content; see ``../shared/data/README.md`` for real samples):
+
+* ``"claude-code"``: Claude Code session JSONL, read by :mod:`.claude_code`;
+* ``"mini-agent-session"``: this kit's own session log (``{"type": "message", "message": ...}``),
+  read here (:func:`_session_turns`);
+* ``"mini-swe-agent"``: ``*.traj.json``, ``{"messages": [...], "info": {...}}`` or a plain list,
+  OpenAI-style chat messages (``tool_calls``, ``role: "tool"``, ``role: "exit"``);
+* ``"swe-agent"``: ``*.traj``, ``{"history": [chat messages], "trajectory": [...], "info"}``;
+* ``"messages-json"``: a JSON list of messages, or ``{"messages": [...], "system": ...}``;
+  the last three are read by :mod:`.chat`.
+
+Every reader produces :class:`~.turns.Turn` lists; :mod:`.repair` then makes the history valid.
+Each change to what the file says is written to ``Transcript.repairs`` with its line or
+message number, never silently; the result passes ``validate_messages``.
+
+Times (``Transcript.times``, Unix seconds per loaded message): Claude Code entries carry an
+ISO ``timestamp``; this kit's session log a numeric ``timestamp``; mini-swe-agent 1.1 an
+``extra["timestamp"]`` on assistant and tool messages. A message merged from several parts
+(split responses, consecutive same-role messages) takes the time of its last part. A message
+with no time of its own (mini-swe-agent's task and exit messages, an added placeholder or
+missing-result message) takes the time of the message before it; messages before the first
+timed one take that first time. Times are kept as recorded, not forced to increase.
+``times`` is None when no loaded message has a time (SWE-agent, older mini-swe-agent,
+plain messages JSON).
+
+This module holds the entry points (:func:`load`, :func:`parse_text`), the
+:class:`Transcript` result and the format dispatch. It reads one file; everything else is
+pure. It does not interpret any one format beyond telling them apart. Used by
+:mod:`mini_agent.harness.analyze` and ``mini-agent analyze``; taught in
+``notebooks/03_observation_masking.ipynb``.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import json
+from pathlib import Path
+from typing import Any, Literal
+
+from mini_agent.core.messages import MessageParam
+from mini_agent.core.transcripts.chat import TEXT_ACTION_RE, chat_turns
+from mini_agent.core.transcripts.claude_code import (SKIPPED_ENTRY_TYPES, SYNTHETIC_MODEL, claude_code_turns,
+                                                     join_split_responses, parse_jsonl)
+from mini_agent.core.transcripts.repair import (MISSING_RESULT_TEXT, MISSING_START_TEXT, clean_blocks, drop_all_thinking,
+                                                finish)
+from mini_agent.core.transcripts.turns import TranscriptError, Turn, content_blocks, seconds
+
+__all__ = ["MISSING_RESULT_TEXT", "MISSING_START_TEXT", "SKIPPED_ENTRY_TYPES", "SYNTHETIC_MODEL",
+           "TEXT_ACTION_RE", "Transcript", "TranscriptError", "parse_text"]
+
+
+@dataclasses.dataclass
+class Transcript:
+    """A real agent history, loaded and repaired.
+
+    Attributes: messages: ``list[MessageParam]`` oldest first, passes ``validate_messages``;
+    usage: one entry per assistant message (same order): the real API ``usage`` of that
+    response (Anthropic keys ``input_tokens``, ``cache_creation_input_tokens``,
+    ``cache_read_input_tokens``, ``output_tokens``; OpenAI usage is mapped to them) or None;
+    repairs: human-readable lines, one per change made to what the file says, each with the
+    line (JSONL, 1-based) or ``messages[i]`` position; source_format: see the module doc;
+    model: the model name most assistant turns used, or None; path: the file read;
+    system: the system prompt when the file records one; info: counts and extra fields
+    (``api_turns``, ``compactions``, ``skipped_entries``, ``exit``...); times: Unix seconds
+    per message, parallel to ``messages`` (``ViewContext.times``), or None when the file
+    records no usable time (see "Times" in the module doc).
+    """
+
+    messages: list[MessageParam]
+    usage: list[dict | None]
+    repairs: list[str]
+    source_format: str
+    model: str | None = None
+    path: Path | None = None
+    system: str | None = None
+    info: dict[str, Any] = dataclasses.field(default_factory=dict)
+    times: list[float] | None = None
+
+
+# --------------------------------------------------------------------------- entry points
+
+def parse_text(text: str, *, name: str = "", path: Path | None = None,
+               compaction: Literal["restart", "full"] = "restart",
+               thinking: Literal["keep", "drop"] = "keep",
+               text_actions: Literal["keep", "tools"] = "keep") -> Transcript:
+    """Parse a transcript from its text (same options as :func:`load`; ``name`` hints the format).
+
+    A whole-document JSON value is a trajectory or messages file; otherwise the text is read as
+    JSONL. A leading UTF-8 byte order mark is ignored. Raises TranscriptError when neither
+    fits, and for a field of an impossible type that no repair covers (the message names it).
+    """
+    if compaction not in ("restart", "full"):
+        raise ValueError(f"compaction must be 'restart' or 'full', got {compaction!r}")
+    label = name or (str(path) if path else "<text>")
+    try:
+        return _parse_text(text.removeprefix("\ufeff"), name=name, path=path, label=label,
+                           compaction=compaction, thinking=thinking, text_actions=text_actions)
+    except (TypeError, AttributeError, KeyError) as err:
+        raise TranscriptError(f"{label}: malformed transcript, a field has an unexpected type "
+                              f"({type(err).__name__}: {err})") from err
+
+
+def _parse_text(text: str, *, name: str, path: Path | None, label: str, compaction: str,
+                thinking: str, text_actions: str) -> Transcript:
+    doc: Any = None
+    if not name.endswith(".jsonl"):
+        try:
+            doc = json.loads(text)
+        except json.JSONDecodeError:
+            doc = None
+        except RecursionError:
+            raise TranscriptError(f"{label}: JSON nested too deeply to be a transcript") from None
+    repairs: list[str] = []
+    info: dict[str, Any] = {}
+    if doc is None:
+        entries = parse_jsonl(text, repairs)
+        if not entries:
+            raise TranscriptError(f"{label}: not a transcript (no JSON lines found)")
+        if any(e.get("type") == "message" and "uuid" not in e for _, e in entries):
+            fmt, system = "mini-agent-session", None
+            turns = _session_turns(entries, repairs, info)
+        elif any(e.get("type") in ("user", "assistant") for _, e in entries):
+            fmt, system = "claude-code", None
+            turns = claude_code_turns(entries, repairs, info, compaction)
+        else:
+            raise TranscriptError(f"{label}: unknown JSONL format (no user/assistant entries)")
+    else:
+        fmt, chat = _classify(doc, name, label)
+        if isinstance(doc, dict):
+            info.update({k: doc[k] for k in ("instance_id", "trajectory_format") if k in doc})
+            stats = (doc.get("info") or {}) if isinstance(doc.get("info"), dict) else {}
+            info.update({k: stats[k] for k in ("exit_status", "model_stats") if k in stats})
+        turns, system = chat_turns(chat, repairs, info, text_actions)
+        if isinstance(doc, dict) and isinstance(doc.get("system"), str):
+            system = "\n\n".join(s for s in (doc["system"], system) if s)
+    if thinking == "drop":
+        drop_all_thinking(turns, repairs)
+    clean_blocks(turns, repairs)
+    if fmt == "claude-code":
+        turns = join_split_responses(turns)
+    messages, usage, times = finish(turns, repairs, label)
+    models = collections.Counter(info.pop("_models", []))
+    return Transcript(messages=messages, usage=usage, repairs=repairs, source_format=fmt,
+                      model=models.most_common(1)[0][0] if models else None, path=path,
+                      system=system, info=info, times=times)
+
+
+def _session_turns(entries: list[tuple[int, dict]], repairs: list[str],
+                   info: dict[str, Any]) -> list[Turn]:
+    """Turns of this kit's session log (see :mod:`mini_agent.harness.session` for the entry shapes)."""
+    turns = []
+    for n, e in entries:
+        kind = e.get("type")
+        if kind == "meta" and isinstance(e.get("model"), str) and e["model"]:
+            info["_models"] = [e["model"]]
+        elif kind == "tool_result" and isinstance(e.get("block"), dict):
+            turns.append(Turn("user", [dict(e["block"])], "line", [n],
+                              time=seconds(e.get("timestamp"))))
+        elif kind == "message" and isinstance(e.get("message"), dict):
+            role = e["message"].get("role")
+            if role not in ("user", "assistant"):
+                repairs.append(f"line {n}: message with role {role!r} ignored")
+                continue
+            turns.append(Turn(role, content_blocks(e["message"].get("content")), "line", [n],
+                              e["message"].get("usage"), time=seconds(e.get("timestamp"))))
+    info["api_turns"] = sum(1 for t in turns if t.role == "assistant")
+    return turns
+
+
+def _classify(doc: Any, name: str, label: str) -> tuple[str, list]:
+    """Return ``(source_format, chat_messages)`` for a whole-document JSON value."""
+    if isinstance(doc, dict) and isinstance(doc.get("history"), list) and "trajectory" in doc:
+        return "swe-agent", doc["history"]
+    if isinstance(doc, dict) and isinstance(doc.get("messages"), list):
+        mini = str(doc.get("trajectory_format", "")).startswith("mini-swe-agent") \
+            or name.endswith(".traj.json")
+        return ("mini-swe-agent" if mini else "messages-json"), doc["messages"]
+    if isinstance(doc, list) and all(isinstance(m, dict) and "role" in m for m in doc) and doc:
+        return ("mini-swe-agent" if name.endswith(".traj.json") else "messages-json"), doc
+    raise TranscriptError(f"{label}: unknown format (expected Claude Code JSONL, a mini-swe-agent "
+                          "or SWE-agent trajectory, or a JSON list of messages)")

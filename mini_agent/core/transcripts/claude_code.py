@@ -1,0 +1,188 @@
+"""Read a Claude Code session JSONL file into turns (notebook 03_observation_masking).
+
+Entries, one per line of ``~/.claude/projects/<proj>/<session>.jsonl``: ``{"type": "user" |
+"assistant" | "system" | "progress" | ..., "uuid", "parentUuid", "isSidechain", "message"}``.
+:func:`parse_jsonl` (the line reader) serves this kit's own session log as well.
+
+* The history is the ``parentUuid`` chain from the last non-sidechain message entry back to
+  a root; entries of the same API response that Claude Code wrote on side branches (parallel
+  ``tool_use`` lines sharing one ``message.id``, and their ``tool_result`` lines) are brought
+  back; a parent link that points outside the file ends the chain there (reported).
+* ``isSidechain`` (sub-agent) entries and non-message entries (:data:`SKIPPED_ENTRY_TYPES`)
+  are skipped and counted in ``info``; ``isMeta`` user entries are kept (Claude Code sends
+  them to the model); ``<synthetic>`` assistant entries (written by the client, not the
+  model) are dropped (reported); a truncated last line is ignored (reported).
+* :func:`join_split_responses`: the lines of one ``message.id`` become ONE assistant message
+  whose usage and time are the last line's.
+* Each entry's ISO 8601 ``timestamp`` (``"2026-01-12T10:00:00.123Z"``) is its time.
+* Compaction (``system``/``compact_boundary`` then an ``isCompactSummary`` user entry): with
+  ``compaction="restart"`` the history starts at the summary, which is what the model saw
+  after compacting; ``compaction="full"`` follows the boundary's ``logicalParentUuid`` and
+  loads the pre-compaction history too, summary included.
+
+Pure (text in, turns out). Does not clean blocks, pair tool results or validate: that is
+:mod:`.repair`, shared with the other formats.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+from typing import Any
+
+from mini_agent.core.transcripts.turns import TranscriptError, Turn, content_blocks, format_span, seconds
+
+SKIPPED_ENTRY_TYPES = ("progress", "system", "queue-operation", "file-history-snapshot", "pr-link")
+"""Claude Code entry types that carry no API message (counted in ``info["skipped_entries"]``)."""
+
+SYNTHETIC_MODEL = "<synthetic>"
+"""``message.model`` of assistant entries Claude Code writes itself (errors, interruptions)."""
+
+
+def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
+    """Return ``(line_number, entry)`` pairs; bad lines are skipped and reported."""
+    lines = text.split("\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    entries = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except RecursionError:
+            repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
+            continue
+        except json.JSONDecodeError:
+            what = "truncated last line" if i == last else "line is not valid JSON"
+            repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
+            continue
+        if isinstance(entry, dict):
+            entries.append((i + 1, entry))
+        else:
+            repairs.append(f"line {i + 1}: not a JSON object, ignored")
+    return entries
+
+
+def _is_message_entry(entry: dict) -> bool:
+    return entry.get("type") in ("user", "assistant") and isinstance(entry.get("message"), dict)
+
+
+def claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
+                      info: dict[str, Any], compaction: str) -> list[Turn]:
+    """Follow the ``parentUuid`` chain and build turns (see the module doc for the rules)."""
+    entries = [(n, _clean_ids(n, e, repairs)) for n, e in entries]
+    by_uuid = {e["uuid"]: (n, e) for n, e in entries if isinstance(e.get("uuid"), str)}
+    candidates = [(n, e) for n, e in entries if _is_message_entry(e) and not e.get("isSidechain")]
+    info["skipped_entries"] = dict(collections.Counter(
+        e.get("type") for _, e in entries if not _is_message_entry(e)))
+    info["sidechain_entries"] = sum(1 for _, e in entries if e.get("isSidechain"))
+    if not candidates:
+        raise TranscriptError("no user or assistant entries outside sidechains")
+    chain: set[str] = set()
+    n, entry = candidates[-1]
+    compactions = 0
+    while True:
+        if entry.get("uuid") in chain:
+            repairs.append(f"line {n}: parentUuid cycle; the chain stops here")
+            break
+        chain.add(entry.get("uuid"))
+        parent = entry.get("parentUuid")
+        if entry.get("type") == "system" and entry.get("subtype") == "compact_boundary":
+            compactions += 1
+            earlier = sum(1 for m, e in candidates if m < n)
+            if compaction == "full" and entry.get("logicalParentUuid") in by_uuid:
+                repairs.append(f"line {n}: compact_boundary: compaction='full' loads the "
+                               f"{earlier} message entries before it as well as the summary")
+                parent = entry["logicalParentUuid"]
+            else:
+                repairs.append(f"line {n}: compact_boundary: the history restarts at the "
+                               f"compaction summary; {earlier} earlier message entries are not "
+                               "loaded (compaction='full' loads them)")
+                break
+        if parent is None:
+            break
+        if parent not in by_uuid:
+            repairs.append(f"line {n}: parentUuid {parent} points outside the file; "
+                           "the history starts here")
+            break
+        n, entry = by_uuid[parent]
+    info["compactions"] = compactions
+    chain_ids = {e["message"].get("id") for _, e in candidates
+                 if e.get("uuid") in chain and e["type"] == "assistant"} - {None}
+    included: set[str] = set()
+    turns: list[Turn] = []
+    api_turns: set[str] = set()
+    models: list[str] = []
+    synthetic: list[int] = []
+    for n, e in candidates:
+        message = e["message"]
+        on_chain = e.get("uuid") in chain
+        if e["type"] == "assistant":
+            if not on_chain and message.get("id") not in chain_ids:
+                continue
+            included.add(e.get("uuid"))
+            if message.get("model") == SYNTHETIC_MODEL:
+                synthetic.append(n)
+                continue
+            models.append(message.get("model"))
+            mid = message.get("id")
+            api_turns.add(mid or f"line {n}")
+            turns.append(Turn("assistant", content_blocks(message.get("content")), "line", [n],
+                              message.get("usage"), mid, seconds(e.get("timestamp"))))
+        else:
+            blocks = content_blocks(message.get("content"))
+            results_only = bool(blocks) and all(b.get("type") == "tool_result" for b in blocks)
+            sibling = results_only and e.get("parentUuid") in included
+            if not (on_chain or sibling):
+                continue
+            included.add(e.get("uuid"))
+            turns.append(Turn("user", blocks, "line", [n], time=seconds(e.get("timestamp"))))
+    if synthetic:
+        repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {format_span(synthetic)}: "
+                       f"dropped {len(synthetic)} <synthetic> "
+                       "assistant entries (written by Claude Code, not the model)")
+    info["api_turns"] = len(api_turns)
+    info["_models"] = [m for m in models if isinstance(m, str) and m]
+    return turns
+
+
+def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
+    """A copy of ``entry`` whose link ids that are not strings are None (reported)."""
+    bad = [k for k in ("uuid", "parentUuid", "logicalParentUuid")
+           if entry.get(k) is not None and not isinstance(entry[k], str)]
+    message = entry.get("message")
+    bad_id = isinstance(message, dict) and message.get("id") is not None \
+        and not isinstance(message["id"], str)
+    if not bad and not bad_id:
+        return entry
+    repairs.append(f"line {n}: {', '.join(bad + ['message.id'] * bad_id)} not a string; "
+                   "treated as missing")
+    entry = {**entry, **{k: None for k in bad}}
+    if bad_id:
+        entry["message"] = {**message, "id": None}
+    return entry
+
+
+def join_split_responses(turns: list[Turn]) -> list[Turn]:
+    """Fold assistant lines sharing one ``message.id`` into the first (Claude Code quirk).
+
+    Only tool_result-only user lines may sit between them (Claude Code writes each result
+    right after its tool_use line); the usage kept is the last line's (the final count), and
+    so is the time.
+    """
+    out: list[Turn] = []
+    last_assistant: Turn | None = None
+    for turn in turns:
+        if turn.role == "assistant":
+            if (last_assistant is not None and turn.msg_id
+                    and last_assistant.msg_id == turn.msg_id):
+                last_assistant.blocks.extend(turn.blocks)
+                last_assistant.positions.append(turn.positions[0])
+                last_assistant.usage = turn.usage or last_assistant.usage
+                last_assistant.time = turn.time if turn.time is not None else last_assistant.time
+                continue
+            last_assistant = turn
+        elif any(b.get("type") != "tool_result" for b in turn.blocks):
+            last_assistant = None
+        out.append(turn)
+    return out

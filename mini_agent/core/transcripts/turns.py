@@ -1,0 +1,98 @@
+"""The shared intermediate form of every transcript reader: a message under construction.
+
+Each reader (:mod:`.claude_code`, :mod:`.chat`, and this kit's own session log in
+:mod:`mini_agent.core.transcripts`) turns a file into a list of :class:`Turn`: a role, content
+blocks, and the line or message numbers they came from, so that every repair in
+:mod:`.repair` can say where it changed the file. Also holds :class:`TranscriptError`,
+the one error every reader raises, and the small formatters of those positions.
+
+Does not read files, detect formats or repair anything. Part of
+``notebooks/03_observation_masking.ipynb`` (loading real transcripts).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import math
+from typing import Any
+
+from mini_agent.core.messages import Block
+
+
+class TranscriptError(ValueError):
+    """A file is missing, not a transcript, or cannot be turned into a valid history."""
+
+
+@dataclasses.dataclass
+class Turn:
+    """A message under construction: blocks plus where they came from and the API usage.
+
+    ``time``: Unix seconds the file records for this message (the latest part's, once parts
+    are merged), or None when it records none.
+    """
+
+    role: str
+    blocks: list[Block]
+    unit: str  # "line" (JSONL, 1-based) or "messages" (index into a chat list)
+    positions: list[int]
+    usage: dict | None = None
+    msg_id: str | None = None
+    time: float | None = None
+
+    @property
+    def where(self) -> str:
+        """``"line 5"``, ``"lines 5-8, 11"``, ``"messages[3]"`` or ``"messages[3-4]"``."""
+        if not self.positions:
+            return self.unit
+        ranges = format_ranges(self.positions)
+        if self.unit == "messages":
+            return f"messages[{ranges}]"
+        return f"line{'s' if len(self.positions) > 1 else ''} {ranges}"
+
+
+def format_ranges(numbers: list[int]) -> str:
+    """``[5, 6, 7, 9]`` -> ``"5-7, 9"`` (sorted, duplicates removed)."""
+    out: list[str] = []
+    for x in sorted(set(numbers)):
+        if out and x == end + 1:
+            end = x
+            out[-1] = f"{start}-{end}"
+        else:
+            start = end = x
+            out.append(str(x))
+    return ", ".join(out)
+
+
+def content_blocks(content: Any) -> list[Block]:
+    """Content (str or list of blocks) as a new list of shallow-copied blocks."""
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    if isinstance(content, list):
+        return [dict(b) if isinstance(b, dict) else {"type": "text", "text": str(b)}
+                for b in content]
+    return []
+
+
+def seconds(value: Any) -> float | None:
+    """A recorded time as Unix seconds: a finite number, or an ISO 8601 string; else None.
+
+    A string without a zone is read as UTC. Example: ``seconds("1970-01-01T00:01:00.5Z") == 60.5``.
+    """
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value) if math.isfinite(value) else None
+    if not isinstance(value, str):
+        return None
+    try:
+        when = dt.datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return when.timestamp()
+
+
+def format_span(numbers: list[Any], limit: int = 8) -> str:
+    """``[3, 5, 9]`` -> ``"3, 5, 9"``; long lists are cut with ``...``."""
+    shown = ", ".join(str(x) for x in numbers[:limit])
+    return shown + (f", ... ({len(numbers)} in all)" if len(numbers) > limit else "")

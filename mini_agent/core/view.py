@@ -1,0 +1,63 @@
+"""The contract between the full history and the view sent to the model.
+
+The agent keeps the FULL history (the record: the session log, "show me what the agent read")
+and sends a VIEW built by a policy each request (seed 000: "store full, send masked").
+A view policy is any callable ``policy(history, ctx) -> list[MessageParam]`` that returns a
+new list and never mutates ``history``. Facts the policies need about each message (when it
+arrived) live in :class:`ViewContext`, beside the messages, never inside them: the API rejects
+unknown keys in content blocks.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Callable, Protocol, Sequence
+
+from mini_agent.core.messages import MessageParam
+
+
+@dataclasses.dataclass(frozen=True)
+class ViewContext:
+    """Per-request facts a view policy may use.
+
+    Attributes: times: Unix seconds at which each history message was appended, parallel to
+    the history (``len(times) == len(history)``); now: the agent clock's time in seconds;
+    turn: 1-based request number within the agent's life.
+    """
+
+    times: tuple[float, ...] = ()
+    now: float = 0.0
+    turn: int = 1
+
+    def times_for(self, history: Sequence[MessageParam]) -> tuple[float, ...]:
+        """``times`` when parallel to ``history``, else ``now`` for every message (seconds).
+
+        Example: ``ViewContext(now=5.0).times_for([{"role": "user", "content": "hi"}]) == (5.0,)``.
+        """
+        return self.times if len(self.times) == len(history) else (self.now,) * len(history)
+
+
+class ViewPolicy(Protocol):
+    """``(history, ctx) -> view``: a new list; the input is never mutated."""
+
+    def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+        ...  # pragma: no cover - protocol
+
+
+def full_view(history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+    """The identity policy: send the whole history (a shallow copy of the list)."""
+    return list(history)
+
+
+def chain(*policies: ViewPolicy) -> Callable[[list[MessageParam], ViewContext], list[MessageParam]]:
+    """Compose policies left to right: ``chain(a, b)(h, ctx) == b(a(h, ctx), ctx)``.
+
+    Only valid for policies that keep the message count (masking, micro-compaction); a
+    policy that drops messages makes ``ctx.times`` misaligned for the next one.
+    """
+    def run(history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+        view = history
+        for policy in policies:
+            view = policy(view, ctx)
+        return list(view)
+    return run

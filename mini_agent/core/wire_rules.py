@@ -1,0 +1,128 @@
+"""Small rules of the Messages API wire format that several checks share.
+
+``cache_control`` markers (shape, TTL values, longer TTLs first), what a list-shaped
+``tool_result`` content may hold, and the final assistant turn's trailing whitespace. Each
+function returns a problem sentence or None; :func:`mini_agent.core.messages.validate_messages`
+raises on them. Pure: no IO, inputs never mutated. Taught in ``notebooks/05_prompt_caching.ipynb``
+(TTLs) and ``01_agent_loop.ipynb``. Source: prompt caching docs ("Mixing different TTLs":
+longer TTLs must appear before shorter ones, in the order tools, system, messages); the
+SDK's ``ToolResultBlockParam`` and ``CacheControlEphemeralParam`` types; the API's 400
+"final assistant content cannot end with trailing whitespace".
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document", "search_result",
+                                       "tool_reference"})
+"""Block types a list-shaped ``tool_result`` content may hold (SDK ``ToolResultBlockParam``)."""
+
+CACHE_TTL_ORDER = {"5m": 0, "1h": 1}
+"""``cache_control.ttl`` values the API accepts, shortest first (no ttl means "5m")."""
+
+
+def cache_control_problem(marker: Any) -> str | None:
+    """Why ``marker`` is not a valid ``cache_control`` value (None: valid, or absent).
+
+    >>> cache_control_problem({"type": "ephemeral", "ttl": "2h"}) is not None
+    True
+    """
+    if marker is None:
+        return None
+    if (isinstance(marker, dict) and marker.get("type") == "ephemeral"
+            and set(marker) <= {"type", "ttl"} and marker.get("ttl", "5m") in CACHE_TTL_ORDER):
+        return None
+    return (f"cache_control must be {{'type': 'ephemeral'}} with an optional ttl '5m' or "
+            f"'1h', got {marker!r:.80}")
+
+
+def cache_markers(parts: Any) -> list[dict]:
+    """Every ``cache_control`` value inside ``parts``, in document order (depth first).
+
+    >>> cache_markers([[{"cache_control": {"type": "ephemeral"}}], []])
+    [{'type': 'ephemeral'}]
+    """
+    found: list[dict] = []
+    stack = [parts]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if item.get("cache_control") is not None:
+                found.append(item["cache_control"])
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, list):
+            stack.extend(reversed(item))
+    return found
+
+
+def ttl_rank(marker: Any) -> int:
+    """The rank of a marker's TTL in :data:`CACHE_TTL_ORDER` (unknown values rank as "5m")."""
+    return CACHE_TTL_ORDER.get(marker.get("ttl", "5m"), 0) if isinstance(marker, dict) else 0
+
+
+def ttl_order_problem(parts: Any) -> str | None:
+    """Why the markers in ``parts`` (``[tools, system, messages]``) break "longer TTLs
+    first", or None.
+
+    >>> ttl_order_problem([[], [], [{"cache_control": {"type": "ephemeral"}},
+    ...                            {"cache_control": {"type": "ephemeral", "ttl": "1h"}}]])
+    "a cache_control with ttl '1h' comes after one with a shorter ttl: longer TTLs must come before shorter ones"
+    """
+    shortest = max(CACHE_TTL_ORDER.values())
+    for marker in cache_markers(parts):
+        rank = ttl_rank(marker)
+        if rank > shortest:
+            return (f"a cache_control with ttl {marker.get('ttl')!r} comes after one with a "
+                    "shorter ttl: longer TTLs must come before shorter ones")
+        shortest = rank
+    return None
+
+
+def final_whitespace_problem(message: Any) -> str | None:
+    """The API's refusal when ``message`` (the last of a request) is an assistant turn whose
+    content ends in whitespace, else None.
+
+    >>> final_whitespace_problem({"role": "assistant", "content": "Done.\\n"})
+    'final assistant content cannot end with trailing whitespace'
+    """
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return None
+    content = message.get("content")
+    if isinstance(content, list):
+        tail = content[-1] if content and isinstance(content[-1], dict) else {}
+        content = tail.get("text", "") if tail.get("type") == "text" else ""
+    if isinstance(content, str) and content != content.rstrip():
+        return "final assistant content cannot end with trailing whitespace"
+    return None
+
+
+def shorten_later_ttls(parts: Any) -> int:
+    """Give every ``cache_control`` marker in ``parts`` (``[tools, system, messages]``) a TTL
+    no longer than any marker before it, so longer TTLs always come first.
+
+    A later, longer marker is shortened (never an earlier one lengthened: that would raise
+    the write price). MUTATES the markers in ``parts``: pass a copy you own.
+    Returns: how many markers were shortened.
+
+    >>> parts = [[], [{"cache_control": {"type": "ephemeral"}}],
+    ...          [{"cache_control": {"type": "ephemeral", "ttl": "1h"}}]]
+    >>> shorten_later_ttls(parts), parts[2][0]["cache_control"]
+    (1, {'type': 'ephemeral'})
+    """
+    shortest = max(CACHE_TTL_ORDER.values())
+    shortened = 0
+    for marker in cache_markers(parts):
+        if not isinstance(marker, dict):
+            continue
+        rank = ttl_rank(marker)
+        if rank > shortest:
+            ttl = next(name for name, r in CACHE_TTL_ORDER.items() if r == shortest)
+            if ttl == "5m":
+                marker.pop("ttl", None)
+            else:
+                marker["ttl"] = ttl
+            shortened += 1
+        else:
+            shortest = rank
+    return shortened

@@ -1,0 +1,202 @@
+"""Live widgets for the episode notebooks: token charts, masking sliders, the scorecard.
+
+* :class:`TokenChart`: a plotly ``FigureWidget`` of raw vs view approx tokens per request,
+  fed from ``agent.requests`` (``update``) or one record at a time while the agent runs
+  (``on_request``); redraws inside ``fig.batch_update()`` so each update is one message to
+  the browser.
+* :class:`MaskingExplorer`: ipywidgets sliders for ``keep`` and the threshold over a recorded
+  history; the chart redraws at once from :func:`mini_agent.core.masking.masking_curve`.
+* :func:`scorecard_widget`: a graded exercise's :class:`~mini_agent.grading.Scorecard` as HTML.
+
+The logic lives in pure helpers (:func:`chart_series`, :func:`curve_totals`,
+:func:`threshold_label`, :func:`scorecard_html`) that tests call without a browser. Imported only by notebooks (this
+module pulls in plotly and ipywidgets). Taught in ``notebooks/03_observation_masking.ipynb``.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any, Iterable, Mapping, Sequence
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, MASK_THRESHOLD_TOKENS, masking_curve
+from mini_agent.core.messages import MessageParam
+from mini_agent.core.tokens import approx_tokens
+
+RAW_COLOR = "#9aa5b1"
+VIEW_COLOR = "#d9480f"
+
+
+def chart_series(requests: Iterable[Mapping[str, Any]]) -> tuple[list[int], list[int], list[int]]:
+    """Return ``(request_numbers, raw_tokens, view_tokens)`` from per-request records.
+
+    Shapes: each record is ``{"raw_tokens": int, "view_tokens": int, ...}`` (the Agent's
+    ``agent.requests``); request numbers count from 1 in list order.
+
+    >>> chart_series([{"raw_tokens": 10, "view_tokens": 10}, {"raw_tokens": 30, "view_tokens": 12}])
+    ([1, 2], [10, 30], [10, 12])
+    """
+    records = list(requests)
+    return (list(range(1, len(records) + 1)), [int(r["raw_tokens"]) for r in records],
+            [int(r["view_tokens"]) for r in records])
+
+
+def curve_totals(curve: Sequence[tuple[int, int, int]]) -> dict[str, float]:
+    """Sum a masking curve over its requests: ``{"requests", "raw_tokens", "view_tokens",
+    "saved_share"}`` (saved_share = 1 - view/raw, 0..1; 0 for an empty curve).
+
+    >>> curve_totals([(1, 100, 100), (2, 300, 100)])
+    {'requests': 2, 'raw_tokens': 400, 'view_tokens': 200, 'saved_share': 0.5}
+    """
+    raw = sum(r for _, r, _ in curve)
+    view = sum(v for _, _, v in curve)
+    return {"requests": len(curve), "raw_tokens": raw, "view_tokens": view,
+            "saved_share": round(1 - view / raw, 4) if raw else 0.0}
+
+
+def threshold_label(threshold_tokens: int) -> str:
+    """The text beside the dashed threshold line, with the threshold's value.
+
+    >>> threshold_label(8_000)
+    'mask threshold: 8,000 tokens'
+    """
+    return f"mask threshold: {threshold_tokens:,} tokens"
+
+
+def _figure(title: str, threshold_tokens: int | None) -> go.FigureWidget:
+    fig = go.FigureWidget()
+    fig.add_scatter(x=[], y=[], name="raw history (approx tokens)", mode="lines+markers",
+                    line={"color": RAW_COLOR})
+    fig.add_scatter(x=[], y=[], name="view sent (approx tokens)", mode="lines+markers",
+                    line={"color": VIEW_COLOR})
+    fig.update_layout(title=title, xaxis_title="request", yaxis_title="approx tokens",
+                      height=360, margin={"l": 60, "r": 20, "t": 50, "b": 40},
+                      legend={"orientation": "h", "y": -0.25})
+    if threshold_tokens is not None:
+        fig.add_hline(y=threshold_tokens, line_dash="dot", line_color="#495057",
+                      annotation_text=threshold_label(threshold_tokens))
+    return fig
+
+
+class TokenChart:
+    """A live chart of raw vs view approx tokens per request.
+
+    Use: ``chart = TokenChart(); display(chart.figure)``, then either ``chart.update(
+    agent.requests)`` after (or during) a run, or pass ``chart.on_request`` as a per-request
+    callback. Attributes: figure (``plotly.graph_objects.FigureWidget``), requests (the
+    records drawn so far).
+    """
+
+    def __init__(self, *, title: str = "Raw history vs the view sent",
+                 threshold_tokens: int | None = MASK_THRESHOLD_TOKENS) -> None:
+        self.figure = _figure(title, threshold_tokens)
+        self.requests: list[Mapping[str, Any]] = []
+
+    def update(self, requests: Iterable[Mapping[str, Any]]) -> None:
+        """Redraw from all records (e.g. ``agent.requests``), in one ``batch_update``."""
+        self.requests = list(requests)
+        x, raw, view = chart_series(self.requests)
+        with self.figure.batch_update():
+            self.figure.data[0].x, self.figure.data[0].y = x, raw
+            self.figure.data[1].x, self.figure.data[1].y = x, view
+
+    def on_request(self, record: Mapping[str, Any], *_: Any) -> None:
+        """Add one request's record and redraw (a callback for the agent, one per request)."""
+        self.update([*self.requests, record])
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - notebook display only
+        from IPython.display import display
+        display(self.figure)
+
+
+class MaskingExplorer:
+    """Sliders for ``keep`` and the threshold over a recorded history; the chart follows.
+
+    Each slider change recomputes :func:`masking_curve` (one linear pass) and redraws in one
+    ``batch_update``; a summary line shows the tokens sent over all requests.
+    Attributes: keep_slider, threshold_slider (``ipywidgets.IntSlider``), figure, summary
+    (``ipywidgets.HTML``), widget (the ``VBox`` to display), curve (the last computed curve).
+    Raises: ValueError for keep < 0 (from masking_curve).
+    """
+
+    def __init__(self, history: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+                 threshold_tokens: int = MASK_THRESHOLD_TOKENS, max_keep: int = 20,
+                 chunk: int = 1, title: str = "Masking a recorded run") -> None:
+        self.history = history
+        self.chunk = chunk
+        top = max(approx_tokens(history), threshold_tokens, 1_000)
+        self.keep_slider = widgets.IntSlider(value=keep, min=0, max=max(max_keep, keep),
+                                             description="keep")
+        self.threshold_slider = widgets.IntSlider(
+            value=threshold_tokens, min=0, max=top, step=max(1, top // 200),
+            description="threshold", continuous_update=True)
+        self.figure = _figure(title, threshold_tokens)
+        self.summary = widgets.HTML()
+        self.curve: list[tuple[int, int, int]] = []
+        self.keep_slider.observe(self._changed, names="value")
+        self.threshold_slider.observe(self._changed, names="value")
+        self.widget = widgets.VBox([widgets.HBox([self.keep_slider, self.threshold_slider]),
+                                    self.figure, self.summary])
+        self.redraw()
+
+    def _changed(self, _change: Any) -> None:
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Recompute the curve for the sliders' values and redraw chart and summary."""
+        keep, threshold = self.keep_slider.value, self.threshold_slider.value
+        self.curve = masking_curve(self.history, keep=keep, threshold_tokens=threshold,
+                                   chunk=self.chunk)
+        x = [r for r, _, _ in self.curve]
+        with self.figure.batch_update():
+            self.figure.data[0].x, self.figure.data[0].y = x, [raw for _, raw, _ in self.curve]
+            self.figure.data[1].x, self.figure.data[1].y = x, [v for _, _, v in self.curve]
+            if self.figure.layout.shapes:  # the dashed line and its label move together
+                self.figure.layout.shapes[0].y0 = threshold
+                self.figure.layout.shapes[0].y1 = threshold
+                self.figure.layout.annotations[0].y = threshold
+                self.figure.layout.annotations[0].text = threshold_label(threshold)
+        totals = curve_totals(self.curve)
+        self.summary.value = (
+            f"keep={keep}, threshold={threshold:,} tokens: {totals['requests']} requests sent "
+            f"~{totals['view_tokens']:,} tokens instead of ~{totals['raw_tokens']:,} "
+            f"(<b>{totals['saved_share']:.0%} saved</b>)")
+
+    def _ipython_display_(self) -> None:  # pragma: no cover - notebook display only
+        from IPython.display import display
+        display(self.widget)
+
+
+def scorecard_html(card: Any) -> str:
+    """Render a Scorecard as HTML: a title naming the file graded and the kit version, an
+    import error (once) if the file does not import, then one row per check (pass/fail,
+    points, hint and what came back).
+
+    Hints, paths and failure details are HTML-escaped. Returns a str.
+    """
+    rows = []
+    for c in card.checks:
+        mark = ("<span style='color:#2b8a3e'>&#10004;</span>" if c.passed
+                else "<span style='color:#c92a2a'>&#10008;</span>")
+        note = "" if c.passed or card.error else html.escape(c.hint)
+        if not c.passed and c.detail and not card.error:
+            note += f"<br><small><code>{html.escape(c.detail)}</code></small>"
+        rows.append(f"<tr><td>{mark}</td><td><code>{html.escape(c.name)}</code></td>"
+                    f"<td>{c.points}/{c.max_points}</td><td>{note}</td></tr>")
+    error = (f"<pre style='color:#c92a2a'>{html.escape(card.error)}</pre>" if card.error
+             else "")
+    return (f"<h4>Exercise {html.escape(card.exercise)}: {card.score}/{card.total} points "
+            f"<small>(<code>{html.escape(card.path or card.implementation)}</code>, "
+            f"mini-agent {html.escape(card.kit_version)})</small></h4>" + error
+            + "<table><tr><th></th><th>check</th><th>points</th><th>hint</th></tr>"
+            + "".join(rows) + "</table>")
+
+
+def scorecard_widget(card: Any) -> widgets.VBox:
+    """The scorecard as a widget: a progress bar of points and the HTML table."""
+    bar = widgets.IntProgress(value=card.score, min=0, max=max(card.total, 1),
+                              description=f"{card.score}/{card.total}",
+                              bar_style="success" if card.full_marks else "warning")
+    return widgets.VBox([bar, widgets.HTML(scorecard_html(card))])
