@@ -139,3 +139,33 @@ def test_version_refusals(tmp_path):
     store.path.write_text("{cut")
     with pytest.raises(ValueError, match="not a JSON progress file"):
         ProgressStore(store.path).read()
+
+
+def test_require_fresh_approvals_names_each_expired_one():
+    from mini_agent.core.progress import ApprovalExpiredError, require_fresh_approvals
+    progress = new_progress("job", ITEMS, approvals=[
+        {"id": "post-ledger", "expires_at": 999.0}, {"id": "close-month", "expires_at": 1000.0},
+        {"id": "still-valid", "expires_at": 1000.5}])
+    with pytest.raises(ApprovalExpiredError) as err:
+        require_fresh_approvals(progress, now=1000.0)
+    assert err.value.ids == ["post-ledger", "close-month"]      # expires_at <= now is expired
+    assert "post-ledger, close-month" in str(err.value) and "ask for the approval again" in str(err.value)
+    require_fresh_approvals(progress, now=999.0 - 1)            # all valid: no error
+
+
+def test_worker_refuses_to_resume_on_an_expired_approval_and_applies_nothing(tmp_path, capsys):
+    from mini_agent.core.checkpoint_lab import build_ledger_job
+    from mini_agent.core.progress import ApprovalExpiredError
+    from mini_agent.harness.checkpoint import write_json_atomic
+    from mini_agent.harness.checkpoint_worker import PROGRESS_FILE, run_worker
+    job = build_ledger_job(3, seed=1)
+    progress = new_progress(job["task"], job["items"], goal=job["goal"],
+                            done_criteria=job["done_criteria"],
+                            approvals=[{"id": "post-ledger", "expires_at": 1.0}])
+    write_json_atomic(tmp_path / PROGRESS_FILE, progress)
+    ledger = Ledger()
+    with pytest.raises(ApprovalExpiredError):
+        run_worker(tmp_path, ledger, job)
+    assert [c for c in ledger.calls if c[0] == "apply"] == []
+    events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
+    assert events[-1]["event"] == "refused" and events[-1]["approvals"] == ["post-ledger"]

@@ -228,6 +228,38 @@ def expired(progress: dict, *, now: float) -> dict[str, list[str]]:
             for kind in ("approvals", "handles")}
 
 
+class ApprovalExpiredError(RuntimeError):
+    """A human approval recorded in the progress file expired before the work resumed.
+
+    Attributes: ids (the expired approvals), now (seconds). Nothing may be applied on the
+    strength of an expired approval: ask for it again, then resume.
+    """
+
+    def __init__(self, ids: list[str], now: float) -> None:
+        self.ids, self.now = list(ids), now
+        super().__init__(f"approval {', '.join(ids)} expired before resume (now={now:.0f} s); "
+                         "nothing was applied: ask for the approval again, record it in the "
+                         "progress file, then resume")
+
+
+def require_fresh_approvals(progress: dict, *, now: float) -> None:
+    """Refuse to resume on an expired approval.
+
+    Args:
+        progress: the progress file's dict (its ``approvals``: ``{"id", "expires_at"}``).
+        now: the current time in seconds.
+    Returns:
+        None when every approval is still valid at ``now`` (or there are none).
+    Raises:
+        ApprovalExpiredError: one or more approvals have ``expires_at <= now``.
+    Source:
+        004_b74ef821c58ee4ec.txt (再開時の確認: 承認やハンドルの期限切れ).
+    """
+    ids = expired(progress, now=now)["approvals"]
+    if ids:
+        raise ApprovalExpiredError(ids, now)
+
+
 def open_intents(progress: dict) -> list[dict]:
     """Return the items with an intent and no result: ask the system of record about these
     before anything is redone (copies, in item order)."""

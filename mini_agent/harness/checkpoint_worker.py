@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from mini_agent.core.checkpoint_lab import PHASES, build_ledger_job
-from mini_agent.core.progress import counts, job_version, new_progress, remaining
+from mini_agent.core.progress import (ApprovalExpiredError, counts, job_version, new_progress,
+                                      remaining, require_fresh_approvals)
 from mini_agent.harness.checkpoint import ProgressStore, reconcile, resume_checks, run_step
 from mini_agent.harness.record_client import RecordClient
 
@@ -108,6 +109,11 @@ def run_worker(folder: Path, client: RecordClient, job: dict, *, owner: str = "w
                                        done_criteria=job["done_criteria"]))
     checks = resume_checks(progress, client, now=store.clock())
     emit({"event": "start", "counts": counts(progress), "resume": checks})
+    try:
+        require_fresh_approvals(progress, now=store.clock())
+    except ApprovalExpiredError as exc:
+        emit({"event": "refused", "reason": str(exc), "approvals": exc.ids})
+        raise
     paused_store, system = PausingStore(store, pause), PausingSystem(client, pause)
     for item in remaining(progress):
         payload = job["payloads"][item["id"]]
@@ -124,7 +130,8 @@ def run_worker(folder: Path, client: RecordClient, job: dict, *, owner: str = "w
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the worker program; exit 0 when every item is done."""
+    """Entry point of the worker program: exit 0 when every item is done, 3 when an approval
+    expired (nothing applied), 1 otherwise."""
     parser = argparse.ArgumentParser(description="the checkpoint lab's worker")
     parser.add_argument("--dir", required=True, help="folder of progress.json and results/")
     parser.add_argument("--url", required=True, help="the system of record, http://127.0.0.1:P")
@@ -142,8 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.error(f"--pause-at phase must be one of {PHASES}, got {phase!r}")
         pause = (item, phase)
     job = build_ledger_job(args.items, seed=args.seed, task=args.task)
-    final = run_worker(Path(args.dir), RecordClient(args.url, args.task), job, owner=args.owner,
-                       pause=pause, naive=args.naive)
+    try:
+        final = run_worker(Path(args.dir), RecordClient(args.url, args.task), job,
+                           owner=args.owner, pause=pause, naive=args.naive)
+    except ApprovalExpiredError:
+        return 3
     return 0 if final["done"] == args.items else 1
 
 
