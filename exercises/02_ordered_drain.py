@@ -16,7 +16,10 @@ streaming is not taken again, and none is lost.
 * 02.2 ``OrderedDrain.drain_ready()``: a plain generator: yield the results of the settled
   tasks at the head, in order; stop at the first task that is not done.
 * 02.3 ``OrderedDrain.drain_all()``: an async generator: yield every remaining result in
-  order, awaiting each one.
+  order, awaiting each one, so the first result leaves while later tasks still run.
+
+A task that raised re-raises its exception when its turn comes, from whichever drain reaches
+it; the cursor has already moved past it, so the next drain goes on with the task after it.
 
 Use ``asyncio.ensure_future(awaitable)`` to start a task and ``future.done()`` /
 ``future.result()`` / ``await future`` to read it. Grade with ``mini-agent grade 02``. The kit's
@@ -41,7 +44,8 @@ class OrderedDrain:
         self.cursor = 0
 
     def add(self, task_id: str, awaitable: Awaitable[Any]) -> None:
-        """Start ``awaitable`` as a task (inside a running event loop) and queue its result."""
+        """Start ``awaitable`` at once as a task (inside a running event loop) and queue its
+        result. Any awaitable: a coroutine, a Task or a Future already running."""
         raise NotImplementedError("Exercise 02.1")
 
     def drain_ready(self) -> Iterator[Any]:
