@@ -13,9 +13,14 @@ Messages are plain Anthropic ``MessageParam`` dicts, oldest first::
 
     {"role": "user" | "assistant", "content": str | list[block]}
     {"type": "text", "text": str}
+    {"type": "thinking", "thinking": str, "signature": str}
+    {"type": "image", "source": {"type": "base64", "media_type": str, "data": str}}
     {"type": "tool_use", "id": str, "name": str, "input": dict}
-    {"type": "tool_result", "tool_use_id": str, "content": str | list[block],
+    {"type": "tool_result", "tool_use_id": str, "content": str | list[text or image block],
      "is_error": bool (optional)}
+
+One assistant message may hold several ``tool_use`` blocks; their results then come together
+in the next user message, one ``tool_result`` block each.
 
 Grade with ``mini-agent grade 03`` (or the grade cell of the notebook). The kit's own version
 is ``mini_agent.core.masking``; read it after you pass, not before.
@@ -26,50 +31,73 @@ from __future__ import annotations
 import json
 import math
 
+from mini_agent.core.tokens import image_tokens
+
 PLACEHOLDER = "[observation masked — {lines} lines omitted]"
 """The placeholder text; ``PLACEHOLDER.format(lines=7)`` (the dash is an em dash, U+2014)."""
 
 
 def approx_tokens(messages: list[dict]) -> int:
-    """Estimate the tokens of a history: ``ceil(chars / 4)``.
+    """Estimate the tokens of a history: ``ceil(chars / 4)``, plus the tokens of its images.
 
     Count these characters: a string ``content``: its length; a text block: ``len(text)``;
-    a tool_use block: ``len(json.dumps(input)) + len(name) + 20``; a tool_result block: the
-    length of its content when it is a string, else the lengths of its text parts (image
-    parts count 0 here). Other blocks count 0.
+    a thinking block: ``len(thinking)``; a redacted_thinking block: ``len(data)``; a tool_use
+    block: ``len(json.dumps(input, ensure_ascii=False)) + len(name) + 20`` (the JSON as the
+    seed's ``JSON.stringify`` writes it: ``"設計"`` counts 4, not the 14 of its ``\\u``
+    escapes); a tool_result block: its content when it is a string, else its parts, each
+    counted as the blocks above. Other blocks count 0 characters. An image block, in a
+    message or in a tool_result's list content, adds ``image_tokens(block)`` tokens (given:
+    its pixel size / 750), after the rounding of the characters.
     Returns: int tokens. Example: ``approx_tokens([{"role": "user", "content": "hello"}]) == 2``.
-    Source: approxTokens in seed 000 (see docs/sources.md).
+    Source: approxTokens in seed 000 (see docs/sources.md); images as in the kit's
+    ``mini_agent.core.tokens``.
     """
     # BEGIN SOLUTION
-    chars = 0
+    chars = images = 0
+    blocks = []  # blocks still to count; a tool_result's list content joins them
     for message in messages:
         content = message["content"]
         if isinstance(content, str):
             chars += len(content)
-            continue
-        for block in content:
-            if block["type"] == "text":
-                chars += len(block["text"])
-            elif block["type"] == "tool_use":
-                chars += len(json.dumps(block["input"])) + len(block["name"]) + 20
-            elif block["type"] == "tool_result":
-                result = block.get("content", "")
-                if isinstance(result, str):
-                    chars += len(result)
-                else:
-                    chars += sum(len(part["text"]) for part in result if part["type"] == "text")
-    return math.ceil(chars / 4)
+        else:
+            blocks.extend(content)
+    while blocks:
+        block = blocks.pop()
+        kind = block.get("type")
+        if kind == "text":
+            chars += len(block["text"])
+        elif kind == "thinking":
+            chars += len(block["thinking"])
+        elif kind == "redacted_thinking":
+            chars += len(block["data"])
+        elif kind == "tool_use":
+            arguments = json.dumps(block["input"], ensure_ascii=False)
+            chars += len(arguments) + len(block["name"]) + 20
+        elif kind == "tool_result":
+            result = block.get("content", "")
+            if isinstance(result, str):
+                chars += len(result)
+            else:
+                blocks.extend(result)
+        elif kind == "image":
+            images += image_tokens(block)
+    return math.ceil(chars / 4) + images
     # END SOLUTION
 
 
 def mask_old_observations(messages: list[dict], keep: int = 4) -> list[dict]:
     """Return a NEW history where all but the newest ``keep`` tool results are masked.
 
-    A masked tool_result keeps every key (``tool_use_id``, ``is_error``...) and gets
+    Tool results are counted one by one, wherever they are (several may share one user
+    message): the newest ``keep`` of them, counting from the end of the history, stay
+    verbatim. A masked tool_result keeps every key (``tool_use_id``, ``is_error``...) and gets
     ``"content": PLACEHOLDER.format(lines=N)``, where N is the number of lines of its text
-    (``text.count("\\n") + 1``; for list content, the text parts joined with ``""``).
-    Assistant messages and user text are never changed. The input list, its messages and
-    their blocks must not be mutated.
+    (``text.count("\\n") + 1``, only ``"\\n"`` ends a line; for list content, the text parts
+    joined with ``""``). Assistant messages, user text (string content or text blocks) and
+    the order of blocks are never changed. Returns a new list of the same length; the input
+    list, its messages and their blocks must not be mutated.
+    (The kit's own version also leaves alone a result that is already a placeholder or is
+    shorter than one; you need not.)
     Raises: ValueError if keep < 0.
     Source: maskOldObservations in seed 000 (see docs/sources.md).
     """

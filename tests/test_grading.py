@@ -29,6 +29,12 @@ from mini_agent.grading.runner import names_used
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION_03 = (REPO / "solutions" / "03_masking.py").read_text(encoding="utf-8")
 SHOULD_MASK = "def should_mask(messages: list[dict], threshold_tokens: int = 8_000) -> bool:\n"
+CHECKS_03 = collect_checks(checks_module("03"))
+TOTAL_03 = sum(fn.grading["points"] for fn in CHECKS_03)
+"""Exercise 03's full marks; its should_mask check is worth 1 point."""
+ESTIMATE_CHECKS_03 = [fn.__name__ for fn in CHECKS_03
+                      if fn.__name__.startswith(("check_approx_tokens", "check_should_mask"))]
+"""The checks that call approx_tokens (should_mask calls it too)."""
 
 
 @pytest.fixture
@@ -161,7 +167,7 @@ def test_a_non_editable_install_includes_the_checks():
 def test_grading_follows_the_copy_from_a_sub_folder(copy):
     card = grade("03")
     assert card.path == str(copy / "exercises" / "03_masking.py")
-    assert card.full_marks and card.score == 20
+    assert card.full_marks and card.score == TOTAL_03
     assert card.to_text().splitlines()[0] == (
         f"Exercise 03: {copy}/exercises/03_masking.py (mini-agent {mini_agent.__version__})")
     assert find_root() == copy
@@ -171,7 +177,7 @@ def test_root_names_the_folder(copy, tmp_path_factory):
     other = tmp_path_factory.mktemp("elsewhere")
     shutil.copytree(REPO / "exercises", other / "exercises")  # untouched stubs
     assert grade("03", root=other).score == 0
-    assert grade("03").score == 20  # the current folder's copy, not the other one
+    assert grade("03").score == TOTAL_03  # the current folder's copy, not the other one
     with pytest.raises(FileNotFoundError, match="no exercises/03_"):
         grade("03", root=copy / "notebooks")
 
@@ -222,18 +228,18 @@ def test_an_endless_loop_costs_that_check_only(copy):
     assert failed[0].detail.startswith(
         "timed out after 2 s: look for an endless loop in should_mask (03_masking.py, line ")
     assert failed[0].seconds >= 2
-    assert card.score == 19 and card.total == 20
+    assert card.score == TOTAL_03 - 1 and card.total == TOTAL_03
 
 
 def test_a_check_after_a_timeout_runs_in_a_new_worker(copy):
-    # approx_tokens loops: its two checks time out, and the 13 masking checks after them pass
+    # approx_tokens loops: its checks and should_mask's time out, the masking checks pass
     approx = "def approx_tokens(messages: list[dict]) -> int:\n"
     write_03(copy, SOLUTION_03.replace(approx, approx + "    while True:\n        pass\n"))
     card = grade("03", time_limit_seconds=1)
     timed_out = [c.name for c in card.checks if c.detail.startswith("timed out after 1 s")]
-    assert timed_out == ["check_approx_tokens_text", "check_approx_tokens_tool_blocks",
-                         "check_should_mask_threshold"]
-    assert card.score == 20 - 1 - 2 - 1
+    assert timed_out == ESTIMATE_CHECKS_03 and len(timed_out) >= 3
+    assert card.score == TOTAL_03 - sum(fn.grading["points"] for fn in CHECKS_03
+                                        if fn.__name__ in timed_out)
 
 
 def test_a_module_level_endless_loop_is_reported_once(copy):
@@ -241,7 +247,7 @@ def test_a_module_level_endless_loop_is_reported_once(copy):
     card = grade("03", time_limit_seconds=1)
     assert card.error.startswith(f"could not import {path}: timed out after 1 s: look for an "
                                  "endless loop in <module> (03_masking.py, line ")
-    assert card.score == 0 and len(card.checks) == 15
+    assert card.score == 0 and len(card.checks) == len(CHECKS_03)
 
 
 def test_a_process_exit_in_one_function_costs_that_check_only(copy):
@@ -252,7 +258,7 @@ def test_a_process_exit_in_one_function_costs_that_check_only(copy):
     assert [c.name for c in failed] == ["check_should_mask_threshold"]
     assert failed[0].detail.startswith("the grading process ended while this check ran "
                                        "(exit code 3)")
-    assert card.score == 19
+    assert card.score == TOTAL_03 - 1
 
 
 @pytest.mark.parametrize("exercise", ["02", "06"])
@@ -274,7 +280,7 @@ def test_a_file_that_does_not_parse_is_reported_once_with_its_line(copy):
     card = grade("03")
     assert card.error == (f"could not import {path}, line {line}: SyntaxError: invalid syntax\n"
                           "    def broken(:")
-    assert card.score == 0 and card.total == 20 and len(card.checks) == 15
+    assert card.score == 0 and card.total == TOTAL_03 and len(card.checks) == len(CHECKS_03)
     assert {c.detail for c in card.checks} == {"not run: the file does not import"}
     text = card.to_text()
     assert text.count("SyntaxError") == 1 and "hint:" not in text
@@ -313,7 +319,7 @@ def test_json_is_one_document_on_stdout_whatever_happens(copy, capsys):
              + 'print("hello from import")\n')
     code, out = run_cli("03", "--json")
     card = json.loads(out)
-    assert code == 0 and card["score"] == card["total"] == 20
+    assert code == 0 and card["score"] == card["total"] == TOTAL_03
     assert card["path"] == str(copy / "exercises" / "03_masking.py")
     assert card["kit_version"] == mini_agent.__version__ and card["error"] == ""
     assert all(set(c) >= {"name", "points", "passed", "hint", "detail", "seconds"}
@@ -331,7 +337,7 @@ def test_json_is_one_document_on_stdout_whatever_happens(copy, capsys):
     write_03(copy, "def broken(:\n")
     code, out = run_cli("3", "--json")
     card = json.loads(out)
-    assert code == 1 and card["error"].startswith("could not import") and card["total"] == 20
+    assert code == 1 and card["error"].startswith("could not import") and card["total"] == TOTAL_03
 
 
 def test_all_grades_every_exercise_in_one_call(copy):
@@ -342,11 +348,11 @@ def test_all_grades_every_exercise_in_one_call(copy):
     assert code == 1
     assert [card["exercise"] for card in room["exercises"]] == exercise_ids()
     scores = {card["exercise"]: (card["score"], card["total"]) for card in room["exercises"]}
-    assert scores["03"] == (20, 20) and scores["07"][0] == scores["07"][1] > 0
+    assert scores["03"] == (TOTAL_03, TOTAL_03) and scores["07"][0] == scores["07"][1] > 0
     assert scores["01"][0] == 0  # an untouched stub
     missing = room["exercises"][exercise_ids().index("08")]
     assert "no exercises/08_" in missing["error"] and missing["total"] > 0
-    assert room["score"] == sum(s for s, _ in scores.values()) == 20 + scores["07"][0]
+    assert room["score"] == sum(s for s, _ in scores.values()) == TOTAL_03 + scores["07"][0]
     assert room["total"] == sum(t for _, t in scores.values())
     assert room["root"] == str(copy)
     code, text = run_cli("--all")
@@ -378,6 +384,6 @@ def test_the_class_results_recipe_in_the_docs_builds_the_csv(copy, tmp_path_fact
     with open("class.csv", encoding="utf-8") as file:
         rows = list(csv.DictReader(file))
     assert [row["student"] for row in rows] == ["ana", "ben"]
-    assert rows[0]["03"] == "20" and rows[0]["01"] == "0" and rows[0]["error"] == ""
-    assert rows[0]["score"] == "20" and int(rows[0]["total"]) > 20
+    assert rows[0]["03"] == str(TOTAL_03) and rows[0]["01"] == "0" and rows[0]["error"] == ""
+    assert rows[0]["score"] == str(TOTAL_03) and int(rows[0]["total"]) > TOTAL_03
     assert rows[1]["score"] == "0" and "no exercises/" in rows[1]["error"]

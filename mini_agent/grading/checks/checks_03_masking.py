@@ -1,259 +1,355 @@
 """Graded checks for exercise 03 (observation masking); ``impl`` is the module under test.
 
-Each check targets one mistake learners make (seed 000's pitfalls and the issue's list):
-masking the newest instead of the oldest, mutating the input, changing ``tool_use_id`` or
-dropping ``is_error``, a wrong line count, touching user or assistant text, keep=0, keep
-beyond the count, negative keep. Checks are independent: each builds its own history.
+The same checks run against the package (``from mini_agent import approx_tokens,
+mask_old_observations, should_mask``). Typical mistakes caught: the estimate floored, in UTF-8
+bytes, with ASCII-escaped or ``str()`` JSON, without the tool_use framing, with list-shaped
+results stringified, thinking or images left out, image tokens added before the rounding;
+masking the newest instead of the oldest; counting results per message or walking the blocks
+of one message in the wrong order (several results share one user message); ``keep=0``
+masking nothing; mutating the input; dropping ``is_error`` or other keys; the line count off
+by one, from ``splitlines()`` (a trailing newline, U+2028) or from list parts joined with a
+newline; crashing on a user message with string content; ``should_mask`` with ``>=`` or
+ignoring ``threshold_tokens``. Outputs are longer than the placeholder throughout (the kit's
+own version leaves shorter ones alone, which the exercise does not ask).
 """
 
 from __future__ import annotations
 
-import copy
+import base64
+import struct
+import zlib
 
+from mini_agent import MessageValidationError, validate_messages
 from mini_agent.grading import check
-from mini_agent.core.messages import validate_messages
-
-PNG_1X1 = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJ"
-           "RU5ErkJggg==")
+from mini_agent.grading.checks._report import (
+    called, expect, expect_raises, returns, snapshot, unchanged)
 
 
-def lines(tag: str, n: int = 7) -> str:
-    """A tool output of ``n`` lines (no trailing newline), distinct per tag."""
-    return "\n".join(f"{tag} line {k}: some output that the model has already read"
-                     for k in range(1, n + 1))
+def png(width: int, height: int) -> str:
+    """A real, all-white PNG of ``width`` x ``height`` pixels, base64 (built here, no file)."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (struct.pack(">I", len(data)) + kind + data
+                + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    rows = b"".join(b"\x00" + b"\xff" * width for _ in range(height))
+    raw = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 0, 0,
+                                                            0, 0))
+           + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    return base64.b64encode(raw).decode("ascii")
 
 
-def history(outputs: list, *, user_text_after: str | None = None,
-            is_error: bool = False) -> list[dict]:
-    """A valid history: one user task, then one tool_use/tool_result exchange per output."""
-    messages = [{"role": "user", "content": "Find and fix the failing test."}]
-    for k, output in enumerate(outputs, 1):
-        messages.append({"role": "assistant", "content": [
-            {"type": "text", "text": f"Let me look at step {k}."},
-            {"type": "tool_use", "id": f"toolu_{k:02d}", "name": "read_file",
-             "input": {"path": f"src/file_{k}.py"}}]})
-        result = {"type": "tool_result", "tool_use_id": f"toolu_{k:02d}", "content": output}
-        if is_error:
-            result["is_error"] = True
-        content = [result]
-        if user_text_after:
-            content.append({"type": "text", "text": user_text_after})
-        messages.append({"role": "user", "content": content})
-    return messages
+IMAGE_100x60 = {"type": "image", "source": {"type": "base64", "media_type": "image/png",
+                                             "data": png(100, 60)}}
+"""6,000 pixels: ``ceil(6000 / 750) == 8`` tokens."""
 
-
-def results(messages: list[dict]) -> list[dict]:
-    return [b for m in messages if isinstance(m["content"], list)
-            for b in m["content"] if b["type"] == "tool_result"]
+PAD = " (output padded so that it is longer than its placeholder)"
 
 
 def placeholder(n: int) -> str:
     return f"[observation masked — {n} lines omitted]"
 
 
-def is_placeholder(content) -> bool:
-    """Any placeholder, whatever its line count (the count has its own check)."""
-    return isinstance(content, str) and content.startswith("[observation masked")
+def lines(tag: str, n: int) -> str:
+    """A tool output of ``n`` lines (no trailing newline), distinct per tag."""
+    return "\n".join(f"{tag} line {k}: output the model has already read" for k in range(1, n + 1))
 
 
-def masked_count(messages: list[dict]) -> int:
-    return sum(1 for b in results(messages) if is_placeholder(b["content"]))
+def exchange(k: int, output, *, name="read_file", is_error=None, text_after=None):
+    """An assistant tool_use and the user message with its result."""
+    use = {"role": "assistant", "content": [
+        {"type": "text", "text": f"Step {k}."},
+        {"type": "tool_use", "id": f"toolu_{k:02d}", "name": name, "input": {"path": f"f{k}.py"}}]}
+    result = {"type": "tool_result", "tool_use_id": f"toolu_{k:02d}", "content": output}
+    if is_error is not None:
+        result["is_error"] = is_error
+    content = [result] + ([{"type": "text", "text": text_after}] if text_after else [])
+    return [use, {"role": "user", "content": content}]
 
 
-def short(value, limit: int = 90) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+def history(outputs, **kwargs) -> list[dict]:
+    """A valid history: the task, then one tool_use/tool_result exchange per output."""
+    messages = [{"role": "user", "content": "Find and fix the failing test."}]
+    for k, output in enumerate(outputs, 1):
+        messages += exchange(k, output, **kwargs)
+    return messages
 
 
-def expect(got, expected, what: str) -> None:
-    """Assert ``got == expected``; the failure says what was checked, expected and got (for
-    two lists of the same length: at the first item that differs)."""
-    if got == expected:
-        return
-    if isinstance(got, list) and isinstance(expected, list) and len(got) == len(expected) > 1:
-        k = next(k for k, (a, b) in enumerate(zip(got, expected)) if a != b)
-        what, got, expected = f"{what}, item {k}", got[k], expected[k]
-    raise AssertionError(f"{what}: expected {short(expected)}, got {short(got)}")
+OUT_A = lines("a", 3)
+OUT_B = lines("b", 5)
+OUT_C = "設計メモ: 丸め誤差\n" + lines("c", 6)
+OUT_D = [{"type": "text", "text": "d line 1\nd line 2" + PAD}, IMAGE_100x60,
+         {"type": "text", "text": "\nd line 3"}]
+OUT_E = lines("e", 4)
+
+
+def busy_history() -> list[dict]:
+    """Five results A..E; B, C, D answer three tool_use blocks of ONE assistant message; a user
+    message with string content and an assistant message without tools in between."""
+    return [
+        {"role": "user", "content": "Fix the failing test."},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Reading the test first."},
+            {"type": "tool_use", "id": "t_a", "name": "read_file", "input": {"path": "test.py"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t_a",
+                                      "content": OUT_A}]},
+        {"role": "assistant", "content": [
+            {"type": "text", "text": "Three lookups at once."},
+            {"type": "tool_use", "id": "t_b", "name": "grep", "input": {"pattern": "round("}},
+            {"type": "tool_use", "id": "t_c", "name": "read_file", "input": {"path": "設計.md"}},
+            {"type": "tool_use", "id": "t_d", "name": "screenshot", "input": {}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t_b", "content": OUT_B},
+            {"type": "tool_result", "tool_use_id": "t_c", "content": OUT_C, "is_error": False},
+            {"type": "tool_result", "tool_use_id": "t_d", "content": OUT_D}]},
+        {"role": "assistant", "content": [{"type": "text", "text": "Found it: round() in a.py."}]},
+        {"role": "user", "content": "Go on, and keep the public API."},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t_e", "name": "run_bash", "input": {"command": "pytest"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "t_e", "content": OUT_E},
+            {"type": "text", "text": "The tests take 2 minutes."}]},
+    ]
+
+
+BUSY_RESULTS = [(2, 0), (4, 0), (4, 1), (4, 2), (8, 0)]
+"""Where results A..E are: (message, block)."""
+BUSY_PLACEHOLDERS = [placeholder(3), placeholder(5), placeholder(7), placeholder(3),
+                     placeholder(4)]
+
+
+def result_contents(view) -> list:
+    return [view[i]["content"][j].get("content") for i, j in BUSY_RESULTS]
+
+
+def masked(impl, messages, what, **kwargs):
+    """``mask_old_observations(messages, **kwargs)``; fails if the input was changed."""
+    before = snapshot(messages)
+    view = called(lambda: impl.mask_old_observations(messages, **kwargs), what)
+    unchanged(before, messages, what=what, names=("messages",))
+    return view
+
+
+def tokens(impl, messages, expected, what):
+    before = snapshot(messages)
+    returns(lambda: impl.approx_tokens(messages), expected, f"approx_tokens({what})")
+    unchanged(before, messages, what=f"approx_tokens({what})", names=("messages",))
+
+
+def user(*blocks):
+    return {"role": "user", "content": list(blocks)}
+
+
+def assistant(*blocks):
+    return {"role": "assistant", "content": list(blocks)}
+
+
+def tool_use(name, tool_input, tool_id="t1"):
+    return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
+
+
+def text(value):
+    return {"type": "text", "text": value}
 
 
 # --------------------------------------------------------------------------- 03.1 approx_tokens
 
-@check(points=1, hint="Count len() of string content and of text blocks, then round UP: "
-                      "math.ceil(chars / 4).")
+@check(points=1, hint="Count characters (len of a str, not its UTF-8 bytes) of string content "
+                      "and text blocks, then round UP the characters / 4.")
 def check_approx_tokens_text(impl):
-    expect(impl.approx_tokens([]), 0, "approx_tokens([])")
-    expect(impl.approx_tokens([{"role": "user", "content": "hello"}]), 2,
-           "approx_tokens of a 5-character string content")
-    expect(impl.approx_tokens([{"role": "user", "content": "abcdefgh"}]), 2,
-           "approx_tokens of an 8-character string content")
-    expect(impl.approx_tokens([
-        {"role": "user", "content": "abc"},
-        {"role": "assistant", "content": [{"type": "text", "text": "defgh"},
-                                          {"type": "text", "text": "i"}]}]), 3,
-        "approx_tokens of 9 characters in a string and two text blocks")
+    tokens(impl, [], 0, "[]")
+    tokens(impl, [{"role": "user", "content": "hello"}], 2, "5-character string content")
+    tokens(impl, [{"role": "user", "content": "abcdefgh"}], 2, "8-character string content")
+    tokens(impl, [{"role": "user", "content": "abc"}, assistant(text("defgh"), text("i"))], 3,
+           "'abc', then text blocks 'defgh' and 'i'")
+    tokens(impl, [{"role": "user", "content": "ポート番号は 8443 にしてください。"}], 5,
+           "'ポート番号は 8443 にしてください。' (20 characters)")
 
 
-@check(points=2, hint="A tool_use counts len(json.dumps(input)) + len(name) + 20; a "
-                      "tool_result counts its string content, or the text parts of list content.")
-def check_approx_tokens_tool_blocks(impl):
-    use = [{"role": "assistant", "content": [
-        {"type": "tool_use", "id": "t1", "name": "read_file", "input": {"path": "a.py"}}]}]
-    expect(impl.approx_tokens(use), 12,  # '{"path": "a.py"}' 16 + 9 + 20 = 45 chars
-           "approx_tokens of a read_file tool_use with input {'path': 'a.py'} (45 chars)")
-    text_result = [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": "x" * 41}]}]
-    expect(impl.approx_tokens(text_result), 11,
-           "approx_tokens of a tool_result with 41 characters of string content")
-    list_result = [{"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": [
-            {"type": "text", "text": "y" * 10},
-            {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                         "data": PNG_1X1}},
-            {"type": "text", "text": "z" * 10}]}]}]
-    expect(impl.approx_tokens(list_result), 5,  # 20 chars; the image part counts 0 here
-           "approx_tokens of a tool_result list: 2 text parts of 10 characters and an image")
+@check(points=2, hint="A tool_use counts its name, the JSON of its input as the seed's "
+                      "JSON.stringify writes it (non-ASCII kept as it is, quotes escaped) and 20.")
+def check_approx_tokens_tool_use(impl):
+    tokens(impl, [assistant(tool_use("read_file", {"path": "a.py"}))], 12,
+           "read_file {'path': 'a.py'}: 45 characters")
+    tokens(impl, [assistant(tool_use("edit_file", {"path": "docs/設計.md", "new": "完了"}))], 16,
+           "edit_file {'path': 'docs/設計.md', 'new': '完了'}: 64 characters")
+    tokens(impl, [assistant(tool_use("grep", {"pattern": 'say "hi" or "bye"', "path": "src"}))],
+           19, "grep {'pattern': 'say \"hi\" or \"bye\"', 'path': 'src'}: 75 characters")
+    tokens(impl, [assistant(text("Two calls."), tool_use("read_file", {"path": "a.py"}, "t1"),
+                            tool_use("edit_file", {"path": "docs/設計.md", "new": "完了"}, "t2"))],
+           30, "'Two calls.', read_file a.py, edit_file 設計.md: 10 + 45 + 64 characters")
+
+
+@check(points=2, hint="A tool_result counts its string content, or each part of its list "
+                      "content (text parts by length, image parts by image_tokens); no content "
+                      "counts 0.")
+def check_approx_tokens_tool_result(impl):
+    tokens(impl, [user({"type": "tool_result", "tool_use_id": "t1", "content": "x" * 41})], 11,
+           "a tool_result of 41 characters")
+    listed = {"type": "tool_result", "tool_use_id": "t2",
+              "content": [text("y" * 10), IMAGE_100x60, text("z" * 10)]}
+    tokens(impl, [user(listed)], 13, "a tool_result [10 chars, 100x60 image, 10 chars]: 5 + 8")
+    tokens(impl, [user({"type": "tool_result", "tool_use_id": "t1", "content": "x" * 41,
+                        "is_error": True}, listed,
+                       {"type": "tool_result", "tool_use_id": "t3"})], 24,
+           "3 tool_results (41 chars; [10 chars, image, 10 chars]; no content): 16 + 8")
+
+
+@check(points=1, hint="Thinking text counts like text; an image adds its image_tokens AFTER "
+                      "the characters were divided by 4 and rounded up.")
+def check_approx_tokens_thinking_and_images(impl):
+    tokens(impl, [assistant({"type": "thinking", "thinking": "Let me think.", "signature": "s"},
+                            text("ok"))], 4, "thinking 'Let me think.' and text 'ok'")
+    tokens(impl, [assistant({"type": "redacted_thinking", "data": "abcd" * 5}, text("ok"))], 6,
+           "redacted_thinking of 20 characters of data and text 'ok'")
+    tokens(impl, [user(text("see"), IMAGE_100x60)], 9, "'see' and a 100x60 image: 1 + 8")
 
 
 # --------------------------------------------------------------------------- 03.2 masking
 
-@check(points=3, hint="The newest results live, the oldest die: walk the history from the "
-                      "end and keep the first `keep` tool results you meet.")
+@check(points=3, hint="The newest results live, the oldest die: count the results from the "
+                      "end of the history, block by block.")
 def check_masks_oldest_keeps_newest(impl):
-    outputs = [lines(tag) for tag in ("a", "b", "c", "d")]
-    view = impl.mask_old_observations(history(outputs), keep=2)
-    contents = [b["content"] for b in results(view)]
-    masked = [is_placeholder(c) for c in contents]
-    assert masked == [True, True, False, False] and contents[2:] == outputs[2:], (
-        "4 results, keep=2: expected the 2 oldest masked and the 2 newest verbatim, got "
-        f"masked (oldest first) {masked}")
+    outputs = [lines(tag, 7) for tag in "abcd"]
+    view = masked(impl, history(outputs), "4 results, keep=2", keep=2)
+    got = [b["content"] for m in view if isinstance(m["content"], list)
+           for b in m["content"] if b["type"] == "tool_result"]
+    expect(got, [placeholder(7), placeholder(7), outputs[2], outputs[3]],
+           "results of mask_old_observations(4 results of 7 lines, keep=2)")
 
 
-@check(points=2, hint="N is the number of lines of the ORIGINAL text: text.count('\\n') + 1, "
-                      "in '[observation masked — N lines omitted]' (an em dash).")
+@check(points=2, hint="Several results can share one user message: count every tool_result "
+                      "block, and inside a message the later block is the newer one.")
+def check_several_results_in_one_message(impl):
+    p = BUSY_PLACEHOLDERS
+    for keep, expected in [(2, [p[0], p[1], p[2], OUT_D, OUT_E]),
+                           (3, [p[0], p[1], OUT_C, OUT_D, OUT_E]),
+                           (1, [p[0], p[1], p[2], p[3], OUT_E])]:
+        view = masked(impl, busy_history(), f"results A..E, B-D in one message, keep={keep}",
+                      keep=keep)
+        expect(result_contents(view), expected,
+               f"results A..E (B, C, D in one message), keep={keep}")
+
+
+@check(points=2, hint="N counts the lines of the ORIGINAL text: only '\\n' ends a line "
+                      "(text.count('\\n') + 1), so a trailing newline adds one and U+2028 does "
+                      "not; the dash is an em dash.")
 def check_placeholder_line_count(impl):
-    outputs = [lines(tag, 12) for tag in ("a", "b", "c")]
-    view = impl.mask_old_observations(history(outputs), keep=1)
-    contents = [b["content"] for b in results(view)]
-    assert contents.count(placeholder(12)) == 2, \
-        f"12-line outputs, keep=1: expected {placeholder(12)!r} twice, got {short(contents[:2])}"
-    view = impl.mask_old_observations(history(["one line only " * 5] * 2), keep=1)
-    contents = [b["content"] for b in results(view)]
-    assert placeholder(1) in contents, \
-        f"a 1-line output: expected {placeholder(1)!r}, got {short(contents[0])}"
+    cases = [(lines("a", 12), 12), ("one line only" + PAD, 1),
+             ("line 1\nline 2\n" + PAD + "\n", 4),
+             ("項目1\u2028項目2\r\n項目3" + PAD, 2)]
+    outputs = [output for output, _ in cases] + ["newest" + PAD]
+    view = masked(impl, history(outputs), "5 results, keep=1", keep=1)
+    got = [view[2 * k]["content"][0]["content"] for k in range(1, len(cases) + 1)]
+    for (output, n), content in zip(cases, got):
+        expect(content, placeholder(n), f"the placeholder of {output[:24]!r}...")
+
+
+@check(points=1, hint="List content: join the TEXT parts with '' to count lines; the whole "
+                      "list, image included, becomes the placeholder.")
+def check_list_content(impl):
+    view = masked(impl, busy_history(), "results A..E, keep=1", keep=1)
+    expect(view[4]["content"][2]["content"], placeholder(3),
+           "result D [text 'd line 1\\nd line 2...', image, text '\\nd line 3'], keep=1")
+    view = masked(impl, busy_history(), "results A..E, keep=2", keep=2)
+    expect(view[4]["content"][2]["content"], OUT_D, "result D (kept: 2nd newest), keep=2")
 
 
 @check(points=2, hint="Build new lists and new dicts ({**block, 'content': ...}); never "
                       "assign into the input's messages or blocks.")
 def check_does_not_mutate_input(impl):
-    messages = history([lines(tag) for tag in ("a", "b", "c")])
-    before = copy.deepcopy(messages)
-    view = impl.mask_old_observations(messages, keep=1)
-    expect(masked_count(view), 2, "3 results, keep=1: masked results")
-    assert messages == before, ("mask_old_observations(messages, keep=1): expected the input "
-                                "unchanged, got a changed input history")
+    messages = busy_history()
+    view = masked(impl, messages, "results A..E, keep=1", keep=1)
+    expect(len(view), len(messages), "len(view) for 9 messages")
+    masked(impl, history([lines(t, 5) for t in "abc"]), "3 results, keep=0", keep=0)
 
 
-@check(points=1, hint="Only the content changes: copy the block and keep its tool_use_id, "
-                      "or the API rejects the result.")
-def check_keeps_tool_use_id(impl):
-    view = impl.mask_old_observations(history([lines(tag) for tag in "abc"]), keep=1)
-    expect(masked_count(view), 2, "3 results, keep=1: masked results")
-    expect([b.get("tool_use_id") for b in results(view)], ["toolu_01", "toolu_02", "toolu_03"],
-           "tool_use_id of each result in the view")
+@check(points=1, hint="Only the content changes: keep tool_use_id, is_error and any other key "
+                      "of the block (the API pairs results by id).")
+def check_keeps_every_key(impl):
+    messages = history([lines("a", 5), lines("b", 5)], is_error=True)
+    messages[2]["content"][0]["cache_control"] = {"type": "ephemeral"}
+    view = masked(impl, messages, "2 error results, keep=1", keep=1)
+    expect(view[2]["content"][0], {"type": "tool_result", "tool_use_id": "toolu_01",
+                                   "content": placeholder(5), "is_error": True,
+                                   "cache_control": {"type": "ephemeral"}},
+           "the masked result (is_error, cache_control), keep=1")
+    expect(view[4]["content"][0]["is_error"], True, "is_error of the kept result")
 
 
-@check(points=1, hint="A failed tool call must stay marked as failed: keep is_error on the "
-                      "masked block.")
-def check_keeps_is_error(impl):
-    view = impl.mask_old_observations(history([lines("a"), lines("b")], is_error=True), keep=1)
-    expect(masked_count(view), 1, "2 error results, keep=1: masked results")
-    expect([b.get("is_error") for b in results(view)], [True, True],
-           "is_error of each result in the view")
+@check(points=1, hint="Only tool_result blocks are observations: assistant messages, user "
+                      "text (string content or text blocks) and the order of blocks stay.")
+def check_everything_else_untouched(impl):
+    messages = busy_history()
+    view = masked(impl, messages, "results A..E, keep=0", keep=0)
+    expect(len(view), len(messages), "len(view), keep=0")
+    for i, (old, new) in enumerate(zip(messages, view)):
+        if isinstance(old["content"], str) or old["role"] == "assistant":
+            expect(new, old, f"message {i} ({old['role']}, no tool_result), keep=0")
+            continue
+        expect([b["type"] for b in new["content"]], [b["type"] for b in old["content"]],
+               f"block types of message {i}, keep=0")
+        expect([b for b in new["content"] if b["type"] != "tool_result"],
+               [b for b in old["content"] if b["type"] != "tool_result"],
+               f"non-result blocks of message {i}, keep=0")
 
 
-@check(points=1, hint="Never touch user text (a string content or a text block beside the "
-                      "tool results): only tool_result blocks are observations.")
-def check_user_text_untouched(impl):
-    note = "Remember: the tests must pass on Python 3.11.\nAnd keep the public API."
-    messages = history([lines("a"), lines("b"), lines("c")], user_text_after=note)
-    view = impl.mask_old_observations(messages, keep=1)
-    expect(masked_count(view), 2, "3 results, keep=1: masked results")
-    expect(view[0], messages[0], "the first user message (the task)")
-    expect([m["content"][1] for m in view[2::2]], [{"type": "text", "text": note}] * 3,
-           "the user text blocks beside the tool results")
-
-
-@check(points=1, hint="Never touch assistant messages: their text is the reasoning that "
-                      "makes masking safe, and their tool_use blocks must stay paired.")
-def check_assistant_untouched(impl):
-    messages = history([lines("a"), lines("b"), lines("c")])
-    view = impl.mask_old_observations(messages, keep=1)
-    expect(masked_count(view), 2, "3 results, keep=1: masked results")
-    expect(view[1::2], messages[1::2], "the assistant messages")
-
-
-@check(points=1, hint="keep=0 means every tool result is masked. The usual cause of a miss: "
-                      "positions[:-keep] is positions[:-0] == positions[:0], an empty list, so "
-                      "nothing gets masked (a negative-slice pitfall); count from the front "
-                      "with len(positions) - keep.")
+@check(points=1, hint="keep=0 means every tool result is masked: mind what a slice does with "
+                      "-0.")
 def check_keep_zero_masks_all(impl):
-    view = impl.mask_old_observations(history([lines(tag) for tag in "abc"]), keep=0)
-    expect(len(results(view)), 3, "3 results, keep=0: results in the view")
-    expect(masked_count(view), 3, "3 results, keep=0: masked results")
+    view = masked(impl, busy_history(), "results A..E, keep=0", keep=0)
+    expect(result_contents(view), BUSY_PLACEHOLDERS, "results A..E, keep=0")
 
 
-@check(points=1, hint="With keep >= the number of tool results nothing is masked (watch "
-                      "negative slice indices).")
+@check(points=1, hint="With keep >= the number of results nothing is masked, and the view is "
+                      "still a new list (mind negative slice indices).")
 def check_keep_beyond_count(impl):
-    messages = history([lines(tag) for tag in "abc"])
-    for keep in (3, 5):
-        view = impl.mask_old_observations(messages, keep=keep)
-        expect(masked_count(view), 0, f"3 results, keep={keep}: masked results")
-        assert view == messages, f"3 results, keep={keep}: expected the history unchanged"
+    messages = busy_history()
+    for keep in (5, 6, 50):
+        view = masked(impl, messages, f"5 results, keep={keep}", keep=keep)
+        expect(view, messages, f"mask_old_observations(5 results, keep={keep})")
+        assert view is not messages, (f"mask_old_observations(5 results, keep={keep}): expected "
+                                      "a new list, got the input list itself")
+
+
+@check(points=1, hint="The default keep is 4 (the seed's KEEP_RECENT_OBSERVATIONS).")
+def check_default_keep(impl):
+    outputs = [lines(tag, 2) for tag in "abcdef"]
+    view = masked(impl, history(outputs), "6 results, default keep")
+    got = [view[2 * k]["content"][0]["content"] for k in range(1, 7)]
+    expect(got, [placeholder(2)] * 2 + outputs[2:], "6 results, default keep")
 
 
 @check(points=1, hint="Raise ValueError for a negative keep instead of guessing.")
 def check_negative_keep_raises(impl):
-    try:
-        impl.mask_old_observations(history([lines("a")]), keep=-1)
-    except ValueError:
-        return
-    raise AssertionError("keep=-1: expected ValueError, got a return value and no exception")
-
-
-@check(points=1, hint="A tool_result content can be a list of blocks: join its text parts to "
-                      "count lines; the whole list (images too) becomes the placeholder.")
-def check_list_content(impl):
-    output = [{"type": "text", "text": "first\nsecond"},
-              {"type": "image", "source": {"type": "base64", "media_type": "image/png",
-                                           "data": PNG_1X1}},
-              {"type": "text", "text": "\nthird" + " padding" * 10}]
-    view = impl.mask_old_observations(history([output, copy.deepcopy(output)]), keep=1)
-    contents = [b["content"] for b in results(view)]
-    assert placeholder(3) in contents, \
-        f"a 3-line list content: expected {placeholder(3)!r}, got {short(contents[0])}"
-    assert output in contents, \
-        f"keep=1: expected the newest list content verbatim, got {short(contents[1])}"
+    for keep in (-1, -3):
+        expect_raises(ValueError, lambda: impl.mask_old_observations(busy_history(), keep=keep),
+                      f"mask_old_observations(5 results, keep={keep})")
 
 
 @check(points=1, hint="The view must still be a valid API request: same messages, every "
                       "tool_use answered by its tool_result right after.")
 def check_view_is_valid(impl):
-    messages = history([lines(tag) for tag in "abcde"], user_text_after="Go on.")
-    view = impl.mask_old_observations(messages, keep=2)
-    expect(masked_count(view), 3, "5 results, keep=2: masked results")
-    validate_messages(view)  # raises MessageValidationError naming the broken rule
+    for keep in (0, 2, 4):
+        view = masked(impl, busy_history(), f"keep={keep}", keep=keep)
+        try:
+            validate_messages(view)
+        except MessageValidationError as exc:
+            raise AssertionError(f"mask_old_observations(results A..E, keep={keep}): expected "
+                                 f"a valid request, got {exc}") from None
 
 
 # --------------------------------------------------------------------------- 03.3 trigger
 
-@check(points=1, hint="Mask only when the estimate is strictly greater than the threshold.")
+@check(points=1, hint="Mask only when the estimate is strictly greater than threshold_tokens; "
+                      "use the threshold you are given.")
 def check_should_mask_threshold(impl):
     messages = [{"role": "user", "content": "x" * 400}]  # 100 tokens
-    expect(impl.should_mask(messages, threshold_tokens=99), True,
-           "should_mask(~100 tokens, threshold_tokens=99)")
-    expect(impl.should_mask(messages, threshold_tokens=100), False,
-           "should_mask(~100 tokens, threshold_tokens=100)")
-    expect(impl.should_mask(messages), False, "should_mask(~100 tokens) with the default 8,000")
-    expect(impl.should_mask([{"role": "user", "content": "y" * 32_004}]), True,
-           "should_mask(~8,001 tokens) with the default 8,000")
+    for threshold, expected in [(99, True), (100, False), (101, False), (0, True)]:
+        returns(lambda: impl.should_mask(messages, threshold_tokens=threshold), expected,
+                f"should_mask(~100 tokens, threshold_tokens={threshold})")
+    returns(lambda: impl.should_mask(messages), False, "should_mask(~100 tokens), default 8,000")
+    big = [{"role": "user", "content": "y" * 32_004}]  # 8,001 tokens
+    returns(lambda: impl.should_mask(big), True, "should_mask(~8,001 tokens), default 8,000")
+    returns(lambda: impl.should_mask([{"role": "user", "content": "y" * 32_000}]), False,
+            "should_mask(~8,000 tokens), default 8,000")
+    returns(lambda: impl.should_mask([user(text("see"), IMAGE_100x60)], threshold_tokens=8),
+            True, "should_mask('see' + a 100x60 image: 9 tokens, threshold_tokens=8)")
