@@ -29,7 +29,9 @@ from mini_agent.core.messages import tool_names_by_id
 
 CLEARED = "[Old tool result content cleared]"
 CLEARABLE_TOOLS = frozenset({"read_file", "grep", "glob", "web_fetch"})
-NOTICE = "[Earlier conversation collapsed to save context.]"
+NOTICE = ("[Earlier conversation collapsed to save context. The task above is the original "
+          "request; re-read files or re-run commands if you need details from before this "
+          "point.]")
 
 
 def micro_compact(messages: list[dict], *, times: list[float], now: float,
@@ -40,8 +42,11 @@ def micro_compact(messages: list[dict], *, times: list[float], now: float,
     A ``tool_result`` in ``messages[i]`` is cleared when ``now - times[i] > max_age_seconds``
     (exactly ``max_age_seconds`` old is kept) and the tool that produced it (look it up by
     ``tool_use_id`` in the assistant ``tool_use`` blocks: ``tool_names_by_id``) is in
-    ``clearable_tools``. The cleared block keeps every key; only ``"content"`` changes.
-    Return a NEW list; never mutate ``messages`` or its blocks.
+    ``clearable_tools``. One user message may hold several results, in any order; each is
+    judged on its own. The cleared block keeps every key; only ``"content"`` changes (string
+    or list content alike). Everything else is kept as it is.
+    Return a NEW list of the same length; never mutate ``messages``, ``times`` or the blocks.
+    (The kit's own version also keeps a result shorter than ``CLEARED``; you need not.)
     Raises: ValueError if ``len(times) != len(messages)``.
     """
     raise NotImplementedError("Exercise 04.1")
@@ -55,6 +60,7 @@ def context_collapse(messages: list[dict], *, keep_last: int = 4) -> list[dict]:
     ``cut`` is the LATEST index ``<= len(messages) - keep_last`` where ``messages[cut]`` is an
     assistant message (so roles alternate and every tool_result still follows its tool_use).
     If no such ``cut > 1`` exists, return a copy of ``messages`` unchanged.
-    Return a NEW list; never mutate the input.
+    Return a NEW list; never mutate the input (nor the task's content list).
+    Raises: ValueError if ``keep_last < 0``.
     """
     raise NotImplementedError("Exercise 04.2")
