@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from mini_agent.grading import checks_module, load_module, run_checks
+from mini_agent.grading.runner import DETAIL_CHARS
 
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 FILES = sorted(MUTANTS.glob("[0-9][0-9]/*.py"))
@@ -22,6 +23,8 @@ PACKAGE_MODULES = {
     "11": "mini_agent.core.retention",
 }
 """Exercises whose functions are the package's own: checks run against the package too."""
+REPORTING = {"01", "02", "03", "04"}
+"""Exercises whose every failing check says its input, the expected value and what came back."""
 
 
 def _card(path: Path):
@@ -62,3 +65,15 @@ def test_checks_pass_on_the_package(exercise):
                       importlib.import_module(PACKAGE_MODULES[exercise]), implementation="package")
     failed = [f"{c.name}: {c.detail}" for c in card.checks if not c.passed]
     assert not failed, "\n".join(failed)
+
+
+@pytest.mark.parametrize("path", [p for p in FILES if p.name.startswith("mutant_")
+                                  and p.parent.name in REPORTING],
+                         ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_a_failing_check_says_what_it_expected_and_what_came_back(path):
+    card = _card(path)
+    for c in card.checks:
+        if not c.passed:
+            assert "expected" in c.detail and ", got " in c.detail, (c.name, c.detail)
+            assert c.detail.index("expected") > 0, ("the input comes first", c.name, c.detail)
+            assert len(c.detail) < DETAIL_CHARS, ("cut short", c.name, c.detail)
