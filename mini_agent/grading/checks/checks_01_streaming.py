@@ -111,11 +111,11 @@ def check_parse_empty_means_no_arguments(impl):
         returns(lambda: impl.parse_tool_input(fragments), {}, f"parse_tool_input({fragments!r})")
 
 
-@check(points=1, hint="A text that is not one complete JSON object must raise ValueError: a "
-                      "cut prefix, and also a JSON array, string, number or null.")
+@check(points=1, hint="A text that is not exactly one complete JSON object must raise "
+                      "ValueError: a cut prefix, two objects, an array, a string, a number, null.")
 def check_parse_refuses_incomplete_and_non_objects(impl):
-    for fragments in (['{"path": "a.p'], ['{"path": ', '"a.py"'], ["[1, 2]"], ['"a.py"'],
-                      ["42"], ["null"]):
+    for fragments in (['{"path": "a.p'], ['{"path": ', '"a.py"'], ['{"a": 1}', '{"b": 2}'],
+                      ["[1, 2]"], ['"a.py"'], ["42"], ["null"]):
         expect_raises(ValueError, lambda: impl.parse_tool_input(fragments),
                       f"parse_tool_input({fragments!r})")
 
@@ -193,13 +193,18 @@ def check_server_tools_are_not_returned(impl):
 
 
 @check(points=2, hint="A tool_use cut by max_tokens has incomplete JSON: leave it out, and "
-                      "keep the complete ones before it.")
+                      "keep every complete one, the last block included.")
 def check_cut_by_max_tokens_is_left_out(impl):
     full = tool_events(1, "toolu_1", "read_file", ['{"path": "a.py"}'])
     cut = tool_events(2, "toolu_2", "edit_file", ['{"path": "b.py", ', '"new": "ha'])
     expect_tools(impl, reply([full, cut], "max_tokens"),
                  [tool("toolu_1", "read_file", {"path": "a.py"})],
                  "max_tokens reply: read_file, edit_file cut in its JSON")
+    last = tool_events(2, "toolu_2", "grep", ['{"pattern": ', '"TODO"}'])
+    expect_tools(impl, reply([full, last], "max_tokens"),
+                 [tool("toolu_1", "read_file", {"path": "a.py"}),
+                  tool("toolu_2", "grep", {"pattern": "TODO"})],
+                 "max_tokens reply: read_file, then a grep whose JSON is complete")
 
 
 @check(points=2, hint="An argument-less call is a possible cut only when it is the LAST block "
