@@ -229,9 +229,9 @@ def check_several_results_in_one_message(impl):
                f"results A..E (B, C, D in one message), keep={keep}")
 
 
-@check(points=2, hint="N counts the lines of the ORIGINAL text: only '\\n' ends a line "
-                      "(text.count('\\n') + 1), so a trailing newline adds one and U+2028 does "
-                      "not; the dash is an em dash.")
+@check(points=2, hint="N counts the lines of the ORIGINAL text, and only '\\n' ends a line: "
+                      "a trailing newline starts one more (empty) line, U+2028 and '\\r' end "
+                      "none. The dash is an em dash.")
 def check_placeholder_line_count(impl):
     cases = [(lines("a", 12), 12), ("one line only" + PAD, 1),
              ("line 1\nline 2\n" + PAD + "\n", 4),
