@@ -24,7 +24,7 @@ anywhere (inside a string, inside an escape), so none of them can be parsed alon
   A tool_use cut off by ``max_tokens`` (its JSON does not parse) must NOT be returned: a
   half-written call must never run.
 
-Grade with ``mini-agent grade 01``. The kit's own version is ``mini_agent.streaming``.
+Grade with ``mini-agent grade 01``. The kit's own version is ``mini_agent.core.streaming``.
 """
 
 from __future__ import annotations

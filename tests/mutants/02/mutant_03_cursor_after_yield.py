@@ -21,7 +21,7 @@ it; the cursor has already moved past it, so the next drain goes on with the tas
 
 Use ``asyncio.ensure_future(awaitable)`` to start a task and ``future.done()`` /
 ``future.result()`` / ``await future`` to read it. Grade with ``mini-agent grade 02``. The kit's
-own version is ``mini_agent.executor.OrderedDrain``.
+own version is ``mini_agent.harness.executor.OrderedDrain``.
 """
 
 from __future__ import annotations
