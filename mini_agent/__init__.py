@@ -19,6 +19,8 @@ _PUBLIC = {
     "RunResult": "mini_agent.harness.agent",
     "run_loop": "mini_agent.harness.loop",
     "StreamAssembler": "mini_agent.core.streaming",
+    "parse_tool_input": "mini_agent.core.streaming",
+    "assemble_tool_uses": "mini_agent.core.streaming",
     "OrderedDrain": "mini_agent.harness.executor",
     "StreamingExecutor": "mini_agent.harness.executor",
     "Tool": "mini_agent.harness.tools",
@@ -29,6 +31,7 @@ _PUBLIC = {
     "MessageValidationError": "mini_agent.core.messages",
     "validate_messages": "mini_agent.core.messages",
     "approx_tokens": "mini_agent.core.tokens",
+    "image_tokens": "mini_agent.core.tokens",
     "approx_request_tokens": "mini_agent.core.tokens",
     "ViewContext": "mini_agent.core.view",
     # the offline Claude
@@ -47,6 +50,7 @@ _PUBLIC = {
     "SystemClock": "mini_agent.harness.clock",
     # episode 03: masking and continuation
     "mask_old_observations": "mini_agent.core.masking",
+    "should_mask": "mini_agent.core.masking",
     "ThresholdMasking": "mini_agent.core.masking",
     "ChunkedMasking": "mini_agent.core.masking",
     "masking_stats": "mini_agent.core.masking",

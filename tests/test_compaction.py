@@ -95,6 +95,19 @@ def test_collapse_keeps_task_and_cuts_at_an_assistant_message():
     assert context_collapse(h, keep_recent_tokens=0)[1:] == h[-2:]
 
 
+def test_collapse_by_default_keeps_the_last_keep_last_messages_from_an_assistant_cut():
+    """Exercise 04.2's rule: the latest assistant index <= len - keep_last, and > 1."""
+    h = history_of("read_file", "grep", "run_bash", "read_file")  # 9 messages
+    task = {"role": "user", "content": [{"type": "text", "text": "Fix the bug in src/a.py"},
+                                        {"type": "text", "text": COLLAPSE_NOTICE}]}
+    assert context_collapse(h) == [task, *h[5:]]  # keep_last=4: cut at 5
+    assert [len(context_collapse(h, keep_last=k)) for k in range(10)] == \
+        [3, 3, 3, 5, 5, 7, 7, 9, 9, 9]
+    assert context_collapse(h, keep_last=7) == h and context_collapse(h, keep_last=7) is not h
+    with pytest.raises(ValueError):
+        context_collapse(h, keep_last=-1)
+
+
 def test_collapse_never_separates_tool_use_from_result():
     h = history_of("read_file", "grep", "run_bash")
     for budget in range(0, approx_tokens(h) + 10, 7):

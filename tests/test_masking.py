@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from mini_agent.core.masking import (
                                      MASK_THRESHOLD_TOKENS, ChunkedMasking, ThresholdMasking, chunked_mask_count,
                                      count_tool_results, is_masked, mask_old_observations, masking_curve, masking_stats,
-                                     placeholder)
+                                     placeholder, should_mask)
 from mini_agent.core.messages import iter_blocks, validate_messages
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
@@ -174,6 +174,16 @@ def test_threshold_policy_masks_only_above_the_threshold():
     above = ThresholdMasking(keep=4, threshold_tokens=raw - 1)(history, ctx)
     assert above == mask_old_observations(history, keep=4)
     assert ThresholdMasking().threshold_tokens == MASK_THRESHOLD_TOKENS == 8_000
+
+
+def test_should_mask_is_the_policy_trigger_and_keep_may_be_positional():
+    """Exercise 03's signatures: should_mask(messages, threshold_tokens=8000), keep second."""
+    history = build(6)
+    raw = approx_tokens(history)
+    assert [should_mask(history, raw - 1), should_mask(history, raw)] == [True, False]
+    assert should_mask(history) is (raw > 8_000)
+    assert should_mask([{"role": "user", "content": "y" * 32_004}]) is True
+    assert mask_old_observations(history, 2) == mask_old_observations(history, keep=2)
 
 
 def test_policy_errors():

@@ -8,7 +8,8 @@ import httpx2
 import pytest
 
 from mini_agent.core.streaming import (StreamAssembler, StreamDone, TextDelta, ToolUseReady,
-                                       ToolUseTruncated, assemble, message_chunks, parse_tool_input)
+                                       ToolUseTruncated, assemble, assemble_tool_uses,
+                                       message_chunks, parse_tool_input)
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 ALL_FIXTURES = ["parallel_tools.sse", "tool_use_cut_by_max_tokens.sse", "hand_escape_split.sse"]
@@ -188,6 +189,8 @@ def test_bad_event_order_raises_a_clear_error():
 
 
 def test_parse_tool_input():
+    assert parse_tool_input([]) == parse_tool_input([""]) == {}
+    assert parse_tool_input(['{"path": "設', '計.md"}']) == {"path": "設計.md"}
     assert parse_tool_input("") == {}
     assert parse_tool_input('{"a": [1, 2]}') == {"a": [1, 2]}
     with pytest.raises(ValueError):
@@ -208,3 +211,19 @@ def test_message_chunks_for_a_non_streamed_reply():
         StreamDone("max_tokens", {"input_tokens": 9, "output_tokens": 0,
                                   "cache_creation_input_tokens": 0,
                                   "cache_read_input_tokens": 0}, "m1")]
+
+
+def test_assemble_tool_uses_is_the_ready_blocks_of_a_reply():
+    """Exercise 01.2's function: the complete calls only, in the order they completed."""
+    events = read_events("parallel_tools.sse")
+    before = json.dumps(events)
+    blocks = assemble_tool_uses(events)
+    assert blocks == [c.block for c in assemble(events)[0] if isinstance(c, ToolUseReady)]
+    assert len(blocks) >= 2 and [b["type"] for b in blocks] == ["tool_use"] * len(blocks)
+    assert json.dumps(events) == before
+    assert assemble_tool_uses(read_events("tool_use_cut_by_max_tokens.sse")) == []
+    assert assemble_tool_uses(_stream(NO_ARG_TOOL, "max_tokens")) == []
+    assert assemble_tool_uses(_stream(NO_ARG_TOOL, "tool_use")) == [
+        {"type": "tool_use", "id": "t1", "name": "list_dir", "input": {}}]
+    broken = _stream(NO_ARG_TOOL, "tool_use")[:-2]  # no message_delta: may be a cut
+    assert assemble_tool_uses(broken) == []

@@ -117,7 +117,7 @@ def _mask_oldest(messages: list[MessageParam], positions: list[tuple[int, int]],
     return view, masked
 
 
-def mask_old_observations(messages: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+def mask_old_observations(messages: list[MessageParam], keep: int = KEEP_RECENT_OBSERVATIONS, *,
                           exclude_tools: Collection[str] = ()) -> list[MessageParam]:
     """Replace all but the newest ``keep`` tool results with a one-line placeholder.
 
@@ -143,7 +143,8 @@ def mask_old_observations(messages: list[MessageParam], *, keep: int = KEEP_RECE
     exclude_tools: tool names whose results are never masked.
     Raises: ValueError if keep < 0; TypeError if keep is not an int or exclude_tools is a str.
     Source: 000_86e3ff2076a5ae37.txt (maskOldObservations); JetBrains "The Complexity Trap"
-    (2025); server-side analogue: context edit clear_tool_uses_20250919.
+    (2025); server-side analogue: context edit clear_tool_uses_20250919; exercise 03.2 (the
+    same checks grade both).
 
     >>> h = [{"role": "user", "content": "go"},
     ...      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
@@ -156,6 +157,24 @@ def mask_old_observations(messages: list[MessageParam], *, keep: int = KEEP_RECE
     _check_args(keep, exclude_tools)
     positions = tool_result_positions(messages)
     return _mask_oldest(messages, positions, len(positions) - keep, exclude_tools)[0]
+
+
+def should_mask(messages: list[MessageParam],
+                threshold_tokens: int = MASK_THRESHOLD_TOKENS) -> bool:
+    """The trigger: True when ``approx_tokens(messages) > threshold_tokens``.
+
+    Args:
+        messages: the full history.
+        threshold_tokens: mask only above this many approx tokens (strictly).
+    Returns:
+        bool.
+    Source: ``approxTokens(history) > MASK_THRESHOLD_TOKENS`` in 000_86e3ff2076a5ae37.txt;
+    exercise 03.3 (the same checks grade both).
+
+    >>> should_mask([{"role": "user", "content": "x" * 400}], threshold_tokens=99)
+    True
+    """
+    return approx_tokens(messages) > threshold_tokens
 
 
 def count_tool_results(messages: list[MessageParam]) -> int:
@@ -195,7 +214,7 @@ class ThresholdMasking:
 
     def __call__(self, history: list[MessageParam],
                  ctx: ViewContext | None = None) -> list[MessageParam]:
-        if approx_tokens(history) <= self.threshold_tokens:
+        if not should_mask(history, self.threshold_tokens):
             return list(history)
         return mask_old_observations(history, keep=self.keep, exclude_tools=self.exclude_tools)
 

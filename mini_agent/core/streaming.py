@@ -90,16 +90,26 @@ def event_dict(event: Any) -> dict[str, Any]:
     raise TypeError(f"not a stream event: {event!r}")
 
 
-def parse_tool_input(partial_json: str) -> dict[str, Any]:
-    """Parse a tool_use's joined input fragments; ``""`` means ``{}`` (no arguments).
+def parse_tool_input(fragments: Iterable[str]) -> dict[str, Any]:
+    """Join a tool_use's ``partial_json`` fragments and parse them into its input.
 
-    Raises: ValueError (``json.JSONDecodeError``) when the text is not one complete JSON
-    object, e.g. a prefix cut by ``max_tokens``; TypeError-free: a non-object value raises
-    ValueError too. Example: ``parse_tool_input('{"path": "a.py"}') == {"path": "a.py"}``.
+    Args:
+        fragments: the strings of its ``input_json_delta`` events, in order (one string, the
+            fragments already joined, is accepted too).
+    Returns:
+        The input dict; ``{}`` when the joined text is empty (a tool without arguments).
+    Raises:
+        ValueError: (``json.JSONDecodeError`` is one) the joined text is not exactly one
+            complete JSON object: a prefix cut by ``max_tokens``, two objects, an array...
+    Source: 002_4516104fd432e704.txt section 1 (pitfall 2); exercise 01.1.
+
+    >>> parse_tool_input(['{"path": "a', '.py"}'])
+    {'path': 'a.py'}
     """
-    if partial_json == "":
+    text = "".join(fragments)
+    if text == "":
         return {}
-    value = json.loads(partial_json)
+    value = json.loads(text)
     if not isinstance(value, dict):
         raise ValueError(f"tool input must be a JSON object, got {type(value).__name__}")
     return value
@@ -252,6 +262,27 @@ def assemble(events: Iterable[Any]) -> tuple[list[Chunk], StreamAssembler]:
         chunks.extend(assembler.feed(event))
     chunks.extend(assembler.finish())
     return chunks, assembler
+
+
+def assemble_tool_uses(events: Iterable[Any]) -> list[Block]:
+    """The complete tool_use blocks of one streamed reply, in the order they complete.
+
+    Args:
+        events: the reply's raw stream events (dicts or SDK objects), ``message_start``
+            first.
+    Returns:
+        ``[{"type": "tool_use", "id", "name", "input": dict}, ...]``: every
+        :class:`ToolUseReady` of :func:`assemble`. Left out: a tool_use whose JSON does not
+        parse (cut by ``max_tokens``), an argument-less one that is the last block of a reply
+        that did not end normally (``max_tokens``, or no ``stop_reason`` at all), one that
+        never got its ``content_block_stop``, and ``server_tool_use`` blocks (the API runs
+        them). The events are not mutated.
+    Raises:
+        ValueError: an event before ``message_start`` or for an unknown block index.
+    Source: exercise 01.2 (the same checks grade both).
+    """
+    chunks, _ = assemble(events)
+    return [chunk.block for chunk in chunks if isinstance(chunk, ToolUseReady)]
 
 
 def message_chunks(message: Any) -> list[Chunk]:

@@ -120,14 +120,23 @@ def _blocks_chars(blocks: Iterable[dict[str, Any]]) -> tuple[int, int]:
     return chars, images
 
 
-def approx_tokens(obj: Any) -> int:
+def approx_tokens(messages: Any) -> int:
     """Estimate tokens of a history, one message, one block, or a string: ``ceil(chars / 4)``.
 
-    Counted characters: text; tool_use name + JSON of input + 20; tool_result text (str or the
-    text parts of list content); thinking text. Images add ``image_tokens`` (pixel based).
-    Args: obj: ``list[MessageParam]`` | ``MessageParam`` | block dict | ``str``.
-    Returns: int tokens (>= 0). Raises: TypeError for any other type.
-    Source: approxTokens in 000_86e3ff2076a5ae37.txt; image rule from Anthropic vision docs.
+    Counted characters: string content and text; thinking text (redacted: its data); tool_use
+    name + ``json.dumps(input, ensure_ascii=False)`` + 20; tool_result string content, or its
+    list content part by part. Images, in a message or in a tool_result's list content, add
+    :func:`image_tokens` (pixel based) after the rounding. Other blocks count 0.
+
+    Args:
+        messages: ``list[MessageParam]`` (the exercise's argument), or one ``MessageParam``,
+            one block dict, or a ``str``.
+    Returns:
+        int tokens (>= 0).
+    Raises:
+        TypeError: any other type.
+    Source: approxTokens in 000_86e3ff2076a5ae37.txt; image rule from Anthropic vision docs;
+    exercise 03.1 (the same checks grade both).
 
     >>> approx_tokens("abcdefgh")
     2
@@ -136,20 +145,20 @@ def approx_tokens(obj: Any) -> int:
     """
     chars = 0
     images = 0
-    if isinstance(obj, str):
-        chars = len(obj)
-    elif isinstance(obj, dict) and "role" in obj:
-        chars, images = _message_chars(obj)
-    elif isinstance(obj, dict):
-        chars, images = _block_chars(obj)
-    elif isinstance(obj, (list, tuple)):
-        for message in obj:
+    if isinstance(messages, str):
+        chars = len(messages)
+    elif isinstance(messages, dict) and "role" in messages:
+        chars, images = _message_chars(messages)
+    elif isinstance(messages, dict):
+        chars, images = _block_chars(messages)
+    elif isinstance(messages, (list, tuple)):
+        for message in messages:
             c, im = _message_chars(message)
             chars += c
             images += im
     else:
         raise TypeError(f"approx_tokens: expected messages, a message, a block or str, "
-                        f"got {type(obj).__name__}")
+                        f"got {type(messages).__name__}")
     return math.ceil(chars / CHARS_PER_TOKEN) + images
 
 
