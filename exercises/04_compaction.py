@@ -7,7 +7,7 @@
 Build the two cheap stages of seed 002 (section 3; see docs/sources.md) yourself:
 
 * 04.1 ``micro_compact(messages, *, times, now, ...)``: clear old results of re-fetchable
-  read-only tools (read_file, grep, glob, web_fetch), never run_bash or write tools;
+  read-only tools (read_file, list_dir, grep, glob, web_fetch), never run_bash or write tools;
 * 04.2 ``context_collapse(messages, *, keep_last)``: replace the early conversation with one
   fixed notice, keeping the task (first user message) and cutting only where no ``tool_use``
   is separated from its ``tool_result``.
@@ -28,7 +28,10 @@ from __future__ import annotations
 from mini_agent.core.messages import tool_names_by_id
 
 CLEARED = "[Old tool result content cleared]"
-CLEARABLE_TOOLS = frozenset({"read_file", "grep", "glob", "web_fetch"})
+CLEARABLE_TOOLS = frozenset({
+    "read_file", "list_dir", "grep", "glob", "web_fetch",   # the kit's names
+    "Read", "LS", "Grep", "Glob", "WebFetch",               # Claude Code's (real transcripts)
+})
 NOTICE = ("[Earlier conversation collapsed to save context. The task above is the original "
           "request; re-read files or re-run commands if you need details from before this "
           "point.]")

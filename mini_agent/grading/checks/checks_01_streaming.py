@@ -228,11 +228,18 @@ def check_argument_less_calls(impl):
     expect(ids(assembled(impl, events, what)), ["toolu_a"], f"ids from assemble_tool_uses({what})")
 
 
-@check(points=1, hint="A tool_use is complete only at its content_block_stop: a stream that "
-                      "broke off before it gives no call, even if its JSON parses.")
+@check(points=1, hint="A stream that broke off (no message_delta) did not end normally: a "
+                      "tool_use without its content_block_stop, or an argument-less last one, "
+                      "gives no call.")
 def check_unfinished_block_left_out(impl):
     events = reply([tool_events(0, "toolu_1", "read_file", ['{"path": "a.py"}']),
                     tool_events(1, "toolu_2", "read_file", ['{"path": "b.py"}'], stop=False)],
                    ended=False)
     what = "stream broke off inside a 2nd read_file, before its content_block_stop"
     expect(ids(assembled(impl, events, what)), ["toolu_1"], f"ids from assemble_tool_uses({what})")
+    events = reply([tool_events(0, "toolu_a", "list_dir", [""]),
+                    tool_events(1, "toolu_1", "read_file", ['{"path": "a.py"}']),
+                    tool_events(2, "toolu_b", "git_status", [""])], ended=False)
+    what = "stream broke off after list_dir [''], read_file, git_status [''] (no message_delta)"
+    expect(ids(assembled(impl, events, what)), ["toolu_a", "toolu_1"],
+           f"ids from assemble_tool_uses({what})")

@@ -120,13 +120,13 @@ def expect_tail(view, messages, cut, what):
                       "(found through the tool_use with the same id) is clearable; keep every "
                       "other key of the block.")
 def check_clears_old_read_only_results(impl):
-    h = session(["read_file", "grep", "glob", "web_fetch"])
-    view = compacted(impl, h, "read_file, grep, glob, web_fetch results 2 h old",
+    h = session(["read_file", "list_dir", "grep", "glob", "web_fetch"])
+    view = compacted(impl, h, "read_file, list_dir, grep, glob, web_fetch results 2 h old",
                      times=[T0] * len(h), now=T0 + 2 * HOUR)
-    for i in (2, 4, 6, 8):
+    for i in (2, 4, 6, 8, 10):
         expect(view[i]["content"][0], {"type": "tool_result", "tool_use_id": f"toolu_{i // 2:02d}",
                                        "content": CLEARED, "is_error": False},
-               f"micro_compact(4 read-only results 2 h old), message {i}")
+               f"micro_compact(5 read-only results 2 h old), message {i}")
 
 
 @check(points=2, hint="run_bash output records side effects, write results record writes, and "

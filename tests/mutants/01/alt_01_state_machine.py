@@ -53,7 +53,7 @@ class _Assembler:
         out = []
         for index, tool_id, name, fragments in self.finished:
             empty = "".join(fragments) == ""
-            if empty and self.stop_reason == "max_tokens" and index == self.last_index:
+            if empty and self.stop_reason in ("max_tokens", None) and index == self.last_index:
                 continue
             try:
                 tool_input = parse_tool_input(fragments)

@@ -22,7 +22,7 @@ def assemble_tool_uses(events):
     stops = [e["index"] for e in events if e.get("type") == "content_block_stop"]
     reasons = [e["delta"].get("stop_reason") for e in events
                if e.get("type") == "message_delta" and "delta" in e]
-    cut_reply = bool(reasons) and reasons[-1] == "max_tokens"
+    cut_reply = not reasons or reasons[-1] in ("max_tokens", None)
     last_index = starts[-1]["index"] if starts else None
     tools = {e["index"]: e["content_block"] for e in starts
              if e["content_block"].get("type") == "tool_use"}

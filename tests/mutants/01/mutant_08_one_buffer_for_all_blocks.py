@@ -56,8 +56,9 @@ def assemble_tool_uses(events: list[dict]) -> list[dict]:
     ping and other events may be mixed in.
     Returns: ``[{"type": "tool_use", "id": str, "name": str, "input": dict}, ...]``; a
     tool_use whose fragments do not parse (cut by ``max_tokens``) is left out, and so is an
-    argument-less one that is the last block of a ``max_tokens`` reply (it may be a cut too),
-    and so is one that never got its ``content_block_stop`` (the stream broke off). Only
+    argument-less one that is the last block of a reply that did not end normally
+    (``stop_reason`` ``max_tokens``, or no ``message_delta`` at all: it may be a cut too), and
+    so is one that never got its ``content_block_stop`` (the stream broke off). Only
     ``tool_use`` blocks count (a ``server_tool_use`` is run by the API). Each block is returned
     once. The events are not mutated.
     """
@@ -91,7 +92,7 @@ def assemble_tool_uses(events: list[dict]) -> list[dict]:
             tool_input = parse_tool_input(draft["fragments"])
         except ValueError:
             continue  # cut by max_tokens: never run a half-written call
-        if (stop_reason == "max_tokens" and index == last
+        if (stop_reason in ("max_tokens", None) and index == last
                 and not "".join(draft["fragments"])):
             continue
         blocks.append({"type": "tool_use", "id": draft["id"], "name": draft["name"],

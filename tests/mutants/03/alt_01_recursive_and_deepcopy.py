@@ -9,7 +9,7 @@ import copy
 import json
 import math
 
-from mini_agent.core.tokens import image_tokens
+from mini_agent import image_tokens
 
 PLACEHOLDER = "[observation masked — {lines} lines omitted]"
 

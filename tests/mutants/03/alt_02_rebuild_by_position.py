@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 
-from mini_agent.core.tokens import image_tokens
+from mini_agent import image_tokens
 
 PLACEHOLDER = "[observation masked — {lines} lines omitted]"
 

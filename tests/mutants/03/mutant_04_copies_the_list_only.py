@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import math
 
-from mini_agent.core.tokens import image_tokens
+from mini_agent import image_tokens
 
 PLACEHOLDER = "[observation masked — {lines} lines omitted]"
 """The placeholder text; ``PLACEHOLDER.format(lines=7)`` (the dash is an em dash, U+2014)."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 import copy
 
 CLEARED = "[Old tool result content cleared]"
-CLEARABLE_TOOLS = frozenset({"read_file", "grep", "glob", "web_fetch"})
+CLEARABLE_TOOLS = frozenset({"read_file", "list_dir", "grep", "glob", "web_fetch",
+                             "Read", "LS", "Grep", "Glob", "WebFetch"})
 NOTICE = ("[Earlier conversation collapsed to save context. The task above is the original "
           "request; re-read files or re-run commands if you need details from before this "
           "point.]")
