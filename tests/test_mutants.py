@@ -18,6 +18,10 @@ from mini_agent.grading.runner import DETAIL_CHARS
 MUTANTS = Path(__file__).resolve().parent / "mutants"
 FILES = sorted(MUTANTS.glob("[0-9][0-9]/*.py"))
 PACKAGE_MODULES = {
+    "01": "mini_agent",
+    "02": "mini_agent",
+    "03": "mini_agent",
+    "04": "mini_agent",
     "09": "mini_agent.core.memory_paths",
     "10": "mini_agent.harness.checkpoint",
     "11": "mini_agent.core.retention",
