@@ -44,20 +44,32 @@ async def failing(gate, message):
     raise RuntimeError(message)
 
 
+ADDED: list = []
+"""Coroutines handed to ``add`` during one :func:`run`; closed after it."""
+
+
 def run(coro):
-    """``asyncio.run(coro)``, without the log line of a failed task nobody read: a wrong
-    answer that never reads a result is reported by the check, not by asyncio's log."""
+    """``asyncio.run(coro)``, without the log lines of a failed task nobody read or of a
+    coroutine never started: a wrong answer that loses them is reported by the check, not by
+    asyncio's log or a warning at exit."""
     async def quiet():
         def handler(loop, context):
             if "never retrieved" not in context.get("message", ""):
                 loop.default_exception_handler(context)
         asyncio.get_running_loop().set_exception_handler(handler)
         return await coro
-    return asyncio.run(quiet())
+    try:
+        return asyncio.run(quiet())
+    finally:
+        for added in ADDED:
+            added.close()  # no-op for a coroutine that ran to its end
+        ADDED.clear()
 
 
 def add(drain, task_id, awaitable):
     """``drain.add(task_id, awaitable)``, closing a coroutine if add fails (no stray warnings)."""
+    if asyncio.iscoroutine(awaitable):
+        ADDED.append(awaitable)
     try:
         called(lambda: drain.add(task_id, awaitable), f"add({task_id!r}, ...)")
     except BaseException:
