@@ -29,7 +29,7 @@ from mini_agent.core.cache import model_price
 from mini_agent.core.replay import DEFAULT_POLICIES, evaluate_session
 from mini_agent.harness.evaluate_runner import (SHARED_DATA, calibration_report, evaluate_file,
                                                 evaluate_paths, transcript_files)
-from mini_agent.offline.sample_sessions import sample_session_jsonl, sample_transcript
+from mini_agent.core.sample_sessions import sample_session_jsonl, sample_transcript
 
 DATA = SHARED_DATA
 """``../shared/data`` beside the repository; ``--data DIR`` points elsewhere."""

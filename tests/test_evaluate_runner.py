@@ -11,7 +11,7 @@ import pytest
 
 from mini_agent.cli import main
 from mini_agent.harness.evaluate_runner import evaluate_paths, main_evaluate, transcript_files
-from mini_agent.offline.sample_sessions import sample_session_jsonl
+from mini_agent.core.sample_sessions import sample_session_jsonl
 
 POLICIES = ("raw", "mask-4")
 

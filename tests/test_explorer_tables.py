@@ -9,7 +9,7 @@ from mini_agent.core.explorer_tables import (format_cumulative_cost, format_hit_
                                              format_report, format_requests, format_retention)
 from mini_agent.core.replay import evaluate_session
 from mini_agent.core.retention import Fact
-from mini_agent.offline.sample_sessions import sample_transcript
+from mini_agent.core.sample_sessions import sample_transcript
 
 
 @pytest.fixture(scope="module")

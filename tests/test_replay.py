@@ -14,7 +14,7 @@ from mini_agent.core.retention import Fact
 from mini_agent.core.masking import ThresholdMasking
 from mini_agent.core.messages import validate_messages
 from mini_agent.core.server_compaction import long_session
-from mini_agent.offline.sample_sessions import SAMPLE_OVERHEAD_TOKENS, sample_session_jsonl
+from mini_agent.core.sample_sessions import SAMPLE_OVERHEAD_TOKENS, sample_session_jsonl
 from mini_agent.core.transcripts import Transcript, parse_text
 
 POLICY_FIELDS = {"name", "tokens_sent", "usd", "hit_rate", "cache_breaks", "retained_facts",

@@ -8,7 +8,9 @@ notebook 11 run on them exactly as on a real session. They are GENERATED, not re
 session says so in its first user message, and its ``usage`` is the kit's own count (the
 calibrated estimate plus a fixed stand-in overhead of :data:`SAMPLE_OVERHEAD_TOKENS`), not
 the API's. Pure: returns text; nothing random (``variant`` picks a deterministic variation).
-Used by ``benchmarks/policies.py`` (1 to 1,000 sessions) and the tests.
+Used by ``benchmarks/policies.py`` (1 to 1,000 sessions), by
+:func:`mini_agent.harness.real_sessions.real_or_generated` when a real session is absent, and
+the tests.
 """
 
 from __future__ import annotations
