@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from mini_agent.grading import CheckResult, Scorecard
 from mini_agent.core.masking import masking_curve
+from mini_agent.core.tokens import approx_tokens
 from mini_agent.ui.widgets import (
-                                   MaskingExplorer, TokenChart, chart_series, curve_totals, scorecard_html, scorecard_widget,
-                                   threshold_label)
+    MaskingExplorer, TokenChart, chart_series, curve_totals, scorecard_html, scorecard_widget,
+    slider_step, threshold_label)
 
 OUTPUT = "\n".join("x" * 79 for _ in range(10))  # 10 lines, 799 chars
 
@@ -53,6 +54,8 @@ def test_token_chart_update_and_callback():
     assert chart.figure.data[0].y == (10, 200)
     assert chart.figure.data[1].y == (10, 60)
     assert chart.figure.layout.shapes[0].y0 == 100
+    # what the browser gets: the chart widget's synced traces
+    assert chart.chart.traces[0]["y"] == [10, 200] and chart.chart.traces[1]["y"] == [10, 60]
 
 
 def test_masking_explorer_sliders_redraw():
@@ -72,6 +75,41 @@ def test_masking_explorer_sliders_redraw():
     assert "requests sent" in explorer.summary.value
     # a threshold at the top of the range: nothing is masked, view == raw
     assert all(raw == view for _, raw, view in explorer.curve)
+    assert explorer.chart.traces[1]["y"] == [v for _, _, v in explorer.curve]
+    assert explorer.chart.plot_layout["shapes"][0]["y0"] == explorer.threshold_slider.value
+
+
+def test_slider_step_is_round_and_lands_on_the_values():
+    assert slider_step(40_064, 8_000) == 200  # top // 200 = 200: fine here...
+    assert slider_step(53_400, 8_000) == 500  # ...but 267 here, which snapped 8,000 to 8,010
+    assert slider_step(12_000, 8_000) == 100
+    assert slider_step(12_000, 8_000, 2_500) == 100
+    assert slider_step(12_000, 8_000, 2_550) == 50
+    assert slider_step(40_000, 8_001) == 1
+    assert slider_step(50, 0) == 1
+
+
+def test_threshold_slider_positions_include_the_threshold():
+    long = history(258)  # ~53,400 approx tokens: the old step (top // 200) was 267
+    top = approx_tokens(long)
+    assert 8_000 % (top // 200) != 0  # the old slider could not show 8,000
+    explorer = MaskingExplorer(long, keep=4, threshold_tokens=8_000)
+    slider = explorer.threshold_slider
+    assert top <= slider.max < top + slider.step
+    assert slider.step == 500 and slider.max % slider.step == 0
+    assert (slider.value - slider.min) % slider.step == 0 and slider.value == 8_000
+    assert explorer.chart.plot_layout["annotations"][0]["text"] == threshold_label(8_000)
+
+
+def test_chart_states_are_small():
+    """Executed notebooks store every widget's state: a chart must not carry plotly.js."""
+    import json
+
+    explorer = MaskingExplorer(history(60), keep=4, threshold_tokens=8_000)
+    assert len(json.dumps(explorer.chart.get_state())) < 15_000
+    chart = TokenChart()
+    chart.update([{"raw_tokens": 100 * n, "view_tokens": 40 * n} for n in range(1, 61)])
+    assert len(json.dumps(chart.chart.get_state())) < 15_000
 
 
 def test_scorecard_html_escapes_and_widget():
@@ -91,3 +129,27 @@ def test_cache_dashboard_break_legend_states_the_detector_rule():
     from mini_agent.ui.cache_widgets import BREAK_LEGEND
 
     assert BREAK_LEGEND == "cache break (reads drop by > 2,000 tokens and > 5%)"
+
+
+def test_cache_dashboard_dropdown_changes_the_chart_data_and_labels_stay_inside():
+    import json
+
+    from mini_agent.core.models import DEFAULT_MODEL
+    from mini_agent.core.server_compaction import long_session
+    from mini_agent.ui.cache_widgets import CacheDashboard, label_positions
+
+    assert label_positions([1, 5, 6, 10], x_max=10) == [
+        "top right", "top right", "top left", "top left"]
+    messages, _ = long_session(20)
+    dashboard = CacheDashboard(messages, model=DEFAULT_MODEL, system="You are careful.")
+    hit, cost = dashboard.hit_figure, dashboard.cost_figure
+    assert all(len(json.dumps(c.get_state())) < 15_000 for c in (hit, cost))
+    assert hit.traces[1]["x"] == []  # no masking: no break
+    before = cost.traces[0]["y"]
+    dashboard.policy.value = "chunked masking"
+    breaks = [r["request"] for r in dashboard.records if r["break"]]
+    assert breaks and hit.traces[1]["x"] == breaks
+    assert hit.traces[1]["textposition"] == label_positions(breaks, x_max=len(dashboard.records))
+    assert hit.traces[1]["cliponaxis"] is False
+    assert cost.traces[0]["y"] != before and cost.traces[1]["y"] == before
+    assert hit.plot_layout["legend"]["orientation"] == "h"  # below the plot, never cut off

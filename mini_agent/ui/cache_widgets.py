@@ -14,7 +14,6 @@ from __future__ import annotations
 from typing import Any
 
 import ipywidgets as widgets
-import plotly.graph_objects as go
 
 from mini_agent.core.cache import (BREAK_MIN_DROP_RATIO, BREAK_MIN_DROP_TOKENS, CacheBreakDetector,
                                    cache_hit_rate, sum_usage)
@@ -23,6 +22,7 @@ from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
 from mini_agent.core.messages import MessageParam
 from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.context_edits import clear_tool_uses_edit
+from mini_agent.ui.plotly_chart import PlotlyChart
 
 POLICY_NAMES = ("no masking", "naive masking", "chunked masking", "server-side clearing",
                 "payback masking")
@@ -31,6 +31,19 @@ BREAK_LEGEND = (f"cache break (reads drop by > {BREAK_MIN_DROP_TOKENS:,} tokens 
                 f"and > {BREAK_MIN_DROP_RATIO:.0%})")
 """Legend of the break markers: the detector's default rule, so a moved prefix whose reads stay
 small (no drop to detect) is not mistaken for a missed break."""
+
+LEGEND_BELOW = {"orientation": "h", "x": 0, "y": -0.3}
+"""Legends go under the plot: beside it, the long break legend is cut off in a narrow output."""
+
+
+def label_positions(x: list[int], *, x_max: int) -> list[str]:
+    """Where each break label goes: to the left of points in the right half of the axis, to
+    the right of the others, so no label runs past the plot's edge.
+
+    >>> label_positions([1, 5, 9], x_max=10)
+    ['top right', 'top right', 'top left']
+    """
+    return ["top left" if 2 * v > x_max else "top right" for v in x]
 
 
 def policy_settings(name: str, *, chunk: int, keep: int, model: str) -> dict[str, Any]:
@@ -78,7 +91,7 @@ class CacheDashboard:
     """Dropdown (policy) + slider (chunk size) over a recorded session; two live charts.
 
     Attributes: policy (``ipywidgets.Dropdown``), chunk (``IntSlider``), hit_figure and
-    cost_figure (``plotly`` ``FigureWidget``), summary (``HTML``), widget (the ``VBox`` to
+    cost_figure (:class:`~mini_agent.ui.plotly_chart.PlotlyChart`), summary (``HTML``), widget (the ``VBox`` to
     display), records (the current replay). Args: history: a full recorded history;
     model, system, tools: what each replayed request carries; keep: tool results kept.
     """
@@ -90,21 +103,25 @@ class CacheDashboard:
         self.policy = widgets.Dropdown(options=POLICY_NAMES, value="no masking",
                                        description="policy")
         self.chunk = widgets.IntSlider(value=chunk, min=1, max=16, description="chunk size")
-        self.hit_figure = go.FigureWidget()
-        self.hit_figure.add_scatter(x=[], y=[], mode="lines+markers", name="hit rate")
-        self.hit_figure.add_scatter(x=[], y=[], mode="markers+text", name=BREAK_LEGEND,
-                                    marker={"symbol": "x", "size": 12, "color": "#c92a2a"},
-                                    textposition="top center")
-        self.hit_figure.update_layout(title="Cache hit rate per request", height=320,
-                                      yaxis={"range": [-0.05, 1.15], "title": "read / input"},
-                                      xaxis_title="request", margin={"t": 50, "b": 40})
-        self.cost_figure = go.FigureWidget()
-        for name in ("selected policy, with caching", "no masking, with caching",
-                     "no masking, no caching"):
-            self.cost_figure.add_scatter(x=[], y=[], mode="lines", name=name)
-        self.cost_figure.update_layout(title="Cumulative input cost (USD)", height=320,
-                                       xaxis_title="request", yaxis_title="USD",
-                                       margin={"t": 50, "b": 40})
+        self.hit_figure = PlotlyChart()
+        with self.hit_figure.batch_update():
+            self.hit_figure.add_scatter(x=[], y=[], mode="lines+markers", name="hit rate")
+            self.hit_figure.add_scatter(x=[], y=[], mode="markers+text", name=BREAK_LEGEND,
+                                        marker={"symbol": "x", "size": 12, "color": "#c92a2a"},
+                                        textposition="top right", cliponaxis=False,
+                                        showlegend=True)
+            self.hit_figure.update_layout(
+                title="Cache hit rate per request", height=360, legend=LEGEND_BELOW,
+                yaxis={"range": [-0.05, 1.15], "title": "read / input"},
+                xaxis_title="request", margin={"t": 50, "b": 40, "r": 30})
+        self.cost_figure = PlotlyChart()
+        with self.cost_figure.batch_update():
+            for name in ("selected policy, with caching", "no masking, with caching",
+                         "no masking, no caching"):
+                self.cost_figure.add_scatter(x=[], y=[], mode="lines", name=name)
+            self.cost_figure.update_layout(title="Cumulative input cost (USD)", height=360,
+                                           xaxis_title="request", yaxis_title="USD",
+                                           legend=LEGEND_BELOW, margin={"t": 50, "b": 40})
         self.summary = widgets.HTML()
         self._reference = {
             "cache": replay_policy(history, "no masking", model=model, system=system,
@@ -134,6 +151,8 @@ class CacheDashboard:
             self.hit_figure.data[1].x = [r["request"] for r in breaks]
             self.hit_figure.data[1].y = [r["hit_rate"] for r in breaks]
             self.hit_figure.data[1].text = [", ".join(r["break"].causes) for r in breaks]
+            self.hit_figure.data[1].textposition = label_positions(
+                [r["request"] for r in breaks], x_max=max(x, default=1))
         series = [self.records, self._reference["cache"], self._reference["nocache"]]
         with self.cost_figure.batch_update():
             for trace, records in zip(self.cost_figure.data, series):

@@ -1,15 +1,16 @@
 """Live widgets for the episode notebooks: token charts, masking sliders, the scorecard.
 
-* :class:`TokenChart`: a plotly ``FigureWidget`` of raw vs view approx tokens per request,
-  fed from ``agent.requests`` (``update``) or one record at a time while the agent runs
-  (``on_request``); redraws inside ``fig.batch_update()`` so each update is one message to
-  the browser.
+* :class:`TokenChart`: a :class:`~mini_agent.ui.plotly_chart.PlotlyChart` of raw vs view
+  approx tokens per request, fed from ``agent.requests`` (``update``) or one record at a time
+  while the agent runs (``on_request``); redraws inside ``batch_update()`` so each update is
+  one message to the browser.
 * :class:`MaskingExplorer`: ipywidgets sliders for ``keep`` and the threshold over a recorded
   history; the chart redraws at once from :func:`mini_agent.core.masking.masking_curve`.
 * :func:`scorecard_widget`: a graded exercise's :class:`~mini_agent.grading.Scorecard` as HTML.
 
 The logic lives in pure helpers (:func:`chart_series`, :func:`curve_totals`,
-:func:`threshold_label`, :func:`scorecard_html`) that tests call without a browser. Imported only by notebooks (this
+:func:`threshold_label`, :func:`slider_step`, :func:`scorecard_html`) that tests call without a
+browser. Imported only by notebooks (this
 module pulls in plotly and ipywidgets). Taught in ``notebooks/03_observation_masking.ipynb``.
 """
 
@@ -24,6 +25,7 @@ import plotly.graph_objects as go
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, MASK_THRESHOLD_TOKENS, masking_curve
 from mini_agent.core.messages import MessageParam
 from mini_agent.core.tokens import approx_tokens
+from mini_agent.ui.plotly_chart import PlotlyChart
 
 RAW_COLOR = "#9aa5b1"
 VIEW_COLOR = "#d9480f"
@@ -65,8 +67,34 @@ def threshold_label(threshold_tokens: int) -> str:
     return f"mask threshold: {threshold_tokens:,} tokens"
 
 
-def _figure(title: str, threshold_tokens: int | None) -> go.FigureWidget:
-    fig = go.FigureWidget()
+def slider_step(top: int, *values: int, min_positions: int = 100) -> int:
+    """The largest round step (1, 2 or 5 x 10^k) that lands exactly on every one of ``values``
+    and still gives a slider over ``0..top`` at least ``min_positions`` positions.
+
+    A step of ``top // 200`` (8,010 for a top of 40,064) snaps 8,000 to 8,010, so the chart
+    label disagrees with the prose; a round step that divides 8,000 does not.
+
+    Args:
+        top: the slider's maximum.
+        values: the values the slider must be able to show exactly (its start, the prose's).
+        min_positions: the least number of steps from 0 to ``top``.
+    Returns:
+        The step (1 when no larger round step divides every value).
+
+    >>> slider_step(40_064, 8_000), slider_step(12_000, 8_000), slider_step(40_064, 8_001)
+    (200, 100, 1)
+    """
+    best, base = 1, 1
+    while base * min_positions <= top:
+        for step in (base, 2 * base, 5 * base):
+            if step * min_positions <= top and all(v % step == 0 for v in values):
+                best = step
+        base *= 10
+    return best
+
+
+def _figure(title: str, threshold_tokens: int | None) -> PlotlyChart:
+    fig = PlotlyChart()
     fig.add_scatter(x=[], y=[], name="raw history (approx tokens)", mode="lines+markers",
                     line={"color": RAW_COLOR})
     fig.add_scatter(x=[], y=[], name="view sent (approx tokens)", mode="lines+markers",
@@ -83,22 +111,27 @@ def _figure(title: str, threshold_tokens: int | None) -> go.FigureWidget:
 class TokenChart:
     """A live chart of raw vs view approx tokens per request.
 
-    Use: ``chart = TokenChart(); display(chart.figure)``, then either ``chart.update(
+    Use: ``chart = TokenChart(); chart`` (displays it), then either ``chart.update(
     agent.requests)`` after (or during) a run, or pass ``chart.on_request`` as a per-request
-    callback. Attributes: figure (``plotly.graph_objects.FigureWidget``), requests (the
-    records drawn so far).
+    callback. Attributes: chart (the :class:`PlotlyChart` widget), figure (the
+    ``go.Figure`` it shows), requests (the records drawn so far).
     """
 
     def __init__(self, *, title: str = "Raw history vs the view sent",
                  threshold_tokens: int | None = MASK_THRESHOLD_TOKENS) -> None:
-        self.figure = _figure(title, threshold_tokens)
+        self.chart = _figure(title, threshold_tokens)
         self.requests: list[Mapping[str, Any]] = []
+
+    @property
+    def figure(self) -> go.Figure:
+        """The figure the chart shows (edit it inside ``chart.batch_update()``)."""
+        return self.chart.figure
 
     def update(self, requests: Iterable[Mapping[str, Any]]) -> None:
         """Redraw from all records (e.g. ``agent.requests``), in one ``batch_update``."""
         self.requests = list(requests)
         x, raw, view = chart_series(self.requests)
-        with self.figure.batch_update():
+        with self.chart.batch_update():
             self.figure.data[0].x, self.figure.data[0].y = x, raw
             self.figure.data[1].x, self.figure.data[1].y = x, view
 
@@ -108,16 +141,18 @@ class TokenChart:
 
     def _ipython_display_(self) -> None:  # pragma: no cover - notebook display only
         from IPython.display import display
-        display(self.figure)
+        display(self.chart)
 
 
 class MaskingExplorer:
     """Sliders for ``keep`` and the threshold over a recorded history; the chart follows.
 
     Each slider change recomputes :func:`masking_curve` (one linear pass) and redraws in one
-    ``batch_update``; a summary line shows the tokens sent over all requests.
-    Attributes: keep_slider, threshold_slider (``ipywidgets.IntSlider``), figure, summary
-    (``ipywidgets.HTML``), widget (the ``VBox`` to display), curve (the last computed curve).
+    ``batch_update``; a summary line shows the tokens sent over all requests. The threshold
+    slider's step is round and lands on ``threshold_tokens`` exactly (:func:`slider_step`).
+    Attributes: keep_slider, threshold_slider (``ipywidgets.IntSlider``), chart (the
+    :class:`PlotlyChart`), figure (its ``go.Figure``), summary (``ipywidgets.HTML``), widget
+    (the ``VBox`` to display), curve (the last computed curve).
     Raises: ValueError for keep < 0 (from masking_curve).
     """
 
@@ -127,19 +162,25 @@ class MaskingExplorer:
         self.history = history
         self.chunk = chunk
         top = max(approx_tokens(history), threshold_tokens, 1_000)
+        step = slider_step(top, threshold_tokens)
         self.keep_slider = widgets.IntSlider(value=keep, min=0, max=max(max_keep, keep),
                                              description="keep")
         self.threshold_slider = widgets.IntSlider(
-            value=threshold_tokens, min=0, max=top, step=max(1, top // 200),
+            value=threshold_tokens, min=0, max=-(-top // step) * step, step=step,
             description="threshold", continuous_update=True)
-        self.figure = _figure(title, threshold_tokens)
+        self.chart = _figure(title, threshold_tokens)
         self.summary = widgets.HTML()
         self.curve: list[tuple[int, int, int]] = []
         self.keep_slider.observe(self._changed, names="value")
         self.threshold_slider.observe(self._changed, names="value")
         self.widget = widgets.VBox([widgets.HBox([self.keep_slider, self.threshold_slider]),
-                                    self.figure, self.summary])
+                                    self.chart, self.summary])
         self.redraw()
+
+    @property
+    def figure(self) -> go.Figure:
+        """The figure the chart shows."""
+        return self.chart.figure
 
     def _changed(self, _change: Any) -> None:
         self.redraw()
@@ -150,7 +191,7 @@ class MaskingExplorer:
         self.curve = masking_curve(self.history, keep=keep, threshold_tokens=threshold,
                                    chunk=self.chunk)
         x = [r for r, _, _ in self.curve]
-        with self.figure.batch_update():
+        with self.chart.batch_update():
             self.figure.data[0].x, self.figure.data[0].y = x, [raw for _, raw, _ in self.curve]
             self.figure.data[1].x, self.figure.data[1].y = x, [v for _, _, v in self.curve]
             if self.figure.layout.shapes:  # the dashed line and its label move together
