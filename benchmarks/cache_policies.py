@@ -1,6 +1,6 @@
 """Input cost of masking policies WITH prompt caching, on shared real and kit-generated sessions.
 
-Each trajectory in ``../shared/data`` is replayed request by request (request k sends the
+Each trajectory in ``../shared/data`` (or ``$MINI_AGENT_SHARED_DATA``) is replayed request by request (request k sends the
 history before the k-th assistant message) under each policy, through the kit's breakpoint
 placement and the offline prompt-cache simulator; requests are 20 s apart (no TTL expiry).
 The shared trajectories stop at 66 requests, so the kit also generates long sessions of 40,
@@ -11,7 +11,8 @@ Printed: input cost in USD, cache hit rate and billed input tokens, each normali
 no-rewrite floor, where the payback policy's money goes, and payback on shorter generated
 sessions (a move shortly before the end does not pay back).
 Prices: the trajectory's Claude model, or the kit's DEFAULT_MODEL for other vendors' runs
-and generated sessions. System prompt: the transcript's own when recorded, else a one-line
+and generated sessions. Without the shared data folder only the generated sessions run, and
+the output says so. System prompt: the transcript's own when recorded, else a one-line
 stand-in; tools: one minimal definition per tool name the transcript uses (the real ones were
 not recorded).
 
@@ -34,9 +35,10 @@ from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.server_compaction import long_session
 from mini_agent.core.context_edits import clear_tool_uses_edit
 from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.real_sessions import SHARED_DATA_ENV_VAR, shared_data_dir
 from mini_agent.harness.transcript_files import load
 
-DATA = Path(__file__).resolve().parents[1] / "../shared/data"
+DATA = shared_data_dir(Path(__file__).resolve().parent)
 
 POLICIES = {
     # name: (view policy, caching, server-side edit)
@@ -191,11 +193,12 @@ def _vs_cache(res: dict, key: str = "payback + cache") -> float:
 
 
 def main() -> int:
-    """Print the tables; exit 1 when the shared data folder is missing."""
+    """Print the tables (the generated sessions only when the shared data folder is missing)."""
     paths = trajectories()
     if not paths:
-        print(f"no trajectories under {DATA}", file=sys.stderr)
-        return 1
+        print(f"No real trajectories under {DATA} (the shared data folder is optional; set "
+              f"{SHARED_DATA_ENV_VAR} to point at one): only the KIT-GENERATED sessions below, "
+              f"which are not recordings.\n")
     started = time.perf_counter()
     real = sorted((run(p) for p in paths), key=lambda r: r["requests"])
     generated = [run_generated(n, share) for n, share in GENERATED]

@@ -1,8 +1,8 @@
 """Tokens sent per request on real trajectories under raw, masking, micro_compact, the full
 CompactPolicy and the four-tier lifecycle, normalised to raw = 1.00.
 
-For every file in ``../shared/data`` (read with ``mini_agent.harness.transcript_files.load``), each request
-is replayed: the history up to each user message that an assistant message answers (and the
+For every file in ``../shared/data`` (or ``$MINI_AGENT_SHARED_DATA``; read with
+``mini_agent.harness.transcript_files.load``), each request is replayed: the history up to each user message that an assistant message answers (and the
 final one) is what the agent would have sent raw; each policy builds its view of it, and the
 approx tokens (chars / 4, messages only: system prompt and tools are the same under every
 policy) are summed over the run.
@@ -16,7 +16,9 @@ arrives at ``60 s * number of assistant messages up to it``). ``min`` is the spa
 used, first message to last, in minutes. Thresholds are the kit defaults (masking keep=4;
 CompactPolicy 50K/70K/90K with the offline ``structured_summary``; lifecycle hot 3 / warm-A 8 /
 warm-B 20 exchanges), and a scaled run (``--scale 0.25``: token thresholds and lifecycle turn
-ages times 0.25) shows the same policies on shorter contexts.
+ages times 0.25) shows the same policies on shorter contexts. Without the shared data folder
+the table covers kit-generated long sessions (``sample_transcript`` of
+``mini_agent.core.sample_sessions``: Claude Code's format, with times) and says so.
 Not a timed test; run by hand:
 ``python benchmarks/compaction.py [--scale F] [--clock recorded|assumed] [--json]``.
 """
@@ -33,10 +35,14 @@ from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.server_compaction import structured_summary
 from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.sample_sessions import sample_transcript
+from mini_agent.harness.real_sessions import SHARED_DATA_ENV_VAR, shared_data_dir
 from mini_agent.harness.transcript_files import load
 from mini_agent.core.view import ViewContext
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+DATA = shared_data_dir(Path(__file__).resolve().parent)
+GENERATED_STEPS = (30, 60, 120)
+"""Tool exchanges of the kit-generated sessions used when the shared data folder is absent."""
 SECONDS_PER_REQUEST = 60.0
 POLICIES = ("raw", "masking", "micro_compact", "compact_policy", "lifecycle")
 
@@ -84,7 +90,7 @@ def replay(messages: list[dict], *, times: list[float] | None = None,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Print the table (or JSON with per-request figures). Returns 0, or 2 without data."""
+    """Print the table (or JSON with per-request figures). Returns 0."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
     parser.add_argument("--clock", choices=("recorded", "assumed"), default="recorded",
@@ -92,19 +98,22 @@ def main(argv: list[str] | None = None) -> int:
                              "assumed: one minute per request everywhere")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    if not DATA.is_dir():
-        print(f"no data folder at {DATA}", file=sys.stderr)
-        return 2
     files = sorted(p for p in DATA.rglob("*") if p.suffix in (".jsonl", ".json", ".traj")
-                   and p.name != "manifest.json")
+                   and p.name != "manifest.json") if DATA.is_dir() else []
+    sessions = ((str(p.relative_to(DATA)), load(p)) for p in files)
+    if not files:
+        print(f"No real trajectories under {DATA} (the shared data folder is optional; set "
+              f"{SHARED_DATA_ENV_VAR} to point at one): KIT-GENERATED sessions instead, not "
+              f"recordings.\n", file=sys.stderr if args.json else sys.stdout)
+        sessions = ((f"generated, {n} exchanges", sample_transcript(n, variant=k))
+                    for k, n in enumerate(GENERATED_STEPS))
     results = {}
-    for path in files:
-        transcript = load(path)
+    for name, transcript in sessions:
         if len(transcript.messages) < 2:
             continue
         recorded = transcript.times if args.clock == "recorded" else None
         times = recorded if recorded is not None else arrival_times(transcript.messages)
-        results[str(path.relative_to(DATA))] = {
+        results[name] = {
             "clock": "recorded" if recorded is not None else "1 min/req",
             "span_seconds": times[-1] - times[0],
             "tokens": replay(transcript.messages, times=times, scale=args.scale)}

@@ -27,12 +27,14 @@ from pathlib import Path
 
 from mini_agent.core.cache import model_price
 from mini_agent.core.replay import DEFAULT_POLICIES, evaluate_session
-from mini_agent.harness.evaluate_runner import (SHARED_DATA, calibration_report, evaluate_file,
+from mini_agent.harness.evaluate_runner import (calibration_report, evaluate_file,
                                                 evaluate_paths, transcript_files)
 from mini_agent.core.sample_sessions import sample_session_jsonl, sample_transcript
+from mini_agent.harness.real_sessions import shared_data_dir
 
-DATA = SHARED_DATA
-"""``../shared/data`` beside the repository; ``--data DIR`` points elsewhere."""
+DATA = shared_data_dir()
+"""``$MINI_AGENT_SHARED_DATA``, else ``../shared/data`` beside the repository; ``--data DIR``
+points elsewhere."""
 SHORT = {"raw": "raw", "mask-10": "mask10", "chunked-8": "chunk8", "payback": "payback",
          "micro_compact": "micro", "compact": "compact", "lifecycle": "lifecyc",
          "server_clear": "s-clear", "server_compact": "s-compact", "summary": "summary"}

@@ -136,6 +136,10 @@ _PUBLIC = {
     "write_handoff": "mini_agent.harness.handoff",
     "run_lab": "mini_agent.harness.checkpoint_lab",
     "ProgressView": "mini_agent.ui.progress_view",
+    # charts whose saved state is small (plotly.js comes from the kernel, once per page)
+    "PlotlyChart": "mini_agent.ui.plotly_chart",
+    # real sessions: ../shared/data or $MINI_AGENT_SHARED_DATA, else a generated one
+    "real_or_generated": "mini_agent.harness.real_sessions",
     # episode 11: evaluating policies
     "evaluate_session": "mini_agent.core.replay",
 }

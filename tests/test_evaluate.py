@@ -12,6 +12,7 @@ import pytest
 from mini_agent.harness import analyze as evaluate
 from mini_agent.harness.analyze import analyze, format_analysis, main_analyze
 from mini_agent.core.transcripts import Transcript
+from mini_agent.harness.real_sessions import shared_data_dir
 from mini_agent.harness.transcript_files import load
 
 U1 = {"input_tokens": 3, "cache_creation_input_tokens": 20, "cache_read_input_tokens": 100,
@@ -136,7 +137,7 @@ def test_main_analyze_prints_table_or_json(tmp_path):
 
 # --------------------------------------------------------------------------- real files
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = shared_data_dir(Path(__file__).parent)
 REAL = sorted(p.relative_to(DATA).as_posix() for p in DATA.glob("*/*")) if DATA.is_dir() else []
 
 

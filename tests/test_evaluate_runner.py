@@ -125,5 +125,5 @@ def test_session_choices_lists_own_claude_code_sessions(tmp_path, monkeypatch):
     projects.mkdir(parents=True)
     (projects / "abc.jsonl").write_text(sample_session_jsonl(2))
     monkeypatch.setattr(evaluate_runner, "CLAUDE_PROJECTS", tmp_path / "projects")
-    monkeypatch.setattr(evaluate_runner, "SHARED_DATA", tmp_path / "absent")
+    monkeypatch.setenv("MINI_AGENT_SHARED_DATA", str(tmp_path / "absent"))
     assert list(evaluate_runner.session_choices()) == ["own: -home-me-repo/abc.jsonl"]

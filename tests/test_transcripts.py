@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.messages import iter_blocks, validate_messages
 from mini_agent.core.transcripts import MISSING_RESULT_TEXT, MISSING_START_TEXT, TranscriptError, parse_text
+from mini_agent.harness.real_sessions import shared_data_dir
 from mini_agent.harness.transcript_files import load
 
 # --------------------------------------------------------------------------- fixture builders
@@ -503,7 +504,7 @@ def test_any_damaged_chat_loads_into_a_valid_history(steps):
 
 # --------------------------------------------------------------------------- real files
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = shared_data_dir(Path(__file__).parent)
 REAL_FILES = sorted(p.relative_to(DATA).as_posix() for p in DATA.glob("*/*")) \
     if DATA.is_dir() else []
 

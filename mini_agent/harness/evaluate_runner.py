@@ -29,14 +29,9 @@ from typing import Any, Iterable, Sequence, TextIO
 from mini_agent.core.explorer_tables import format_report
 from mini_agent.core.replay import DEFAULT_POLICIES, UnknownPolicyError, policy_spec
 from mini_agent.core.transcripts import TranscriptError
+from mini_agent.harness.real_sessions import CLAUDE_PROJECTS, shared_data_dir
 from mini_agent.harness.transcript_files import load
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
-"""Real public transcripts beside the repository (``../shared/data``), when present."""
-
-CLAUDE_PROJECTS = Path("~/.claude/projects")
-"""Where Claude Code keeps its session transcripts."""
 
 SUFFIXES = (".jsonl", ".traj.json", ".traj", ".json")
 """File names the explorer picks up inside a folder."""
@@ -67,9 +62,10 @@ def session_choices(*, newest_own: int = 20) -> dict[str, Path]:
     """Sessions a notebook can offer: ``../shared/data`` when present, then your own newest
     ``newest_own`` Claude Code sessions from ``~/.claude/projects``. Label -> path."""
     out: dict[str, Path] = {}
-    if SHARED_DATA.is_dir():
-        for p in transcript_files([SHARED_DATA]):
-            out[f"shared: {p.relative_to(SHARED_DATA)}"] = p
+    shared = shared_data_dir()
+    if shared.is_dir():
+        for p in transcript_files([shared]):
+            out[f"shared: {p.relative_to(shared)}"] = p
     own = CLAUDE_PROJECTS.expanduser()
     if own.is_dir():
         files = sorted(own.rglob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
@@ -88,7 +84,7 @@ def calibration_report(folder: str | Path | None = None) -> str:
     from mini_agent.core.cache_policies import request_points
     from mini_agent.core.calibration import (estimate_requests, fit_calibration, median_abs_error,
                                              naive_estimate, real_input_tokens, request_features)
-    folder = Path(folder) if folder else SHARED_DATA / "claude-code"
+    folder = Path(folder) if folder else shared_data_dir() / "claude-code"
     paths = sorted(folder.glob("*.jsonl")) if folder.is_dir() else []
     if len(paths) < 2:
         return f"no Claude Code sessions with usage in {folder}: nothing to fit"
