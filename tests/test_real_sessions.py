@@ -48,7 +48,8 @@ def test_missing_file_falls_back_to_a_generated_session_and_says_so(tmp_path, mo
     assert len(session.transcript.usage) == 21  # one request per exchange, plus the first
     assert str(tmp_path / "missing" / "claude-code" / "entire-sonnet45-lint-fix.jsonl") \
         in session.note
-    assert "KIT-GENERATED" in session.note and SHARED_DATA_ENV_VAR in session.note
+    assert "KIT-GENERATED" in session.note
+    assert f"({SHARED_DATA_ENV_VAR} points at a folder without it)" in session.note
     assert 'real_or_generated("~/.claude/projects/<project>/<session>.jsonl")' in session.note
 
 
@@ -62,6 +63,10 @@ def test_the_hint_names_your_newest_own_session(tmp_path, monkeypatch, home):
         os.utime(path, (1_000 + n, 1_000 + n))
     session = real_or_generated("claude-code/x.jsonl", steps=5)
     assert f'real_or_generated("{new}")' in session.note
+    monkeypatch.delenv(SHARED_DATA_ENV_VAR)
+    monkeypatch.chdir(tmp_path)
+    unset = real_or_generated("claude-code/x.jsonl", steps=5).note
+    assert f"no shared data folder beside the repository; set {SHARED_DATA_ENV_VAR}" in unset
     own = real_or_generated(str(new).replace(str(home), "~"))  # the line the note suggests
     assert not own.generated and own.path == new
     assert own.transcript.messages == real_or_generated(new).transcript.messages

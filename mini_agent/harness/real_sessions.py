@@ -113,9 +113,12 @@ def real_or_generated(name: str | Path, *, steps: int = GENERATED_STEPS,
                        f"Real session: {path}")
     own = own_sessions(1)
     example = own[0] if own else CLAUDE_PROJECTS / "<project>" / "<session>.jsonl"
-    note = (f"{path} is not here (no shared data folder beside the repository; set "
-            f"{SHARED_DATA_ENV_VAR} to point at one), so this is a KIT-GENERATED session "
-            f"of {steps} tool exchanges, not a recording: its usage is the kit's own count.\n"
+    where = (f"{SHARED_DATA_ENV_VAR} points at a folder without it"
+             if os.environ.get(SHARED_DATA_ENV_VAR, "").strip() else
+             f"no shared data folder beside the repository; set {SHARED_DATA_ENV_VAR} to point "
+             f"at one")
+    note = (f"{path} is not here ({where}), so this is a KIT-GENERATED session of {steps} "
+            f"tool exchanges, not a recording: its usage is the kit's own count.\n"
             f"To study one of your own Claude Code sessions instead, run this cell with\n"
             f"    real_or_generated(\"{example}\")")
     return Session(sample_transcript(steps), None, True, note)
