@@ -10,7 +10,8 @@ in MB, the share of it that is widget state, the number of widget models and the
 It exits 1 when a notebook is over the budget or fails to execute.
 
 Run: ``python benchmarks/notebook_sizes.py [NOTEBOOK ...]`` (names or prefixes, e.g. ``03``).
-Set ``MINI_AGENT_SHARED_DATA`` to a missing folder to measure without the shared data.
+The copy has no shared data folder beside it, so the real-session sections run on their
+generated fallback; set ``MINI_AGENT_SHARED_DATA`` to the folder to measure with real sessions.
 """
 
 from __future__ import annotations
