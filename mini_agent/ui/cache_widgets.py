@@ -112,6 +112,7 @@ class CacheDashboard:
                                         showlegend=True)
             self.hit_figure.update_layout(
                 title="Cache hit rate per request", height=360, legend=LEGEND_BELOW,
+                showlegend=True,
                 yaxis={"range": [-0.05, 1.15], "title": "read / input"},
                 xaxis_title="request", margin={"t": 50, "b": 40, "r": 30})
         self.cost_figure = PlotlyChart()
