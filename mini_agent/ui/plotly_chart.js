@@ -74,7 +74,8 @@ function placeholder(model) {
     box.appendChild(div);
   };
   if (typeof title === "string") line(title, true);
-  line("Waiting for plotly.js from the kernel: it is sent once the kernel is free.");
+  line("Waiting for plotly.js, which the kernel sends once it is free " +
+    "(in a saved notebook: run the cell).");
   for (const t of model.get("traces") || []) {
     line(`\u2022 ${t.name || t.type || "trace"}: ${(t.y || t.x || []).length} points`);
   }
