@@ -13,7 +13,8 @@ from mini_agent.core.continuation import CONTINUE_PROMPT
 from mini_agent.demo import DEMO_TASK, PROJECT_DIR, TEST_COMMAND, copy_demo_workspace
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.messages import validate_messages
-from mini_agent.offline.demo_brain import DemoBrain, parse_test_report
+from mini_agent.offline.demo_brain import DemoBrain
+from mini_agent.offline.demo_bugs import parse_test_report
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.tools import build_tools, run_tool
 

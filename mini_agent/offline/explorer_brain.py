@@ -20,29 +20,17 @@ back); 004_b74ef821c58ee4ec.txt (subagents return 1,000-2,000 token summaries or
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from typing import Any
 
-from mini_agent.core.messages import content_blocks, tool_result_text
+from mini_agent.core.messages import content_blocks
+from mini_agent.offline.brain_kit import Reply, act, assign_tool_ids, say, tool_calls, use
 
 ARTEFACT_NAME = "project_map.md"
 """The file the explorer writes its findings to."""
 
 PACKAGE_DIR = "invoicing/"
-
-Reply = dict[str, Any]
-
-
-def _calls(messages: list[dict[str, Any]]) -> list[tuple[str, dict, str | None]]:
-    """``(name, input, result_text)`` of every tool call in the history, oldest first."""
-    results = {b.get("tool_use_id"): tool_result_text(b) for m in messages
-               for b in content_blocks(m) if b.get("type") == "tool_result"}
-    return [(b["name"], dict(b.get("input") or {}), results.get(b.get("id")))
-            for m in messages if m.get("role") == "assistant"
-            for b in content_blocks(m) if b.get("type") == "tool_use"]
-
 
 def _prompt(messages: list[dict[str, Any]]) -> str:
     for m in messages:
@@ -51,18 +39,6 @@ def _prompt(messages: list[dict[str, Any]]) -> str:
             if any(texts):
                 return "\n".join(texts)
     return ""
-
-
-def _use(tool: str, **input: Any) -> dict[str, Any]:
-    return {"type": "tool_use", "id": "", "name": tool, "input": input}
-
-
-def _act(text: str, *uses: dict[str, Any]) -> Reply:
-    return {"content": [{"type": "text", "text": text}, *uses], "stop_reason": "tool_use"}
-
-
-def _say(text: str) -> Reply:
-    return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
 
 
 def _definitions(read_result: str) -> list[tuple[int, str, str]]:
@@ -119,38 +95,35 @@ class ExplorerBrain:
         reply = self._decide(messages, tools)
         seed = json.dumps([[b.get("name"), b.get("input"), b.get("text")] for m in messages
                            for b in content_blocks(m)], sort_keys=True)
-        for k, block in enumerate(reply["content"]):
-            if block["type"] == "tool_use":
-                block["id"] = "toolu_01" + hashlib.sha256(f"{seed}|{k}".encode()).hexdigest()[:24]
-        return reply
+        return assign_tool_ids(reply, seed)
 
     def _decide(self, messages: list[dict[str, Any]], tools: set[str]) -> Reply:
-        calls = _calls(messages)
+        calls = tool_calls(messages)
         if "subagent" in tools:
-            done = [c for c in calls if c[0] == "subagent"]
+            done = [c for c in calls if c.name == "subagent"]
             if not done:
-                return _act("This exploration would fill my window with raw file contents; "
-                            "I will hand it to a subagent with a scoped brief.",
-                            _use("subagent", brief=_prompt(messages)))
-            return _say("The subagent explored the project. Its findings:\n\n"
-                        + (done[-1][2] or "(no result)"))
+                return act("This exploration would fill my window with raw file contents; "
+                           "I will hand it to a subagent with a scoped brief.",
+                           use("subagent", brief=_prompt(messages)))
+            return say("The subagent explored the project. Its findings:\n\n"
+                       + (done[-1].result or "(no result)"))
         needed = {"glob", "read_file", "grep", "write_artefact"}
         if not needed <= tools:
-            return _say(f"I need the tools {', '.join(sorted(needed - tools))} to explore.")
+            return say(f"I need the tools {', '.join(sorted(needed - tools))} to explore.")
         by_name: dict[str, list] = {}
-        for name, input, result in calls:
-            by_name.setdefault(name, []).append((input, result))
+        for call in calls:
+            by_name.setdefault(call.name, []).append((call.input, call.result))
         if "glob" not in by_name:
-            return _act("I will list the project's Python files first.",
-                        _use("glob", pattern="**/*.py"))
+            return act("I will list the project's Python files first.",
+                       use("glob", pattern="**/*.py"))
         files = (by_name["glob"][-1][1] or "").splitlines()
         modules = [f for f in files if f.startswith(PACKAGE_DIR) and f.endswith(".py")
                    and not f.endswith("__init__.py")]
         if "read_file" not in by_name:
-            return _act(f"Reading the {len(modules)} modules of the package, and finding which "
-                        "tests import them.",
-                        *[_use("read_file", path=f) for f in modules],
-                        _use("grep", pattern=r"^from invoicing\.(\w+) import", path="tests"))
+            return act(f"Reading the {len(modules)} modules of the package, and finding which "
+                       "tests import them.",
+                       *[use("read_file", path=f) for f in modules],
+                       use("grep", pattern=r"^from invoicing\.(\w+) import", path="tests"))
         reads = {i["path"]: r or "" for i, r in by_name["read_file"]}
         importers: dict[str, list[str]] = {}
         for row in (by_name["grep"][-1][1] or "").splitlines():
@@ -159,10 +132,10 @@ class ExplorerBrain:
                 importers[m[2]].append(m[1])
         document, summary = build_map(reads, importers)
         if "write_artefact" not in by_name:
-            return _act("Writing the full map to an artefact, so the summary can stay short.",
-                        _use("write_artefact", name=ARTEFACT_NAME, content=document))
+            return act("Writing the full map to an artefact, so the summary can stay short.",
+                       use("write_artefact", name=ARTEFACT_NAME, content=document))
         written = by_name["write_artefact"][-1][1] or ""
         total = sum(_line_count(t) for t in reads.values())
-        return _say(f"Explored {len(reads)} modules ({total} lines) and the tests that import "
-                    "them.\n" + "\n".join(summary)
-                    + f"\nFull map with line numbers: {written.split(' (')[0].removeprefix('wrote ')}")
+        return say(f"Explored {len(reads)} modules ({total} lines) and the tests that import "
+                   "them.\n" + "\n".join(summary)
+                   + f"\nFull map with line numbers: {written.split(' (')[0].removeprefix('wrote ')}")

@@ -1,0 +1,105 @@
+"""How the demo brain answers questions asked after the task: about files, the tests, its edits.
+
+Once the demo task is done, the user may ask more: "what is in money.py?", "run the tests
+again", "what did you change?". :func:`follow_up` answers from the tool calls in the request,
+and when the observation it needs was masked (notebook 03) it reads the file again, as a model
+would. Stateless like the brain: everything comes from the request. Does not: answer
+questions about anything but the workspace's files, its tests and the brain's own edits.
+Taught in ``notebooks/03_observation_masking.ipynb``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import PurePosixPath
+
+from mini_agent.offline.brain_kit import Call, Reply, act, numbered_lines, say, use
+from mini_agent.offline.demo_bugs import DEFAULT_TEST_COMMAND, parse_test_report
+
+
+def follow_up(prompt: str, segment: list[Call], earlier: list[Call]) -> Reply:
+    """Answer a question asked after the task: about a file, the tests or the changes made.
+
+    A file the question names is described from its newest unmasked read (read again when
+    that observation was masked); "run the tests" runs them and reports the count; a question
+    about changes lists the edits; anything else gets what the brain can answer.
+
+    Args:
+        prompt: the question.
+        segment: the tool calls made since the question was asked.
+        earlier: the tool calls made before it (the task's).
+    Returns:
+        The next reply.
+    """
+    everything = earlier + segment
+    known = list(dict.fromkeys(str(c.input["path"]) for c in everything
+                               if c.name in ("read_file", "edit_file") and "path" in c.input))
+    lower = prompt.lower()
+    mentioned = next((p for p in sorted(known, key=len, reverse=True)
+                      if p.lower() in lower or PurePosixPath(p).name.lower() in lower), None)
+    if mentioned is None:
+        m = re.search(r"[\w./-]+\.(?:py|md|txt|csv)\b", prompt)
+        mentioned = m.group(0) if m else None
+    if mentioned:
+        read = next((c for c in reversed(everything) if c.name == "read_file"
+                     and c.input.get("path") == mentioned and numbered_lines(c.result)
+                     and "offset" not in c.input), None)
+        if read is None:
+            before = any(c.name == "read_file" and c.input.get("path") == mentioned
+                         for c in everything)
+            text = (f"My earlier read of `{mentioned}` is no longer in my context (its "
+                    "observation was masked), so I'll read it again." if before
+                    else f"I haven't read `{mentioned}` yet; reading it.")
+            if any(c.input.get("path") == mentioned and c.is_error for c in segment):
+                return say(f"I could not read `{mentioned}`: "
+                           f"{next(c.result for c in segment if c.is_error)}")
+            return act(text, use("read_file", path=mentioned))
+        return say(describe_file(mentioned, numbered_lines(read.result), prompt, everything))
+    if re.search(r"\b(run|rerun)\b.*\btests?\b", lower):
+        run = next((c for c in reversed(segment) if c.name == "run_bash"), None)
+        if run is None:
+            command = next((c.input["command"] for c in reversed(everything)
+                            if c.name == "run_bash"), DEFAULT_TEST_COMMAND)
+            return act("Running the test suite.", use("run_bash", command=command))
+        report = parse_test_report(run.result or "")
+        if report is None:
+            return say(f"The test command gave no report:\n\n{run.result}")
+        return say(f"{report.passed} of {report.ran} tests pass"
+                   + (" - the suite is green." if report.ok else "; see the report above."))
+    edits = [c for c in everything if c.name == "edit_file" and not c.is_error]
+    if edits and re.search(r"chang|fix|edit|diff|bug|wrong", lower):
+        rows = [f"- `{c.input['path']}`: `{c.input['old_string'].strip()}` -> "
+                f"`{c.input['new_string'].strip()}`" for c in edits]
+        return say("I changed these lines (each file kept a `.bak` backup):\n"
+                   + "\n".join(rows))
+    files = ", ".join(f"`{p}`" for p in known[:8]) or "none yet"
+    return say("I can answer questions about the files of this workspace, re-run the tests, "
+               f"or explain the changes I made. Files I have read: {files}.")
+
+
+def describe_file(path: str, lines: dict[int, str], prompt: str, calls: list[Call]) -> str:
+    """Answer a question about a file from its (unmasked) read_file observation."""
+    defs = [(n, m.group(1), m.group(2)) for n, line in sorted(lines.items())
+            if (m := re.match(r"^(def|class) (\w+)", line))]
+    asked = next((d for d in defs if re.search(rf"\b{d[2]}\b", prompt)), None)
+    if asked:
+        end = next((n - 1 for n, _, _ in defs if n > asked[0]), max(lines))
+        doc = next((lines[n].strip().strip('"') for n in range(asked[0] + 1, end + 1)
+                    if lines.get(n, "").strip().startswith('"""')), "")
+        return (f"`{asked[2]}` is a {'function' if asked[1] == 'def' else 'class'} in `{path}`, "
+                f"lines {asked[0]}-{end}. Its docstring says: {doc or '(none)'}")
+    first = next((lines[n].strip().strip('"') for n in sorted(lines) if lines[n].strip()), "")
+    if path.endswith(".md"):
+        heads = [f"{line.lstrip('#').strip()} (line {n})" for n, line in sorted(lines.items())
+                 if line.startswith("## ")]
+        listing = "has sections " + (", ".join(heads) or "(none)")
+    else:
+        listing = ("defines " + ", ".join(f"`{name}` (line {n})" for n, _, name in defs)
+                   if defs else "has no top-level functions or classes")
+    text = f"`{path}` has {len(lines)} lines. It opens with: {first}\nIt {listing}."
+    edits = [c for c in calls if c.name == "edit_file" and not c.is_error
+             and c.input.get("path") == path]
+    if edits:
+        text += (f"\nI edited it: `{edits[-1].input['old_string'].strip()}` became "
+                 f"`{edits[-1].input['new_string'].strip()}`.")
+    return text
