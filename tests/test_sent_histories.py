@@ -51,8 +51,9 @@ from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
 from mini_agent.harness.cold_store import ColdStore, recall_segment_tool
 from mini_agent.harness.loop import INTERRUPTED, ToolResult, ToolUse
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
-from mini_agent.core.messages import (ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS, MessageParam,
-                                      content_blocks, tool_results, tool_uses, validate_messages)
+from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS
+from mini_agent.core.messages import (MessageParam, content_blocks, tool_results, tool_uses,
+                                      validate_messages)
 from mini_agent.offline import FaultPlan, offline_async_client, offline_client
 from mini_agent.core.context_edits import clear_tool_uses_edit, clear_tool_uses_transform
 from mini_agent.offline.transport import ALLOWED_REQUEST_KEYS

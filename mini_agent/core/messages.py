@@ -3,7 +3,8 @@
 Every request the kit sends passes through :func:`validate_messages`, and the offline Claude
 runs the same check on each request body, so a history the API would refuse with a 400 fails
 the same way offline. The rules checked here are the ones a context-engineering kit can
-break by rewriting a history (masking, compaction, repairs of real transcripts).
+break by rewriting a history (masking, compaction, repairs of real transcripts); what a
+single block may hold (its type and keys) is checked by ``mini_agent.core.block_rules``.
 
 This module does no IO and never mutates its inputs. Taught in ``notebooks/01_agent_loop.ipynb``
 and used by every other episode.
@@ -22,43 +23,16 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from mini_agent.core.wire_rules import (TOOL_RESULT_CONTENT_TYPES, cache_control_problem,  # noqa: F401
-                                        cache_markers, final_whitespace_problem, ttl_order_problem)
+from mini_agent.core.block_rules import (ALLOWED_MESSAGE_KEYS, KNOWN_BLOCK_TYPES, Problem,
+                                         block_keys_problem, text_problem,
+                                         tool_result_content_problem)
+from mini_agent.core.wire_rules import cache_markers, final_whitespace_problem, ttl_order_problem
 
 MessageParam = dict[str, Any]
 Block = dict[str, Any]
 
 MAX_CACHE_CONTROL_MARKERS = 4
 """The API accepts at most four ``cache_control`` breakpoints per request (prompt caching docs)."""
-
-# Keys the API accepts on each content block type. Anything else is a kit-private key that
-# leaked into the wire format (the API answers "Extra inputs are not permitted").
-ALLOWED_BLOCK_KEYS: dict[str, frozenset[str]] = {
-    "text": frozenset({"type", "text", "cache_control", "citations"}),
-    "image": frozenset({"type", "source", "cache_control", "transformations"}),
-    "document": frozenset({"type", "source", "cache_control", "title", "context", "citations"}),
-    "tool_use": frozenset({"type", "id", "name", "input", "cache_control", "caller",
-                           "toolset_name"}),
-    "tool_result": frozenset({"type", "tool_use_id", "content", "is_error", "cache_control",
-                              "toolset_name"}),
-    "thinking": frozenset({"type", "thinking", "signature"}),
-    "redacted_thinking": frozenset({"type", "data"}),
-    "server_tool_use": frozenset({"type", "id", "name", "input", "cache_control"}),
-    "web_search_tool_result": frozenset({"type", "tool_use_id", "content", "cache_control"}),
-    "search_result": frozenset({"type", "source", "title", "content", "citations", "cache_control"}),
-}
-ALLOWED_MESSAGE_KEYS = frozenset({"role", "content"})
-
-# Block types a request may carry (the SDK's ``*BlockParam`` types, stable and beta, 2.14).
-# Any other type is refused, as the API does ("Input tag ... does not match any of the
-# expected tags").
-KNOWN_BLOCK_TYPES = frozenset({
-    "text", "image", "document", "search_result", "tool_use", "tool_result", "thinking",
-    "redacted_thinking", "server_tool_use", "web_search_tool_result", "web_fetch_tool_result",
-    "code_execution_tool_result", "bash_code_execution_tool_result",
-    "text_editor_code_execution_tool_result", "tool_search_tool_result", "container_upload",
-    "mcp_tool_use", "mcp_tool_result", "compaction", "advisor_tool_result", "tool_reference",
-})
 
 
 class MessageValidationError(ValueError):
@@ -129,11 +103,6 @@ def block_to_param(block: Any) -> Block:
     return {k: v for k, v in data.items() if k not in _RESPONSE_ONLY_KEYS}
 
 
-def assistant_from_response(message: Any) -> MessageParam:
-    """Return the assistant ``MessageParam`` for an SDK ``Message`` (content via block_to_param)."""
-    return assistant([block_to_param(b) for b in message.content])
-
-
 # --------------------------------------------------------------------------- readers
 
 def content_blocks(message: MessageParam) -> list[Block]:
@@ -201,41 +170,11 @@ def count_cache_control(request_parts: Iterable[Any]) -> int:
 
 # --------------------------------------------------------------------------- validation
 
-def _check_block_keys(block: Block, index: int, where: str) -> None:
-    problem = cache_control_problem(block.get("cache_control"))
+def _raise_on(problem: Problem | None, index: int) -> None:
+    """Raise a block's ``(rule, sentence)`` problem as the error of message ``index``."""
     if problem:
-        raise MessageValidationError(f"messages.{index}: {where}{problem}",
-                                     rule="cache_control", index=index)
-    kind = block.get("type")
-    allowed = ALLOWED_BLOCK_KEYS.get(kind)
-    if allowed is None:
-        return  # unknown block types are the API's business, not a kit leak
-    extra = sorted(set(block) - allowed)
-    if extra:
-        raise MessageValidationError(
-            f"messages.{index}: {where}{kind} block has unexpected keys {extra} "
-            "(kit metadata must stay beside the message, never inside it)",
-            rule="extra_keys", index=index)
-
-
-def _check_text(block: Block, index: int, where: str) -> None:
-    text = block.get("text")
-    if not isinstance(text, str) or not text.strip():
-        raise MessageValidationError(
-            f"messages.{index}: {where}text content blocks must be non-empty",
-            rule="empty_text", index=index)
-
-
-def _check_nested(blocks: list[Block], index: int) -> None:
-    for part in blocks:
-        if not isinstance(part, dict) or part.get("type") not in TOOL_RESULT_CONTENT_TYPES:
-            kind = part.get("type") if isinstance(part, dict) else type(part).__name__
-            raise MessageValidationError(
-                f"messages.{index}: tool_result content: block type {kind!r} is not one of "
-                f"{sorted(TOOL_RESULT_CONTENT_TYPES)}", rule="tool_result_content", index=index)
-        _check_block_keys(part, index, "tool_result content: ")
-        if part.get("type") == "text":
-            _check_text(part, index, "tool_result content: ")
+        rule, sentence = problem
+        raise MessageValidationError(sentence, rule=rule, index=index)
 
 
 def validate_messages(messages: list[MessageParam], *, system: Any = None,
@@ -314,16 +253,16 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
                 raise MessageValidationError(
                     f"messages.{i}: unknown content block type {kind!r}",
                     rule="unknown_block_type", index=i)
-            _check_block_keys(block, i, "")
+            _raise_on(block_keys_problem(block, i), i)
             if kind == "text":
-                _check_text(block, i, "")
+                _raise_on(text_problem(block, i), i)
             elif kind == "tool_result":
                 if role != "user":
                     raise MessageValidationError(
                         f"messages.{i}: tool_result blocks must be in a user message",
                         rule="tool_result_role", index=i, tool_use_id=block.get("tool_use_id"))
                 if isinstance(block.get("content"), list):
-                    _check_nested(block["content"], i)
+                    _raise_on(tool_result_content_problem(block["content"], i), i)
                 elif not isinstance(block.get("content", ""), str):
                     raise MessageValidationError(
                         f"messages.{i}: tool_result content must be a string or a list of "

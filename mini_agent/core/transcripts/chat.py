@@ -26,7 +26,8 @@ import json
 import re
 from typing import Any
 
-from mini_agent.core.messages import ALLOWED_BLOCK_KEYS, Block
+from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS
+from mini_agent.core.messages import Block
 from mini_agent.core.transcripts.turns import Turn, content_blocks, format_ranges, seconds
 
 TEXT_ACTION_RE = re.compile(r"```(?:mswea_bash_command|bash|sh)?[ \t]*\n(.*?)\n```", re.DOTALL)

@@ -22,7 +22,8 @@ import dataclasses
 import json
 from typing import Iterable
 
-from mini_agent.core.messages import ALLOWED_BLOCK_KEYS, MessageParam, MessageValidationError, validate_messages
+from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS
+from mini_agent.core.messages import MessageParam, MessageValidationError, validate_messages
 from mini_agent.core.transcripts.turns import TranscriptError, Turn, format_span
 
 MISSING_RESULT_TEXT = "[no tool_result recorded in the transcript]"
