@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-from mini_agent.core.cache import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
-                                   UnknownModelError, cache_hit_rate, cost_usd, model_price, sum_usage)
+from mini_agent.core.pricing import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
+                                     UnknownModelError, cache_hit_rate, cost_usd, model_price, sum_usage)
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache
 from mini_agent.harness.config import DEFAULT_MODEL
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking

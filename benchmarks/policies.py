@@ -25,7 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from mini_agent.core.cache import model_price
+from mini_agent.core.pricing import model_price
 from mini_agent.core.replay import DEFAULT_POLICIES, evaluate_session
 from mini_agent.harness.evaluate_runner import (calibration_report, evaluate_file,
                                                 evaluate_paths, transcript_files)

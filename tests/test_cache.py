@@ -1,4 +1,5 @@
-"""Tests for mini_agent.core.cache: system split, breakpoints, serialization, detector, prices."""
+"""Tests for mini_agent.core.cache (system split, breakpoints, serialization),
+mini_agent.core.cache_breaks (fingerprints, the detector) and mini_agent.core.pricing."""
 
 import json
 import os
@@ -8,11 +9,11 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.core.cache import (DYNAMIC_BOUNDARY, CacheBreakDetector, UnknownModelError,
-                                   apply_cache_breakpoints, build_system_blocks, cache_hit_rate,
-                                   cost_usd, request_bytes, split_system_prompt, static_system_text,
-                                   sum_usage, tools_fingerprint)
+from mini_agent.core.cache import (DYNAMIC_BOUNDARY, apply_cache_breakpoints, build_system_blocks,
+                                   request_bytes, split_system_prompt)
+from mini_agent.core.cache_breaks import CacheBreakDetector, static_system_text, tools_fingerprint
 from mini_agent.core.messages import count_cache_control, validate_messages
+from mini_agent.core.pricing import UnknownModelError, cache_hit_rate, cost_usd, sum_usage
 
 TOOLS = [{"name": "read_file", "description": "Read", "input_schema": {
              "type": "object", "properties": {"path": {"type": "string"}}}},

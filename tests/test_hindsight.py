@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
-from mini_agent.core.cache import model_price
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
 from mini_agent.core.hindsight import masking_bound
+from mini_agent.core.pricing import model_price
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
 from mini_agent.core.server_compaction import long_session
 

@@ -68,7 +68,7 @@ def test_unknown_policy_and_model():
     t = Transcript(messages=[{"role": "user", "content": "hi"},
                              {"role": "assistant", "content": "ok"}], usage=[None],
                    repairs=[], source_format="messages-json")
-    from mini_agent.core.cache import UnknownModelError
+    from mini_agent.core.pricing import UnknownModelError
     with pytest.raises(UnknownModelError):
         evaluate_session(t, policies=("raw",), model="gpt-nothing")
 

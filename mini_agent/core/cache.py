@@ -1,37 +1,33 @@
-"""Prompt caching on the client side: stable prefixes, breakpoints, break detection, prices.
+"""Prompt caching on the client side: a stable prefix and where its breakpoints go.
 
 What this module does: splits a system prompt into a static (cached) and a dynamic part at
-:data:`DYNAMIC_BOUNDARY`; places at most four ``cache_control`` breakpoints on a whole request
-(tools, system, messages) with byte-stable serialization; watches ``cache_read_input_tokens``
-for breaks and names their cause (:class:`CacheBreakDetector`); turns ``usage`` into USD.
-What it does not do: simulate the server's cache (that is ``mini_agent.core.prompt_cache``) or
-talk to the network. Pure; no function mutates its input. Taught in
+:data:`DYNAMIC_BOUNDARY`; serialises requests canonically (sorted keys and tools, no stray
+markers), so the same logical request gives the same bytes; places at most four
+``cache_control`` breakpoints on a whole request (tools, system, messages). What it does not
+do: notice cache breaks (``mini_agent.core.cache_breaks``), price usage
+(``mini_agent.core.pricing``), simulate the server's cache (``mini_agent.core.prompt_cache``)
+or talk to the network. Pure; no function mutates its input. Taught in
 ``notebooks/05_prompt_caching.ipynb``.
 
 Sources (read 2026-11-29):
   * Seed 002_4516104fd432e704.txt, section 4 (promptCache.ts: DYNAMIC_BOUNDARY,
-    splitSystemPrompt, CacheBreakDetector with the 2,000-token AND 5% rule).
+    splitSystemPrompt).
   * Seed 004_b74ef821c58ee4ec.txt ("prompt cache and context layout": tools -> system ->
     messages, key order and tool order break the cache) and 000_86e3ff2076a5ae37.txt
     (masking moves the prefix; move the mask boundary in fixed chunks).
   * Anthropic prompt caching docs,
     https://platform.claude.com/docs/en/build-with-claude/prompt-caching : at most 4
     breakpoints; prefix order tools -> system -> messages; TTL "5m" (default) or "1h",
-    refreshed on each hit; ``usage.cache_creation_input_tokens``,
-    ``usage.cache_read_input_tokens``, ``usage.input_tokens`` (the uncached part only) and
-    ``usage.cache_creation.{ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}``.
-  * Anthropic pricing, https://platform.claude.com/docs/en/about-claude/pricing : USD per
-    million tokens; 5m cache write = 1.25x input, 1h write = 2x, cache hit = 0.1x.
+    refreshed on each hit; longer TTLs before shorter ones.
 """
 
 from __future__ import annotations
 
 import copy
-import dataclasses
-import hashlib
 import json
 from typing import Any, Iterable, Mapping
 
+from mini_agent.core.masking import is_masked
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
 from mini_agent.core.wire_rules import shorten_later_ttls
 
@@ -45,11 +41,6 @@ TTL_SECONDS = {"5m": 300.0, "1h": 3600.0}
 
 CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 """Placeholder of cleared tool results (server-side context editing, seed 002 micro-compact)."""
-
-BREAK_MIN_DROP_TOKENS = 2_000
-"""A cache break needs a drop in ``cache_read_input_tokens`` of MORE than this (seed 002)."""
-BREAK_MIN_DROP_RATIO = 0.05
-"""... AND more than this fraction of the previous read (seed 002)."""
 
 
 # --------------------------------------------------------------------------- system prompt
@@ -128,11 +119,6 @@ def canonical_json(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def sha256_hex(text: str) -> str:
-    """Return the SHA-256 hex digest of ``text`` encoded as UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def canonical_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Return tool definitions sorted by ``name`` with every dict's keys in sorted order.
 
@@ -141,42 +127,6 @@ def canonical_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     requests). Returns new dicts; the input is not mutated.
     """
     return [_sorted_keys(copy.deepcopy(dict(t))) for t in sorted(tools, key=lambda t: t["name"])]
-
-
-def tools_fingerprint(tools: Iterable[Mapping[str, Any]] | None) -> str:
-    """SHA-256 of the canonical JSON of ``tools`` (sorted by name, keys sorted, no markers).
-
-    Two tool lists that differ only in order, key order or ``cache_control`` have the same
-    fingerprint: the *tool set* did not change. Source: seed 002 (toolsHash), made canonical.
-    """
-    return sha256_hex(canonical_json(strip_cache_control(canonical_tools(tools or []))))
-
-
-def raw_tools_fingerprint(tools: Iterable[Mapping[str, Any]] | None) -> str:
-    """SHA-256 of ``tools`` as the SDK would serialise them (insertion order), no markers.
-
-    Differs from :func:`tools_fingerprint` exactly when the bytes changed but the tool set
-    did not: a serialization problem, not a new tool.
-    """
-    return sha256_hex(json.dumps(strip_cache_control(list(tools or [])), ensure_ascii=False))
-
-
-def static_system_text(system: str | list[Mapping[str, Any]] | None) -> str:
-    """Return the static part of a request's ``system``.
-
-    A string: the text before :data:`DYNAMIC_BOUNDARY`. A list of text blocks: the texts of
-    the blocks up to and including the last one carrying ``cache_control`` (everything, when
-    none does, each block split at the boundary), joined with newlines. None: ``""``.
-    """
-    if system is None:
-        return ""
-    if isinstance(system, str):
-        return split_system_prompt(system)[0]
-    blocks = list(system)
-    marked = [i for i, b in enumerate(blocks) if b.get("cache_control")]
-    if marked:
-        return "\n".join(b.get("text", "") for b in blocks[: marked[-1] + 1])
-    return "\n".join(split_system_prompt(b.get("text", ""))[0] for b in blocks)
 
 
 # --------------------------------------------------------------------------- breakpoints
@@ -291,7 +241,6 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
 def _last_masked_result(messages: list[dict[str, Any]]) -> tuple[int, int] | None:
     """``(message_index, block_index)`` of the newest tool_result whose content is a mask or
     clearing placeholder, or None."""
-    from mini_agent.core.masking import is_masked
     for i in range(len(messages) - 1, -1, -1):
         content = messages[i].get("content")
         if isinstance(content, str):
@@ -311,255 +260,3 @@ def request_bytes(request_kwargs: Mapping[str, Any]) -> bytes:
     logical request, whatever the order its dicts were built in.
     """
     return json.dumps(dict(request_kwargs), ensure_ascii=False, separators=(",", ":")).encode()
-
-
-# --------------------------------------------------------------------------- break detection
-
-@dataclasses.dataclass(frozen=True)
-class CacheBreak:
-    """One detected cache break.
-
-    Attributes: request_index: 0-based number of the request whose response broke;
-    previous_read_tokens / read_tokens: ``cache_read_input_tokens`` before and now;
-    dropped_tokens: their difference; causes: names from :data:`BREAK_CAUSES`, in that order.
-    """
-
-    request_index: int
-    previous_read_tokens: int
-    read_tokens: int
-    dropped_tokens: int
-    causes: tuple[str, ...]
-
-
-BREAK_CAUSES = ("system_prompt_changed", "tools_changed", "serialization_changed",
-                "messages_changed", "ttl_expired", "unknown")
-"""Cause names. The seed has system_prompt_changed, tools_changed, unknown; the kit adds
-serialization_changed (same tool set, different bytes: order or key order),
-messages_changed (an earlier message was masked, compacted or dropped) and ttl_expired
-(the gap since the previous request exceeds the TTL)."""
-
-
-def _usage_get(usage: Any, key: str) -> int:
-    if isinstance(usage, Mapping):
-        value = usage.get(key)
-    else:
-        value = getattr(usage, key, None)
-    return int(value or 0)
-
-
-def _message_fingerprints(messages: Iterable[Mapping[str, Any]]) -> tuple[str, ...]:
-    return tuple(sha256_hex(canonical_json(strip_cache_control(dict(m)))) for m in messages)
-
-
-class CacheBreakDetector:
-    """Watch ``cache_read_input_tokens`` across requests and name why the cache broke.
-
-    Use: call :meth:`record_request` with what is about to be sent, then
-    :meth:`check_response` with the response's ``usage``. A break is a drop in
-    ``cache_read_input_tokens`` versus the previous response of more than ``min_drop_tokens``
-    AND more than ``min_drop_ratio`` of that previous read: both must hold, so a few hundred
-    tokens of jitter on a small request and a 1% wobble on a huge cache are not breaks.
-    Fingerprints: SHA-256 of the STATIC system part only (the dynamic
-    part may change freely) and of the canonical JSON of the tools.
-    Args: min_drop_tokens, min_drop_ratio: thresholds; ttl_seconds: the cache TTL used to
-    name ``ttl_expired`` (300 for "5m").
-    Attributes: breaks: every :class:`CacheBreak` found so far.
-    Source: CacheBreakDetector in 002_4516104fd432e704.txt (recordRequest / checkResponse).
-    """
-
-    def __init__(self, *, min_drop_tokens: int = BREAK_MIN_DROP_TOKENS,
-                 min_drop_ratio: float = BREAK_MIN_DROP_RATIO,
-                 ttl_seconds: float = TTL_SECONDS["5m"]) -> None:
-        self.min_drop_tokens = min_drop_tokens
-        self.min_drop_ratio = min_drop_ratio
-        self.ttl_seconds = ttl_seconds
-        self.breaks: list[CacheBreak] = []
-        self._last: dict[str, Any] | None = None
-        self._pending: dict[str, Any] | None = None
-        self._count = 0
-
-    def record_request(self, request: Mapping[str, Any] | None = None, *, system: Any = None,
-                       tools: Any = None, messages: Any = None,
-                       now: float | None = None) -> None:
-        """Fingerprint the request about to be sent (a request dict, or its parts).
-
-        Args: request: kwargs/body with ``system``, ``tools``, ``messages`` (any may be
-        absent); system/tools/messages: override or give the parts directly; now: clock
-        time in seconds (needed for ``ttl_expired``; None skips that cause).
-        """
-        request = request or {}
-        system = request.get("system") if system is None else system
-        tools = request.get("tools") if tools is None else tools
-        messages = request.get("messages") if messages is None else messages
-        self._pending = {
-            "system": sha256_hex(static_system_text(system)),
-            "tools": tools_fingerprint(tools),
-            "raw_tools": raw_tools_fingerprint(tools),
-            "messages": _message_fingerprints(messages or []),
-            "now": now,
-        }
-
-    def prepare_request(self, request_kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Agent ``prepare_request`` adapter: record the request (no clock) and return it as is."""
-        self.record_request(request_kwargs)
-        return request_kwargs
-
-    def on_request(self, record: Mapping[str, Any], *_: Any) -> CacheBreak | None:
-        """Agent ``on_request`` adapter: check ``record["usage"]``."""
-        return self.check_response(record.get("usage") or {})
-
-    def check_response(self, usage: Any) -> CacheBreak | None:
-        """Compare this response's ``cache_read_input_tokens`` with the previous one.
-
-        Args: usage: a usage dict or the SDK's ``Usage`` object. Returns: a
-        :class:`CacheBreak` (also appended to ``breaks``) or None: no break, or no
-        :meth:`record_request` before this call, or the first response.
-        """
-        if self._pending is None:
-            return None
-        state = dict(self._pending, read=_usage_get(usage, "cache_read_input_tokens"))
-        self._pending = None
-        index = self._count
-        self._count += 1
-        report = None
-        last = self._last
-        if last is not None:
-            drop = last["read"] - state["read"]
-            ratio = drop / last["read"] if last["read"] > 0 else 0.0
-            if drop > self.min_drop_tokens and ratio > self.min_drop_ratio:
-                report = CacheBreak(index, last["read"], state["read"], drop,
-                                    self._causes(last, state))
-                self.breaks.append(report)
-        self._last = state
-        return report
-
-    def _causes(self, last: dict[str, Any], state: dict[str, Any]) -> tuple[str, ...]:
-        causes = []
-        if last["system"] != state["system"]:
-            causes.append("system_prompt_changed")
-        if last["tools"] != state["tools"]:
-            causes.append("tools_changed")
-        elif last["raw_tools"] != state["raw_tools"]:
-            causes.append("serialization_changed")
-        previous = last["messages"]
-        if state["messages"][: len(previous)] != previous:
-            causes.append("messages_changed")
-        if last["now"] is not None and state["now"] is not None and \
-                state["now"] - last["now"] > self.ttl_seconds:
-            causes.append("ttl_expired")
-        return tuple(causes) or ("unknown",)
-
-
-# --------------------------------------------------------------------------- prices
-
-@dataclasses.dataclass(frozen=True)
-class ModelPrice:
-    """USD per million tokens for one model: ``input_usd_per_mtok``, ``output_usd_per_mtok``.
-    Cache prices derive from input: write 5m x1.25, write 1h x2, read x0.1."""
-
-    input_usd_per_mtok: float
-    output_usd_per_mtok: float
-
-
-CACHE_WRITE_5M_MULTIPLIER = 1.25
-CACHE_WRITE_1H_MULTIPLIER = 2.0
-CACHE_READ_MULTIPLIER = 0.1
-
-PRICES_AS_OF = "2026-11-29"
-"""Date the table below was read from https://platform.claude.com/docs/en/about-claude/pricing."""
-
-PRICES: dict[str, ModelPrice] = {
-    "claude-opus-4-6": ModelPrice(5.0, 25.0),
-    "claude-opus-4-5": ModelPrice(5.0, 25.0),
-    "claude-opus-4-1": ModelPrice(15.0, 75.0),
-    "claude-opus-4": ModelPrice(15.0, 75.0),
-    "claude-sonnet-4-6": ModelPrice(3.0, 15.0),
-    "claude-sonnet-4-5": ModelPrice(3.0, 15.0),
-    "claude-sonnet-4": ModelPrice(3.0, 15.0),
-    "claude-haiku-4-5": ModelPrice(1.0, 5.0),
-    "claude-haiku-3-5": ModelPrice(0.8, 4.0),
-    "claude-3-5-haiku": ModelPrice(0.8, 4.0),
-}
-"""Model id (without date suffix) -> price. Source: Anthropic pricing page, read 2026-11-29."""
-
-
-class UnknownModelError(KeyError):
-    """No price is known for a model id (the message lists the known ones)."""
-
-
-def model_price(model: str) -> ModelPrice:
-    """Return the price row for ``model``: exact id, else the longest known id it starts with
-    (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``). Raises UnknownModelError."""
-    if model in PRICES:
-        return PRICES[model]
-    matches = [k for k in PRICES if model.startswith(k + "-") or model.startswith(k + "@")]
-    if not matches:
-        raise UnknownModelError(f"no price for model {model!r}; known: {sorted(PRICES)}")
-    return PRICES[max(matches, key=len)]
-
-
-def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
-    """Return the USD cost of one response's ``usage`` on ``model``.
-
-    cost = input_tokens * in + cache writes (``cache_creation.ephemeral_5m_input_tokens`` x
-    1.25 in + ``ephemeral_1h_input_tokens`` x 2 in; when the breakdown is absent all of
-    ``cache_creation_input_tokens`` is priced as 5m) + cache_read_input_tokens x 0.1 in +
-    output_tokens x out (unless ``include_output=False``); prices per million tokens.
-    Args: usage: dict or SDK ``Usage``. Raises: UnknownModelError.
-
-    >>> round(cost_usd({"input_tokens": 1_000_000}, "claude-sonnet-4-6"), 2)
-    3.0
-    >>> round(cost_usd({"cache_read_input_tokens": 1_000_000}, "claude-sonnet-4-6"), 2)
-    0.3
-    """
-    price = model_price(model)
-    creation = _usage_get(usage, "cache_creation_input_tokens")
-    breakdown = usage.get("cache_creation") if isinstance(usage, Mapping) else \
-        getattr(usage, "cache_creation", None)
-    if breakdown:
-        write_1h = _usage_get(breakdown, "ephemeral_1h_input_tokens")
-        write_5m = _usage_get(breakdown, "ephemeral_5m_input_tokens")
-        write_5m += max(0, creation - write_1h - write_5m)
-    else:
-        write_1h, write_5m = 0, creation
-    input_usd = (_usage_get(usage, "input_tokens")
-                 + write_5m * CACHE_WRITE_5M_MULTIPLIER
-                 + write_1h * CACHE_WRITE_1H_MULTIPLIER
-                 + _usage_get(usage, "cache_read_input_tokens") * CACHE_READ_MULTIPLIER
-                 ) * price.input_usd_per_mtok / 1e6
-    output_usd = _usage_get(usage, "output_tokens") * price.output_usd_per_mtok / 1e6
-    return input_usd + (output_usd if include_output else 0.0)
-
-
-def cache_hit_rate(usage: Any) -> float:
-    """Return read / (read + creation + uncached input) for one usage (0.0 when all are 0).
-
-    >>> cache_hit_rate({"input_tokens": 10, "cache_creation_input_tokens": 10,
-    ...                 "cache_read_input_tokens": 80})
-    0.8
-    """
-    read = _usage_get(usage, "cache_read_input_tokens")
-    total = read + _usage_get(usage, "cache_creation_input_tokens") + \
-        _usage_get(usage, "input_tokens")
-    return read / total if total else 0.0
-
-
-def sum_usage(usages: Iterable[Any]) -> dict[str, Any]:
-    """Add up usages (dicts or SDK objects) field by field, including the cache_creation
-    breakdown. Returns a usage dict that :func:`cost_usd` and :func:`cache_hit_rate` accept."""
-    total = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
-             "cache_read_input_tokens": 0,
-             "cache_creation": {"ephemeral_5m_input_tokens": 0, "ephemeral_1h_input_tokens": 0}}
-    for usage in usages:
-        for key in ("input_tokens", "output_tokens", "cache_creation_input_tokens",
-                    "cache_read_input_tokens"):
-            total[key] += _usage_get(usage, key)
-        breakdown = usage.get("cache_creation") if isinstance(usage, Mapping) else \
-            getattr(usage, "cache_creation", None)
-        if breakdown:
-            for key in ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"):
-                total["cache_creation"][key] += _usage_get(breakdown, key)
-        else:
-            total["cache_creation"]["ephemeral_5m_input_tokens"] += \
-                _usage_get(usage, "cache_creation_input_tokens")
-    return total

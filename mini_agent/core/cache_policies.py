@@ -23,11 +23,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from mini_agent.core.cache import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
 from mini_agent.core.messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
+from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
 from mini_agent.core.tokens import approx_tokens
-from mini_agent.core.view import ViewContext
+from mini_agent.core.view import ViewContext, check_times
 
 
 def _result_savings(history: list[MessageParam], exclude_tools: tuple[str, ...]
@@ -258,22 +258,22 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
     seconds per message, ``Transcript.times``) request ``messages[:i]`` is sent at
     ``times[i]`` instead (the clock starts at 0 on the first request, so a long pause
     expires the cache) and the policy's ``ViewContext`` carries those times.
-    A :class:`~mini_agent.core.cache.CacheBreakDetector` given as ``detector`` sees every request
+    A :class:`~mini_agent.core.cache_breaks.CacheBreakDetector` given as ``detector`` sees every request
     (as sent, after any edit) and usage; its report lands in the record's ``"break"``.
     Returns ``[{"request", "raw_tokens", "view_tokens", "usage", "cost_usd", "hit_rate",
     "applied_edits", "break"}]`` (input cost only: outputs are the same under every policy),
     plus ``"view"`` (the messages as sent) when ``keep_views``.
     Raises ValueError when ``times`` is not parallel to ``messages``.
     """
-    from mini_agent.core.cache import apply_cache_breakpoints, cache_hit_rate, cost_usd
+    from mini_agent.core.cache import apply_cache_breakpoints
+    from mini_agent.core.pricing import cache_hit_rate, cost_usd
     from mini_agent.core.prompt_cache import PromptCacheSimulator
     from mini_agent.core.context_edits import apply_clear_tool_uses
 
     sim = simulator or PromptCacheSimulator()
     planner = ResumeBreakpoints(ttl=ttl) if resume else None
-    if times is not None and len(times) != len(messages):
-        raise ValueError(f"times must be parallel to messages: {len(times)} times for "
-                         f"{len(messages)} messages")
+    if times is not None:
+        check_times(messages, times)
     points = request_points(messages)
     records = []
     for n, i in enumerate(points):

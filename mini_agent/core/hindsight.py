@@ -32,10 +32,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Sequence
 
-from mini_agent.core.cache import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, TTL_SECONDS,
-                                   model_price)
+from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
 from mini_agent.core.messages import MessageParam, tool_result_positions
+from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens, prefix_boundaries
 
 

@@ -34,10 +34,10 @@ import dataclasses
 import re
 from typing import Any, Callable, Sequence
 
-from mini_agent.core.cache import UnknownModelError, cache_hit_rate, model_price, sum_usage
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
 from mini_agent.core.compaction import CompactPolicy, micro_compact
 from mini_agent.core.models import DEFAULT_MODEL
+from mini_agent.core.pricing import UnknownModelError, cache_hit_rate, model_price, sum_usage
 from mini_agent.core.lifecycle import LifecyclePolicy
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
 from mini_agent.core.context_edits import clear_tool_uses_edit

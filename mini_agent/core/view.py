@@ -37,6 +37,20 @@ class ViewContext:
         return self.times if len(self.times) == len(history) else (self.now,) * len(history)
 
 
+def check_times(messages: Sequence[MessageParam], times: Sequence[float]) -> None:
+    """Refuse ``times`` that are not parallel to ``messages`` (one time per message).
+
+    Args:
+        messages: a history or view.
+        times: Unix seconds at which each message was appended.
+    Raises:
+        ValueError: ``len(times) != len(messages)``; the message gives both lengths.
+    """
+    if len(times) != len(messages):
+        raise ValueError(f"times must be parallel to messages: {len(times)} times for "
+                         f"{len(messages)} messages")
+
+
 class ViewPolicy(Protocol):
     """``(history, ctx) -> view``: a new list; the input is never mutated."""
 

@@ -207,7 +207,7 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         if model is not None:
-            from mini_agent.core.cache import model_price
+            from mini_agent.core.pricing import model_price
             model_price(model)
         reports = evaluate_paths(paths, policies=tuple(policies or DEFAULT_POLICIES),
                                  model=model, workers=workers, scheduler=scheduler)

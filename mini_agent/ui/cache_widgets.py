@@ -2,7 +2,7 @@
 
 :class:`CacheDashboard` shows, for the policy chosen in a dropdown (and the chunk size of
 chunked masking on a slider), the cache hit rate of every request with each cache break
-marked and named (:class:`~mini_agent.core.cache.CacheBreakDetector`), and the cumulative input
+marked and named (:class:`~mini_agent.core.cache_breaks.CacheBreakDetector`), and the cumulative input
 cost in USD next to "no masking" and "no caching". Replays go through
 :func:`~mini_agent.core.cache_policies.replay_with_cache` (breakpoints, the offline prompt-cache
 simulator, server-side clearing), so the numbers are the ones the offline Claude reports.
@@ -15,11 +15,11 @@ from typing import Any
 
 import ipywidgets as widgets
 
-from mini_agent.core.cache import (BREAK_MIN_DROP_RATIO, BREAK_MIN_DROP_TOKENS, CacheBreakDetector,
-                                   cache_hit_rate, sum_usage)
+from mini_agent.core.cache_breaks import BREAK_MIN_DROP_RATIO, BREAK_MIN_DROP_TOKENS, CacheBreakDetector
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
 from mini_agent.core.messages import MessageParam
+from mini_agent.core.pricing import cache_hit_rate, sum_usage
 from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.context_edits import clear_tool_uses_edit
 from mini_agent.ui.plotly_chart import PlotlyChart

@@ -1,0 +1,189 @@
+"""Prices and usage sums: what a response's ``usage`` costs in USD, and how much of it was cached.
+
+What this module does: holds the per-model price table (USD per million tokens), reads the
+token counts out of a ``usage`` (a dict or the SDK's ``Usage`` object), prices them with the
+cache multipliers, adds usages up and gives the cache hit rate. What it does not do: decide
+what gets cached (``mini_agent.core.cache``), notice cache breaks
+(``mini_agent.core.cache_breaks``) or simulate the server's cache
+(``mini_agent.core.prompt_cache``). Pure; no function mutates its input. Taught in
+``notebooks/05_prompt_caching.ipynb``.
+
+Sources (read 2026-11-29):
+  * Anthropic pricing, https://platform.claude.com/docs/en/about-claude/pricing : USD per
+    million tokens; 5m cache write = 1.25x input, 1h write = 2x, cache hit = 0.1x.
+  * Anthropic prompt caching docs,
+    https://platform.claude.com/docs/en/build-with-claude/prompt-caching :
+    ``usage.cache_creation_input_tokens``, ``usage.cache_read_input_tokens``,
+    ``usage.input_tokens`` (the uncached part only) and
+    ``usage.cache_creation.{ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Iterable, Mapping
+
+USAGE_TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+                    "cache_read_input_tokens")
+"""The token counts of a ``usage`` that :func:`sum_usage` adds up."""
+
+WRITE_TTL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
+"""The keys of ``usage.cache_creation``: cache writes per TTL."""
+
+
+# --------------------------------------------------------------------------- reading usage
+
+def usage_tokens(usage: Any, key: str) -> int:
+    """Return ``usage[key]`` as an int, from a dict or an SDK object; absent or None is 0.
+
+    >>> usage_tokens({"input_tokens": 12, "output_tokens": None}, "output_tokens")
+    0
+    """
+    if isinstance(usage, Mapping):
+        value = usage.get(key)
+    else:
+        value = getattr(usage, key, None)
+    return int(value or 0)
+
+
+def _write_breakdown(usage: Any) -> Any:
+    """``usage.cache_creation`` (the writes per TTL) or None, from a dict or an SDK object."""
+    if isinstance(usage, Mapping):
+        return usage.get("cache_creation")
+    return getattr(usage, "cache_creation", None)
+
+
+# --------------------------------------------------------------------------- prices
+
+@dataclasses.dataclass(frozen=True)
+class ModelPrice:
+    """USD per million tokens for one model: ``input_usd_per_mtok``, ``output_usd_per_mtok``.
+    Cache prices derive from input: write 5m x1.25, write 1h x2, read x0.1."""
+
+    input_usd_per_mtok: float
+    output_usd_per_mtok: float
+
+
+CACHE_WRITE_5M_MULTIPLIER = 1.25
+CACHE_WRITE_1H_MULTIPLIER = 2.0
+CACHE_READ_MULTIPLIER = 0.1
+
+PRICES_AS_OF = "2026-11-29"
+"""Date the table below was read from https://platform.claude.com/docs/en/about-claude/pricing."""
+
+PRICES: dict[str, ModelPrice] = {
+    "claude-opus-4-6": ModelPrice(5.0, 25.0),
+    "claude-opus-4-5": ModelPrice(5.0, 25.0),
+    "claude-opus-4-1": ModelPrice(15.0, 75.0),
+    "claude-opus-4": ModelPrice(15.0, 75.0),
+    "claude-sonnet-4-6": ModelPrice(3.0, 15.0),
+    "claude-sonnet-4-5": ModelPrice(3.0, 15.0),
+    "claude-sonnet-4": ModelPrice(3.0, 15.0),
+    "claude-haiku-4-5": ModelPrice(1.0, 5.0),
+    "claude-haiku-3-5": ModelPrice(0.8, 4.0),
+    "claude-3-5-haiku": ModelPrice(0.8, 4.0),
+}
+"""Model id (without date suffix) -> price. Source: Anthropic pricing page, read 2026-11-29."""
+
+
+class UnknownModelError(KeyError):
+    """No price is known for a model id (the message lists the known ones)."""
+
+
+def model_price(model: str) -> ModelPrice:
+    """Return the price row for ``model``: exact id, else the longest known id it starts with.
+
+    Args:
+        model: a model id, with or without a date suffix
+            (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``).
+    Returns:
+        The :class:`ModelPrice` of that model.
+    Raises:
+        UnknownModelError: no known id matches.
+    """
+    if model in PRICES:
+        return PRICES[model]
+    matches = [k for k in PRICES if model.startswith(k + "-") or model.startswith(k + "@")]
+    if not matches:
+        raise UnknownModelError(f"no price for model {model!r}; known: {sorted(PRICES)}")
+    return PRICES[max(matches, key=len)]
+
+
+def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
+    """Return the USD cost of one response's ``usage`` on ``model``.
+
+    cost = input_tokens * in + cache writes (``cache_creation.ephemeral_5m_input_tokens`` x
+    1.25 in + ``ephemeral_1h_input_tokens`` x 2 in; when the breakdown is absent all of
+    ``cache_creation_input_tokens`` is priced as 5m) + cache_read_input_tokens x 0.1 in +
+    output_tokens x out; prices per million tokens.
+
+    Args:
+        usage: a usage dict or the SDK's ``Usage``.
+        model: the model id (see :func:`model_price`).
+        include_output: False prices the input side only.
+    Returns:
+        The cost in USD.
+    Raises:
+        UnknownModelError: no price is known for ``model``.
+
+    >>> round(cost_usd({"input_tokens": 1_000_000}, "claude-sonnet-4-6"), 2)
+    3.0
+    >>> round(cost_usd({"cache_read_input_tokens": 1_000_000}, "claude-sonnet-4-6"), 2)
+    0.3
+    """
+    price = model_price(model)
+    creation = usage_tokens(usage, "cache_creation_input_tokens")
+    breakdown = _write_breakdown(usage)
+    if breakdown:
+        write_1h = usage_tokens(breakdown, "ephemeral_1h_input_tokens")
+        write_5m = usage_tokens(breakdown, "ephemeral_5m_input_tokens")
+        write_5m += max(0, creation - write_1h - write_5m)
+    else:
+        write_1h, write_5m = 0, creation
+    input_usd = (usage_tokens(usage, "input_tokens")
+                 + write_5m * CACHE_WRITE_5M_MULTIPLIER
+                 + write_1h * CACHE_WRITE_1H_MULTIPLIER
+                 + usage_tokens(usage, "cache_read_input_tokens") * CACHE_READ_MULTIPLIER
+                 ) * price.input_usd_per_mtok / 1e6
+    output_usd = usage_tokens(usage, "output_tokens") * price.output_usd_per_mtok / 1e6
+    return input_usd + (output_usd if include_output else 0.0)
+
+
+# --------------------------------------------------------------------------- usage sums
+
+def cache_hit_rate(usage: Any) -> float:
+    """Return read / (read + creation + uncached input) for one usage (0.0 when all are 0).
+
+    >>> cache_hit_rate({"input_tokens": 10, "cache_creation_input_tokens": 10,
+    ...                 "cache_read_input_tokens": 80})
+    0.8
+    """
+    read = usage_tokens(usage, "cache_read_input_tokens")
+    total = read + usage_tokens(usage, "cache_creation_input_tokens") + \
+        usage_tokens(usage, "input_tokens")
+    return read / total if total else 0.0
+
+
+def sum_usage(usages: Iterable[Any]) -> dict[str, Any]:
+    """Add up usages field by field, including the ``cache_creation`` breakdown.
+
+    Args:
+        usages: usage dicts or SDK ``Usage`` objects; a usage without a breakdown counts all
+            its ``cache_creation_input_tokens`` as 5m writes.
+    Returns:
+        A new usage dict with every key of :data:`USAGE_TOKEN_KEYS` and a
+        ``cache_creation`` breakdown, which :func:`cost_usd` and :func:`cache_hit_rate` accept.
+    """
+    total: dict[str, Any] = {key: 0 for key in USAGE_TOKEN_KEYS}
+    total["cache_creation"] = {key: 0 for key in WRITE_TTL_KEYS}
+    for usage in usages:
+        for key in USAGE_TOKEN_KEYS:
+            total[key] += usage_tokens(usage, key)
+        breakdown = _write_breakdown(usage)
+        if breakdown:
+            for key in WRITE_TTL_KEYS:
+                total["cache_creation"][key] += usage_tokens(breakdown, key)
+        else:
+            total["cache_creation"]["ephemeral_5m_input_tokens"] += \
+                usage_tokens(usage, "cache_creation_input_tokens")
+    return total
