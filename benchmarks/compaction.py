@@ -30,7 +30,8 @@ import json
 import sys
 from pathlib import Path
 
-from mini_agent.core.compaction import CompactPolicy, CompactThresholds, micro_compact
+from mini_agent.core.compact_policy import CompactPolicy, CompactThresholds
+from mini_agent.core.compaction import micro_compact
 from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.server_compaction import structured_summary

@@ -59,9 +59,9 @@ _PUBLIC = {
     "micro_compact": "mini_agent.core.compaction",
     "context_collapse": "mini_agent.core.compaction",
     "auto_compact": "mini_agent.core.compaction",
-    "reactive_compact": "mini_agent.core.compaction",
-    "CompactPolicy": "mini_agent.core.compaction",
-    "CompactThresholds": "mini_agent.core.compaction",
+    "reactive_compact": "mini_agent.core.compact_policy",
+    "CompactPolicy": "mini_agent.core.compact_policy",
+    "CompactThresholds": "mini_agent.core.compact_policy",
     "model_summarizer": "mini_agent.harness.summarizer",
     "ServerCompaction": "mini_agent.core.server_compaction",
     # episode 05: prompt caching

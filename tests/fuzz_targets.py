@@ -23,8 +23,8 @@ from strategies import RandomSource, Source, build_reply_pieces
 
 from mini_agent.core.cache import apply_cache_breakpoints
 from mini_agent.core.cache_policies import PaybackMasking, ResumeBreakpoints
-from mini_agent.core.compaction import (CompactPolicy, CompactThresholds, auto_compact,
-                                        context_collapse, micro_compact, reactive_compact)
+from mini_agent.core.compact_policy import CompactPolicy, CompactThresholds, reactive_compact
+from mini_agent.core.compaction import auto_compact, context_collapse, micro_compact
 from mini_agent.core.continuation import auto_continue, merge_pieces
 from mini_agent.core.hook_output import check_result, parse_hook_output, tool_output_problem
 from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds, lifecycle_view

@@ -1,4 +1,5 @@
-"""Tests for mini_agent.core.compaction and mini_agent.core.server_compaction."""
+"""Tests for mini_agent.core.compaction, mini_agent.core.compact_policy and
+mini_agent.core.server_compaction."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mini_agent.harness.summarizer import model_summarizer
+from mini_agent.core.compact_policy import (CompactPolicy, CompactThresholds, OverheadTooLargeError,
+                                            overhead_tokens_of, reactive_compact)
 from mini_agent.core.compaction import (CLEARED_PLACEHOLDER, COLLAPSE_NOTICE, SUMMARY_PREFIX,
-                                        CompactPolicy, CompactThresholds, OverheadTooLargeError,
                                         SummaryError, auto_compact, clean_cut_points,
-                                        context_collapse, micro_compact,
-                                        overhead_tokens_of, reactive_compact)
+                                        context_collapse, micro_compact)
 from mini_agent.core.messages import validate_messages
 from mini_agent.offline import compaction_client, offline_client
 from mini_agent.offline.brains import EchoBrain

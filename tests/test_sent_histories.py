@@ -44,8 +44,8 @@ from mini_agent.harness.agent import Agent, ContextOverflowError
 from mini_agent.core.cache import apply_cache_breakpoints
 from mini_agent.core.cache_policies import PaybackMasking, ResumeBreakpoints
 from mini_agent.core.clock import ManualClock
-from mini_agent.core.compaction import (CompactPolicy, CompactThresholds, overhead_tokens_of,
-                                        reactive_compact)
+from mini_agent.core.compact_policy import (CompactPolicy, CompactThresholds, overhead_tokens_of,
+                                            reactive_compact)
 from mini_agent.demo import copy_demo_workspace
 from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
 from mini_agent.harness.cold_store import ColdStore, recall_segment_tool

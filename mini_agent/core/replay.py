@@ -35,7 +35,8 @@ import re
 from typing import Any, Callable, Sequence
 
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
-from mini_agent.core.compaction import CompactPolicy, micro_compact
+from mini_agent.core.compact_policy import CompactPolicy
+from mini_agent.core.compaction import micro_compact
 from mini_agent.core.models import DEFAULT_MODEL
 from mini_agent.core.pricing import UnknownModelError, cache_hit_rate, model_price, sum_usage
 from mini_agent.core.lifecycle import LifecyclePolicy

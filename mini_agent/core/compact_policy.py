@@ -1,0 +1,258 @@
+"""The compaction policy: cheapest stage first, measure after each, stop under the next threshold.
+
+What this module does: :class:`CompactPolicy` runs the stages of
+:mod:`mini_agent.core.compaction` in order (``micro_compact``, then ``context_collapse``, then
+``auto_compact``), measuring the estimate after each and stopping as soon as it is under the
+next threshold (50K / 70K / 90K tokens by default, :class:`CompactThresholds`). It is an
+Agent ``view_policy``: every stage builds a VIEW, the full history stays the record. It keeps
+an auto_compact summary and reuses it on later requests, stops trying auto_compact after three
+failed summaries in a row, and offers ``on_context_overflow`` (:func:`reactive_compact`: the
+API said "prompt is too long"; compact harder once, the Agent retries once).
+What it does not do: call a model (the summariser is passed in; the model-backed one is
+``harness/summarizer.py``) or read a clock (``ViewContext.now`` is passed in). Taught in
+``notebooks/04_compaction.ipynb``. Source: 002_4516104fd432e704.txt section 3 (CompactPolicy,
+reactive compaction).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any, Callable, Collection, Sequence
+
+from mini_agent.core.compaction import (CLEARABLE_TOOLS, MICRO_COMPACT_MAX_AGE_SECONDS,
+                                        CompactionError, Summarize, SummaryError, auto_compact,
+                                        context_collapse, micro_compact)
+from mini_agent.core.messages import MessageParam
+from mini_agent.core.tokens import approx_request_tokens, approx_tokens
+from mini_agent.core.view import ViewContext, check_times
+
+MAX_CONSECUTIVE_SUMMARY_FAILURES = 3
+"""auto_compact stops being tried after this many failures in a row (seed 002 / Claude Code)."""
+
+
+class OverheadTooLargeError(CompactionError, ValueError):
+    """System prompt + tool definitions alone exceed a threshold: no compaction can help."""
+
+
+# --------------------------------------------------------------------------- thresholds
+
+@dataclasses.dataclass(frozen=True)
+class CompactThresholds:
+    """Token thresholds (approx tokens of system + tools + messages) that start each stage.
+
+    micro_compact runs when the estimate is >= ``micro_compact``; context_collapse when it
+    is still >= ``context_collapse`` afterwards; auto_compact when still >= ``auto_compact``.
+    Defaults 50K / 70K / 90K (seed 002). Raises ValueError unless 0 < a <= b <= c.
+    """
+
+    micro_compact: int = 50_000
+    context_collapse: int = 70_000
+    auto_compact: int = 90_000
+
+    def __post_init__(self) -> None:
+        if not 0 < self.micro_compact <= self.context_collapse <= self.auto_compact:
+            raise ValueError("thresholds must satisfy 0 < micro_compact <= context_collapse "
+                             f"<= auto_compact, got {self}")
+
+    def scaled(self, factor: float) -> "CompactThresholds":
+        """Return the thresholds times ``factor`` (notebooks use small runs: e.g. 0.05)."""
+        return CompactThresholds(*(max(1, round(x * factor)) for x in dataclasses.astuple(self)))
+
+
+def overhead_tokens_of(*, system: Any = None, tools: list[dict] | None = None) -> int:
+    """Approx tokens of the fixed part of every request: the system prompt + tool definitions."""
+    return approx_request_tokens(messages=[], system=system, tools=tools)
+
+
+# --------------------------------------------------------------------------- reactive compaction
+
+def reactive_compact(history: list[MessageParam], ctx: ViewContext, *,
+                     summarize: Summarize | None = None, keep_recent_tokens: int = 10_000,
+                     clearable_tools: Collection[str] = CLEARABLE_TOOLS) -> list[MessageParam]:
+    """Compact hard, once, after the API answered "prompt is too long" (an ``on_context_overflow``).
+
+    Runs every stage regardless of thresholds: micro_compact with a zero age cut-off (every
+    re-fetchable result is cleared), context_collapse down to ``keep_recent_tokens``, then
+    auto_compact when ``summarize`` is given (a failed summary keeps the collapsed view).
+    The Agent sends the result once; a second overflow is its ``ContextOverflowError``, never
+    a loop. Returns a new list; ``history`` is not mutated.
+    Source: 002_4516104fd432e704.txt ("reactive compaction: catch the 413 in runLoop and run
+    CompactPolicy.apply() before the retry").
+    """
+    times = ctx.times_for(history)
+    view = micro_compact(history, times=times, now=ctx.now, max_age_seconds=-1,
+                         clearable_tools=clearable_tools)
+    view = context_collapse(view, keep_recent_tokens=keep_recent_tokens)
+    if summarize is not None:
+        try:
+            view = auto_compact(view, summarize=summarize)
+        except SummaryError:
+            pass
+    return view
+
+
+# --------------------------------------------------------------------------- the policy
+
+class CompactPolicy:
+    """Cheapest stage first, measure after each, stop under the next threshold; records each run.
+
+    Use as an Agent ``view_policy`` (``policy(history, ctx) -> view``) and, for reactive
+    compaction, ``on_context_overflow=policy.on_context_overflow``. Each call appends to
+    ``policy.records`` one dict::
+
+        {"turn": int, "raw_tokens": int, "tokens_before": int, "tokens_after": int,
+         "stage": "none" | "micro_compact" | "context_collapse" | "auto_compact" | "reactive",
+         "stages": [{"stage": str, "tokens_before": int, "tokens_after": int,
+                     "failed": str (only on a failed summary)}]}
+
+    (tokens are approx tokens including ``overhead_tokens``). An auto_compact summary is kept
+    and reused on later requests (a new one is written only when the view again crosses
+    ``auto_compact``), as Claude Code does, so a summary costs one generation, not one per
+    request; it is dropped if the history no longer starts with the messages it summarised.
+    After ``max_consecutive_failures`` failed summaries auto_compact is no longer tried.
+
+    Args: thresholds: :class:`CompactThresholds`; summarize: ``messages -> str`` or None
+    (no auto_compact stage); overhead_tokens: system prompt + tools (see
+    :func:`overhead_tokens_of`); max_age_seconds, clearable_tools: for micro_compact;
+    collapse_keep_recent_tokens: tail budget of context_collapse (default: half the
+    micro_compact threshold).
+    Raises: OverheadTooLargeError (at construction) when ``overhead_tokens`` alone is at or
+    above the micro_compact threshold: every request would compact and never get under it.
+    Source: 002_4516104fd432e704.txt section 3 (CompactPolicy.apply).
+    """
+
+    def __init__(self, thresholds: CompactThresholds = CompactThresholds(), *,
+                 summarize: Summarize | None = None, overhead_tokens: int = 0,
+                 max_age_seconds: float = MICRO_COMPACT_MAX_AGE_SECONDS,
+                 clearable_tools: Collection[str] = CLEARABLE_TOOLS,
+                 collapse_keep_recent_tokens: int | None = None,
+                 max_consecutive_failures: int = MAX_CONSECUTIVE_SUMMARY_FAILURES) -> None:
+        if overhead_tokens >= thresholds.micro_compact:
+            raise OverheadTooLargeError(
+                f"system prompt + tools alone are ~{overhead_tokens} tokens, at or above the "
+                f"micro_compact threshold ({thresholds.micro_compact}): compacting messages "
+                "cannot bring requests under it. Shorten the system prompt or offer fewer "
+                "tools, or raise the thresholds.")
+        self.thresholds = thresholds
+        self.summarize = summarize
+        self.overhead_tokens = overhead_tokens
+        self.max_age_seconds = max_age_seconds
+        self.clearable_tools = frozenset(clearable_tools)
+        self.collapse_keep_recent_tokens = (thresholds.micro_compact // 2
+                                            if collapse_keep_recent_tokens is None
+                                            else collapse_keep_recent_tokens)
+        self.max_consecutive_failures = max_consecutive_failures
+        self.consecutive_failures = 0
+        self.records: list[dict[str, Any]] = []
+        self._summary: dict[str, Any] | None = None  # {"cut", "message", "fingerprint"}
+
+    # -- state of a kept summary --------------------------------------------------------
+    @staticmethod
+    def _fingerprint(message: MessageParam) -> str:
+        return json.dumps(message, sort_keys=True, ensure_ascii=False)
+
+    def _base(self, history: list[MessageParam], times: Sequence[float]
+              ) -> tuple[list[MessageParam], list[float], int]:
+        """``(base, base_times, offset)``: the history with a kept summary in front, if valid."""
+        s = self._summary
+        if s and len(history) > s["cut"] and self._fingerprint(history[s["cut"] - 1]) == \
+                s["fingerprint"]:
+            cut = s["cut"]
+            return [s["message"], *history[cut:]], [times[cut], *times[cut:]], cut
+        self._summary = None
+        return list(history), list(times), 0
+
+    def _tokens(self, messages: list[MessageParam]) -> int:
+        return approx_tokens(messages) + self.overhead_tokens
+
+    # -- the pipeline -------------------------------------------------------------------
+    def apply(self, history: list[MessageParam], *, times: Sequence[float], now: float,
+              turn: int = 1) -> tuple[list[MessageParam], dict[str, Any]]:
+        """Return ``(view, record)`` for one request (the record is not appended here).
+
+        Raises: ValueError if ``times`` is not parallel to ``history``.
+        """
+        check_times(history, times)
+        th = self.thresholds
+        raw = self._tokens(history)
+        base, base_times, offset = self._base(history, times)
+        stages: list[dict[str, Any]] = []
+        view = base
+        tokens = self._tokens(view)
+        if offset:
+            stages.append({"stage": "reuse_summary", "tokens_before": raw, "tokens_after": tokens})
+
+        def step(name: str, new_view: list[MessageParam]) -> None:
+            nonlocal view, tokens
+            after = self._tokens(new_view)
+            stages.append({"stage": name, "tokens_before": tokens, "tokens_after": after})
+            view, tokens = new_view, after
+
+        if tokens >= th.micro_compact:
+            step("micro_compact", micro_compact(view, times=base_times, now=now,
+                                                max_age_seconds=self.max_age_seconds,
+                                                clearable_tools=self.clearable_tools))
+            micro_view = view
+            if tokens >= th.context_collapse:
+                step("context_collapse", context_collapse(
+                    view, keep_recent_tokens=self.collapse_keep_recent_tokens))
+                if tokens >= th.auto_compact:
+                    self._auto(micro_view, offset, history, stages, step)
+        record = {"turn": turn, "raw_tokens": raw, "tokens_before": raw,
+                  "tokens_after": tokens, "stages": stages,
+                  "stage": next((s["stage"] for s in reversed(stages)
+                                 if "failed" not in s and s["stage"] != "reuse_summary"),
+                                "none")}
+        return view, record
+
+    def _auto(self, micro_view: list[MessageParam], offset: int, history: list[MessageParam],
+              stages: list[dict[str, Any]], step: Callable) -> None:
+        """Run auto_compact on the micro-compacted view (it sees what the collapse dropped)."""
+        if self.summarize is None:
+            return
+        if self.consecutive_failures >= self.max_consecutive_failures:
+            stages.append({"stage": "auto_compact", "tokens_before": stages[-1]["tokens_after"],
+                           "tokens_after": stages[-1]["tokens_after"],
+                           "failed": f"disabled after {self.consecutive_failures} "
+                                     "consecutive failures"})
+            return
+        try:
+            compacted = auto_compact(micro_view, summarize=self.summarize)
+        except SummaryError as exc:
+            self.consecutive_failures += 1
+            stages.append({"stage": "auto_compact", "tokens_before": stages[-1]["tokens_after"],
+                           "tokens_after": stages[-1]["tokens_after"], "failed": str(exc)})
+            return
+        self.consecutive_failures = 0
+        if compacted is micro_view or len(compacted) == len(micro_view):
+            return  # nothing to summarise
+        kept_tail = len(compacted) - 1
+        cut = len(history) - kept_tail  # history index of the first kept message
+        self._summary = {"cut": cut, "message": compacted[0],
+                         "fingerprint": self._fingerprint(history[cut - 1])}
+        step("auto_compact", compacted)
+
+    def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+        """View policy entry point: apply, append the record, return the view."""
+        times = ctx.times_for(history)
+        view, record = self.apply(history, times=times, now=ctx.now, turn=ctx.turn)
+        self.records.append(record)
+        return view
+
+    def on_context_overflow(self, history: list[MessageParam],
+                            ctx: ViewContext) -> list[MessageParam]:
+        """Reactive compaction for the Agent: :func:`reactive_compact` with this policy's
+        summariser (unless disabled by failures); appends a record with stage "reactive"."""
+        summarize = (self.summarize if self.consecutive_failures < self.max_consecutive_failures
+                     else None)
+        before = self._tokens(history)
+        view = reactive_compact(history, ctx, summarize=summarize,
+                                keep_recent_tokens=max(1, self.thresholds.micro_compact // 4),
+                                clearable_tools=self.clearable_tools)
+        after = self._tokens(view)
+        self.records.append({"turn": ctx.turn, "raw_tokens": before, "tokens_before": before,
+                             "tokens_after": after, "stage": "reactive",
+                             "stages": [{"stage": "reactive", "tokens_before": before,
+                                         "tokens_after": after}]})
+        return view
