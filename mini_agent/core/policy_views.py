@@ -64,7 +64,28 @@ class _KeptSummary:
         return [self.message, *history[cut:]]
 
 
-class SummaryPolicy:
+class _SummaryView:
+    """What both policies share: a kept summary in front, replaced when ``_cut`` says where."""
+
+    _kept: _KeptSummary
+
+    @property
+    def summaries(self) -> int:
+        """How many summaries were written so far."""
+        return self._kept.summaries
+
+    def __call__(self, history: list[MessageParam], ctx: ViewContext | None = None
+                 ) -> list[MessageParam]:
+        view = self._kept.base(history)
+        cut = self._cut(history, view)
+        return view if cut is None else self._kept.compact(history, cut)
+
+    def _cut(self, history: list[MessageParam], view: list[MessageParam]) -> int | None:
+        """Where to summarise ``history`` now, or None to send ``view`` as it is."""
+        raise NotImplementedError
+
+
+class SummaryPolicy(_SummaryView):
     """Summarise all but the newest ``keep_turns`` exchanges every ``every_turns`` exchanges.
 
     Args: every_turns: exchanges (assistant messages) since the last summary that trigger a
@@ -82,24 +103,18 @@ class SummaryPolicy:
         self.every_turns, self.keep_turns = every_turns, keep_turns
         self._kept = _KeptSummary(summarize)
 
-    @property
-    def summaries(self) -> int:
-        return self._kept.summaries
-
-    def __call__(self, history: list[MessageParam], ctx: ViewContext | None = None
-                 ) -> list[MessageParam]:
-        view = self._kept.base(history)
+    def _cut(self, history: list[MessageParam], view: list[MessageParam]) -> int | None:
         turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"
                  and i >= self._kept.cut]
         if len(turns) <= self.every_turns:
-            return view
+            return None
         cuts = [c for c in clean_cut_points(history) if c <= turns[-self.keep_turns]]
         if not cuts or cuts[-1] <= max(1, self._kept.cut):
-            return view
-        return self._kept.compact(history, cuts[-1])
+            return None
+        return cuts[-1]
 
 
-class ServerCompactionView:
+class ServerCompactionView(_SummaryView):
     """The ``compact_20260112`` edit replayed as a view policy (see the module doc).
 
     Args: trigger_tokens: approx tokens of system + tools + messages at which the server
@@ -114,15 +129,9 @@ class ServerCompactionView:
         self.system, self.tools = system, tools
         self._kept = _KeptSummary(summarize, server=True)
 
-    @property
-    def summaries(self) -> int:
-        return self._kept.summaries
-
-    def __call__(self, history: list[MessageParam], ctx: ViewContext | None = None
-                 ) -> list[MessageParam]:
-        view = self._kept.base(history)
+    def _cut(self, history: list[MessageParam], view: list[MessageParam]) -> int | None:
         size = approx_request_tokens(messages=view, system=self.system, tools=self.tools)
         cuts = [c for c in clean_cut_points(history) if c > max(1, self._kept.cut)]
         if size < self.trigger_tokens or not cuts:
-            return view
-        return self._kept.compact(history, cuts[-1])
+            return None
+        return cuts[-1]
