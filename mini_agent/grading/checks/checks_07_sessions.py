@@ -85,6 +85,7 @@ def check_clean_round_trip(impl):
 def check_empty_and_blank_files(impl):
     for text in ("", "\n\n", "  \n\t\n"):
         expect(impl, text, [], [], repr(text))
+    expect(impl, line(A) + "  ", [A], [], "A, then a last line of two spaces without newline")
 
 
 @check(points=1, hint="A missing file is not an empty session: let FileNotFoundError through.")
@@ -139,9 +140,9 @@ def check_cut_line_in_the_middle_is_corrupt(impl):
                       "whitespace-only) lines are not problems; JSON that is not an object is "
                       "not an entry.")
 def check_line_numbers_blank_lines_and_non_objects(impl):
-    text = line(A) + "\n" + "[1, 2]\n" + line(B) + "nope\n" + "   \n" + '"text"\n' + line(C)
-    expect(impl, text, [A, B, C], [(3, "corrupt_line"), (5, "corrupt_line"), (7, "corrupt_line")],
-           "A, '', '[1, 2]', B, 'nope', '   ', '\"text\"', C")
+    text = "\n" + line(A) + "\n" + "[1, 2]\n" + line(B) + "nope\n" + "   \n" + '"text"\n' + line(C)
+    expect(impl, text, [A, B, C], [(4, "corrupt_line"), (6, "corrupt_line"), (8, "corrupt_line")],
+           "'', A, '', '[1, 2]', B, 'nope', '   ', '\"text\"', C")
 
 
 @check(points=2, hint="Lines end at '\\n' only: a JSON string may hold characters that "

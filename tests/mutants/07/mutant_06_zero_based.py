@@ -1,4 +1,4 @@
-"""MUTANT (wrong on purpose): Line numbers count from 0; exposed by A, '{garbage', B, C (reported as line 1).
+"""MUTANT (wrong on purpose): Line numbers count from 0; exposed by A, '{garbage', B, C (the bad line reported as 1).
 
 Exercise 07: resuming a write-ahead session (notebooks/07_sessions.ipynb).
 

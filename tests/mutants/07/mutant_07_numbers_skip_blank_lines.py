@@ -1,4 +1,4 @@
-"""MUTANT (wrong on purpose): Blank lines are dropped before numbering; exposed by A, '', '[1, 2]', ... (the bad line reported as 2, not 3).
+"""MUTANT (wrong on purpose): Blank lines are dropped before numbering; exposed by '', A, '', '[1, 2]', ... (the bad line reported as 2, not 4).
 
 Exercise 07: resuming a write-ahead session (notebooks/07_sessions.ipynb).
 
