@@ -23,7 +23,7 @@ comparing fingerprints of the request with the previous one.
   non-empty text/tool_result block of the last message: never more than 4 markers in
   total, never on an empty text block, tools kept in their order, input not mutated.
 
-Grade with ``mini-agent grade 05``. The kit's own versions are in ``mini_agent.cache``.
+Grade with ``mini-agent grade 05``. The kit's own versions are in ``mini_agent.core.cache``.
 """
 
 from __future__ import annotations
@@ -32,7 +32,8 @@ import copy
 import hashlib
 import json
 
-from mini_agent.cache import DYNAMIC_BOUNDARY, split_system_prompt
+from mini_agent import split_system_prompt
+from mini_agent.core.cache import DYNAMIC_BOUNDARY
 
 MAX_BREAKPOINTS = 4
 

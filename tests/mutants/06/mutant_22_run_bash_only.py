@@ -15,7 +15,7 @@ Handler outputs are dicts in the seed's flat shape::
      "updatedInput": dict, "additionalContext": str}
 
 Grade with ``mini-agent grade 06``. The kit's own version (command hooks, settings.json,
-Claude Code's nested ``hookSpecificOutput``) is ``mini_agent.hooks``; read it after you pass.
+Claude Code's nested ``hookSpecificOutput``) is ``mini_agent.harness.hooks``; read it after you pass.
 """
 
 from __future__ import annotations

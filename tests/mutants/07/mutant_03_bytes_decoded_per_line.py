@@ -8,7 +8,7 @@ the last line cut mid-write, or (after careless recovery) a garbled line in the 
 * 07.1 ``resume_session(path)``: read every good entry and report every line you skipped.
 
 Grade with ``mini-agent grade 07``. The kit's own version (which also splits fused records)
-is ``mini_agent.session.resume_session``; read it after you pass.
+is ``mini_agent.harness.session.resume_session``; read it after you pass.
 """
 
 from __future__ import annotations
