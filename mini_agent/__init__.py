@@ -83,7 +83,10 @@ _PUBLIC = {
     "LifecyclePolicy": "mini_agent.core.lifecycle",
     "LifecycleThresholds": "mini_agent.core.lifecycle",
     "lifecycle_view": "mini_agent.core.lifecycle",
-    "fold_exchange": "mini_agent.core.lifecycle",
+    "fold_exchange": "mini_agent.core.timeline",
+    "timeline_line": "mini_agent.core.timeline",
+    "tier_for_age": "mini_agent.core.lifecycle",
+    "eviction_order": "mini_agent.core.lifecycle",
     "ColdStore": "mini_agent.harness.cold_store",
     "recall_segment_tool": "mini_agent.harness.cold_store",
     # transcripts (episodes 03, 11)

@@ -8,7 +8,8 @@ Exercise 08: the four-stage context lifecycle (notebooks/08_context_lifecycle.ip
 * 08.3 ``eviction_order(segments)``: the order cold segments leave the store: by their
   insertion sequence, never by timestamp (ties must not reorder).
 
-Grade with ``mini-agent grade 08``. The kit's own version is ``mini_agent.core.lifecycle``.
+Grade with ``mini-agent grade 08``; the same checks pass on the kit's own functions
+(``from mini_agent import tier_for_age, timeline_line, eviction_order``).
 Source: 003_85ccd58041fa7231.txt (see docs/sources.md).
 """
 
