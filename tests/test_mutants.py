@@ -22,6 +22,8 @@ PACKAGE_MODULES = {
     "02": "mini_agent",
     "03": "mini_agent",
     "04": "mini_agent",
+    "07": "mini_agent",
+    "08": "mini_agent",
     "08": "mini_agent",
     "09": "mini_agent.core.memory_paths",
     "10": "mini_agent.harness.checkpoint",

@@ -7,8 +7,9 @@ the last line cut mid-write, or (after careless recovery) a garbled line in the 
 
 * 07.1 ``resume_session(path)``: read every good entry and report every line you skipped.
 
-Grade with ``mini-agent grade 07``. The kit's own version (which also splits fused records)
-is ``mini_agent.harness.session.resume_session``; read it after you pass.
+Grade with ``mini-agent grade 07``; the same checks pass on the kit's own version
+(``from mini_agent import resume_session``), which also checks a checksum on each line and
+recovers the records of two fused appends: read it after you pass.
 """
 
 from __future__ import annotations
