@@ -66,8 +66,12 @@ _PUBLIC = {
     "ServerCompaction": "mini_agent.core.server_compaction",
     # episode 05: prompt caching
     "CacheBreakDetector": "mini_agent.core.cache",
+    "CacheBreak": "mini_agent.core.cache",
+    "DYNAMIC_BOUNDARY": "mini_agent.core.cache",
     "split_system_prompt": "mini_agent.core.cache",
-    "apply_cache_breakpoints": "mini_agent.core.cache",
+    "tools_fingerprint": "mini_agent.core.cache",
+    "system_fingerprint": "mini_agent.core.cache",
+    "place_breakpoints": "mini_agent.core.cache",
     "model_price": "mini_agent.core.cache",
     "cost_usd": "mini_agent.core.cache",
     "cache_hit_rate": "mini_agent.core.cache",

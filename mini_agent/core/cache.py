@@ -2,8 +2,10 @@
 
 What this module does: splits a system prompt into a static (cached) and a dynamic part at
 :data:`DYNAMIC_BOUNDARY`; places at most four ``cache_control`` breakpoints on a whole request
-(tools, system, messages) with byte-stable serialization; watches ``cache_read_input_tokens``
-for breaks and names their cause (:class:`CacheBreakDetector`); turns ``usage`` into USD.
+(tools, system, messages), byte-stable on request (:func:`place_breakpoints`); fingerprints
+tools and the static system part; watches ``cache_read_input_tokens`` for breaks and names
+their cause (:class:`CacheBreakDetector`); turns ``usage`` into USD. Exercise 05's four
+functions are this module's own.
 What it does not do: simulate the server's cache (that is ``mini_agent.core.prompt_cache``) or
 talk to the network. Pure; no function mutates its input. Taught in
 ``notebooks/05_prompt_caching.ipynb``.
@@ -30,7 +32,7 @@ import copy
 import dataclasses
 import hashlib
 import json
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TypedDict
 
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
 from mini_agent.core.wire_rules import shorten_later_ttls
@@ -144,10 +146,16 @@ def canonical_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 
 def tools_fingerprint(tools: Iterable[Mapping[str, Any]] | None) -> str:
-    """SHA-256 of the canonical JSON of ``tools`` (sorted by name, keys sorted, no markers).
+    """SHA-256 hex digest of the canonical JSON of ``tools``.
 
-    Two tool lists that differ only in order, key order or ``cache_control`` have the same
-    fingerprint: the *tool set* did not change. Source: seed 002 (toolsHash), made canonical.
+    Canonical: tools sorted by ``"name"``, every dict's keys sorted, every ``cache_control``
+    removed, UTF-8 kept. Two tool lists that differ only in order, key order or markers have
+    the same fingerprint: the *tool set* did not change.
+    Args:
+        tools: tool definitions, or None (no tools); never mutated.
+    Returns:
+        64 hex digits.
+    Source: seed 002 (toolsHash), made canonical (seed 004); exercise 05.1.
     """
     return sha256_hex(canonical_json(strip_cache_control(canonical_tools(tools or []))))
 
@@ -179,6 +187,23 @@ def static_system_text(system: str | list[Mapping[str, Any]] | None) -> str:
     return "\n".join(split_system_prompt(b.get("text", ""))[0] for b in blocks)
 
 
+def system_fingerprint(system: str | list[Mapping[str, Any]] | None) -> str:
+    """SHA-256 hex digest (of the UTF-8 bytes) of the static part of ``system``.
+
+    Args:
+        system: a prompt string (the static part is the text before the first
+            :data:`DYNAMIC_BOUNDARY`, exactly as it is), a list of text blocks (see
+            :func:`static_system_text`) or None.
+    Returns:
+        64 hex digits; the dynamic part may change without changing it.
+    Source: seed 002 (systemHash of the static part); exercise 05.2.
+
+    >>> system_fingerprint("Rules." + DYNAMIC_BOUNDARY + "now: 10:00") == sha256_hex("Rules.")
+    True
+    """
+    return sha256_hex(static_system_text(system))
+
+
 # --------------------------------------------------------------------------- breakpoints
 
 def _is_markable(block: Mapping[str, Any]) -> bool:
@@ -206,37 +231,42 @@ def _mark_last_block(message: dict[str, Any], marker: dict[str, str]) -> bool:
     return False
 
 
-def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m",
-                            static_ttl: str | None = None,
-                            anchor_masked: bool = True) -> dict[str, Any]:
-    """Return a copy of a request with at most 4 ``cache_control`` breakpoints, canonically serialised.
+def place_breakpoints(request: Mapping[str, Any], *, ttl: str = "5m",
+                      static_ttl: str | None = None, canonical: bool = False,
+                      anchors: bool = False) -> dict[str, Any]:
+    """Return a copy of a request with at most 4 ``cache_control`` breakpoints.
 
-    Usable as an Agent ``prepare_request`` callable. Steps, in prefix order:
-      1. every existing ``cache_control`` in tools and messages is removed (system blocks that
-         already carry one keep it), so the result depends only on the content;
-      2. tools are sorted by name, every dict's keys sorted (byte-stable across runs and
-         Python hash seeds); the last tool gets a breakpoint (``static_ttl``);
-      3. a string ``system`` becomes :func:`build_system_blocks` (marker on the static part
-         only, never on the dynamic part); a list keeps its own marker or, if it has none, the
-         last non-empty block gets one (``static_ttl``);
-      4. a rolling breakpoint on the last markable block of the LAST message (written now,
-         read by the next request);
-      5. with ``anchor_masked``, one on the newest masked (or cleared) tool_result: the
-         masked prefix stays byte-stable until the mask boundary moves again, so when it
-         moves the request still reads everything up to the old boundary instead of
-         falling back to the system prompt;
-      6. if a marker is left, one on the last markable block of the previous message of the
-         same role, which the previous request wrote: so each turn reads the previous
-         turn's cache even when one turn adds more than the 20 blocks the API looks back
-         (parallel tool calls).
-    Never more than :data:`~mini_agent.core.messages.MAX_CACHE_CONTROL_MARKERS`; never on an
-    empty text block or a thinking block. Mixed TTLs: the docs require longer TTLs before
-    shorter ones, so ``static_ttl`` ("1h" say) may only be longer than or equal to ``ttl``;
-    a caller's own system marker shorter than a marker after it shortens that marker
-    (:func:`~mini_agent.core.wire_rules.shorten_later_ttls`).
-    Args: request_kwargs: ``{"model", "messages", "system"?, "tools"?, ...}``; ttl: "5m" or
-    "1h" for the rolling breakpoints; static_ttl: for tools and system (default ``ttl``).
-    Returns: a new dict. Raises: ValueError for an unknown ttl or a 1h marker after a 5m one.
+    The breakpoints of seed 002 (exercise 05.4), in prefix order:
+      1. every existing ``cache_control`` is removed, except the caller's last one on a
+         system block: it marks the end of the static part (the blocks after it may change);
+      2. the last tool, in the order given, gets one (``static_ttl``);
+      3. a list ``system`` keeps that marker or, with none, its last non-empty block gets
+         one; a string ``system`` becomes :func:`build_system_blocks` (the marker on the
+         static part, never on the dynamic part) (``static_ttl``);
+      4. a rolling one on the last markable block of the LAST message (written now, read by
+         the next request): not a thinking block nor a whitespace-only text block; a
+         tool_result takes it itself; string content becomes one text block.
+    Never more than :data:`~mini_agent.core.messages.MAX_CACHE_CONTROL_MARKERS`. Mixed TTLs:
+    the docs require longer TTLs before shorter ones, so ``static_ttl`` may only be longer
+    than or equal to ``ttl``; a caller's own system marker shorter than a marker after it
+    shortens that marker (:func:`~mini_agent.core.wire_rules.shorten_later_ttls`).
+    Args:
+        request: ``{"model", "messages", "system"?, "tools"?, ...}``; never mutated.
+        ttl: "5m" or "1h" for the rolling breakpoints.
+        static_ttl: for tools and system (default ``ttl``).
+        canonical: also sort the tools by name and every dict's keys first, so the same
+            logical request has the same bytes across runs and hash seeds (seed 004); the
+            kit's requests use it.
+        anchors: also, while markers are left, one on the newest masked (or cleared)
+            tool_result (when the mask boundary moves, the request still reads everything up
+            to the old boundary) and one on the last markable block of the previous message
+            of the same role, which the previous request wrote (so a turn that adds more than
+            the 20 blocks the API looks back still reads it); the kit's requests use it.
+    Returns:
+        A new dict. As an Agent ``prepare_request`` callable with options:
+        ``functools.partial(place_breakpoints, canonical=True, anchors=True)``.
+    Raises:
+        ValueError: an unknown ttl, or a static_ttl shorter than ttl.
     Source: prompt caching docs (4 breakpoints, "mixing TTLs"), seed 002 and seed 004.
     """
     static_ttl = static_ttl or ttl
@@ -244,10 +274,14 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
     if TTL_SECONDS[static_ttl] < TTL_SECONDS[ttl]:
         raise ValueError("a longer-TTL breakpoint must come before shorter ones "
                          f"(static_ttl={static_ttl!r} < ttl={ttl!r})")
-    out = _sorted_keys(copy.deepcopy(dict(request_kwargs)))
+    out = copy.deepcopy(dict(request))
+    if canonical:
+        out = _sorted_keys(out)
     budget = MAX_CACHE_CONTROL_MARKERS
+    if "tools" in out:
+        out["tools"] = strip_cache_control(canonical_tools(out["tools"]) if canonical
+                                           else out["tools"])
     if out.get("tools"):
-        out["tools"] = strip_cache_control(canonical_tools(out["tools"]))
         out["tools"][-1]["cache_control"] = cache_control(static_ttl)
         budget -= 1
     system = out.get("system")
@@ -259,13 +293,11 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
         else:
             out.pop("system")
     elif isinstance(system, list) and system:
-        marked = [b for b in system if b.get("cache_control")]
-        if len(marked) > 1:  # keep only the caller's last system marker
-            last = max(i for i, b in enumerate(system) if b.get("cache_control"))
-            for i, b in enumerate(system):
-                if i != last:
-                    b.pop("cache_control", None)
-        elif not marked:
+        marked = [i for i, b in enumerate(system) if b.get("cache_control")]
+        for i, b in enumerate(system):
+            if not marked or i != marked[-1]:
+                b.pop("cache_control", None)  # keep only the caller's last system marker
+        if not marked:
             for b in reversed(system):
                 if _is_markable(b):
                     b["cache_control"] = cache_control(static_ttl)
@@ -277,12 +309,13 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
         last = len(messages) - 1
         if _mark_last_block(messages[last], cache_control(ttl)):
             budget -= 1
-        anchor = _last_masked_result(messages[:last]) if anchor_masked else None
+        anchor = _last_masked_result(messages[:last]) if anchors else None
         if anchor is not None and budget > 0:
             i, j = anchor
             messages[i]["content"][j]["cache_control"] = cache_control(ttl)
             budget -= 1
-        if last >= 2 and budget > 0 and _mark_last_block(messages[last - 2], cache_control(ttl)):
+        if anchors and last >= 2 and budget > 0 and _mark_last_block(messages[last - 2],
+                                                                     cache_control(ttl)):
             budget -= 1
     shorten_later_ttls([out.get("tools") or [], out.get("system") or [], messages])
     return out
@@ -307,36 +340,36 @@ def _last_masked_result(messages: list[dict[str, Any]]) -> tuple[int, int] | Non
 def request_bytes(request_kwargs: Mapping[str, Any]) -> bytes:
     """Return the JSON body the SDK would send for these kwargs (insertion order kept).
 
-    Used to show that :func:`apply_cache_breakpoints` gives the same bytes for the same
-    logical request, whatever the order its dicts were built in.
+    Used to show that :func:`place_breakpoints` with ``canonical=True`` gives the same bytes
+    for the same logical request, whatever the order its dicts were built in.
     """
     return json.dumps(dict(request_kwargs), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 # --------------------------------------------------------------------------- break detection
 
-@dataclasses.dataclass(frozen=True)
-class CacheBreak:
-    """One detected cache break.
+class CacheBreak(TypedDict):
+    """One detected cache break, a plain dict.
 
-    Attributes: request_index: 0-based number of the request whose response broke;
-    previous_read_tokens / read_tokens: ``cache_read_input_tokens`` before and now;
-    dropped_tokens: their difference; causes: names from :data:`BREAK_CAUSES`, in that order.
+    Keys: ``dropped_tokens``: how far ``cache_read_input_tokens`` fell; ``causes``: names from
+    :data:`BREAK_CAUSES`, each once, in that order (exercise 05.3 returns these two);
+    ``request_index``: 0-based number of the request whose response broke;
+    ``previous_read_tokens`` / ``read_tokens``: ``cache_read_input_tokens`` before and now.
     """
 
+    dropped_tokens: int
+    causes: list[str]
     request_index: int
     previous_read_tokens: int
     read_tokens: int
-    dropped_tokens: int
-    causes: tuple[str, ...]
 
 
 BREAK_CAUSES = ("system_prompt_changed", "tools_changed", "serialization_changed",
                 "messages_changed", "ttl_expired", "unknown")
-"""Cause names. The seed has system_prompt_changed, tools_changed, unknown; the kit adds
-serialization_changed (same tool set, different bytes: order or key order),
-messages_changed (an earlier message was masked, compacted or dropped) and ttl_expired
-(the gap since the previous request exceeds the TTL)."""
+"""Cause names. The seed has system_prompt_changed, tools_changed, unknown; with
+``finer_causes`` the kit adds serialization_changed (same tool set, different bytes: order or
+key order), messages_changed (an earlier message was masked, compacted or dropped) and
+ttl_expired (the gap since the previous request exceeds the TTL)."""
 
 
 def _usage_get(usage: Any, key: str) -> int:
@@ -354,54 +387,62 @@ def _message_fingerprints(messages: Iterable[Mapping[str, Any]]) -> tuple[str, .
 class CacheBreakDetector:
     """Watch ``cache_read_input_tokens`` across requests and name why the cache broke.
 
-    Use: call :meth:`record_request` with what is about to be sent, then
-    :meth:`check_response` with the response's ``usage``. A break is a drop in
-    ``cache_read_input_tokens`` versus the previous response of more than ``min_drop_tokens``
-    AND more than ``min_drop_ratio`` of that previous read: both must hold, so a few hundred
-    tokens of jitter on a small request and a 1% wobble on a huge cache are not breaks.
-    Fingerprints: SHA-256 of the STATIC system part only (the dynamic
-    part may change freely) and of the canonical JSON of the tools.
-    Args: min_drop_tokens, min_drop_ratio: thresholds; ttl_seconds: the cache TTL used to
-    name ``ttl_expired`` (300 for "5m").
-    Attributes: breaks: every :class:`CacheBreak` found so far.
-    Source: CacheBreakDetector in 002_4516104fd432e704.txt (recordRequest / checkResponse).
+    Use: call :meth:`record_request` (or :meth:`record` with a whole request) with what is
+    about to be sent, then :meth:`check_response` with the response's ``usage``. A break is a
+    drop in ``cache_read_input_tokens`` versus the previous response of more than
+    ``min_drop_tokens`` AND more than ``min_drop_ratio`` of that previous read: both must
+    hold, so a few hundred tokens of jitter on a small request and a 1% wobble on a huge
+    cache are not breaks. Fingerprints: :func:`system_fingerprint` (the STATIC system part
+    only: the dynamic part may change freely) and :func:`tools_fingerprint`.
+    Args:
+        min_drop_tokens, min_drop_ratio: the two thresholds.
+        ttl_seconds: the cache TTL that names ``ttl_expired`` (300 for "5m").
+        finer_causes: also name the kit's causes (``serialization_changed``,
+            ``messages_changed``, ``ttl_expired``) where the seed says ``unknown``.
+    Attributes:
+        breaks: every :class:`CacheBreak` found so far.
+    Source: CacheBreakDetector in 002_4516104fd432e704.txt (recordRequest / checkResponse);
+        exercise 05.3.
     """
 
     def __init__(self, *, min_drop_tokens: int = BREAK_MIN_DROP_TOKENS,
                  min_drop_ratio: float = BREAK_MIN_DROP_RATIO,
-                 ttl_seconds: float = TTL_SECONDS["5m"]) -> None:
+                 ttl_seconds: float = TTL_SECONDS["5m"], finer_causes: bool = False) -> None:
         self.min_drop_tokens = min_drop_tokens
         self.min_drop_ratio = min_drop_ratio
         self.ttl_seconds = ttl_seconds
+        self.finer_causes = finer_causes
         self.breaks: list[CacheBreak] = []
         self._last: dict[str, Any] | None = None
         self._pending: dict[str, Any] | None = None
         self._count = 0
 
-    def record_request(self, request: Mapping[str, Any] | None = None, *, system: Any = None,
-                       tools: Any = None, messages: Any = None,
+    def record_request(self, system: Any, tools: Any, *, messages: Any = None,
                        now: float | None = None) -> None:
-        """Fingerprint the request about to be sent (a request dict, or its parts).
+        """Fingerprint the request about to be sent.
 
-        Args: request: kwargs/body with ``system``, ``tools``, ``messages`` (any may be
-        absent); system/tools/messages: override or give the parts directly; now: clock
-        time in seconds (needed for ``ttl_expired``; None skips that cause).
+        Args:
+            system: its ``system`` (a string, a list of text blocks, or None).
+            tools: its ``tools`` (a list, or None).
+            messages: its ``messages`` (for ``messages_changed``; None skips that cause).
+            now: clock time in seconds (for ``ttl_expired``; None skips that cause).
         """
-        request = request or {}
-        system = request.get("system") if system is None else system
-        tools = request.get("tools") if tools is None else tools
-        messages = request.get("messages") if messages is None else messages
         self._pending = {
-            "system": sha256_hex(static_system_text(system)),
+            "system": system_fingerprint(system),
             "tools": tools_fingerprint(tools),
             "raw_tools": raw_tools_fingerprint(tools),
             "messages": _message_fingerprints(messages or []),
             "now": now,
         }
 
+    def record(self, request: Mapping[str, Any], *, now: float | None = None) -> None:
+        """:meth:`record_request` for a whole request dict (kwargs or body)."""
+        self.record_request(request.get("system"), request.get("tools"),
+                            messages=request.get("messages"), now=now)
+
     def prepare_request(self, request_kwargs: dict[str, Any]) -> dict[str, Any]:
         """Agent ``prepare_request`` adapter: record the request (no clock) and return it as is."""
-        self.record_request(request_kwargs)
+        self.record(request_kwargs)
         return request_kwargs
 
     def on_request(self, record: Mapping[str, Any], *_: Any) -> CacheBreak | None:
@@ -411,9 +452,12 @@ class CacheBreakDetector:
     def check_response(self, usage: Any) -> CacheBreak | None:
         """Compare this response's ``cache_read_input_tokens`` with the previous one.
 
-        Args: usage: a usage dict or the SDK's ``Usage`` object. Returns: a
-        :class:`CacheBreak` (also appended to ``breaks``) or None: no break, or no
-        :meth:`record_request` before this call, or the first response.
+        Args:
+            usage: a usage dict or the SDK's ``Usage`` object.
+        Returns:
+            A :class:`CacheBreak` (also appended to ``breaks``), or None: no break, no
+            :meth:`record_request` since the last check, or the first response. Either way
+            this response becomes the previous one.
         """
         if self._pending is None:
             return None
@@ -427,27 +471,28 @@ class CacheBreakDetector:
             drop = last["read"] - state["read"]
             ratio = drop / last["read"] if last["read"] > 0 else 0.0
             if drop > self.min_drop_tokens and ratio > self.min_drop_ratio:
-                report = CacheBreak(index, last["read"], state["read"], drop,
-                                    self._causes(last, state))
+                report = CacheBreak(dropped_tokens=drop, causes=self._causes(last, state),
+                                    request_index=index, previous_read_tokens=last["read"],
+                                    read_tokens=state["read"])
                 self.breaks.append(report)
         self._last = state
         return report
 
-    def _causes(self, last: dict[str, Any], state: dict[str, Any]) -> tuple[str, ...]:
+    def _causes(self, last: dict[str, Any], state: dict[str, Any]) -> list[str]:
         causes = []
         if last["system"] != state["system"]:
             causes.append("system_prompt_changed")
         if last["tools"] != state["tools"]:
             causes.append("tools_changed")
-        elif last["raw_tools"] != state["raw_tools"]:
+        elif self.finer_causes and last["raw_tools"] != state["raw_tools"]:
             causes.append("serialization_changed")
         previous = last["messages"]
-        if state["messages"][: len(previous)] != previous:
+        if self.finer_causes and state["messages"][: len(previous)] != previous:
             causes.append("messages_changed")
-        if last["now"] is not None and state["now"] is not None and \
+        if self.finer_causes and last["now"] is not None and state["now"] is not None and \
                 state["now"] - last["now"] > self.ttl_seconds:
             causes.append("ttl_expired")
-        return tuple(causes) or ("unknown",)
+        return causes or ["unknown"]
 
 
 # --------------------------------------------------------------------------- prices

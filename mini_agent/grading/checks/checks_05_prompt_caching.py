@@ -137,9 +137,9 @@ def check_break_thresholds(impl):
         assert got is None, f"reads {first} then {second}, {why}: expected None, got {short(got)}"
     for first, second in ((40_000, 37_999), (41_000, 38_949)):
         got = pair(impl, first, second)
-        assert got is not None and got["dropped"] == first - second, \
+        assert got is not None and got["dropped_tokens"] == first - second, \
             (f"reads {first} then {second} (more than 2,000 and more than 5%): expected a break "
-             f"with dropped={first - second}, got {short(got)}")
+             f"with dropped_tokens={first - second}, got {short(got)}")
 
 
 @check(points=2, hint="Compare the fingerprints of this request with those of the previous "
@@ -172,9 +172,9 @@ def check_detector_over_many_steps(impl):
                                 f"5%): expected no break, got {short(slow)}")
     reads = (50_000, 10_000, 10_000, 60_000, 0)
     got = run_detector(impl, [(SYSTEM, TOOLS, r) for r in reads])
-    kinds = [None if g is None else g["dropped"] for g in got]
+    kinds = [None if g is None else g["dropped_tokens"] for g in got]
     assert kinds == [None, 40_000, None, None, 60_000], \
-        f"reads {reads}: expected dropped [None, 40000, None, None, 60000], got {kinds}"
+        f"reads {reads}: expected dropped_tokens [None, 40000, None, None, 60000], got {kinds}"
     new = "New rules." + BOUNDARY
     got = run_detector(impl, [(SYSTEM, TOOLS, 10_000), (new, TOOLS, 50_000), (new, TOOLS, 0)])
     assert got[1] is None and got[2] is not None and causes(got[2]) == {"unknown"}, \
@@ -274,14 +274,31 @@ def placed(impl, req, expected_paths, what):
     return out
 
 
-@check(points=2, hint="Remove every old marker, then mark three places: the last tool, the "
-                      "last system block, the last block of the last message that may carry one.")
+@check(points=2, hint="Remove the old markers, then mark three places: the last tool, the end "
+                      "of the static system part, the last block of the last message that may "
+                      "carry one.")
 def check_breakpoints_placed(impl):
-    out = placed(impl, request(), ["tools[1]", "system[1]", "messages[2].content[0]"],
-                 "old markers on tools[0], system[0], messages[0]; last message "
-                 "['fix it', '   ']")
+    out = placed(impl, request(), ["tools[1]", "system[0]", "messages[2].content[0]"],
+                 "old markers on tools[0], system[0] ('Rules.', before 'now: 10:00'), "
+                 "messages[0]; last message ['fix it', '   ']")
     assert strip(out) == strip(request()), \
         f"apart from the markers the request must stay as it was; got {short(strip(out), 200)}"
+
+
+@check(points=1, hint="A system block the caller marked ends the static part: that marker "
+                      "stays (the last one, if there are several); with none, mark the last "
+                      "system block.")
+def check_breakpoints_system_marker(impl):
+    def system(*marked):
+        return [dict({"type": "text", "text": t}, **({"cache_control": {"type": "ephemeral"}}
+                                                      if t in marked else {}))
+                for t in ("Rules.", "Project notes.", "now: 10:00")]
+    messages = [{"role": "user", "content": "go"}]
+    for marked, expected in ((("Rules.", "Project notes."), "system[1]"), ((), "system[2]"),
+                             (("Rules.",), "system[0]")):
+        req = {"system": system(*marked), "messages": messages}
+        placed(impl, req, [expected, "messages[0].content[0]"],
+               f"system ['Rules.', 'Project notes.', 'now: 10:00'], marked {list(marked)}")
 
 
 @check(points=1, hint="The last tool is the last one of the list as given; keep the tools in "

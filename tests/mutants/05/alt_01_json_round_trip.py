@@ -57,7 +57,7 @@ class CacheBreakDetector:
         causes = [name for name, before, now in (("tools_changed", previous[2], tools),
                                                   ("system_prompt_changed", previous[1], system))
                   if before != now]
-        return {"dropped": drop, "causes": causes or ["unknown"]}
+        return {"dropped_tokens": drop, "causes": causes or ["unknown"]}
 
 
 def _markable(block):
@@ -67,12 +67,17 @@ def _markable(block):
 
 
 def place_breakpoints(request):
+    marked_system = [i for i, block in enumerate(request.get("system") or [])
+                     if "cache_control" in block]
     out = _without_markers(request)
     marker = {"type": "ephemeral"}
     if out.get("tools"):
         out["tools"][-1] = {**out["tools"][-1], "cache_control": dict(marker)}
     if out.get("system"):
-        out["system"][-1] = {**out["system"][-1], "cache_control": dict(marker)}
+        at = marked_system[-1] if marked_system else -1
+        out["system"][at] = {**out["system"][at],
+                             "cache_control": dict(request["system"][at].get("cache_control")
+                                                   or marker)}
     messages = out.get("messages") or []
     if messages:
         content = messages[-1]["content"]

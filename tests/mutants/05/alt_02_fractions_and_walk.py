@@ -67,7 +67,7 @@ class CacheBreakDetector:
                     causes.add("system_prompt_changed")
                 if request["tools"] != self.previous_tools:
                     causes.add("tools_changed")
-                report = {"dropped": drop, "causes": sorted(causes) or ["unknown"]}
+                report = {"dropped_tokens": drop, "causes": sorted(causes) or ["unknown"]}
         self.previous_read = read
         self.previous_system, self.previous_tools = request["system"], request["tools"]
         self.last = {**request, "read": read}
@@ -75,12 +75,18 @@ class CacheBreakDetector:
 
 
 def place_breakpoints(request):
-    out = {key: copy.deepcopy(_strip(value)) if key in ("tools", "system", "messages")
+    out = {key: copy.deepcopy(_strip(value)) if key in ("tools", "messages")
            else copy.deepcopy(value) for key, value in request.items()}
     tools, system = out.get("tools") or [], out.get("system") or []
-    for part in (tools, system):
-        if part:
-            part[-1]["cache_control"] = {"type": "ephemeral"}
+    if tools:
+        tools[-1]["cache_control"] = {"type": "ephemeral"}
+    static_end = max((i for i, b in enumerate(system) if "cache_control" in b),
+                     default=len(system) - 1)
+    for i, block in enumerate(system):
+        if i == static_end:
+            block.setdefault("cache_control", {"type": "ephemeral"})
+        else:
+            block.pop("cache_control", None)
     if out.get("messages"):
         last = out["messages"][-1]
         blocks = last["content"]

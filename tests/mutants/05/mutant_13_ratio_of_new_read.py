@@ -19,11 +19,14 @@ comparing fingerprints of the request with the previous one.
   than 5% of the previous read. Causes: "system_prompt_changed", "tools_changed" (both can
   hold, in any order), else "unknown". Always remember this response as the new "previous".
 * 05.4 ``place_breakpoints(request)``: return a copy of the request with ``cache_control``
-  ``{"type": "ephemeral"}`` on the last tool, on the last system block, and on the last
-  non-empty text/tool_result block of the last message: never more than 4 markers in
-  total, never on an empty text block, tools kept in their order, input not mutated.
+  ``{"type": "ephemeral"}`` on the last tool, at the end of the static system part (the
+  caller's own system marker, else the last system block), and on the last non-empty
+  text/tool_result block of the last message: never more than 4 markers in total, never on
+  an empty text block, tools kept in their order, input not mutated.
 
-Grade with ``mini-agent grade 05``. The kit's own versions are in ``mini_agent.core.cache``.
+Grade with ``mini-agent grade 05``; the same checks pass on the kit's own functions
+(``from mini_agent import tools_fingerprint, system_fingerprint, CacheBreakDetector,
+place_breakpoints``), which do more on request (``finer_causes``, ``canonical``, ``anchors``).
 """
 
 from __future__ import annotations
@@ -94,7 +97,7 @@ class CacheBreakDetector:
         self.pending = {"system": system_fingerprint(system), "tools": tools_fingerprint(tools)}
 
     def check_response(self, usage: dict) -> dict | None:
-        """Return ``{"dropped": int, "causes": [str, ...]}`` for a break, else None.
+        """Return ``{"dropped_tokens": int, "causes": [str, ...]}`` for a break, else None.
 
         Args: usage: ``{"cache_read_input_tokens": int, ...}``. Returns None when nothing
         was recorded since the last check, for the first response, or when the drop is not
@@ -115,7 +118,7 @@ class CacheBreakDetector:
                     causes.append("system_prompt_changed")
                 if self.last["tools"] != state["tools"]:
                     causes.append("tools_changed")
-                report = {"dropped": drop, "causes": causes or ["unknown"]}
+                report = {"dropped_tokens": drop, "causes": causes or ["unknown"]}
         self.last = state
         return report
         # END SOLUTION
@@ -126,27 +129,34 @@ def place_breakpoints(request: dict) -> dict:
 
     Shapes: request ``{"tools"?: [tool], "system"?: [text block], "messages": [MessageParam]}``
     (system already a list of blocks; message content may be a string). Marks, each
-    ``{"type": "ephemeral"}``: the last tool of the list as given (tools keep their order),
-    the last system block, the last non-empty block of the last message (text with
-    non-whitespace text, or any non-text block except thinking; a tool_result takes the
-    marker itself, not its content; string content becomes one text block). Existing
-    markers are removed first; nothing else changes. Never mutates ``request``.
+    ``{"type": "ephemeral"}``: the last tool of the list as given (tools keep their order);
+    the end of the static system part: a system block the caller already marked keeps its
+    marker (the last one, if several: the blocks after it are dynamic and must not be
+    cached), else the last system block gets one; the last non-empty block of the last
+    message (text with non-whitespace text, or any non-text block except thinking; a
+    tool_result takes the marker itself, not its content; string content becomes one text
+    block). Every other existing marker is removed; nothing else changes. Never mutates
+    ``request``.
     """
     # BEGIN SOLUTION
     out = copy.deepcopy(request)
     marker = {"type": "ephemeral"}
     for tool in out.get("tools") or []:
         tool.pop("cache_control", None)
-    for block in out.get("system") or []:
-        block.pop("cache_control", None)
+    system = out.get("system") or []
+    own = [i for i, block in enumerate(system) if "cache_control" in block]
+    kept = own[-1] if own else None  # the caller's marker: the end of the static part
+    for i, block in enumerate(system):
+        if i != kept:
+            block.pop("cache_control", None)
     for message in out.get("messages") or []:
         if isinstance(message["content"], list):
             for block in message["content"]:
                 block.pop("cache_control", None)
     if out.get("tools"):
         out["tools"][-1]["cache_control"] = dict(marker)
-    if out.get("system"):
-        out["system"][-1]["cache_control"] = dict(marker)
+    if system and kept is None:
+        system[-1]["cache_control"] = dict(marker)
     if out.get("messages"):
         last = out["messages"][-1]
         if isinstance(last["content"], str):
