@@ -80,6 +80,8 @@ _PUBLIC = {
     "ResumeBreakpoints": "mini_agent.core.cache_policies",
     # episode 06: hooks
     "HookManager": "mini_agent.harness.hooks",
+    "HookResult": "mini_agent.core.hook_output",
+    "block_rm_rf": "mini_agent.core.hook_guards",
     # episode 07: sessions
     "SessionWriter": "mini_agent.harness.session",
     "resume_session": "mini_agent.harness.session_reader",

@@ -23,6 +23,7 @@ PACKAGE_MODULES = {
     "03": "mini_agent",
     "04": "mini_agent",
     "05": "mini_agent",
+    "06": "mini_agent",
     "07": "mini_agent",
     "08": "mini_agent",
     "09": "mini_agent.core.memory_paths",

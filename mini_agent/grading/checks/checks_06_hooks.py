@@ -81,8 +81,9 @@ def check_which_outputs_block(impl):
     m = manager(impl, "PreToolUse", lambda p: {"decision": "approve", "reason": "safe"},
                 lambda p: {"systemMessage": "checked"})
     result = fire(m, "PreToolUse", {"tool_name": "read_file", "tool_input": {"path": "a"}})
-    expected = {"decision": "approve", "reason": "safe", "systemMessage": "checked"}
-    assert result == expected, f"approve then message: expected {expected}, got {result}"
+    assert result.get("decision") != "block" and result.get("systemMessage") == "checked", \
+        ("approve then message: expected no block and the message merged "
+         f"({{'decision': 'approve', 'reason': 'safe', 'systemMessage': 'checked'}}), got {result}")
 
 
 @check(points=2, hint="Merge key by key into a new dict: a later handler's value wins, keys "
