@@ -31,7 +31,7 @@ PACKAGE_MODULES = {
     "11": "mini_agent.core.retention",
 }
 """Exercises whose functions are the package's own: checks run against the package too."""
-REPORTING = {"01", "02", "03", "04"}
+REPORTING = {"01", "02", "03", "04", "05", "06", "07", "08"}
 """Exercises whose every failing check says its input, the expected value and what came back."""
 
 

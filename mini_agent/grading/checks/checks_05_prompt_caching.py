@@ -38,6 +38,22 @@ def short(value, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
+def names(tools) -> str:
+    """``[read_file (marked), grep]``: the tools in order, and which carry a marker."""
+    return "[" + ", ".join(t.get("name", "?") + (" (marked)" if "cache_control" in t else "")
+                           for t in tools) + "]"
+
+
+def changes(before: dict, after: dict) -> str:
+    """The top-level parts of a request that differ: ``tools [grep, read_file]; messages``."""
+    parts = []
+    for key in sorted(set(before) | set(after), key=str):
+        if before.get(key) != after.get(key):
+            parts.append(f"tools {names(after.get(key) or [])}" if key == "tools"
+                         else f"{key} {short(after.get(key), 60)}")
+    return "; ".join(parts)
+
+
 # --------------------------------------------------------------------------- fingerprints
 
 @check(points=2, hint="Canonical means: the same tool set gives the same text whatever the "
@@ -82,8 +98,8 @@ def check_tools_fingerprint_leaves_tools_alone(impl):
     tools = [dict(TOOLS[0], cache_control={"type": "ephemeral"}), copy.deepcopy(TOOLS[1])]
     before = copy.deepcopy(tools)  # read_file (marked), grep: not in name order
     impl.tools_fingerprint(tools)
-    assert tools == before, (f"the tools passed in changed: expected {short(before, 120)}, "
-                             f"now {short(tools, 120)}")
+    assert tools == before, (f"tools_fingerprint({names(before)}): expected the list passed in "
+                             f"unchanged, got {names(tools)} after the call")
 
 
 @check(points=2, hint="Hash exactly the text before the first boundary (the whole prompt "
@@ -265,7 +281,8 @@ def placed(impl, req, expected_paths, what):
     except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
         raise AssertionError(f"{what}: expected markers at {expected_paths}, got "
                              f"{type(exc).__name__}: {exc}") from exc
-    assert req == before, f"{what}: the request passed in was changed"
+    assert req == before, (f"{what}: expected the request passed in unchanged, got "
+                           f"{changes(before, req)} after the call")
     got = marker_paths(out)
     assert sorted(got) == sorted(expected_paths), \
         f"{what}: expected markers at {expected_paths}, got {got}"
@@ -282,7 +299,8 @@ def check_breakpoints_placed(impl):
                  "old markers on tools[0], system[0] ('Rules.', before 'now: 10:00'), "
                  "messages[0]; last message ['fix it', '   ']")
     assert strip(out) == strip(request()), \
-        f"apart from the markers the request must stay as it was; got {short(strip(out), 200)}"
+        (f"tools {names(TOOLS)}, system, 3 messages: expected the same request apart from the "
+         f"markers, got {changes(strip(request()), strip(out))}")
 
 
 @check(points=1, hint="A system block the caller marked ends the static part: that marker "

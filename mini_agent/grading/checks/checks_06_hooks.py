@@ -19,7 +19,14 @@ from mini_agent.grading import check
 
 
 def fire(manager, event: str, payload: dict) -> dict:
-    return asyncio.run(manager.fire(event, payload))
+    """``manager.fire(event, payload)``, run; an exception names the event and payload."""
+    try:
+        return asyncio.run(manager.fire(event, payload))
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
+        raise AssertionError(f"fire({event!r}, {payload}): expected the merged output, got "
+                             f"{type(exc).__name__}: {exc}") from exc
 
 
 def manager(impl, event: str, *handlers):
@@ -64,7 +71,8 @@ def check_first_block_returns_at_once(impl):
     assert calls == ["first", "second"], \
         f"outputs [message, block 'no', block 'late']: expected calls [first, second], got {calls}"
     assert result == {"decision": "block", "reason": "no"}, \
-        f"expected the block as it is {{'decision': 'block', 'reason': 'no'}}, got {result}"
+        (f"outputs [message, block 'no', block 'late']: expected the block as it is "
+         f"{{'decision': 'block', 'reason': 'no'}}, got {dict(result)}")
 
 
 @check(points=1, hint="A block is a block for every event, and only 'block' is one: "
@@ -98,7 +106,8 @@ def check_merge_later_wins(impl):
         f"outputs [{first}, None, {second}]: expected {expected}, got {result}"
     assert first == {"systemMessage": "a", "additionalContext": "ctx"} and \
         second == {"systemMessage": "b"}, \
-        f"a handler's own output dict was changed: now {first} and {second}"
+        (f"the same outputs: expected the handlers' own dicts unchanged, got {first} and "
+         f"{second} after fire")
     assert fire(m, "UserPromptSubmit", {"prompt": "again"}) == expected, \
         "firing the same handlers a second time gave another result"
 
@@ -145,7 +154,8 @@ def check_updated_input_reaches_later_handlers(impl):
                               f"looks: expected tool_inputs {expected}, got {seen}")
     assert result == {"updatedInput": {"command": "ls -la src"}}, \
         f"the same handlers: expected {{'updatedInput': {{'command': 'ls -la src'}}}}, got {result}"
-    assert payload == before, f"the caller's payload was changed: now {payload}"
+    assert payload == before, \
+        f"payload {before}: expected it unchanged after fire, got {payload}"
 
 
 def decide(impl, tool, command):

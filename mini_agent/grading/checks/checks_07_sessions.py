@@ -9,8 +9,8 @@ object; splitting lines with ``str.splitlines()`` (it also breaks at U+2028, U+2
 which a JSON string may hold raw); a missing file read as an empty session; a ``str`` path
 refused.
 
-Failure messages name the good entries of the test files A, B, C (plain ASCII), J (Japanese
-text) and U (text holding U+2028), and describe a file line by line.
+Failure messages describe a test file line by line and name its good entries A, B, C (plain
+ASCII), J (Japanese text) and U (text holding U+2028).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 
 from mini_agent.grading import check
+from mini_agent.grading.runner import DETAIL_CHARS
 
 A = {"type": "message", "message": {"role": "user", "content": "fix the bug"}, "timestamp": 1.0}
 B = {"type": "message", "message": {"role": "assistant", "content": "on it"}, "timestamp": 2.0}
@@ -45,9 +46,9 @@ def name(entry) -> str:
 
 
 def describe(result) -> str:
-    """``entries [A, B], problems [(2, 'corrupt_line')]`` for a resume_session result."""
+    """``entries [A, B] and problems [(2, 'corrupt_line')]`` for a resume_session result."""
     entries, problems = result
-    return f"entries [{', '.join(name(e) for e in entries)}], problems {problems}"
+    return f"entries [{', '.join(name(e) for e in entries)}] and problems {problems}"
 
 
 def resume(impl, data: str | bytes, *, as_str: bool = False):
@@ -67,10 +68,10 @@ def expect(impl, data, entries, problems, file: str, **kwargs):
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
-        raise AssertionError(f"file [{file}]: expected {describe(expected)}; got "
-                             f"{type(exc).__name__}: {exc}") from exc
-    assert got == expected, (f"file [{file}] (A, B, C, J, U: good entries): expected "
-                             f"{describe(expected)}; got {describe(got)}")
+        raise AssertionError(f"file [{file}]: expected {describe(expected)}, got "
+                             f"{type(exc).__name__}: {exc}"[:DETAIL_CHARS - 1]) from exc
+    assert got == expected, \
+        f"file [{file}]: expected {describe(expected)}, got {describe(got)}"[:DETAIL_CHARS - 1]
 
 
 @check(points=1, hint="Split the text into lines and parse each with json.loads, in order; "
@@ -97,7 +98,7 @@ def check_missing_file_raises(impl):
         except FileNotFoundError:
             return
     raise AssertionError("resume_session(<a path that does not exist>): expected "
-                         f"FileNotFoundError, got {describe(got)}")
+                         f"FileNotFoundError, got {describe(got)}"[:DETAIL_CHARS - 1])
 
 
 @check(points=2, hint="A crash mid-append leaves a cut last line: skip it, report it as "
@@ -133,7 +134,7 @@ def check_cut_line_in_the_middle_is_corrupt(impl):
     expect(impl, line(A)[:20] + "\n" + line(B), [B], [(1, "corrupt_line")],
            "A cut after 20 characters + newline, B")
     expect(impl, line(A) + line(B)[:20] + "\n", [A], [(2, "corrupt_line")],
-           "A, B cut after 20 characters + newline (the file ends with a newline)")
+           "A, B cut after 20 characters + newline (last)")
 
 
 @check(points=1, hint="Line numbers count from 1, blank lines included; blank (or "
@@ -149,7 +150,7 @@ def check_line_numbers_blank_lines_and_non_objects(impl):
                       "str.splitlines() also treats as line ends (U+2028, U+2029, U+0085).")
 def check_only_newline_ends_a_line(impl):
     expect(impl, line(A) + line(U) + line(B), [A, U, B], [],
-           "A, U (its text holds U+2028, U+2029 and U+0085, written raw), B")
+           "A, U (U+2028, U+2029, U+0085 raw in a string), B")
 
 
 @check(points=1, hint="A last line without a newline that parses is a whole entry: keep it.")

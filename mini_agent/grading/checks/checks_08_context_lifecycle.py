@@ -72,9 +72,10 @@ def line_for(impl, ex, *, segment="seg-001", time_seconds=T0, what=""):
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
-            raise AssertionError(f"{what}: timeline_line raised {type(exc).__name__}: {exc}"
+            raise AssertionError(f"{what}: expected a line, got {type(exc).__name__}: {exc}"
                                  ) from exc
-    assert ex == before, f"{what}: the exchange passed in was changed"
+    assert ex == before, (f"{what}: expected the exchange passed in unchanged, got "
+                          f"{short(ex, 150)} after the call")
     return got
 
 
@@ -87,8 +88,8 @@ def tier(impl, age, **kwargs):
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
-        raise AssertionError(f"tier_for_age({age}, {kwargs}) raised {type(exc).__name__}: "
-                             f"{exc}") from exc
+        raise AssertionError(f"tier_for_age({age}, {kwargs}): expected a tier, got "
+                             f"{type(exc).__name__}: {exc}") from exc
 
 
 @check(points=2, hint="Ages start at 0 for the newest exchange; each tier holds the ages "
@@ -173,19 +174,23 @@ def check_timeline_line_parallel_tools(impl):
 @check(points=1, hint="The input is path, else pattern, else command; the reasoning is the "
                       "first line of the assistant's first text block.")
 def check_timeline_line_input_and_reasoning(impl):
-    cases = [(exchange("grep", {"pattern": "load_config(", "path": "src"}, "hit"),
+    cases = [("grep {'pattern': 'load_config(', 'path': 'src'}",
+              exchange("grep", {"pattern": "load_config(", "path": "src"}, "hit"),
               "[00:00] grep (seg-001): src 1 lines; found bug in parse()"),
-             (exchange("run_bash", {"command": "pytest -q"}, "1 failed",
+             ("reasoning 'tests fail\\nmore thoughts'",
+              exchange("run_bash", {"command": "pytest -q"}, "1 failed",
                        "tests fail\nmore thoughts"),
               "[00:00] run_bash (seg-001): pytest -q 1 lines; tests fail"),
-             (exchange("grep", {"command": "x", "pattern": "TODO"}, "hit"),
+             ("grep {'command': 'x', 'pattern': 'TODO'}",
+              exchange("grep", {"command": "x", "pattern": "TODO"}, "hit"),
               "[00:00] grep (seg-001): TODO 1 lines; found bug in parse()")]
     two_texts = exchange()
     two_texts[0]["content"].insert(0, {"type": "text", "text": "Plan: 修正する\nstep 2"})
-    cases.append((two_texts, "[00:00] read_file (seg-001): src/app.py 3 lines; Plan: 修正する"))
-    for ex, expected in cases:
-        got = line_for(impl, ex, what=expected)
-        assert got == expected, f"expected {expected!r}, got {got!r}"
+    cases.append(("text blocks ['Plan: 修正する\\nstep 2', 'found bug in parse()']", two_texts,
+                  "[00:00] read_file (seg-001): src/app.py 3 lines; Plan: 修正する"))
+    for what, ex, expected in cases:
+        got = line_for(impl, ex, what=what)
+        assert got == expected, f"{what}: expected {expected!r}, got {got!r}"
 
 
 @check(points=1, hint="No tool_use: the tool is `reply` and only the reasoning follows; "
@@ -225,4 +230,5 @@ def check_eviction_not_by_time(impl):
     assert got == ["seg-1", "seg-2", "seg-3", "seg-10"], \
         ("seq 3 @+5s, seq 1 @+10s, seq 10 @-50s, seq 2 @-50s: expected "
          f"['seg-1', 'seg-2', 'seg-3', 'seg-10'], got {got}")
-    assert segs == before, f"the list passed in was changed: now {short(segs, 120)}"
+    assert segs == before, ("the same segments: expected the list passed in unchanged, got "
+                            f"ids {[s['id'] for s in segs]} in that order after the call")
