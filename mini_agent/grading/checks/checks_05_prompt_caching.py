@@ -92,8 +92,7 @@ def check_tools_fingerprint_sees_every_change(impl):
         "descriptions 'ファイルを読む' vs 'ファイルを書く': expected two fingerprints, got one"
 
 
-@check(points=1, hint="Sort and strip a copy: the caller's list keeps its order and its "
-                      "markers.")
+@check(points=1, hint="Work on a copy: the caller's list keeps its order and its markers.")
 def check_tools_fingerprint_leaves_tools_alone(impl):
     tools = [dict(TOOLS[0], cache_control={"type": "ephemeral"}), copy.deepcopy(TOOLS[1])]
     before = copy.deepcopy(tools)  # read_file (marked), grep: not in name order
@@ -332,9 +331,9 @@ def check_breakpoints_keep_tool_order(impl):
         f"tools [grep, read_file, edit_file]: expected the same order, got {names}"
 
 
-@check(points=2, hint="Walk the last message's blocks from the end: skip thinking blocks and "
-                      "text blocks with nothing but whitespace; any other block takes the "
-                      "marker, on the block itself.")
+@check(points=2, hint="The marker goes on the LAST block of the last message that may carry "
+                      "one: not a thinking block, not a text of nothing but whitespace; a "
+                      "tool_result carries it itself, whatever its content holds.")
 def check_breakpoints_last_message_shapes(impl):
     results = {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": "t1", "content": "a\nb"},

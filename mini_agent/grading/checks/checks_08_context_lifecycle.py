@@ -92,9 +92,8 @@ def tier(impl, age, **kwargs):
                              f"{type(exc).__name__}: {exc}") from exc
 
 
-@check(points=2, hint="Ages start at 0 for the newest exchange; each tier holds the ages "
-                      "below its own threshold (compare with <), and each threshold is a "
-                      "parameter.")
+@check(points=2, hint="Ages start at 0 for the newest exchange; an age equal to a threshold "
+                      "already belongs to the next tier; use the thresholds passed in.")
 def check_tier_boundaries(impl):
     got = [tier(impl, a, hot_turns=2, warm_a_turns=4, warm_b_turns=6) for a in range(8)]
     expected = ["hot", "hot", "warm_a", "warm_a", "warm_b", "warm_b", "cold", "cold"]
@@ -220,7 +219,8 @@ def check_eviction_ties_keep_insertion_order(impl):
 
 
 @check(points=2, hint="A clock can step back: a later insertion with an earlier time is still "
-                      "evicted later. Sort a copy by seq only, oldest first.")
+                      "evicted later. Which field records the order of insertion? Order a copy "
+                      "by it.")
 def check_eviction_not_by_time(impl):
     segs = [{"id": "seg-3", "time": T0 + 5, "seq": 3}, {"id": "seg-1", "time": T0 + 10, "seq": 1},
             {"id": "seg-10", "time": T0 - 50, "seq": 10}, {"id": "seg-2", "time": T0 - 50,
