@@ -20,8 +20,12 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[tuple[int, str]]]
     """Return ``(entries, problems)`` for a JSONL session file; never raise on damage.
 
     Rules:
+      * the file is UTF-8 text; lines end at ``"\\n"`` only (a JSON string may hold other
+        characters Python calls line ends, U+2028 say); ``path`` is a ``str`` or a ``Path``;
+      * bytes that do not decode (a line cut inside a multibyte character) must not make
+        reading fail;
       * an empty file (or one with only blank lines) gives ``([], [])``;
-      * blank lines are skipped without a report;
+      * blank (or whitespace-only) lines are skipped without a report;
       * each line that parses as a JSON object is an entry, in file order;
       * a line that does not parse (or parses to something other than an object) is
         skipped and reported as ``(line_number, kind)``, line numbers counting from 1:
