@@ -14,17 +14,21 @@ comparing fingerprints of the request with the previous one.
   by name, keys sorted at every level, no ``cache_control`` keys. The same tool set written in
   another order must give the same fingerprint.
 * 05.2 ``system_fingerprint(system)``: SHA-256 hex of the STATIC part of a system prompt
-  string (before ``DYNAMIC_BOUNDARY``): the dynamic part (time, cwd) may change freely.
+  string (before the first ``DYNAMIC_BOUNDARY``): the dynamic part (time, cwd) may change
+  freely.
 * 05.3 ``CacheBreakDetector.check_response(usage)``: a break is a drop in
   ``cache_read_input_tokens`` versus the previous response of MORE than 2,000 tokens AND MORE
   than 5% of the previous read. Causes: "system_prompt_changed", "tools_changed" (both can
-  hold), else "unknown". Always remember this response as the new "previous".
+  hold, in any order), else "unknown". Always remember this response as the new "previous".
 * 05.4 ``place_breakpoints(request)``: return a copy of the request with ``cache_control``
-  ``{"type": "ephemeral"}`` on the last tool, on the last system block, and on the last
-  non-empty text/tool_result block of the last message: never more than 4 markers in
-  total, never on an empty text block, input not mutated.
+  ``{"type": "ephemeral"}`` on the last tool, at the end of the static system part (the
+  caller's own system marker, else the last system block), and on the last non-empty
+  text/tool_result block of the last message: never more than 4 markers in total, never on
+  an empty text block, tools kept in their order, input not mutated.
 
-Grade with ``mini-agent grade 05``. The kit's own versions are in ``mini_agent.core.cache``.
+Grade with ``mini-agent grade 05``; the same checks pass on the kit's own functions
+(``from mini_agent import tools_fingerprint, system_fingerprint, CacheBreakDetector,
+place_breakpoints``), which do more on request (``finer_causes``, ``canonical``, ``anchors``).
 """
 
 from __future__ import annotations
@@ -54,8 +58,13 @@ def tools_fingerprint(tools: list[dict]) -> str:
 
 
 def system_fingerprint(system: str) -> str:
-    """Return the SHA-256 hex digest of the static part of ``system`` (before
-    ``DYNAMIC_BOUNDARY``; the whole string when there is none)."""
+    """Return the SHA-256 hex digest of the static part of ``system``.
+
+    The static part is the text before the first ``DYNAMIC_BOUNDARY`` exactly as it is
+    (nothing trimmed), the whole string when there is none; hashed as UTF-8 bytes.
+    Example: ``system_fingerprint("Rules." + DYNAMIC_BOUNDARY + "now: 10:00") ==
+    hashlib.sha256(b"Rules.").hexdigest()``.
+    """
     raise NotImplementedError("Exercise 05.2")
 
 
@@ -78,10 +87,11 @@ class CacheBreakDetector:
         self.pending = {"system": system_fingerprint(system), "tools": tools_fingerprint(tools)}
 
     def check_response(self, usage: dict) -> dict | None:
-        """Return ``{"dropped": int, "causes": [str, ...]}`` for a break, else None.
+        """Return ``{"dropped_tokens": int, "causes": [str, ...]}`` for a break, else None.
 
         Args: usage: ``{"cache_read_input_tokens": int, ...}``. Returns None when nothing
-        was recorded, for the first response, or when the drop is not a break.
+        was recorded since the last check, for the first response, or when the drop is not
+        a break. ``causes`` lists each cause once, in any order.
         """
         raise NotImplementedError("Exercise 05.3")
 
@@ -90,10 +100,15 @@ def place_breakpoints(request: dict) -> dict:
     """Return a copy of ``request`` with at most 4 ``cache_control`` breakpoints.
 
     Shapes: request ``{"tools"?: [tool], "system"?: [text block], "messages": [MessageParam]}``
-    (system already a list of blocks; message content may be a string). Marks: the last tool,
-    the last system block, the last non-empty block (text with non-whitespace text, or any
-    non-text block except thinking) of the last message (string content becomes one text block). Existing
-    markers are removed first. Never mutates ``request``.
+    (system already a list of blocks; message content may be a string). Marks, each
+    ``{"type": "ephemeral"}``: the last tool of the list as given (tools keep their order);
+    the end of the static system part: a system block the caller already marked keeps its
+    marker (the last one, if several: the blocks after it are dynamic and must not be
+    cached), else the last system block gets one; the last non-empty block of the last
+    message (text with non-whitespace text, or any non-text block except thinking; a
+    tool_result takes the marker itself, not its content; string content becomes one text
+    block). Every other existing marker is removed; nothing else changes. Never mutates
+    ``request``.
     """
     raise NotImplementedError("Exercise 05.4")
 

@@ -9,8 +9,9 @@ the last line cut mid-write, or (after careless recovery) a garbled line in the 
 
 * 07.1 ``resume_session(path)``: read every good entry and report every line you skipped.
 
-Grade with ``mini-agent grade 07``. The kit's own version (which also splits fused records)
-is ``mini_agent.harness.session.resume_session``; read it after you pass.
+Grade with ``mini-agent grade 07``; the same checks pass on the kit's own version
+(``from mini_agent import resume_session``), which also checks a checksum on each line and
+recovers the records of two fused appends: read it after you pass.
 """
 
 from __future__ import annotations
@@ -23,8 +24,12 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[tuple[int, str]]]
     """Return ``(entries, problems)`` for a JSONL session file; never raise on damage.
 
     Rules:
+      * the file is UTF-8 text; lines end at ``"\\n"`` only (a JSON string may hold other
+        characters Python calls line ends, U+2028 say); ``path`` is a ``str`` or a ``Path``;
+      * bytes that do not decode (a line cut inside a multibyte character) must not make
+        reading fail;
       * an empty file (or one with only blank lines) gives ``([], [])``;
-      * blank lines are skipped without a report;
+      * blank (or whitespace-only) lines are skipped without a report;
       * each line that parses as a JSON object is an entry, in file order;
       * a line that does not parse (or parses to something other than an object) is
         skipped and reported as ``(line_number, kind)``, line numbers counting from 1:

@@ -10,7 +10,8 @@
 * 08.3 ``eviction_order(segments)``: the order cold segments leave the store: by their
   insertion sequence, never by timestamp (ties must not reorder).
 
-Grade with ``mini-agent grade 08``. The kit's own version is ``mini_agent.core.lifecycle``.
+Grade with ``mini-agent grade 08``; the same checks pass on the kit's own functions
+(``from mini_agent import tier_for_age, timeline_line, eviction_order``).
 Source: 003_85ccd58041fa7231.txt (see docs/sources.md).
 """
 
@@ -39,8 +40,12 @@ def timeline_line(exchange: list[dict], *, segment: str, time_seconds: float) ->
         part ``<input> <N> lines; `` is left out);
       * <input> is the tool_use's ``input["path"]``, else ``input["pattern"]``, else
         ``input["command"]``, else "";
-      * N is the number of lines of the matching tool_result's text (newlines + 1);
-      * <reasoning> is the assistant's first text block, first line only.
+      * N is the number of lines of the tool_result answering that tool_use (its
+        ``tool_use_id`` is the tool_use's ``id``): the newline characters (``"\n"``) in its
+        text + 1; for list content, its text parts joined as they are (images add nothing);
+      * <reasoning> is the assistant's first text block (string content counts as one),
+        first line only (up to the first ``"\n"``).
+    The exchange is not mutated.
     Example: ``[14:30] read_file (seg-047): src/app.py 120 lines; found bug in parse()``.
     """
     raise NotImplementedError("Exercise 08.2")

@@ -66,8 +66,12 @@ _PUBLIC = {
     "ServerCompaction": "mini_agent.core.server_compaction",
     # episode 05: prompt caching
     "CacheBreakDetector": "mini_agent.core.cache_breaks",
+    "CacheBreak": "mini_agent.core.cache_breaks",
+    "DYNAMIC_BOUNDARY": "mini_agent.core.cache",
     "split_system_prompt": "mini_agent.core.cache",
-    "apply_cache_breakpoints": "mini_agent.core.cache",
+    "tools_fingerprint": "mini_agent.core.cache_breaks",
+    "system_fingerprint": "mini_agent.core.cache_breaks",
+    "place_breakpoints": "mini_agent.core.cache",
     "model_price": "mini_agent.core.pricing",
     "cost_usd": "mini_agent.core.pricing",
     "cache_hit_rate": "mini_agent.core.pricing",
@@ -76,6 +80,8 @@ _PUBLIC = {
     "ResumeBreakpoints": "mini_agent.core.cache_policies",
     # episode 06: hooks
     "HookManager": "mini_agent.harness.hooks",
+    "HookResult": "mini_agent.core.hook_output",
+    "block_rm_rf": "mini_agent.core.hook_guards",
     # episode 07: sessions
     "SessionWriter": "mini_agent.harness.session",
     "resume_session": "mini_agent.harness.session_reader",
@@ -83,7 +89,10 @@ _PUBLIC = {
     "LifecyclePolicy": "mini_agent.core.lifecycle",
     "LifecycleThresholds": "mini_agent.core.lifecycle",
     "lifecycle_view": "mini_agent.core.lifecycle",
-    "fold_exchange": "mini_agent.core.lifecycle",
+    "fold_exchange": "mini_agent.core.timeline",
+    "timeline_line": "mini_agent.core.timeline",
+    "tier_for_age": "mini_agent.core.lifecycle",
+    "eviction_order": "mini_agent.core.lifecycle",
     "ColdStore": "mini_agent.harness.cold_store",
     "recall_segment_tool": "mini_agent.harness.cold_store",
     # transcripts (episodes 03, 11)

@@ -12,8 +12,10 @@ Handler outputs are dicts in the seed's flat shape::
     {"decision": "block" | "approve", "reason": str, "systemMessage": str,
      "updatedInput": dict, "additionalContext": str}
 
-Grade with ``mini-agent grade 06``. The kit's own version (command hooks, settings.json,
-Claude Code's nested ``hookSpecificOutput``) is ``mini_agent.harness.hooks``; read it after you pass.
+Grade with ``mini-agent grade 06``; the same checks pass on the kit's own version
+(``from mini_agent import HookManager, block_rm_rf``), which also runs command hooks, reads
+settings.json, checks every field against Claude Code's contract and returns a ``HookResult``
+that reads as the flat dict: read it after you pass.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@
 * 08.3 ``eviction_order(segments)``: the order cold segments leave the store: by their
   insertion sequence, never by timestamp (ties must not reorder).
 
-Grade with ``mini-agent grade 08``. The kit's own version is ``mini_agent.core.lifecycle``.
+Grade with ``mini-agent grade 08``; the same checks pass on the kit's own functions
+(``from mini_agent import tier_for_age, timeline_line, eviction_order``).
 Source: 003_85ccd58041fa7231.txt (see docs/sources.md).
 """
 
@@ -45,21 +46,28 @@ def timeline_line(exchange: list[dict], *, segment: str, time_seconds: float) ->
         part ``<input> <N> lines; `` is left out);
       * <input> is the tool_use's ``input["path"]``, else ``input["pattern"]``, else
         ``input["command"]``, else "";
-      * N is the number of lines of the matching tool_result's text (newlines + 1);
-      * <reasoning> is the assistant's first text block, first line only.
+      * N is the number of lines of the tool_result answering that tool_use (its
+        ``tool_use_id`` is the tool_use's ``id``): the newline characters (``"\n"``) in its
+        text + 1; for list content, its text parts joined as they are (images add nothing);
+      * <reasoning> is the assistant's first text block (string content counts as one),
+        first line only (up to the first ``"\n"``).
+    The exchange is not mutated.
     Example: ``[14:30] read_file (seg-047): src/app.py 120 lines; found bug in parse()``.
     """
     # BEGIN SOLUTION
     clock = dt.datetime.fromtimestamp(time_seconds, tz=dt.timezone.utc).strftime("%H:%M")
-    blocks = [b for m in exchange for b in (m["content"] if isinstance(m["content"], list)
-                                            else [{"type": "text", "text": m["content"]}])]
-    reasoning = next((b["text"].splitlines()[0] for b in blocks if b["type"] == "text"), "")
-    use = next((b for b in blocks if b["type"] == "tool_use"), None)
+
+    def blocks_of(message):
+        content = message["content"]
+        return content if isinstance(content, list) else [{"type": "text", "text": content}]
+    said = [b for m in exchange if m["role"] == "assistant" for b in blocks_of(m)]
+    reasoning = next((b["text"].split("\n")[0] for b in said if b["type"] == "text"), "")
+    use = next((b for b in said if b["type"] == "tool_use"), None)
     if use is None:
         return f"[{clock}] reply ({segment}): {reasoning}"
     arg = next((use["input"][k] for k in ("path", "pattern", "command") if k in use["input"]),
                "")
-    result = next((b for b in blocks if b["type"] == "tool_result"
+    result = next((b for m in exchange for b in blocks_of(m) if b["type"] == "tool_result"
                    and b["tool_use_id"] == use["id"]), None)
     text = "" if result is None else result["content"] if isinstance(result["content"], str) \
         else "".join(p.get("text", "") for p in result["content"])

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from api_rules import continued, request_problems
 from strategies import RandomSource, Source, build_reply_pieces
 
-from mini_agent.core.cache import apply_cache_breakpoints
+from mini_agent.core.cache import place_breakpoints
 from mini_agent.core.cache_policies import PaybackMasking, ResumeBreakpoints
 from mini_agent.core.compact_policy import CompactPolicy, CompactThresholds, reactive_compact
 from mini_agent.core.compaction import auto_compact, context_collapse, micro_compact
@@ -156,8 +156,9 @@ class Fuzz:
                     request["tools"] = tools
                 ttl, static = src.choice((("5m", None), ("1h", None), ("5m", "1h"),
                                           ("1h", "1h")))
-                cached = apply_cache_breakpoints(request, ttl=ttl, static_ttl=static)
-                self._request(f"{name} + apply_cache_breakpoints", cached["messages"], history,
+                cached = place_breakpoints(request, ttl=ttl, static_ttl=static, canonical=True,
+                                           anchors=True)
+                self._request(f"{name} + place_breakpoints", cached["messages"], history,
                               system=cached.get("system"), tools=cached.get("tools"),
                               completed=False)
             self._run(name, history, view)

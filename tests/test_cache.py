@@ -1,6 +1,7 @@
 """Tests for mini_agent.core.cache (system split, breakpoints, serialization),
 mini_agent.core.cache_breaks (fingerprints, the detector) and mini_agent.core.pricing."""
 
+import functools
 import json
 import os
 import subprocess
@@ -9,11 +10,15 @@ import sys
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.core.cache import (DYNAMIC_BOUNDARY, apply_cache_breakpoints, build_system_blocks,
+from mini_agent.core.cache import (DYNAMIC_BOUNDARY, build_system_blocks, place_breakpoints,
                                    request_bytes, split_system_prompt)
-from mini_agent.core.cache_breaks import CacheBreakDetector, static_system_text, tools_fingerprint
-from mini_agent.core.messages import count_cache_control, validate_messages
+from mini_agent.core.cache_breaks import (CacheBreakDetector, static_system_text,
+                                          system_fingerprint, tools_fingerprint)
 from mini_agent.core.pricing import UnknownModelError, cache_hit_rate, cost_usd, sum_usage
+from mini_agent.core.messages import count_cache_control, validate_messages
+
+kit_breakpoints = functools.partial(place_breakpoints, canonical=True, anchors=True)
+"""The kit's placement: canonical bytes and the two extra anchors."""
 
 TOOLS = [{"name": "read_file", "description": "Read", "input_schema": {
              "type": "object", "properties": {"path": {"type": "string"}}}},
@@ -53,7 +58,7 @@ def _conversation(turns):
 def test_breakpoints_layout():
     req = {"model": "m", "system": "S" + DYNAMIC_BOUNDARY + "D", "tools": TOOLS,
            "messages": _conversation(3)}
-    out = apply_cache_breakpoints(req)
+    out = kit_breakpoints(req)
     assert [t["name"] for t in out["tools"]] == ["grep", "read_file"]
     assert "cache_control" in out["tools"][-1] and "cache_control" not in out["tools"][0]
     assert [("cache_control" in b) for b in out["system"]] == [True, False]
@@ -67,16 +72,16 @@ def test_breakpoints_layout():
 def test_breakpoints_skip_empty_and_thinking_blocks():
     msgs = [{"role": "user", "content": [{"type": "text", "text": "hi"},
                                          {"type": "text", "text": "  "}]}]
-    out = apply_cache_breakpoints({"model": "m", "messages": msgs})
+    out = kit_breakpoints({"model": "m", "messages": msgs})
     assert out["messages"][0]["content"][0]["cache_control"] == {"type": "ephemeral"}
     assert "cache_control" not in out["messages"][0]["content"][1]
 
 
 def test_breakpoints_rejects_short_static_ttl():
     with pytest.raises(ValueError, match="longer-TTL"):
-        apply_cache_breakpoints({"model": "m", "messages": _conversation(1)}, ttl="1h",
+        kit_breakpoints({"model": "m", "messages": _conversation(1)}, ttl="1h",
                                 static_ttl="5m")
-    out = apply_cache_breakpoints({"model": "m", "tools": TOOLS, "messages": _conversation(1)},
+    out = kit_breakpoints({"model": "m", "tools": TOOLS, "messages": _conversation(1)},
                                   ttl="5m", static_ttl="1h")
     assert out["tools"][-1]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
 
@@ -98,7 +103,7 @@ def test_never_more_than_four_markers_nor_on_empty_text(contents, system, with_t
         req["system"] = system
     if with_tools:
         req["tools"] = TOOLS
-    out = apply_cache_breakpoints(req)
+    out = kit_breakpoints(req)
     parts = [out.get("tools", []), out.get("system", []), out["messages"]]
     assert count_cache_control(parts) <= 4
     for part in (out.get("system") or []), *[m["content"] for m in out["messages"]]:
@@ -106,26 +111,27 @@ def test_never_more_than_four_markers_nor_on_empty_text(contents, system, with_t
             if "cache_control" in b:
                 assert b["type"] != "thinking"
                 assert b["type"] != "text" or b["text"].strip()
-    assert out == apply_cache_breakpoints(out)  # idempotent
+    assert out == kit_breakpoints(out)  # idempotent
 
 
 def test_serialization_is_byte_stable_for_shuffled_keys_and_tools():
     shuffled = [{"input_schema": {"properties": {"path": {"type": "string"}},
                                   "type": "object"}, "description": "Read", "name": "read_file"},
                 {"name": "grep", "input_schema": {"type": "object"}, "description": "Search"}]
-    a = apply_cache_breakpoints({"model": "m", "tools": TOOLS, "messages": _conversation(2)})
-    b = apply_cache_breakpoints({"messages": _conversation(2), "tools": shuffled[::-1],
+    a = kit_breakpoints({"model": "m", "tools": TOOLS, "messages": _conversation(2)})
+    b = kit_breakpoints({"messages": _conversation(2), "tools": shuffled[::-1],
                                  "model": "m"})
     assert request_bytes(a) == request_bytes(b)
 
 
 def test_serialization_is_stable_across_hash_seeds():
-    code = ("from mini_agent.core.cache import apply_cache_breakpoints, request_bytes\n"
+    code = ("from mini_agent.core.cache import place_breakpoints, request_bytes\n"
             "tools = {n: {'name': n, 'description': n, 'input_schema': {'type': 'object'}}"
             " for n in {'zeta', 'alpha', 'mid', 'beta'}}\n"
             "req = {'model': 'm', 'tools': list(tools.values()), 'messages': "
             "[{'role': 'user', 'content': 'hi'}]}\n"
-            "import hashlib; print(hashlib.sha256(request_bytes(apply_cache_breakpoints(req)))"
+            "import hashlib; print(hashlib.sha256(request_bytes(place_breakpoints(req, "
+            "canonical=True)))"
             ".hexdigest())")
     digests = set()
     for seed in ("1", "2", "3"):
@@ -137,14 +143,14 @@ def test_serialization_is_stable_across_hash_seeds():
 
 # --------------------------------------------------------------------------- detector
 
-def _detector_pair(first_read, second_read, **second):
-    det = CacheBreakDetector()
+def _detector_pair(first_read, second_read, *, finer_causes=True, **second):
+    det = CacheBreakDetector(finer_causes=finer_causes)
     base = {"system": "rules" + DYNAMIC_BOUNDARY + "t=1", "tools": TOOLS,
             "messages": _conversation(2)}
-    det.record_request(base, now=0.0)
+    det.record(base, now=0.0)
     det.check_response({"cache_read_input_tokens": first_read})
-    det.record_request({**base, **{k: v for k, v in second.items() if k != "now"}},
-                       now=second.get("now", 10.0))
+    det.record({**base, **{k: v for k, v in second.items() if k != "now"}},
+               now=second.get("now", 10.0))
     return det.check_response({"cache_read_input_tokens": second_read})
 
 
@@ -155,26 +161,68 @@ def test_detector_threshold_boundaries():
     assert _detector_pair(1_000, 0) is None                 # 100% but only 1,000 tokens
     assert _detector_pair(100_000, 97_000) is None          # 3,000 but only 3%
     report = _detector_pair(40_000, 37_999)                 # 2,001 and > 5%
-    assert report is not None and report.dropped_tokens == 2_001
-    assert report.causes == ("unknown",)
+    assert report == {"dropped_tokens": 2_001, "causes": ["unknown"], "request_index": 1,
+                      "previous_read_tokens": 40_000, "read_tokens": 37_999}
 
 
 def test_detector_causes():
     changed_tools = [dict(TOOLS[0], description="Read a file"), TOOLS[1]]
-    assert _detector_pair(50_000, 0, tools=changed_tools).causes == ("tools_changed",)
-    assert _detector_pair(50_000, 0, tools=TOOLS[::-1]).causes == ("serialization_changed",)
-    assert _detector_pair(50_000, 0, system="other" + DYNAMIC_BOUNDARY + "t=1").causes == \
-        ("system_prompt_changed",)
+    assert _detector_pair(50_000, 0, tools=changed_tools)["causes"] == ["tools_changed"]
+    assert _detector_pair(50_000, 0, tools=TOOLS[::-1])["causes"] == ["serialization_changed"]
+    assert _detector_pair(50_000, 0, system="other" + DYNAMIC_BOUNDARY + "t=1")["causes"] == \
+        ["system_prompt_changed"]
     # the dynamic part may change freely: not a system change
-    assert _detector_pair(50_000, 0, system="rules" + DYNAMIC_BOUNDARY + "t=2").causes == \
-        ("unknown",)
+    assert _detector_pair(50_000, 0, system="rules" + DYNAMIC_BOUNDARY + "t=2")["causes"] == \
+        ["unknown"]
     masked = _conversation(2)
     masked[2] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0",
                                               "content": "[masked]"}]}
-    assert _detector_pair(50_000, 0, messages=masked).causes == ("messages_changed",)
-    assert _detector_pair(50_000, 0, now=10.0 + 301).causes == ("ttl_expired",)
+    assert _detector_pair(50_000, 0, messages=masked)["causes"] == ["messages_changed"]
+    assert _detector_pair(50_000, 0, now=10.0 + 301)["causes"] == ["ttl_expired"]
     # appending messages is not a change
-    assert _detector_pair(50_000, 0, messages=_conversation(3)).causes == ("unknown",)
+    assert _detector_pair(50_000, 0, messages=_conversation(3))["causes"] == ["unknown"]
+
+
+def test_detector_names_only_the_seeds_causes_by_default():
+    """Exercise 05.3: without finer_causes, what the kit names finer is "unknown"."""
+    masked = _conversation(2)
+    masked[2] = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t0",
+                                              "content": "[masked]"}]}
+    for second in ({"tools": TOOLS[::-1]}, {"messages": masked}, {"now": 10.0 + 301}):
+        assert _detector_pair(50_000, 0, finer_causes=False, **second)["causes"] == ["unknown"]
+    both = _detector_pair(50_000, 0, finer_causes=False, tools=TOOLS[:1],
+                          system="other" + DYNAMIC_BOUNDARY)
+    assert both["causes"] == ["system_prompt_changed", "tools_changed"]
+
+
+def test_detector_record_request_takes_system_and_tools():
+    det = CacheBreakDetector()
+    det.record_request("rules", TOOLS)
+    assert det.check_response({"cache_read_input_tokens": 50_000}) is None
+    det.record_request("rules" + DYNAMIC_BOUNDARY + "t=2", TOOLS[::-1])
+    assert det.check_response({"cache_read_input_tokens": 0})["causes"] == ["unknown"]
+    assert [b["dropped_tokens"] for b in det.breaks] == [50_000]
+
+
+def test_system_fingerprint_hashes_the_static_part():
+    import hashlib
+    assert system_fingerprint("Rules." + DYNAMIC_BOUNDARY + "now") == \
+        hashlib.sha256(b"Rules.").hexdigest() == system_fingerprint("Rules.")
+    assert system_fingerprint("Rules.\n" + DYNAMIC_BOUNDARY) != system_fingerprint("Rules.")
+
+
+def test_place_breakpoints_by_default_keeps_the_request_as_given():
+    """Exercise 05.4: tools keep their order, no anchors; the caller's system marker stays."""
+    system = [{"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}},
+              {"type": "text", "text": "now: 10:00"}]
+    req = {"model": "m", "tools": TOOLS, "system": system, "messages": _conversation(3)}
+    out = place_breakpoints(req)
+    assert [t["name"] for t in out["tools"]] == ["read_file", "grep"]
+    assert "cache_control" in out["tools"][-1] and "cache_control" in out["system"][0]
+    assert "cache_control" not in out["system"][1]
+    marked = [i for i, m in enumerate(out["messages"]) if "cache_control" in json.dumps(m)]
+    assert marked == [len(out["messages"]) - 1]
+    assert count_cache_control([out["tools"], out["system"], out["messages"]]) == 3
 
 
 def test_detector_without_record_returns_none():
@@ -235,7 +283,7 @@ def test_breakpoints_never_put_a_longer_ttl_after_a_shorter_one(ttl, static_ttl,
                 {"role": "user", "content": "c"}]
     request = {"model": "m", "max_tokens": 8, "system": system, "messages": messages,
                "tools": [{"name": "t", "description": "d", "input_schema": {"type": "object"}}]}
-    out = apply_cache_breakpoints(request, ttl=ttl, static_ttl=static_ttl)
+    out = kit_breakpoints(request, ttl=ttl, static_ttl=static_ttl)
     assert _ttls(out) == expected
     validate_messages(out["messages"], system=out["system"], tools=out["tools"])
     assert "ttl" not in system[0].get("cache_control", {})  # the caller's request untouched

@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from mini_agent.core.cache import apply_cache_breakpoints
+from mini_agent.core.cache import place_breakpoints
 from mini_agent.core.clock import ManualClock
 from mini_agent.offline import ScriptedBrain, offline_client
 from mini_agent.core.prompt_cache import (LOOKBACK_BLOCKS, PromptCacheSimulator,
@@ -141,18 +141,18 @@ def test_plugged_into_offline_transport_with_manual_clock():
     sim = PromptCacheSimulator()
     client = offline_client(ScriptedBrain(["ok", "ok", "ok"]), usage_model=sim, clock=clock)
     first = [{"role": "user", "content": "q " * 3000}]
-    r1 = client.messages.create(**apply_cache_breakpoints(
+    r1 = client.messages.create(**place_breakpoints(
         {"model": "claude-sonnet-4-6", "max_tokens": 50, "system": "rules " * 200,
-         "messages": first}))
+         "messages": first}, canonical=True, anchors=True))
     second = first + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": "more"}]
     clock.advance(30)
-    r2 = client.messages.create(**apply_cache_breakpoints(
+    r2 = client.messages.create(**place_breakpoints(
         {"model": "claude-sonnet-4-6", "max_tokens": 50, "system": "rules " * 200,
-         "messages": second}))
+         "messages": second}, canonical=True, anchors=True))
     assert r1.usage.cache_read_input_tokens == 0
     assert r2.usage.cache_read_input_tokens == r1.usage.cache_creation_input_tokens > 0
     clock.advance(301)
-    r3 = client.messages.create(**apply_cache_breakpoints(
+    r3 = client.messages.create(**place_breakpoints(
         {"model": "claude-sonnet-4-6", "max_tokens": 50, "system": "rules " * 200,
-         "messages": second}))
+         "messages": second}, canonical=True, anchors=True))
     assert r3.usage.cache_read_input_tokens == 0

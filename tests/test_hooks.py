@@ -22,6 +22,38 @@ def fire(manager: HookManager, event: str, payload: dict) -> HookResult:
     return asyncio.run(manager.fire(event, payload))
 
 
+def test_a_result_reads_as_the_seeds_flat_output():
+    """Exercise 06: fire's result compares with the merged flat dict; errors stay apart."""
+    m = HookManager()
+    m.on("PreToolUse", lambda p: {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+                                                         "updatedInput": {"command": "ls"}}})
+    m.on("PreToolUse", lambda p: {"systemMessage": "checked", "bogus": 1})
+    result = fire(m, "PreToolUse", {"tool_name": "run_bash", "tool_input": {"command": "l"}})
+    assert result == {"updatedInput": {"command": "ls"}, "systemMessage": "checked"}
+    assert result["systemMessage"] == "checked" and result.get("decision") is None
+    assert len(result.errors) == 1 and result != HookResult(
+        updated_input={"command": "ls"}, system_message="checked")
+    stop = parse_hook_output({"continue": False, "stopReason": "done"})
+    assert dict(stop) == {"continue": False, "stopReason": "done", "decision": "block",
+                          "reason": "done"}
+    assert fire(HookManager(), "Stop", {}) == {} and len(HookResult()) == 0
+
+
+def test_block_rm_rf_blocks_only_the_root_in_shell_tools():
+    from mini_agent import block_rm_rf
+    for tool, command in (("run_bash", "rm -rf /"), ("Bash", "sudo rm  -fr\t/ --no-preserve-root"),
+                          ("run_bash", "rm -rf /*")):
+        out = block_rm_rf({"tool_name": tool, "tool_input": {"command": command}})
+        assert out["decision"] == "block" and command in out["reason"]
+    for tool, command in (("run_bash", "rm -rf /tmp/x"), ("read_file", "rm -rf /"),
+                          ("run_bash", "rm -rf ~")):
+        assert block_rm_rf({"tool_name": tool, "tool_input": {"command": command}}) == {}
+    m = HookManager()
+    m.on("PreToolUse", block_rm_rf)
+    assert fire(m, "PreToolUse", {"tool_name": "run_bash",
+                                  "tool_input": {"command": "rm -rf /"}}).blocked
+
+
 def script(tmp_path: Path, name: str, body: str) -> str:
     """Write an executable Python hook script and return a shell command that runs it."""
     path = tmp_path / name

@@ -22,12 +22,16 @@ PACKAGE_MODULES = {
     "02": "mini_agent",
     "03": "mini_agent",
     "04": "mini_agent",
+    "05": "mini_agent",
+    "06": "mini_agent",
+    "07": "mini_agent",
+    "08": "mini_agent",
     "09": "mini_agent.core.memory_paths",
     "10": "mini_agent.harness.checkpoint",
     "11": "mini_agent.core.retention",
 }
 """Exercises whose functions are the package's own: checks run against the package too."""
-REPORTING = {"01", "02", "03", "04"}
+REPORTING = {"01", "02", "03", "04", "05", "06", "07", "08"}
 """Exercises whose every failing check says its input, the expected value and what came back."""
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import dataclasses
+import functools
 import os
 import tempfile
 from pathlib import Path
@@ -41,7 +42,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from mini_agent.harness.agent import Agent, ContextOverflowError
-from mini_agent.core.cache import apply_cache_breakpoints
+from mini_agent.core.cache import place_breakpoints
 from mini_agent.core.cache_policies import PaybackMasking, ResumeBreakpoints
 from mini_agent.core.clock import ManualClock
 from mini_agent.core.compact_policy import (CompactPolicy, CompactThresholds, overhead_tokens_of,
@@ -296,7 +297,7 @@ async def drive(scenario: Scenario, setup: Setup) -> Outcome:
 
         prepare = list(setup.prepare)
         if scenario.prepare == "breakpoints":
-            prepare.append(apply_cache_breakpoints)
+            prepare.append(functools.partial(place_breakpoints, canonical=True, anchors=True))
         elif scenario.prepare == "resume":
             prepare.append(ResumeBreakpoints())
         agent = Agent(client, tools=tools, view_policy=spy_policy,

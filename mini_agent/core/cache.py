@@ -43,8 +43,6 @@ CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 """Placeholder of cleared tool results (server-side context editing, seed 002 micro-compact)."""
 
 
-# --------------------------------------------------------------------------- system prompt
-
 def split_system_prompt(prompt: str) -> tuple[str, str]:
     """Split ``prompt`` at the first :data:`DYNAMIC_BOUNDARY` into ``(static, dynamic)``.
 
@@ -91,8 +89,6 @@ def build_system_blocks(prompt: str, *, ttl: str = "5m") -> list[dict[str, Any]]
     return blocks
 
 
-# --------------------------------------------------------------------------- canonical bytes
-
 def strip_cache_control(obj: Any) -> Any:
     """Return a deep copy of ``obj`` with every ``cache_control`` key removed (input untouched)."""
     if isinstance(obj, dict):
@@ -129,8 +125,6 @@ def canonical_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_sorted_keys(copy.deepcopy(dict(t))) for t in sorted(tools, key=lambda t: t["name"])]
 
 
-# --------------------------------------------------------------------------- breakpoints
-
 def _is_markable(block: Mapping[str, Any]) -> bool:
     """A block may carry cache_control: not thinking, not an empty text block."""
     kind = block.get("type")
@@ -156,37 +150,42 @@ def _mark_last_block(message: dict[str, Any], marker: dict[str, str]) -> bool:
     return False
 
 
-def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m",
-                            static_ttl: str | None = None,
-                            anchor_masked: bool = True) -> dict[str, Any]:
-    """Return a copy of a request with at most 4 ``cache_control`` breakpoints, canonically serialised.
+def place_breakpoints(request: Mapping[str, Any], *, ttl: str = "5m",
+                      static_ttl: str | None = None, canonical: bool = False,
+                      anchors: bool = False) -> dict[str, Any]:
+    """Return a copy of a request with at most 4 ``cache_control`` breakpoints.
 
-    Usable as an Agent ``prepare_request`` callable. Steps, in prefix order:
-      1. every existing ``cache_control`` in tools and messages is removed (system blocks that
-         already carry one keep it), so the result depends only on the content;
-      2. tools are sorted by name, every dict's keys sorted (byte-stable across runs and
-         Python hash seeds); the last tool gets a breakpoint (``static_ttl``);
-      3. a string ``system`` becomes :func:`build_system_blocks` (marker on the static part
-         only, never on the dynamic part); a list keeps its own marker or, if it has none, the
-         last non-empty block gets one (``static_ttl``);
-      4. a rolling breakpoint on the last markable block of the LAST message (written now,
-         read by the next request);
-      5. with ``anchor_masked``, one on the newest masked (or cleared) tool_result: the
-         masked prefix stays byte-stable until the mask boundary moves again, so when it
-         moves the request still reads everything up to the old boundary instead of
-         falling back to the system prompt;
-      6. if a marker is left, one on the last markable block of the previous message of the
-         same role, which the previous request wrote: so each turn reads the previous
-         turn's cache even when one turn adds more than the 20 blocks the API looks back
-         (parallel tool calls).
-    Never more than :data:`~mini_agent.core.messages.MAX_CACHE_CONTROL_MARKERS`; never on an
-    empty text block or a thinking block. Mixed TTLs: the docs require longer TTLs before
-    shorter ones, so ``static_ttl`` ("1h" say) may only be longer than or equal to ``ttl``;
-    a caller's own system marker shorter than a marker after it shortens that marker
-    (:func:`~mini_agent.core.wire_rules.shorten_later_ttls`).
-    Args: request_kwargs: ``{"model", "messages", "system"?, "tools"?, ...}``; ttl: "5m" or
-    "1h" for the rolling breakpoints; static_ttl: for tools and system (default ``ttl``).
-    Returns: a new dict. Raises: ValueError for an unknown ttl or a 1h marker after a 5m one.
+    The breakpoints of seed 002 (exercise 05.4), in prefix order:
+      1. every existing ``cache_control`` is removed, except the caller's last one on a
+         system block: it marks the end of the static part (the blocks after it may change);
+      2. the last tool, in the order given, gets one (``static_ttl``);
+      3. a list ``system`` keeps that marker or, with none, its last non-empty block gets
+         one; a string ``system`` becomes :func:`build_system_blocks` (the marker on the
+         static part, never on the dynamic part) (``static_ttl``);
+      4. a rolling one on the last markable block of the LAST message (written now, read by
+         the next request): not a thinking block nor a whitespace-only text block; a
+         tool_result takes it itself; string content becomes one text block.
+    Never more than :data:`~mini_agent.core.messages.MAX_CACHE_CONTROL_MARKERS`. Mixed TTLs:
+    the docs require longer TTLs before shorter ones, so ``static_ttl`` may only be longer
+    than or equal to ``ttl``; a caller's own system marker shorter than a marker after it
+    shortens that marker (:func:`~mini_agent.core.wire_rules.shorten_later_ttls`).
+    Args:
+        request: ``{"model", "messages", "system"?, "tools"?, ...}``; never mutated.
+        ttl: "5m" or "1h" for the rolling breakpoints.
+        static_ttl: for tools and system (default ``ttl``).
+        canonical: also sort the tools by name and every dict's keys first, so the same
+            logical request has the same bytes across runs and hash seeds (seed 004); the
+            kit's requests use it.
+        anchors: also, while markers are left, one on the newest masked (or cleared)
+            tool_result (when the mask boundary moves, the request still reads everything up
+            to the old boundary) and one on the last markable block of the previous message
+            of the same role, which the previous request wrote (so a turn that adds more than
+            the 20 blocks the API looks back still reads it); the kit's requests use it.
+    Returns:
+        A new dict. As an Agent ``prepare_request`` callable with options:
+        ``functools.partial(place_breakpoints, canonical=True, anchors=True)``.
+    Raises:
+        ValueError: an unknown ttl, or a static_ttl shorter than ttl.
     Source: prompt caching docs (4 breakpoints, "mixing TTLs"), seed 002 and seed 004.
     """
     static_ttl = static_ttl or ttl
@@ -194,10 +193,14 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
     if TTL_SECONDS[static_ttl] < TTL_SECONDS[ttl]:
         raise ValueError("a longer-TTL breakpoint must come before shorter ones "
                          f"(static_ttl={static_ttl!r} < ttl={ttl!r})")
-    out = _sorted_keys(copy.deepcopy(dict(request_kwargs)))
+    out = copy.deepcopy(dict(request))
+    if canonical:
+        out = _sorted_keys(out)
     budget = MAX_CACHE_CONTROL_MARKERS
+    if "tools" in out:
+        out["tools"] = strip_cache_control(canonical_tools(out["tools"]) if canonical
+                                           else out["tools"])
     if out.get("tools"):
-        out["tools"] = strip_cache_control(canonical_tools(out["tools"]))
         out["tools"][-1]["cache_control"] = cache_control(static_ttl)
         budget -= 1
     system = out.get("system")
@@ -209,13 +212,11 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
         else:
             out.pop("system")
     elif isinstance(system, list) and system:
-        marked = [b for b in system if b.get("cache_control")]
-        if len(marked) > 1:  # keep only the caller's last system marker
-            last = max(i for i, b in enumerate(system) if b.get("cache_control"))
-            for i, b in enumerate(system):
-                if i != last:
-                    b.pop("cache_control", None)
-        elif not marked:
+        marked = [i for i, b in enumerate(system) if b.get("cache_control")]
+        for i, b in enumerate(system):
+            if not marked or i != marked[-1]:
+                b.pop("cache_control", None)  # keep only the caller's last system marker
+        if not marked:
             for b in reversed(system):
                 if _is_markable(b):
                     b["cache_control"] = cache_control(static_ttl)
@@ -227,12 +228,13 @@ def apply_cache_breakpoints(request_kwargs: Mapping[str, Any], *, ttl: str = "5m
         last = len(messages) - 1
         if _mark_last_block(messages[last], cache_control(ttl)):
             budget -= 1
-        anchor = _last_masked_result(messages[:last]) if anchor_masked else None
+        anchor = _last_masked_result(messages[:last]) if anchors else None
         if anchor is not None and budget > 0:
             i, j = anchor
             messages[i]["content"][j]["cache_control"] = cache_control(ttl)
             budget -= 1
-        if last >= 2 and budget > 0 and _mark_last_block(messages[last - 2], cache_control(ttl)):
+        if anchors and last >= 2 and budget > 0 and _mark_last_block(messages[last - 2],
+                                                                     cache_control(ttl)):
             budget -= 1
     shorten_later_ttls([out.get("tools") or [], out.get("system") or [], messages])
     return out
@@ -256,7 +258,7 @@ def _last_masked_result(messages: list[dict[str, Any]]) -> tuple[int, int] | Non
 def request_bytes(request_kwargs: Mapping[str, Any]) -> bytes:
     """Return the JSON body the SDK would send for these kwargs (insertion order kept).
 
-    Used to show that :func:`apply_cache_breakpoints` gives the same bytes for the same
-    logical request, whatever the order its dicts were built in.
+    Used to show that :func:`place_breakpoints` with ``canonical=True`` gives the same bytes
+    for the same logical request, whatever the order its dicts were built in.
     """
     return json.dumps(dict(request_kwargs), ensure_ascii=False, separators=(",", ":")).encode()

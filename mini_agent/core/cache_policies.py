@@ -55,7 +55,7 @@ def payback_boundary(history: list[MessageParam], *, keep: int = KEEP_RECENT_OBS
     Replay, at every past request (each user message ends one): the candidate boundary masks
     all but the newest ``keep`` results; it frees ``F`` tokens; the view after the last stable
     cache anchor (the message of the newest already-masked result, where
-    ``apply_cache_breakpoints`` puts a breakpoint, or the first message before any mask) to
+    ``place_breakpoints(anchors=True)`` puts a breakpoint, or the first message before any mask) to
     the end (``S`` tokens, after masking) must be re-written. Move when
     ``read_multiplier * F * h > (write_multiplier - read_multiplier) * S - read_multiplier * F``
     and ``F >= min_free_tokens`` and ``F >= min_free_ratio * S`` (free a lot at once, the
@@ -92,7 +92,7 @@ def payback_boundary(history: list[MessageParam], *, keep: int = KEEP_RECENT_OBS
                 < min_cacheable_tokens:
             continue  # the masked view would be too short to cache at all
         # the cache is read up to the previous boundary's anchor (the newest masked result,
-        # see apply_cache_breakpoints), or only up to the system prompt before any mask
+        # see place_breakpoints' anchors), or only up to the system prompt before any mask
         first = results[boundary - 1][0] if boundary else 0
         masked_before = sum(s for i, s in results[:boundary] if i >= first)
         suffix = sum(message_tokens[first:t + 1]) - masked_before - freed
@@ -144,8 +144,8 @@ class PaybackMasking:
 # --------------------------------------------------------------------------- breakpoints with memory
 
 class ResumeBreakpoints:
-    """A ``prepare_request`` callable: :func:`~mini_agent.core.cache.apply_cache_breakpoints` plus a
-    "resume" breakpoint at the longest prefix an earlier request of this session marked.
+    """A ``prepare_request`` callable: the kit's :func:`~mini_agent.core.cache.place_breakpoints`
+    (``canonical=True, anchors=True``) plus a "resume" breakpoint at the longest prefix an earlier request of this session marked.
 
     When a mask boundary jumps, the block right before the first changed block is usually
     more than 20 blocks before every new breakpoint, so the API's lookback would miss the
@@ -156,7 +156,7 @@ class ResumeBreakpoints:
     breakpoint, marks it. Over budget, markers are dropped in this order: the previous
     turn's, the tools', the system's (the last message, the mask anchor and the resume point
     are kept). Still at most 4 markers; never on an empty text or thinking block.
-    Args: ttl, static_ttl: as apply_cache_breakpoints; memory_requests: how many recent
+    Args: ttl, static_ttl: as place_breakpoints; memory_requests: how many recent
     requests' breakpoints are remembered (older entries have likely expired).
     State: one session's marked prefixes (use one object per session).
     """
@@ -171,12 +171,13 @@ class ResumeBreakpoints:
         self.resumed_at: list[str | None] = []
 
     def __call__(self, request_kwargs: dict) -> dict:
-        from mini_agent.core.cache import MAX_CACHE_CONTROL_MARKERS, apply_cache_breakpoints, cache_control
+        from mini_agent.core.cache import MAX_CACHE_CONTROL_MARKERS, cache_control, place_breakpoints
         from mini_agent.core.wire_rules import shorten_later_ttls
         from mini_agent.core.prompt_cache import LOOKBACK_BLOCKS, prefix_boundaries
 
         self._count += 1
-        out = apply_cache_breakpoints(request_kwargs, ttl=self.ttl, static_ttl=self.static_ttl)
+        out = place_breakpoints(request_kwargs, ttl=self.ttl, static_ttl=self.static_ttl,
+                                canonical=True, anchors=True)
         bounds = prefix_boundaries(out)
         marked = [i for i, b in enumerate(bounds) if b.ttl is not None]
         recent = {h for h, n in self._marked.items() if self._count - n <= self.memory_requests}
@@ -250,7 +251,8 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
     """Replay a recorded history request by request and return one record per request.
 
     Each request sends ``policy(messages[:i], ctx)`` (or the full prefix when policy is None);
-    with ``caching`` it goes through :func:`~mini_agent.core.cache.apply_cache_breakpoints`; with
+    with ``caching`` it goes through :func:`~mini_agent.core.cache.place_breakpoints`
+    (``canonical=True, anchors=True``); with
     ``resume`` it goes through a :class:`ResumeBreakpoints` instead; with
     ``server_edit`` (a ``clear_tool_uses_20250919`` edit dict) the offline server-side edit
     is applied to it; then the prompt-cache simulator fills ``usage``. Requests are
@@ -265,7 +267,7 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
     plus ``"view"`` (the messages as sent) when ``keep_views``.
     Raises ValueError when ``times`` is not parallel to ``messages``.
     """
-    from mini_agent.core.cache import apply_cache_breakpoints
+    from mini_agent.core.cache import place_breakpoints
     from mini_agent.core.pricing import cache_hit_rate, cost_usd
     from mini_agent.core.prompt_cache import PromptCacheSimulator
     from mini_agent.core.context_edits import apply_clear_tool_uses
@@ -290,14 +292,15 @@ def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
         if tools:
             request["tools"] = tools
         if caching:
-            request = planner(request) if planner else apply_cache_breakpoints(request, ttl=ttl)
+            request = planner(request) if planner else place_breakpoints(
+                request, ttl=ttl, canonical=True, anchors=True)
         applied = None
         if server_edit is not None:
             request, applied = apply_clear_tool_uses(request, server_edit)
         usage = sim.usage(request, now=now)
         found = None
         if detector is not None:
-            detector.record_request(request, now=now)
+            detector.record(request, now=now)
             found = detector.check_response(usage)
         records.append({"break": found, "request": n + 1, "raw_tokens": approx_tokens(history),
                         "view_tokens": approx_tokens(request["messages"]), "usage": usage,

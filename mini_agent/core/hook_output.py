@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
@@ -48,8 +49,13 @@ _DECISIONS = ("block", "approve")
 _IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
-@dataclasses.dataclass
-class HookResult:
+_OUTPUT_KEYS = (("updated_input", "updatedInput"), ("updated_output", "updatedToolOutput"),
+                ("additional_context", "additionalContext"), ("system_message", "systemMessage"),
+                ("permission_decision", "permissionDecision"))
+
+
+@dataclasses.dataclass(eq=False)
+class HookResult(Mapping):
     """The merged outcome of one :meth:`HookManager.fire`.
 
     Attributes: blocked: a handler said ``block``/``deny``, exited 2, or asked to stop;
@@ -59,6 +65,9 @@ class HookResult:
     reaches the model; system_message: text shown to the user only; permission_decision:
     "allow" | "deny" | "ask" | None; stop: ``"continue": false`` (end the run, show
     ``stop_reason``); errors: non-blocking failures (exit 1, timeouts, bad JSON) to report.
+    Read as a mapping, it is the seed's flat output (:meth:`as_output`), the dict exercise 06
+    returns: ``result == {"decision": "block", "reason": "no"}``, ``result["systemMessage"]``.
+    Two HookResults are equal when every attribute is, ``errors`` included.
     """
 
     blocked: bool = False
@@ -71,6 +80,40 @@ class HookResult:
     stop: bool = False
     stop_reason: str = ""
     errors: list[str] = dataclasses.field(default_factory=list)
+
+    def as_output(self) -> dict[str, Any]:
+        """The seed's flat output dict: ``{"decision": "block", "reason"}`` for a block,
+        ``{"continue": False, "stopReason"}`` for a stop, and each set field under its wire
+        name (``updatedInput``, ``updatedToolOutput``, ``additionalContext``,
+        ``systemMessage``, ``permissionDecision``); ``errors`` are not part of it."""
+        out: dict[str, Any] = {}
+        if self.stop:
+            out.update({"continue": False, "stopReason": self.stop_reason})
+        if self.blocked:
+            out.update({"decision": "block", "reason": self.reason})
+        for name, key in _OUTPUT_KEYS:
+            if getattr(self, name) is not None:
+                out[key] = getattr(self, name)
+        return out
+
+    def __getitem__(self, key: str) -> Any:
+        return self.as_output()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.as_output())
+
+    def __len__(self) -> int:
+        return len(self.as_output())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, HookResult):
+            return all(getattr(self, f.name) == getattr(other, f.name)
+                       for f in dataclasses.fields(self))
+        if isinstance(other, Mapping):
+            return self.as_output() == dict(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a dict
 
 
 def parse_hook_output(data: Any, *, event: str = "") -> HookResult:

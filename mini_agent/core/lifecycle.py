@@ -26,7 +26,9 @@ Warm-B, then Hot to Warm-A; the newest exchange always stays Hot). An older exch
 shares an identifier (a path, a ``name()``) with the current request is promoted back to Hot
 ("what stays Hot is decided by relevance to the current topic", seed 003).
 
-Pure: the SQLite cold store and the ``recall_segment`` tool live in ``harness/cold_store.py``. Taught in ``notebooks/08_context_lifecycle.ipynb``.
+Pure: the SQLite cold store and the ``recall_segment`` tool live in ``harness/cold_store.py``,
+the timeline line of one exchange in ``core/timeline.py``. Taught in
+``notebooks/08_context_lifecycle.ipynb``.
 Source: 003_85ccd58041fa7231.txt (four tiers, timeline line shape, reheat by id); Warm-A is
 ``masking.mask_old_observations`` (seed 000).
 """
@@ -34,13 +36,13 @@ Source: 003_85ccd58041fa7231.txt (four tiers, timeline line shape, reheat by id)
 from __future__ import annotations
 
 import dataclasses
-import datetime as dt
 import json
 import re
 from typing import Any, Sequence
 
 from mini_agent.core.masking import mask_old_observations
-from mini_agent.core.messages import MessageParam, content_blocks, text_block, tool_result_text
+from mini_agent.core.messages import MessageParam, content_blocks, text_block
+from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
 
@@ -81,6 +83,47 @@ def segment_id(number: int) -> str:
     return f"seg-{number:03d}"
 
 
+def tier_for_age(age: int, *, hot_turns: int = 3, warm_a_turns: int = 8,
+                 warm_b_turns: int = 20) -> str:
+    """Return the tier of an exchange ``age`` exchanges older than the newest one.
+
+    Args:
+        age: 0 for the newest exchange.
+        hot_turns, warm_a_turns, warm_b_turns: ages below each are Hot, Warm-A, Warm-B; older
+            ones are Cold (the defaults of :class:`LifecycleThresholds`).
+    Returns:
+        "hot", "warm_a", "warm_b" or "cold".
+    Raises:
+        ValueError: age < 0.
+    Source: 003_85ccd58041fa7231.txt (four tiers); exercise 08.1.
+
+    >>> [tier_for_age(a) for a in (0, 3, 8, 20)]
+    ['hot', 'warm_a', 'warm_b', 'cold']
+    """
+    if age < 0:
+        raise ValueError(f"age must be >= 0, got {age}")
+    if age < hot_turns:
+        return HOT
+    if age < warm_a_turns:
+        return WARM_A
+    return WARM_B if age < warm_b_turns else COLD
+
+
+def eviction_order(segments: Sequence[dict[str, Any]]) -> list[str]:
+    """Return the ids of cold segments in the order they leave the store: first stored first.
+
+    Args:
+        segments: ``[{"id": str, "time": float, "seq": int}]``; ``seq`` is the store's
+            monotonic insertion counter; never mutated.
+    Returns:
+        The ids by ``seq`` only, never by ``time``: equal times keep their insertion order,
+        and a segment stored later with an earlier time (a clock that stepped back) still
+        leaves later.
+    Source: 003_85ccd58041fa7231.txt (cold store); exercise 08.3.
+    """
+    return [s["id"] for s in sorted(segments, key=lambda s: s["seq"])]
+
+
 def split_exchanges(history: Sequence[MessageParam]) -> list[tuple[int, int]]:
     """``(start, end)`` index ranges of the exchanges: each starts at an assistant message.
 
@@ -91,70 +134,6 @@ def split_exchanges(history: Sequence[MessageParam]) -> list[tuple[int, int]]:
     starts = [i for i in range(1, len(history)) if history[i].get("role") == "assistant"]
     return [(s, starts[k + 1] if k + 1 < len(starts) else len(history))
             for k, s in enumerate(starts)]
-
-
-def _first_sentence(text: str, limit: int = 90) -> str:
-    text = " ".join(text.split())
-    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
-    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
-
-
-def _main_arg(tool_input: dict) -> str:
-    for key in ("path", "file_path", "pattern", "command", "query", "url", "id"):
-        if isinstance(tool_input.get(key), str):
-            return _first_sentence(tool_input[key], 60)
-    values = [v for v in tool_input.values() if isinstance(v, str)]
-    return _first_sentence(values[0], 60) if values else ""
-
-
-def fold_exchange(messages: Sequence[MessageParam], *, segment: str,
-                  time_seconds: float) -> str:
-    """Fold one exchange (assistant turn + its answer) into ONE timeline line.
-
-    Shape: ``[HH:MM] <tools> (<segment>): <what happened>; <reasoning>`` where HH:MM is
-    ``time_seconds`` in UTC; <tools> the tool names joined by ``+`` (``reply`` when no tool
-    was called); <what happened> per tool call ``<main input> <N> lines`` (N = line count of
-    the result text) or ``<main input> error: <first line>`` for an ``is_error`` result; the
-    reasoning is the first sentence of the assistant's text (90 chars at most); a user text
-    in the answer adds ``; user: <first sentence>``. Deterministic, no model involved.
-    Source: 003_85ccd58041fa7231.txt (``[14:30] Handler (seg-047): #42 → done``).
-
-    >>> fold_exchange([{"role": "assistant", "content": [
-    ...     {"type": "text", "text": "Found bug in parse(). Reading on."},
-    ...     {"type": "tool_use", "id": "t", "name": "read_file", "input": {"path": "src/app.py"}}]},
-    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
-    ...      "content": "x\\n" * 119 + "x"}]}], segment="seg-047", time_seconds=52200)
-    '[14:30] read_file (seg-047): src/app.py 120 lines; Found bug in parse().'
-    """
-    clock = dt.datetime.fromtimestamp(time_seconds, tz=dt.timezone.utc).strftime("%H:%M")
-    uses, results, reasoning, user_text = [], {}, "", ""
-    for m in messages:
-        for b in content_blocks(m):
-            kind = b.get("type")
-            if kind == "tool_use":
-                uses.append(b)
-            elif kind == "tool_result":
-                results[b.get("tool_use_id")] = b
-            elif kind == "text" and m.get("role") == "assistant" and not reasoning:
-                reasoning = _first_sentence(b["text"])
-            elif kind == "text" and m.get("role") == "user" and not user_text:
-                user_text = _first_sentence(b["text"])
-    tools = "+".join(dict.fromkeys(u.get("name", "?") for u in uses)) or "reply"
-    what = []
-    for u in uses:
-        arg = _main_arg(u.get("input") or {})
-        r = results.get(u.get("id"))
-        if r is None:
-            outcome = "no result"
-        elif r.get("is_error"):
-            outcome = "error: " + _first_sentence(tool_result_text(r) or "(no message)", 60)
-        else:
-            outcome = f"{tool_result_text(r).count(chr(10)) + 1} lines"
-        what.append(f"{arg} {outcome}".strip())
-    parts = [", ".join(what)] if what else []
-    parts += [reasoning] if reasoning else []
-    parts += [f"user: {user_text}"] if user_text else []
-    return f"[{clock}] {tools} ({segment}): " + "; ".join(parts or ["(empty)"])
 
 
 def identifiers(text: str) -> set[str]:
@@ -181,14 +160,6 @@ def current_request_text(history: Sequence[MessageParam]) -> str:
             if texts:
                 return "\n".join(texts)
     return ""
-
-
-def cold_label(messages: Sequence[MessageParam]) -> str:
-    """A short label for the cold index: ``<tools> <main input>`` (``reply`` when no tool)."""
-    uses = [b for m in messages for b in content_blocks(m) if b.get("type") == "tool_use"]
-    if not uses:
-        return "reply"
-    return f"{uses[0].get('name')} {_main_arg(uses[0].get('input') or {})}".strip()
 
 
 # --------------------------------------------------------------------------- tiers
@@ -243,9 +214,8 @@ def assign_tiers(history: Sequence[MessageParam], *,
     th = thresholds
     tiers = []
     for k in range(n):
-        age = n - 1 - k
-        tiers.append(HOT if age < th.hot_turns else WARM_A if age < th.warm_a_turns
-                     else WARM_B if age < th.warm_b_turns else COLD)
+        tiers.append(tier_for_age(n - 1 - k, hot_turns=th.hot_turns,
+                                  warm_a_turns=th.warm_a_turns, warm_b_turns=th.warm_b_turns))
     wanted = identifiers(current_request_text(history))
     promoted = 0
     for k in range(n - 1, -1, -1):

@@ -13,6 +13,7 @@ import sqlite3
 import threading
 from typing import Any
 
+from mini_agent.core.lifecycle import eviction_order
 from mini_agent.core.messages import MessageParam, content_blocks
 from mini_agent.harness.tools import Tool, ToolError
 
@@ -94,7 +95,7 @@ class ColdStore:
 
     def evict_oldest(self, count: int) -> list[str]:
         """Delete the ``count`` first-inserted segments (by ``seq``); return their ids."""
-        ids = [s["id"] for s in self.segments()[:max(0, count)]]
+        ids = eviction_order(self.segments())[:max(0, count)]
         with self._lock:
             self._db.executemany("DELETE FROM segments WHERE id = ?", [(i,) for i in ids])
             self._db.commit()

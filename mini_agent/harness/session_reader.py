@@ -12,12 +12,11 @@ Source: section 6 of 002_4516104fd432e704.txt (resumeSession, truncated last lin
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 import zlib
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 CHECKSUM_KEY = "crc"
 """Every line ends with ``"crc": "<8 hex>"``: the CRC32 of the line's record serialised
@@ -37,17 +36,30 @@ _ENTRY_KEYS = frozenset({"type", "timestamp", "message", "block", "event", "mode
 _HEX8 = re.compile(r"[0-9a-f]{8}")
 
 
-@dataclasses.dataclass(frozen=True)
-class SessionProblem:
-    """One line :func:`resume_session` could not use as-is.
-
-    ``line``: 1-based line number; ``kind``: "truncated_last_line" | "corrupt_line" |
-    "fused_records" | "not_an_object"; ``detail``: what was kept or dropped.
-    """
-
+class _LineKind(NamedTuple):
     line: int
     kind: str
+
+
+class SessionProblem(_LineKind):
+    """One line :func:`resume_session` could not use as it is: the pair ``(line, kind)``.
+
+    ``line``: 1-based line number; ``kind``: "truncated_last_line" | "corrupt_line" |
+    "fused_records" | "checksum_mismatch" | "missing_checksum"; ``detail`` (an attribute,
+    not part of the pair): what was kept or dropped. It compares as the pair, so
+    ``SessionProblem(2, "corrupt_line", "...") == (2, "corrupt_line")``: the shape of
+    exercise 07's problems.
+    """
+
     detail: str
+
+    def __new__(cls, line: int, kind: str, detail: str = "") -> "SessionProblem":
+        problem = super().__new__(cls, line, kind)
+        problem.detail = detail
+        return problem
+
+    def __repr__(self) -> str:
+        return f"SessionProblem({self.line!r}, {self.kind!r}, {self.detail!r})"
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.kind}: {self.detail}"
@@ -61,12 +73,14 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
     with its line number: a last line without its newline that does not check (a crash
     mid-append) is "truncated_last_line"; a line whose checksum fails is
     "checksum_mismatch", unless whole records can be recovered from it (two appends fused:
-    "fused_records", every record whose own checksum holds is kept); an unparsable line is
-    "corrupt_line"; valid JSON that is not an object is "not_an_object"; a line without a
-    checksum after lines with one, or whose checksum field itself was damaged, is
-    "missing_checksum". Lines written before checksums existed (a file with none before
-    them) are read as they are, without an integrity check, and reported once as
-    "unchecked_lines". Time and memory are linear in the file size: a damaged line is
+    "fused_records", every record whose own checksum holds is kept); an unparsable line, or
+    valid JSON that is not an object, is "corrupt_line" (on the last line of a file without a
+    final newline: "truncated_last_line"); a line without a checksum after lines with one, or
+    whose checksum field itself was damaged, is "missing_checksum". Blank lines are skipped
+    without a report. Lines written without checksums (plain JSON Lines, or a file from
+    before checksums, with none before them) are read as they are, as exercise 07 reads
+    them. Problems are ``(line, kind)`` pairs with a ``detail``
+    (:class:`SessionProblem`). Time and memory are linear in the file size: a damaged line is
     searched for whole records in a bounded number of passes, and a damaged line over
     :data:`MAX_SALVAGE_LINE_BYTES` is not searched at all.
     Raises: FileNotFoundError if ``path`` does not exist.
@@ -79,7 +93,6 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
         lines.pop()
     entries: list[dict] = []
     problems: list[SessionProblem] = []
-    unchecked: list[int] = []
     checked_seen = False
     for number, raw in enumerate(lines, 1):
         if not raw.strip():
@@ -90,8 +103,9 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
             checked_seen = True
             entries.append(entry)
         elif damaged is None and type(entry) is not dict:
-            problems.append(SessionProblem(number, "not_an_object",
-                                           f"dropped a JSON {type(entry).__name__}"))
+            problems.append(SessionProblem(
+                number, "truncated_last_line" if last else "corrupt_line",
+                f"a JSON {type(entry).__name__}, not an object, skipped"))
         elif damaged is None:  # an object without a checksum
             if checked_seen or _damaged_checksum_field(entry):
                 problems.append(SessionProblem(number, "missing_checksum",
@@ -99,7 +113,6 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
                                                "damaged line) skipped"))
             else:
                 entries.append(entry)
-                unchecked.append(number)
         elif damaged == "deep":
             problems.append(SessionProblem(number, "corrupt_line",
                                            f"JSON nested too deeply ({len(raw)} bytes) skipped"))
@@ -107,10 +120,6 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
             salvaged, problem = _salvage(raw, number, last, damaged, checked_seen)
             entries.extend(salvaged)
             problems.append(problem)
-    if unchecked:
-        problems.append(SessionProblem(unchecked[0], "unchecked_lines",
-                                       f"{len(unchecked)} line(s) carry no checksum (written "
-                                       "before checksums): read without an integrity check"))
     return entries, problems
 
 

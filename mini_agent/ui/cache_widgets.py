@@ -76,7 +76,7 @@ def replay_policy(history: list[MessageParam], name: str, *, model: str, system:
     """Replay ``history`` under the named policy with a fresh cache and a break detector."""
     return replay_with_cache(history, model=model, system=system, tools=tools,
                              caching=caching, gap_seconds=gap_seconds,
-                             detector=CacheBreakDetector(),
+                             detector=CacheBreakDetector(finer_causes=True),
                              **policy_settings(name, chunk=chunk, keep=keep, model=model))
 
 
@@ -151,7 +151,7 @@ class CacheDashboard:
                 x, [r["hit_rate"] for r in self.records]
             self.hit_figure.data[1].x = [r["request"] for r in breaks]
             self.hit_figure.data[1].y = [r["hit_rate"] for r in breaks]
-            self.hit_figure.data[1].text = [", ".join(r["break"].causes) for r in breaks]
+            self.hit_figure.data[1].text = [", ".join(r["break"]["causes"]) for r in breaks]
             self.hit_figure.data[1].textposition = label_positions(
                 [r["request"] for r in breaks], x_max=max(x, default=1))
         series = [self.records, self._reference["cache"], self._reference["nocache"]]

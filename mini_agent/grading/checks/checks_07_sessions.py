@@ -1,8 +1,16 @@
 """Graded checks for exercise 07 (resuming a damaged session); ``impl`` is the module under test.
 
-Each check targets one typical mistake: crashing on an empty file or a truncated last line,
-stopping silently at the first bad line, dropping a bad line without a report, 0-based line
-numbers, calling a damaged middle line "truncated", reporting blank lines.
+The same checks run against the package (``from mini_agent import ...``). Typical mistakes
+caught: crashing on an empty file or on a truncated last line (also one cut inside a multibyte
+UTF-8 character: a strict decode raises); stopping at the first bad line; dropping a bad line
+without a report; 0-based line numbers or numbers that skip blank lines; calling a damaged
+middle line "truncated"; reporting blank or whitespace-only lines; keeping JSON that is not an
+object; splitting lines with ``str.splitlines()`` (it also breaks at U+2028, U+2029 and U+0085,
+which a JSON string may hold raw); a missing file read as an empty session; a ``str`` path
+refused.
+
+Failure messages describe a test file line by line and name its good entries A, B, C (plain
+ASCII), J (Japanese text) and U (text holding U+2028).
 """
 
 from __future__ import annotations
@@ -12,67 +20,147 @@ import tempfile
 from pathlib import Path
 
 from mini_agent.grading import check
+from mini_agent.grading.runner import DETAIL_CHARS
 
 A = {"type": "message", "message": {"role": "user", "content": "fix the bug"}, "timestamp": 1.0}
 B = {"type": "message", "message": {"role": "assistant", "content": "on it"}, "timestamp": 2.0}
 C = {"type": "tool_result", "block": {"type": "tool_result", "tool_use_id": "t1",
                                       "content": "ok"}, "timestamp": 3.0}
-
-
-def resume(impl, text: str):
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "s.jsonl"
-        path.write_text(text, encoding="utf-8")
-        entries, problems = impl.resume_session(path)
-    return list(entries), [tuple(p) for p in problems]
+J = {"type": "message", "message": {"role": "user", "content": "ポート番号は 8443 にしてください"},
+     "timestamp": 4.0}
+U = {"type": "message", "message": {"role": "user",
+                                    "content": "段落1\u2028段落2\u2029end\u0085."}}
+NAMES = {"A": A, "B": B, "C": C, "J": J, "U": U}
 
 
 def line(entry: dict) -> str:
-    return json.dumps(entry) + "\n"
+    return json.dumps(entry, ensure_ascii=False) + "\n"
 
 
-@check(points=1, hint="Split the text into lines and parse each with json.loads, in order.")
+def name(entry) -> str:
+    for key, value in NAMES.items():
+        if entry == value:
+            return key
+    text = repr(entry)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def describe(result) -> str:
+    """``entries [A, B] and problems [(2, 'corrupt_line')]`` for a resume_session result."""
+    entries, problems = result
+    return f"entries [{', '.join(name(e) for e in entries)}] and problems {problems}"
+
+
+def resume(impl, data: str | bytes, *, as_str: bool = False):
+    """Write ``data`` (UTF-8 text, or raw bytes) to a session file and resume it."""
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "s.jsonl"
+        path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
+        entries, problems = impl.resume_session(str(path) if as_str else path)
+    return list(entries), [tuple(p) for p in problems]
+
+
+def expect(impl, data, entries, problems, file: str, **kwargs):
+    """Resume ``data`` and compare with ``(entries, problems)``; ``file`` describes the data."""
+    expected = (entries, problems)
+    try:
+        got = resume(impl, data, **kwargs)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
+        raise AssertionError(f"file [{file}]: expected {describe(expected)}, got "
+                             f"{type(exc).__name__}: {exc}"[:DETAIL_CHARS - 1]) from exc
+    assert got == expected, \
+        f"file [{file}]: expected {describe(expected)}, got {describe(got)}"[:DETAIL_CHARS - 1]
+
+
+@check(points=1, hint="Split the text into lines and parse each with json.loads, in order; "
+                      "path may be a str or a Path.")
 def check_clean_round_trip(impl):
-    assert resume(impl, line(A) + line(B) + line(C)) == ([A, B, C], [])
+    expect(impl, line(A) + line(B) + line(C) + line(J), [A, B, C, J], [], "A, B, C, J")
+    expect(impl, line(A) + line(B), [A, B], [], "A, B (path given as a str)", as_str=True)
 
 
-@check(points=1, hint="An empty file (or only newlines) has no entries: check before parsing.")
-def check_empty_file(impl):
-    assert resume(impl, "") == ([], [])
-    assert resume(impl, "\n\n") == ([], [])
+@check(points=1, hint="An empty file (or one with only blank lines) has no entries and no "
+                      "problems: check before parsing.")
+def check_empty_and_blank_files(impl):
+    for text in ("", "\n\n", "  \n\t\n"):
+        expect(impl, text, [], [], repr(text))
+    expect(impl, line(A) + "  ", [A], [], "A, then a last line of two spaces without newline")
+
+
+@check(points=1, hint="A missing file is not an empty session: let FileNotFoundError through.")
+def check_missing_file_raises(impl):
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "never-written.jsonl"
+        try:
+            got = impl.resume_session(path)
+        except FileNotFoundError:
+            return
+    raise AssertionError("resume_session(<a path that does not exist>): expected "
+                         f"FileNotFoundError, got {describe(got)}"[:DETAIL_CHARS - 1])
 
 
 @check(points=2, hint="A crash mid-append leaves a cut last line: skip it, report it as "
                       "(line_number, 'truncated_last_line'), do not raise.")
 def check_truncated_last_line(impl):
-    got = resume(impl, line(A) + line(B) + line(C)[:17])
-    assert got == ([A, B], [(3, "truncated_last_line")]), f"got {got}"
+    expect(impl, line(A) + line(B) + line(C)[:17], [A, B], [(3, "truncated_last_line")],
+           "A, B, C cut after 17 characters (no final newline)")
+    expect(impl, line(A) + "{garbage\n" + line(B) + line(C)[:17], [A, B],
+           [(2, "corrupt_line"), (4, "truncated_last_line")],
+           "A, '{garbage', B, C cut (no final newline)")
+
+
+@check(points=2, hint="The file is UTF-8, and a crash can cut it inside a multibyte "
+                      "character: read it so that undecodable bytes cannot raise.")
+def check_cut_inside_a_multibyte_character(impl):
+    cut = line(J).encode("utf-8")[:70]  # ends with 1 of the 3 bytes of 番
+    expect(impl, line(A).encode("utf-8") + cut, [A], [(2, "truncated_last_line")],
+           "A, J cut inside the 3-byte character 番 (no final newline)")
+    expect(impl, line(A).encode("utf-8") + cut + b"\n" + line(B).encode("utf-8"), [A, B],
+           [(2, "corrupt_line")], "A, J cut inside 番 + newline, B")
 
 
 @check(points=2, hint="After a bad line keep reading: later good lines are still entries.")
 def check_corrupt_middle_line_does_not_stop_reading(impl):
-    entries, problems = resume(impl, line(A) + "{garbage\n" + line(B) + line(C))
-    assert entries == [A, B, C], f"entries: {entries}"
-    assert problems == [(2, "corrupt_line")], f"problems: {problems}"
+    expect(impl, line(A) + "{garbage\n" + line(B) + line(C), [A, B, C], [(2, "corrupt_line")],
+           "A, '{garbage', B, C")
 
 
 @check(points=2, hint="A cut line followed by a newline is in the middle: 'corrupt_line'. "
                       "'truncated_last_line' is only the last line of a file without a final "
                       "newline.")
 def check_cut_line_in_the_middle_is_corrupt(impl):
-    got = resume(impl, line(A)[:20] + "\n" + line(B))
-    assert got == ([B], [(1, "corrupt_line")]), f"got {got}"
-    got = resume(impl, line(A) + line(B)[:20] + "\n")
-    assert got == ([A], [(2, "corrupt_line")]), f"got {got}"
+    expect(impl, line(A)[:20] + "\n" + line(B), [B], [(1, "corrupt_line")],
+           "A cut after 20 characters + newline, B")
+    expect(impl, line(A) + line(B)[:20] + "\n", [A], [(2, "corrupt_line")],
+           "A, B cut after 20 characters + newline (last)")
 
 
-@check(points=1, hint="Line numbers count from 1, blank lines included; blank lines themselves "
-                      "are not problems.")
-def check_line_numbers_and_blank_lines(impl):
-    got = resume(impl, line(A) + "\n" + "[1, 2]\n" + line(B) + "nope\n" + line(C))
-    assert got == ([A, B, C], [(3, "corrupt_line"), (5, "corrupt_line")]), f"got {got}"
+@check(points=1, hint="Line numbers count from 1, blank lines included; blank (or "
+                      "whitespace-only) lines are not problems; JSON that is not an object is "
+                      "not an entry.")
+def check_line_numbers_blank_lines_and_non_objects(impl):
+    text = "\n" + line(A) + "\n" + "[1, 2]\n" + line(B) + "nope\n" + "   \n" + '"text"\n' + line(C)
+    expect(impl, text, [A, B, C], [(4, "corrupt_line"), (6, "corrupt_line"), (8, "corrupt_line")],
+           "'', A, '', '[1, 2]', B, 'nope', '   ', '\"text\"', C")
+
+
+@check(points=2, hint="Lines end at '\\n' only: a JSON string may hold characters that "
+                      "str.splitlines() also treats as line ends (U+2028, U+2029, U+0085).")
+def check_only_newline_ends_a_line(impl):
+    expect(impl, line(A) + line(U) + line(B), [A, U, B], [],
+           "A, U (U+2028, U+2029, U+0085 raw in a string), B")
 
 
 @check(points=1, hint="A last line without a newline that parses is a whole entry: keep it.")
 def check_last_line_without_newline_is_kept_when_whole(impl):
-    assert resume(impl, line(A) + json.dumps(B)) == ([A, B], [])
+    expect(impl, line(A) + json.dumps(J, ensure_ascii=False), [A, J], [],
+           "A, J complete but without its final newline")
+
+
+@check(points=1, hint="Lines written with Windows line ends (\\r\\n) still parse: the "
+                      "carriage return is JSON whitespace.")
+def check_windows_line_ends(impl):
+    text = line(A).replace("\n", "\r\n") + "\r\n" + line(B).replace("\n", "\r\n")
+    expect(impl, text, [A, B], [], "A\\r\\n, \\r\\n, B\\r\\n")

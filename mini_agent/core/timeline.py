@@ -1,0 +1,131 @@
+"""One exchange as one line: the seed's timeline line and the kit's fuller fold.
+
+What this module does: turns an exchange (an assistant message and the user message answering
+it) into the single line that stands for it in the Warm-B tier, and into the short label of
+the cold index. What it does not do: decide which exchanges are folded (that is
+``core/lifecycle.py``). Pure; inputs never mutated; times are passed in, printed in UTC.
+Taught in ``notebooks/08_context_lifecycle.ipynb``.
+Source: 003_85ccd58041fa7231.txt (``[14:30] read_file (seg-047): src/app.py 120 lines; found
+bug in parse()``).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Sequence
+
+from mini_agent.core.messages import MessageParam, content_blocks, tool_result_text
+
+__all__ = ["cold_label", "fold_exchange", "timeline_line"]
+
+
+def _first_sentence(text: str, limit: int = 90) -> str:
+    text = " ".join(text.split())
+    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
+
+
+def _main_arg(tool_input: dict) -> str:
+    for key in ("path", "file_path", "pattern", "command", "query", "url", "id"):
+        if isinstance(tool_input.get(key), str):
+            return _first_sentence(tool_input[key], 60)
+    values = [v for v in tool_input.values() if isinstance(v, str)]
+    return _first_sentence(values[0], 60) if values else ""
+
+
+def _utc_clock(time_seconds: float) -> str:
+    """``HH:MM`` of a Unix time in UTC, whatever the machine's time zone."""
+    return dt.datetime.fromtimestamp(time_seconds, tz=dt.timezone.utc).strftime("%H:%M")
+
+
+def timeline_line(exchange: Sequence[MessageParam], *, segment: str,
+                  time_seconds: float) -> str:
+    """Fold an exchange into the seed's ONE timeline line, told by its first tool call.
+
+    Shape: ``[HH:MM] <tool> (<segment>): <input> <N> lines; <reasoning>``: HH:MM is
+    ``time_seconds`` in UTC; <tool> the name of the assistant's first tool_use (``reply``
+    when there is none, and then ``<input> <N> lines; `` is left out); <input> its
+    ``input["path"]``, else ``"pattern"``, else ``"command"``, else ""; N the newlines + 1 of
+    the text of the tool_result answering it (list content: text parts joined as they are);
+    <reasoning> the first line of the assistant's first text block. :func:`fold_exchange` is
+    the kit's fuller line (every tool, errors, the user's words).
+    Args:
+        exchange: an assistant message and the user message answering it; never mutated.
+        segment: the segment id, ``seg-047``.
+        time_seconds: when the exchange happened (Unix time).
+    Returns:
+        The line, ``[14:30] read_file (seg-047): src/app.py 120 lines; found bug in parse()``.
+    Source: 003_85ccd58041fa7231.txt (timeline line shape); exercise 08.2.
+    """
+    clock = _utc_clock(time_seconds)
+    said = [b for m in exchange if m.get("role") == "assistant" for b in content_blocks(m)]
+    reasoning = next((b["text"].split("\n")[0] for b in said if b.get("type") == "text"), "")
+    use = next((b for b in said if b.get("type") == "tool_use"), None)
+    if use is None:
+        return f"[{clock}] reply ({segment}): {reasoning}"
+    tool_input = use.get("input") or {}
+    arg = next((tool_input[k] for k in ("path", "pattern", "command") if k in tool_input), "")
+    result = next((b for m in exchange for b in content_blocks(m)
+                   if b.get("type") == "tool_result" and b.get("tool_use_id") == use.get("id")),
+                  None)
+    lines = (tool_result_text(result) if result else "").count("\n") + 1
+    return f"[{clock}] {use.get('name')} ({segment}): {arg} {lines} lines; {reasoning}"
+
+
+def fold_exchange(messages: Sequence[MessageParam], *, segment: str,
+                  time_seconds: float) -> str:
+    """Fold one exchange (assistant turn + its answer) into ONE timeline line.
+
+    Shape: ``[HH:MM] <tools> (<segment>): <what happened>; <reasoning>`` where HH:MM is
+    ``time_seconds`` in UTC; <tools> the tool names joined by ``+`` (``reply`` when no tool
+    was called); <what happened> per tool call ``<main input> <N> lines`` (N = line count of
+    the result text) or ``<main input> error: <first line>`` for an ``is_error`` result; the
+    reasoning is the first sentence of the assistant's text (90 chars at most); a user text
+    in the answer adds ``; user: <first sentence>``. Deterministic, no model involved.
+    Source: 003_85ccd58041fa7231.txt (``[14:30] Handler (seg-047): #42 → done``).
+
+    >>> fold_exchange([{"role": "assistant", "content": [
+    ...     {"type": "text", "text": "Found bug in parse(). Reading on."},
+    ...     {"type": "tool_use", "id": "t", "name": "read_file", "input": {"path": "src/app.py"}}]},
+    ...     {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+    ...      "content": "x\\n" * 119 + "x"}]}], segment="seg-047", time_seconds=52200)
+    '[14:30] read_file (seg-047): src/app.py 120 lines; Found bug in parse().'
+    """
+    clock = _utc_clock(time_seconds)
+    uses, results, reasoning, user_text = [], {}, "", ""
+    for m in messages:
+        for b in content_blocks(m):
+            kind = b.get("type")
+            if kind == "tool_use":
+                uses.append(b)
+            elif kind == "tool_result":
+                results[b.get("tool_use_id")] = b
+            elif kind == "text" and m.get("role") == "assistant" and not reasoning:
+                reasoning = _first_sentence(b["text"])
+            elif kind == "text" and m.get("role") == "user" and not user_text:
+                user_text = _first_sentence(b["text"])
+    tools = "+".join(dict.fromkeys(u.get("name", "?") for u in uses)) or "reply"
+    what = []
+    for u in uses:
+        arg = _main_arg(u.get("input") or {})
+        r = results.get(u.get("id"))
+        if r is None:
+            outcome = "no result"
+        elif r.get("is_error"):
+            outcome = "error: " + _first_sentence(tool_result_text(r) or "(no message)", 60)
+        else:
+            outcome = f"{tool_result_text(r).count(chr(10)) + 1} lines"
+        what.append(f"{arg} {outcome}".strip())
+    parts = [", ".join(what)] if what else []
+    parts += [reasoning] if reasoning else []
+    parts += [f"user: {user_text}"] if user_text else []
+    return f"[{clock}] {tools} ({segment}): " + "; ".join(parts or ["(empty)"])
+
+
+def cold_label(messages: Sequence[MessageParam]) -> str:
+    """A short label for the cold index: ``<tools> <main input>`` (``reply`` when no tool)."""
+    uses = [b for m in messages for b in content_blocks(m) if b.get("type") == "tool_use"]
+    if not uses:
+        return "reply"
+    return f"{uses[0].get('name')} {_main_arg(uses[0].get('input') or {})}".strip()

@@ -1,0 +1,90 @@
+"""MUTANT (wrong on purpose): The first tool_result is counted, not the one answering the tool_use; exposed by two tools whose results come in the other order.
+
+Exercise 08: the four-stage context lifecycle (notebooks/08_context_lifecycle.ipynb).
+
+* 08.1 ``tier_for_age(age, ...)``: Hot / Warm-A / Warm-B / Cold by turn age;
+* 08.2 ``timeline_line(exchange, *, segment, time_seconds)``: fold one exchange into ONE
+  line in the seed's shape ``[14:30] read_file (seg-047): src/app.py 120 lines; found bug``;
+* 08.3 ``eviction_order(segments)``: the order cold segments leave the store: by their
+  insertion sequence, never by timestamp (ties must not reorder).
+
+Grade with ``mini-agent grade 08``; the same checks pass on the kit's own functions
+(``from mini_agent import tier_for_age, timeline_line, eviction_order``).
+Source: 003_85ccd58041fa7231.txt (see docs/sources.md).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+
+def tier_for_age(age: int, *, hot_turns: int = 3, warm_a_turns: int = 8,
+                 warm_b_turns: int = 20) -> str:
+    """Return "hot", "warm_a", "warm_b" or "cold" for an exchange ``age`` exchanges old.
+
+    The newest exchange has age 0. Hot when ``age < hot_turns``, Warm-A when
+    ``age < warm_a_turns``, Warm-B when ``age < warm_b_turns``, else Cold.
+    Raises: ValueError if age < 0.
+    """
+    # BEGIN SOLUTION
+    if age < 0:
+        raise ValueError("age must be >= 0")
+    if age < hot_turns:
+        return "hot"
+    if age < warm_a_turns:
+        return "warm_a"
+    if age < warm_b_turns:
+        return "warm_b"
+    return "cold"
+    # END SOLUTION
+
+
+def timeline_line(exchange: list[dict], *, segment: str, time_seconds: float) -> str:
+    """Fold an exchange (an assistant message + the user message answering it) into one line.
+
+    Shape: ``[HH:MM] <tool> (<segment>): <input> <N> lines; <reasoning>`` where
+      * HH:MM is ``time_seconds`` as UTC hours and minutes (``datetime.timezone.utc``);
+      * <tool> is the name of the first tool_use (``reply`` when there is none, and then the
+        part ``<input> <N> lines; `` is left out);
+      * <input> is the tool_use's ``input["path"]``, else ``input["pattern"]``, else
+        ``input["command"]``, else "";
+      * N is the number of lines of the tool_result answering that tool_use (its
+        ``tool_use_id`` is the tool_use's ``id``): the newline characters (``"\n"``) in its
+        text + 1; for list content, its text parts joined as they are (images add nothing);
+      * <reasoning> is the assistant's first text block (string content counts as one),
+        first line only (up to the first ``"\n"``).
+    The exchange is not mutated.
+    Example: ``[14:30] read_file (seg-047): src/app.py 120 lines; found bug in parse()``.
+    """
+    # BEGIN SOLUTION
+    clock = dt.datetime.fromtimestamp(time_seconds, tz=dt.timezone.utc).strftime("%H:%M")
+
+    def blocks_of(message):
+        content = message["content"]
+        return content if isinstance(content, list) else [{"type": "text", "text": content}]
+    said = [b for m in exchange if m["role"] == "assistant" for b in blocks_of(m)]
+    reasoning = next((b["text"].split("\n")[0] for b in said if b["type"] == "text"), "")
+    use = next((b for b in said if b["type"] == "tool_use"), None)
+    if use is None:
+        return f"[{clock}] reply ({segment}): {reasoning}"
+    arg = next((use["input"][k] for k in ("path", "pattern", "command") if k in use["input"]),
+               "")
+    result = next((b for m in exchange for b in blocks_of(m) if b["type"] == "tool_result"),
+                  None)
+    text = "" if result is None else result["content"] if isinstance(result["content"], str) \
+        else "".join(p.get("text", "") for p in result["content"])
+    return f"[{clock}] {use['name']} ({segment}): {arg} {text.count(chr(10)) + 1} lines; {reasoning}"
+    # END SOLUTION
+
+
+def eviction_order(segments: list[dict]) -> list[str]:
+    """Return segment ids in the order they are evicted: oldest insertion first.
+
+    Each segment is ``{"id": str, "time": float, "seq": int}``; ``seq`` is the store's
+    monotonic insertion counter. Order by ``seq`` only: two segments with the same ``time``
+    must keep their insertion order, and a segment stored later with an EARLIER ``time``
+    (a clock that stepped back) is still evicted later. Do not mutate the input.
+    """
+    # BEGIN SOLUTION
+    return [s["id"] for s in sorted(segments, key=lambda s: s["seq"])]
+    # END SOLUTION
