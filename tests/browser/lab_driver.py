@@ -31,7 +31,8 @@ WIDGET_ERROR_TEXTS = (
 """Text the widget front-ends put in an output area when a widget cannot be shown."""
 
 SCORECARD_TITLE = re.compile(r"Exercise (\d\d): (\d+)/(\d+) points \((.+), mini-agent ([^)]+)\)")
-"""The first line of ``scorecard_html`` (mini_agent.widgets): exercise, score, total, path, version."""
+"""A scorecard's first line (``mini_agent.ui.widgets.scorecard_html``): exercise, score, total,
+path of the file graded, kit version."""
 
 _PANEL = ".jp-NotebookPanel:not(.lm-mod-hidden)"  # the notebook in view
 _TOOLBAR = f"{_PANEL} .jp-NotebookPanel-toolbar"
@@ -75,7 +76,8 @@ _CHARTS_JS = """() => {
     }));
     const box = el.getBoundingClientRect();
     return {traces, width_px: Math.round(box.width), height_px: Math.round(box.height),
-            signature: JSON.stringify((el.data || []).map(t => [t.x, t.y, t.base, t.values]), plain)};
+            signature: JSON.stringify((el.data || []).map(t => [t.x, t.y, t.base, t.values]),
+                                      plain)};
   });
 }"""
 
@@ -273,15 +275,33 @@ def control_label(control) -> str:
     return ((label.first.text_content() or "").strip() or "?") if label.count() else "?"
 
 
+def settled_charts(page, *, timeout_seconds: float, quiet_seconds: float = 0.5) -> list[Chart]:
+    """Read the charts once the kernel is idle and their data stayed the same for
+    ``quiet_seconds`` (one control can redraw several charts, one message each); after
+    ``timeout_seconds`` return the last reading as it is."""
+    deadline = time.monotonic() + timeout_seconds
+    last = read_charts(page)
+    while time.monotonic() < deadline:
+        page.wait_for_timeout(quiet_seconds * 1000)
+        now = read_charts(page)
+        idle = page.locator(_INDICATOR).first.get_attribute("data-status") == "idle"
+        if idle and [c.signature for c in now] == [c.signature for c in last]:
+            return now
+        last = now
+    return last
+
+
 def wait_for_data_change(page, before: list[Chart], *, timeout_seconds: float) -> list[int]:
     """Indices of the charts whose data differ from ``before`` within ``timeout_seconds`` ([] if
-    none changed)."""
+    none changed); once one changed, wait for the data to settle and compare again."""
     deadline = time.monotonic() + timeout_seconds
     while True:
         after = read_charts(page)
-        changed = [a.index for a, b in zip(after, before) if a.signature != b.signature]
-        if changed or time.monotonic() > deadline:
-            return changed
+        if any(a.signature != b.signature for a, b in zip(after, before)):
+            after = settled_charts(page, timeout_seconds=timeout_seconds)
+            return [a.index for a, b in zip(after, before) if a.signature != b.signature]
+        if time.monotonic() > deadline:
+            return []
         page.wait_for_timeout(100)
 
 
@@ -330,6 +350,7 @@ def check_controls(page, *, timeout_seconds: float) -> tuple[list[str], list[str
     """
     sliders, dropdowns = controls(page)
     problems, notes = [], []
+    settled_charts(page, timeout_seconds=timeout_seconds)  # Run All's last updates first
     pending = {i: [] for i in range(sliders.count())}  # slider -> moves that changed nothing
 
     def choose(i: int, index: int) -> list[int]:
