@@ -117,14 +117,20 @@ class RunReport:
 
 
 def dismiss_popups(page) -> None:
-    """Accept a "Select Kernel" dialog (default kernel) and say no to the news pop-up."""
-    dialog = page.locator(".jp-Dialog")
-    if dialog.count() and "Select Kernel" in dialog.first.inner_text():
-        dialog.locator(".jp-mod-accept").first.click()
-    news = page.locator(".jp-Notification-Toast-default, .Toastify__toast").filter(
-        has_text="news")
-    if news.count():
-        news.first.get_by_role("button", name="No").click()
+    """Accept a "Select Kernel" dialog (default kernel) and say no to the news pop-up.
+
+    Both can be mid-animation or re-rendered while clicked: a click that does not land is
+    left for the next call (callers poll).
+    """
+    dialog = page.locator(".jp-Dialog").filter(has_text="Select Kernel")
+    news = page.locator(".Toastify__toast").filter(has_text="Jupyter news")
+    for popup, button in ((dialog, dialog.locator(".jp-mod-accept")),
+                          (news, news.get_by_role("button", name="No", exact=True))):
+        if popup.count():
+            try:
+                button.first.click(timeout=2000)
+            except Exception:  # playwright's TimeoutError or a detached element
+                pass
 
 
 def wait_for_kernel_idle(page, *, timeout_seconds: float) -> None:
