@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 WIDGET_ERROR_TEXTS = (
     "Error displaying widget",       # @jupyter-widgets/jupyterlab-manager: model not found
@@ -102,18 +102,6 @@ class Chart:
         parts = ", ".join(f"{t['name'] or '?'} ({t['type']}, {t['points']} points)"
                           for t in self.traces)
         return f"chart {self.index}: [{parts or 'no traces'}]"
-
-
-@dataclass
-class RunReport:
-    """What one notebook showed after Run All; ``seconds`` are wall-clock times."""
-
-    name: str
-    open_seconds: float = 0.0
-    run_seconds: float = 0.0
-    charts: list[Chart] = field(default_factory=list)
-    problems: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 def dismiss_popups(page) -> None:
