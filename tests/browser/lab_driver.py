@@ -335,10 +335,11 @@ def check_controls(page, *, timeout_seconds: float) -> tuple[list[str], list[str
     """Move every slider and dropdown of the visible notebook; each must change some chart's
     data within ``timeout_seconds``.
 
-    A dropdown is set to each of its other options in turn, and every choice must change the
-    data. A slider may act only under some choice of a dropdown (episode 05's chunk size acts
-    on "chunked masking" only), so a slider that changed nothing is moved again after each
-    dropdown choice; it fails only if it changed nothing under every choice.
+    A dropdown is set to each of its other options in turn, then back, and every choice must
+    change the data. A slider may act only under some choice of a dropdown (episode 05's chunk
+    size acts on "chunked masking" only), so a slider that changed nothing is moved again after
+    each dropdown choice; it fails only if it changed nothing under every choice. Each slider
+    is typed back to its value after a move, so the controls are tried one at a time.
     Returns:
         (problems, notes): one line each; notes say which move changed which chart.
     """
@@ -380,22 +381,20 @@ def check_controls(page, *, timeout_seconds: float) -> tuple[list[str], list[str
             else:
                 pending[i].append(f"{old} -> {new} ({setting})")
                 type_slider_value(slider, old)
+                settled_charts(page, timeout_seconds=timeout_seconds)
 
     choices = []  # (dropdown, option index): every other option in turn, then back
     for i in range(dropdowns.count()):
         select = dropdowns.nth(i).locator("select").first
         count, current = select.evaluate("s => [s.options.length, s.selectedIndex]")
         choices += [(i, (current + k) % count) for k in range(1, count + 1)]
-    for i, index in choices:  # each choice changes the data (sliders as Run All left them)
+    try_sliders("dropdowns as Run All left them")
+    for i, index in choices:
         if not choose(i, index):
             problems.append(f"dropdown {describe(i, index)} chosen, but no chart's data "
                             f"changed within {timeout_seconds} s")
-    try_sliders("dropdowns as Run All left them")
-    for i, index in choices:  # a slider that did nothing yet, under each other choice
-        if not pending:
-            break
-        choose(i, index)
-        try_sliders(describe(i, index))
+        if pending:  # a slider that did nothing yet, tried again under this choice
+            try_sliders(describe(i, index))
     for i, moves in pending.items():
         problems.append(f"slider {control_label(sliders.nth(i))!r} moved ({'; '.join(moves)}) "
                         f"but no chart's data changed within {timeout_seconds} s")
