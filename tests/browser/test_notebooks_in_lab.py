@@ -44,7 +44,7 @@ NO_TRACES_HINT = ("the chart's front-end model never applied the kernel's update
                   "anywidget gave up loading the widget's JavaScript after 2 s: see this "
                   "module's docstring")
 
-MIN_CHARTS = {"02": 1, "03": 2, "04": 1, "05": 2, "08": 1}
+MIN_CHARTS = {"02": 1, "03": 3, "04": 1, "05": 2, "08": 1}
 """Charts each notebook shows at least (a chart that fails to render is not in the DOM at all,
 so without this floor a broken chart would pass as "no charts")."""
 
