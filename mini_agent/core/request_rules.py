@@ -1,0 +1,329 @@
+"""The top-level request rules of Messages API version 2026-10-21, as pure checks.
+
+What the API refuses before it looks at the conversation: fields the version does not accept
+(``temperature``, ``top_p`` and ``top_k`` are gone, "even at default values"), a ``max_tokens``
+above the model's ceiling, a thinking budget out of range, ``document`` blocks in assistant
+turns and citations on user text (both refused since 2026-10-21), context-management edits
+sent without their beta flag, a compaction trigger under 50,000 tokens. Also two things the
+API does before checking the conversation: it combines consecutive same-role turns, and it
+places the automatic ``cache_control`` of a request that has one at the top level.
+
+Each check returns the API's 400 ``error.message`` or None; :func:`request_problem` runs them
+in order. The conversation itself is checked by :func:`mini_agent.core.messages
+.validate_messages` (tool pairing, empty text, breakpoints and TTL order). Pure: no IO, inputs
+never mutated; the model's limits come in as a :class:`~mini_agent.core.models.ModelSpec`.
+Used by the offline API (``mini_agent/offline/transport.py``); taught in
+``notebooks/01_agent_loop.ipynb`` (what the API refuses) and ``05_prompt_caching.ipynb``
+(automatic caching).
+
+Sources: API migration guide for 2026-10-21 (platform.claude.com/docs/en/api/
+migration-2026-10-21, read 2026-12-01); the SDK 2.14 param types
+(``MessageCreateParamsBase``, ``BetaCompact20260112EditParam``, ``ThinkingConfigParam``:
+"a budget_tokens of at least 1,024"); 400 bodies quoted in public bug reports for the
+max_tokens ceiling, the thinking budget, manual thinking on current models and the TTL order.
+ASSUMPTIONS (the docs give no wording): the texts of :data:`DOCUMENT_IN_ASSISTANT`,
+:data:`CITATIONS_IN_USER_TEXT`, :func:`context_management_problem` and the top-level
+``cache_control`` refusals; other beta-only fields are accepted with any beta flag.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Mapping, Protocol
+
+API_VERSION = "2026-10-21"
+"""The ``anthropic-version`` the installed SDK (2.x) sends."""
+
+LEGACY_API_VERSION = "2023-06-01"
+"""The previous version, which still accepts the sampling parameters."""
+
+SAMPLING_PARAMETERS = ("temperature", "top_p", "top_k")
+"""Removed in 2026-10-21: "400 error, even at their default values" (migration guide)."""
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+COMPACT_BETA = "compact-2026-01-12"
+EDIT_BETAS = {"clear_tool_uses_20250919": CONTEXT_MANAGEMENT_BETA,
+              "clear_thinking_20251015": CONTEXT_MANAGEMENT_BETA,
+              "compact_20260112": COMPACT_BETA}
+"""The ``anthropic-beta`` flag each ``context_management`` edit type needs."""
+
+MIN_COMPACTION_TRIGGER_TOKENS = 50_000
+"""The smallest ``compact_20260112`` trigger the API accepts (compaction docs)."""
+
+MIN_THINKING_BUDGET_TOKENS = 1024
+"""``thinking.budget_tokens`` must be at least this (SDK ``ThinkingConfigEnabledParam``)."""
+
+MESSAGES_FIELDS = frozenset({
+    "cache_control", "container", "diagnostics", "inference_geo", "max_tokens", "messages",
+    "metadata", "model", "output_config", "service_tier", "speed", "stop_sequences", "stream",
+    "system", "thinking", "tool_choice", "tools", "user_profile_id", "workspace_id"})
+"""Top-level fields of ``POST /v1/messages`` (SDK ``MessageCreateParamsBase`` + ``stream``)."""
+
+COUNT_TOKENS_FIELDS = frozenset({
+    "cache_control", "messages", "model", "output_config", "speed", "system", "thinking",
+    "tool_choice", "tools", "user_profile_id", "workspace_id"})
+"""Top-level fields of ``POST /v1/messages/count_tokens`` (SDK ``MessageCountTokensParams``)."""
+
+BETA_FIELDS = frozenset({"billing_policy", "compaction", "context_management",
+                         "fallback_credit_token", "fallbacks", "mcp_servers", "thread"})
+"""Fields only the beta Messages API takes (SDK ``beta.MessageCreateParamsBase``)."""
+
+DOCUMENT_IN_ASSISTANT = "document blocks are not supported in assistant messages"
+"""ASSUMPTION: wording of the 400 for a ``document`` block in an assistant turn."""
+
+CITATIONS_IN_USER_TEXT = "citations are not supported on text blocks in user messages"
+"""ASSUMPTION: wording of the 400 for non-empty ``citations`` on a user text block."""
+
+NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
+"""Block types that cannot carry ``cache_control``; automatic caching walks back over them."""
+
+
+class ModelLimits(Protocol):
+    """What the rules need to know of a model (``mini_agent.core.models.ModelSpec`` has it)."""
+
+    max_output_tokens: int
+    manual_thinking: bool
+    adaptive_thinking: bool
+
+
+def fields_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
+                   api_version: str = API_VERSION, betas: tuple[str, ...] = ()) -> str | None:
+    """The API's refusal of a top-level field the request may not carry, or None.
+
+    >>> fields_problem({"model": "m", "max_tokens": 1, "messages": [], "temperature": 1.0})
+    'temperature: Extra inputs are not permitted'
+    """
+    allowed = set(COUNT_TOKENS_FIELDS if count_tokens else MESSAGES_FIELDS)
+    if betas:
+        allowed |= BETA_FIELDS
+    if api_version == LEGACY_API_VERSION:
+        allowed |= set(SAMPLING_PARAMETERS)
+    extra = [key for key in body if key not in allowed]
+    return f"{extra[0]}: Extra inputs are not permitted" if extra else None
+
+
+def max_tokens_problem(body: Mapping[str, Any], model: str,
+                       limits: ModelLimits | None) -> str | None:
+    """The refusal of a missing, negative or too large ``max_tokens``, or None (0 pre-warms
+    the cache: it is allowed).
+
+    >>> max_tokens_problem({"max_tokens": -1}, "m", None)
+    'max_tokens: Input should be greater than or equal to 0'
+    """
+    value = body.get("max_tokens")
+    if value is None:
+        return "max_tokens: Field required"
+    if not isinstance(value, int) or isinstance(value, bool):
+        return "max_tokens: Input should be a valid integer"
+    if value < 0:
+        return "max_tokens: Input should be greater than or equal to 0"
+    if limits is not None and value > limits.max_output_tokens:
+        return (f"max_tokens: {value} > {limits.max_output_tokens}, which is the maximum "
+                f"allowed number of output tokens for {model}")
+    return None
+
+
+def thinking_problem(body: Mapping[str, Any], limits: ModelLimits | None) -> str | None:
+    """The refusal of a ``thinking`` setting the model does not take, or of a budget out of
+    range (at least 1,024 and below ``max_tokens``), or None."""
+    thinking = body.get("thinking")
+    if not isinstance(thinking, Mapping):
+        return None
+    kind = thinking.get("type")
+    if kind == "enabled":
+        if limits is not None and not limits.manual_thinking:
+            return ('"thinking.type.enabled" is not supported for this model. Use '
+                    '"thinking.type.adaptive" and "output_config.effort" to control '
+                    'thinking behavior.')
+        budget = thinking.get("budget_tokens")
+        if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET_TOKENS:
+            return (f"thinking.enabled.budget_tokens: Input should be greater than or equal "
+                    f"to {MIN_THINKING_BUDGET_TOKENS}")
+        max_tokens = body.get("max_tokens")
+        if isinstance(max_tokens, int) and max_tokens <= budget and "max_tokens" in body:
+            return ("`max_tokens` must be greater than `thinking.budget_tokens`. Please "
+                    "consult our documentation at https://docs.claude.com/en/docs/"
+                    "build-with-claude/extended-thinking#max-tokens-and-context-window-size")
+    elif kind == "adaptive" and limits is not None and not limits.adaptive_thinking:
+        return "adaptive thinking is not supported on this model."
+    return None
+
+
+def version_content_problem(messages: Any) -> str | None:
+    """The 2026-10-21 refusals inside the conversation: a ``document`` block in an assistant
+    turn, non-empty ``citations`` on a user text block. None when neither occurs.
+
+    >>> version_content_problem([{"role": "user", "content": [
+    ...     {"type": "text", "text": "x", "citations": [{"type": "char_location"}]}]}])
+    'messages.0.content.0.citations: citations are not supported on text blocks in user messages'
+    """
+    for i, message in enumerate(messages if isinstance(messages, list) else []):
+        content = message.get("content") if isinstance(message, Mapping) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, Mapping):
+                continue
+            if message.get("role") == "assistant" and block.get("type") == "document":
+                return f"messages.{i}.content.{j}: {DOCUMENT_IN_ASSISTANT}"
+            if (message.get("role") == "user" and block.get("type") == "text"
+                    and block.get("citations")):
+                return f"messages.{i}.content.{j}.citations: {CITATIONS_IN_USER_TEXT}"
+    return None
+
+
+def context_management_problem(body: Mapping[str, Any],
+                               betas: tuple[str, ...] = ()) -> str | None:
+    """The refusal of ``context_management`` without its beta flag or with a compaction
+    trigger under :data:`MIN_COMPACTION_TRIGGER_TOKENS`, or None.
+
+    ASSUMPTION: the wording of the missing-flag refusal (the API documents only that the
+    flag is required) and of the trigger refusal (pydantic style, like its other range errors).
+    """
+    config = body.get("context_management")
+    if config is None:
+        return None
+    if not betas:
+        return "context_management: Extra inputs are not permitted"
+    if "compaction" in body:
+        return "compaction: cannot be combined with context_management"
+    edits = config.get("edits") if isinstance(config, Mapping) else None
+    for i, edit in enumerate(edits if isinstance(edits, list) else []):
+        kind = edit.get("type") if isinstance(edit, Mapping) else None
+        flag = EDIT_BETAS.get(kind)
+        if flag is None:
+            return f"context_management.edits.{i}.type: unknown edit type {kind!r}"
+        if flag not in betas:
+            return (f"context_management.edits.{i}: the {kind} edit requires the "
+                    f"anthropic-beta header {flag}")
+        trigger = edit.get("trigger") or {}
+        if kind == "compact_20260112" and isinstance(trigger, Mapping) and \
+                isinstance(trigger.get("value"), int) and \
+                trigger["value"] < MIN_COMPACTION_TRIGGER_TOKENS:
+            return (f"context_management.edits.{i}.trigger.value: Input should be greater "
+                    f"than or equal to {MIN_COMPACTION_TRIGGER_TOKENS}")
+    return None
+
+
+def combine_consecutive_turns(messages: list[dict]) -> list[dict]:
+    """Merge consecutive messages of the same role into one, as the API does ("Consecutive
+    user or assistant turns in your request will be combined into a single turn").
+
+    Returns a new list; string contents become text blocks when merged. The input is not
+    mutated. Source: SDK ``MessageCreateParamsBase.messages`` docstring.
+
+    >>> combine_consecutive_turns([{"role": "user", "content": "a"},
+    ...                            {"role": "user", "content": "b"}])[0]["content"]
+    [{'type': 'text', 'text': 'a'}, {'type': 'text', 'text': 'b'}]
+    """
+    out: list[dict] = []
+    for message in messages:
+        if (out and isinstance(message, dict) and isinstance(out[-1], dict)
+                and message.get("role") == out[-1].get("role")):
+            out[-1] = {**out[-1], "content": _as_blocks(out[-1].get("content"))
+                       + _as_blocks(message.get("content"))}
+        else:
+            out.append(message)
+    return out
+
+
+def _as_blocks(content: Any) -> list:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}] if content else []
+    return list(content) if isinstance(content, list) else []
+
+
+def _cacheable(block: Any) -> bool:
+    if not isinstance(block, Mapping) or block.get("type") in NOT_CACHEABLE:
+        return False
+    return block.get("type") != "text" or bool(str(block.get("text", "")).strip())
+
+
+def automatic_cache_control_problem(body: Mapping[str, Any]) -> str | None:
+    """The refusal of a malformed top-level ``cache_control``, or None.
+
+    ASSUMPTION: the wording (pydantic style, like the API's other field errors).
+    """
+    marker = body.get("cache_control")
+    if marker is None:
+        return None
+    if not isinstance(marker, Mapping) or marker.get("type") != "ephemeral":
+        return "cache_control.type: Input should be 'ephemeral'"
+    if marker.get("ttl", "5m") not in ("5m", "1h") or set(marker) - {"type", "ttl"}:
+        return "cache_control.ttl: Input should be '5m' or '1h'"
+    return None
+
+
+def place_automatic_cache_control(body: Mapping[str, Any]) -> dict[str, Any]:
+    """Return a copy of ``body`` whose top-level ``cache_control`` sits on the last cacheable
+    block (automatic caching); a body without one is returned as a shallow copy.
+
+    The last block of the prompt in the order tools, system, messages is marked; when it
+    cannot carry a marker (a thinking block, an empty text) the marker walks back to the
+    block before it. A string ``content`` or ``system`` becomes one text block. A block that
+    already has its own marker keeps it (ASSUMPTION: the automatic breakpoint then uses no
+    extra slot). The input is not mutated. Source: prompt caching docs, "Automatic caching":
+    "the system automatically applies the cache breakpoint to the last cacheable block".
+
+    >>> placed = place_automatic_cache_control({"cache_control": {"type": "ephemeral"},
+    ...     "messages": [{"role": "user", "content": "hi"}]})
+    >>> placed["messages"][0]["content"]
+    [{'type': 'text', 'text': 'hi', 'cache_control': {'type': 'ephemeral'}}]
+    """
+    new = dict(body)
+    marker = new.pop("cache_control", None)
+    if marker is None:
+        return new
+    new = copy.deepcopy(new)
+    messages = new.get("messages") if isinstance(new.get("messages"), list) else []
+    for message in reversed(messages):
+        if not isinstance(message, dict):
+            continue
+        blocks = _as_blocks(message.get("content"))
+        for k in range(len(blocks) - 1, -1, -1):
+            if _cacheable(blocks[k]):
+                blocks[k] = {**blocks[k], "cache_control": blocks[k].get("cache_control")
+                             or dict(marker)}
+                message["content"] = blocks
+                return new
+    system = new.get("system")
+    system_blocks = _as_blocks(system) if isinstance(system, (str, list)) else []
+    for k in range(len(system_blocks) - 1, -1, -1):
+        if _cacheable(system_blocks[k]):
+            system_blocks[k] = {**system_blocks[k], "cache_control":
+                                system_blocks[k].get("cache_control") or dict(marker)}
+            new["system"] = system_blocks
+            return new
+    tools = new.get("tools") if isinstance(new.get("tools"), list) else []
+    if tools and isinstance(tools[-1], dict):
+        tools[-1] = {**tools[-1], "cache_control": tools[-1].get("cache_control")
+                     or dict(marker)}
+    return new
+
+
+def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
+                    api_version: str = API_VERSION, betas: tuple[str, ...] = (),
+                    limits: ModelLimits | None = None) -> str | None:
+    """Every top-level rule of this module, in the order the API checks them (ASSUMPTION:
+    fields, model, max_tokens, thinking, cache_control, context management, content).
+
+    Args:
+        body: the JSON request body.
+        count_tokens: True for ``/v1/messages/count_tokens`` (no max_tokens, fewer fields).
+        api_version: the request's ``anthropic-version`` header.
+        betas: the request's ``anthropic-beta`` flags.
+        limits: the model's limits, or None for a model the kit does not know (no ceilings).
+    Returns:
+        The first refusal's message, or None when these rules accept the request.
+    """
+    problem = fields_problem(body, count_tokens=count_tokens, api_version=api_version,
+                             betas=betas)
+    if problem:
+        return problem
+    if not isinstance(body.get("model"), str) or not body["model"]:
+        return "model: Field required"
+    if not count_tokens:
+        problem = max_tokens_problem(body, body["model"], limits)
+        if problem:
+            return problem
+    return (thinking_problem(body, limits) or automatic_cache_control_problem(body)
+            or context_management_problem(body, betas)
+            or version_content_problem(body.get("messages")))
