@@ -6,6 +6,8 @@ and the offending path where the kit had to name the wording (see the ASSUMPTION
 ``mini_agent/core/request_rules.py``). The same calls run online in ``tests/test_online.py``.
 """
 
+import os
+
 import anthropic
 import pytest
 from anthropic._constants import ANTHROPIC_API_VERSION
@@ -27,8 +29,18 @@ def refusal(call, **kwargs):
     return info.value.body["error"]["message"]
 
 
-@pytest.fixture
-def client():
+ONLINE = os.environ.get("MINI_AGENT_ONLINE_TESTS") == "1" and bool(
+    os.environ.get("ANTHROPIC_API_KEY", "").strip())
+
+
+@pytest.fixture(params=["offline", pytest.param("online", marks=[
+    pytest.mark.online, pytest.mark.skipif(not ONLINE, reason="online tests need "
+                                           "MINI_AGENT_ONLINE_TESTS=1 and ANTHROPIC_API_KEY")])])
+def client(request):
+    """The default offline client, and the real API when online tests are enabled (the
+    refusals cost nothing; the accepted calls a few output tokens each)."""
+    if request.param == "online":
+        return anthropic.Anthropic(max_retries=0)
     return offline_client(max_retries=0)
 
 
