@@ -149,11 +149,13 @@ def test_longer_ttl_after_a_shorter_one_is_refused_with_its_path(client):
 
 @pytest.mark.parametrize("model, ceiling", [(SONNET, 128_000), (HAIKU, 64_000)])
 def test_max_tokens_has_a_per_model_ceiling(client, model, ceiling):
+    # an explicit timeout: the SDK insists on streaming for a large max_tokens otherwise
     message = refusal(client.messages.create, model=model, max_tokens=ceiling + 1,
-                      messages=HELLO)
+                      messages=HELLO, timeout=60)
     assert message == (f"max_tokens: {ceiling + 1} > {ceiling}, which is the maximum allowed "
                        f"number of output tokens for {model}")
-    assert client.messages.create(model=model, max_tokens=ceiling, messages=HELLO).content
+    assert client.messages.create(model=model, max_tokens=ceiling, messages=HELLO,
+                                  timeout=60).content
 
 
 def test_context_window_is_the_models(client):
