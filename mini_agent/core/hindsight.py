@@ -35,7 +35,7 @@ from typing import Sequence
 from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
 from mini_agent.core.messages import MessageParam, tool_result_positions
-from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
+from mini_agent.core.pricing import CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens, prefix_boundaries
 
 
@@ -104,7 +104,7 @@ def masking_bound(messages: Sequence[MessageParam], points: Sequence[int], *, mo
         raise ValueError(f"{len(times)} times for {len(points)} requests")
     price = model_price(model).input_usd_per_mtok / 1e6
     minimum = min_tokens if min_tokens is not None else min_cacheable_tokens(model)
-    read_x, write_x = CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
+    read_x, write_x = model_price(model).cache_read_multiplier, CACHE_WRITE_5M_MULTIPLIER
     history = list(messages[:points[-1]]) if points else []
     base = {"model": model, "max_tokens": 1, "messages": history}
     if system:

@@ -8,9 +8,10 @@ what gets cached (``mini_agent.core.cache``), notice cache breaks
 (``mini_agent.core.prompt_cache``). Pure; no function mutates its input. Taught in
 ``notebooks/05_prompt_caching.ipynb``.
 
-Sources (read 2026-11-29):
+Sources (read 2026-12-01):
   * Anthropic pricing, https://platform.claude.com/docs/en/about-claude/pricing : USD per
-    million tokens; 5m cache write = 1.25x input, 1h write = 2x, cache hit = 0.1x.
+    million tokens; 5m cache write = 1.25x input, 1h write = 2x, cache hit = 0.1x on most
+    models (each model's figure is in :data:`mini_agent.core.models.MODELS`).
   * Anthropic prompt caching docs,
     https://platform.claude.com/docs/en/build-with-claude/prompt-caching :
     ``usage.cache_creation_input_tokens``, ``usage.cache_read_input_tokens``,
@@ -22,6 +23,8 @@ from __future__ import annotations
 
 import dataclasses
 from typing import Any, Iterable, Mapping
+
+from mini_agent.core.models import MODELS, MODELS_AS_OF, UnknownModelError, model_spec
 
 USAGE_TOKEN_KEYS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
                     "cache_read_input_tokens")
@@ -57,56 +60,44 @@ def _write_breakdown(usage: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class ModelPrice:
-    """USD per million tokens for one model: ``input_usd_per_mtok``, ``output_usd_per_mtok``.
-    Cache prices derive from input: write 5m x1.25, write 1h x2, read x0.1."""
+    """USD per million tokens for one model: ``input_usd_per_mtok``, ``output_usd_per_mtok``,
+    and ``cache_read_multiplier`` (a cache hit costs that times the input price). Cache writes
+    cost 1.25x (5 minutes) and 2x (1 hour) the input price."""
 
     input_usd_per_mtok: float
     output_usd_per_mtok: float
+    cache_read_multiplier: float = 0.1
 
 
 CACHE_WRITE_5M_MULTIPLIER = 1.25
 CACHE_WRITE_1H_MULTIPLIER = 2.0
 CACHE_READ_MULTIPLIER = 0.1
+"""The cache read multiplier of most models; :func:`model_price` gives each model's own."""
 
-PRICES_AS_OF = "2026-11-29"
-"""Date the table below was read from https://platform.claude.com/docs/en/about-claude/pricing."""
+PRICES_AS_OF = MODELS_AS_OF
+"""Date the prices were read from https://platform.claude.com/docs/en/about-claude/pricing."""
 
 PRICES: dict[str, ModelPrice] = {
-    "claude-opus-4-6": ModelPrice(5.0, 25.0),
-    "claude-opus-4-5": ModelPrice(5.0, 25.0),
-    "claude-opus-4-1": ModelPrice(15.0, 75.0),
-    "claude-opus-4": ModelPrice(15.0, 75.0),
-    "claude-sonnet-4-6": ModelPrice(3.0, 15.0),
-    "claude-sonnet-4-5": ModelPrice(3.0, 15.0),
-    "claude-sonnet-4": ModelPrice(3.0, 15.0),
-    "claude-haiku-4-5": ModelPrice(1.0, 5.0),
-    "claude-haiku-3-5": ModelPrice(0.8, 4.0),
-    "claude-3-5-haiku": ModelPrice(0.8, 4.0),
-}
-"""Model id (without date suffix) -> price. Source: Anthropic pricing page, read 2026-11-29."""
-
-
-class UnknownModelError(KeyError):
-    """No price is known for a model id (the message lists the known ones)."""
+    model: ModelPrice(spec.input_usd_per_mtok, spec.output_usd_per_mtok,
+                      spec.cache_read_multiplier) for model, spec in MODELS.items()}
+"""Exact model id -> price, from :data:`mini_agent.core.models.MODELS`."""
 
 
 def model_price(model: str) -> ModelPrice:
-    """Return the price row for ``model``: exact id, else the longest known id it starts with.
+    """Return the price row for ``model``.
 
     Args:
-        model: a model id, with or without a date suffix
-            (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``).
+        model: a model id: its exact id, or the id with a snapshot date
+            (``claude-sonnet-4-5-20250929`` -> ``claude-sonnet-4-5``). No other prefix
+            matching: ``claude-opus-4-7`` is never priced as ``claude-opus-4``.
     Returns:
         The :class:`ModelPrice` of that model.
     Raises:
-        UnknownModelError: no known id matches.
+        UnknownModelError: the model table has no row for it.
     """
-    if model in PRICES:
-        return PRICES[model]
-    matches = [k for k in PRICES if model.startswith(k + "-") or model.startswith(k + "@")]
-    if not matches:
-        raise UnknownModelError(f"no price for model {model!r}; known: {sorted(PRICES)}")
-    return PRICES[max(matches, key=len)]
+    spec = model_spec(model)
+    return ModelPrice(spec.input_usd_per_mtok, spec.output_usd_per_mtok,
+                      spec.cache_read_multiplier)
 
 
 def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
@@ -114,8 +105,10 @@ def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
 
     cost = input_tokens * in + cache writes (``cache_creation.ephemeral_5m_input_tokens`` x
     1.25 in + ``ephemeral_1h_input_tokens`` x 2 in; when the breakdown is absent all of
-    ``cache_creation_input_tokens`` is priced as 5m) + cache_read_input_tokens x 0.1 in +
-    output_tokens x out; prices per million tokens.
+    ``cache_creation_input_tokens`` is priced as 5m) + cache_read_input_tokens x the model's
+    read multiplier (0.1 for most) x in + output_tokens x out; prices per million tokens.
+    Server-side compaction is billed on top: each ``compaction`` entry of
+    ``usage.iterations`` (not in the top-level fields) is priced the same way.
 
     Args:
         usage: a usage dict or the SDK's ``Usage``.
@@ -132,6 +125,10 @@ def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
     0.3
     """
     price = model_price(model)
+    iterations = usage.get("iterations") if isinstance(usage, Mapping) else \
+        getattr(usage, "iterations", None)
+    extra_usd = sum(cost_usd(it, model, include_output=include_output)
+                    for it in iterations or () if _kind(it) == "compaction")
     creation = usage_tokens(usage, "cache_creation_input_tokens")
     breakdown = _write_breakdown(usage)
     if breakdown:
@@ -143,10 +140,14 @@ def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
     input_usd = (usage_tokens(usage, "input_tokens")
                  + write_5m * CACHE_WRITE_5M_MULTIPLIER
                  + write_1h * CACHE_WRITE_1H_MULTIPLIER
-                 + usage_tokens(usage, "cache_read_input_tokens") * CACHE_READ_MULTIPLIER
+                 + usage_tokens(usage, "cache_read_input_tokens") * price.cache_read_multiplier
                  ) * price.input_usd_per_mtok / 1e6
     output_usd = usage_tokens(usage, "output_tokens") * price.output_usd_per_mtok / 1e6
-    return input_usd + (output_usd if include_output else 0.0)
+    return input_usd + (output_usd if include_output else 0.0) + extra_usd
+
+
+def _kind(item: Any) -> Any:
+    return item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)
 
 
 # --------------------------------------------------------------------------- usage sums
