@@ -11,7 +11,8 @@ What it does not do: look across blocks or messages (roles, tool pairing, marker
 
 Sources: the SDK's ``*BlockParam`` types (anthropic 2.14, stable and beta) for the keys and
 types; the API's 400 answers "Extra inputs are not permitted", "Input tag ... does not match
-any of the expected tags" and "text content blocks must be non-empty".
+any of the expected tags", "text content blocks must be non-empty" and "must contain
+non-whitespace text", "cache_control cannot be set for empty text blocks".
 """
 
 from __future__ import annotations
@@ -88,17 +89,29 @@ def block_keys_problem(block: dict[str, Any], index: int, where: str = "") -> Pr
 def text_problem(block: dict[str, Any], index: int, where: str = "") -> Problem | None:
     """``("empty_text", sentence)`` when a text block's text is missing, empty or only whitespace.
 
+    The sentences are the API's: "cache_control cannot be set for empty text blocks" (with
+    the block's path), "text content blocks must be non-empty", "text content blocks must
+    contain non-whitespace text" (the last two name no position, as the API words them).
+
     Args:
         block: a ``{"type": "text"}`` block.
         index: the position of its message in the history.
-        where: text put before the rest of the sentence.
+        where: the block's path inside its message (``"content.1"``), or "".
 
     >>> text_problem({"type": "text", "text": " "}, 2)
-    ('empty_text', 'messages.2: text content blocks must be non-empty')
+    ('empty_text', 'messages: text content blocks must contain non-whitespace text')
+    >>> text_problem({"type": "text", "text": "", "cache_control": {"type": "ephemeral"}}, 0,
+    ...              "content.1")[1]
+    'messages.0.content.1: cache_control cannot be set for empty text blocks'
     """
     text = block.get("text")
-    if not isinstance(text, str) or not text.strip():
-        return "empty_text", f"messages.{index}: {where}text content blocks must be non-empty"
+    if block.get("cache_control") is not None and (not isinstance(text, str) or not text):
+        path = f"messages.{index}" + (f".{where}" if where else "")
+        return "empty_text", f"{path}: cache_control cannot be set for empty text blocks"
+    if not isinstance(text, str) or not text:
+        return "empty_text", "messages: text content blocks must be non-empty"
+    if not text.strip():
+        return "empty_text", "messages: text content blocks must contain non-whitespace text"
     return None
 
 
@@ -121,7 +134,7 @@ def tool_result_content_problem(parts: list[Any], index: int) -> Problem | None:
                                            f"not one of {sorted(TOOL_RESULT_CONTENT_TYPES)}")
         problem = block_keys_problem(part, index, where)
         if problem is None and part.get("type") == "text":
-            problem = text_problem(part, index, where)
+            problem = text_problem(part, index)
         if problem:
             return problem
     return None

@@ -186,15 +186,17 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
         (the API merges consecutive same-role turns, but the kit never sends them);
       * every block has a known ``type``; no kit-private keys (e.g. ``"timestamp"``) in blocks or
         messages;
-      * "text content blocks must be non-empty" (no empty or whitespace-only text, also
-        inside list-shaped ``tool_result`` content; a string ``content`` must be non-empty
-        except for a final assistant prefill);
+      * "text content blocks must be non-empty" and "must contain non-whitespace text" (also
+        inside list-shaped ``tool_result`` content); "all messages must have non-empty
+        content except for the optional final assistant message"; "cache_control cannot be
+        set for empty text blocks";
       * "tool_use ids were found without tool_result blocks immediately after": each
         assistant ``tool_use`` is answered by a ``tool_result`` with the same id in the
         next message, which is a user message;
       * "unexpected tool_use_id found in tool_result blocks": each ``tool_result`` answers
         a ``tool_use`` of the immediately preceding assistant message; ids are unique;
-      * in a user message, ``tool_result`` blocks come first, text after them;
+      * in a user message, ``tool_result`` blocks come first, text after them ("Did not find
+        N `tool_result` block(s) at the beginning of this message");
       * at most 4 ``cache_control`` markers over tools, system and messages, each
         ``{"type": "ephemeral", "ttl"?: "5m" | "1h"}``, longer TTLs before shorter ones
         (in the order tools, system, messages);
@@ -234,17 +236,21 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
                 f"messages.{i}: roles must alternate (two {role} messages in a row)",
                 rule="alternation", index=i)
         content = message.get("content")
+        is_prefill = role == "assistant" and i == len(messages) - 1
+        if content in ("", []) and not is_prefill:
+            raise MessageValidationError(
+                f"messages.{i}: all messages must have non-empty content except for the "
+                "optional final assistant message", rule="empty_text", index=i)
         if isinstance(content, str):
-            is_prefill = role == "assistant" and i == len(messages) - 1
-            if not content.strip() and not is_prefill:
+            if content and not content.strip() and not is_prefill:
                 raise MessageValidationError(
-                    f"messages.{i}: text content blocks must be non-empty",
+                    "messages: text content blocks must contain non-whitespace text",
                     rule="empty_text", index=i)
             continue
-        if not isinstance(content, list) or not content:
-            raise MessageValidationError(f"messages.{i}: content must be a non-empty string "
-                                         "or list of blocks", rule="shape", index=i)
-        for block in content:
+        if not isinstance(content, list):
+            raise MessageValidationError(f"messages.{i}: content must be a string or a list "
+                                         "of blocks", rule="shape", index=i)
+        for j, block in enumerate(content):
             if not isinstance(block, dict) or "type" not in block:
                 raise MessageValidationError(f"messages.{i}: every block needs a 'type'",
                                              rule="shape", index=i)
@@ -255,7 +261,7 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
                     rule="unknown_block_type", index=i)
             _raise_on(block_keys_problem(block, i), i)
             if kind == "text":
-                _raise_on(text_problem(block, i), i)
+                _raise_on(text_problem(block, i, f"content.{j}"), i)
             elif kind == "tool_result":
                 if role != "user":
                     raise MessageValidationError(
@@ -315,22 +321,27 @@ def _check_pairing(messages: list[MessageParam], i: int) -> None:
         results = tool_results(message)
         if not results:
             return
-        kinds = [b.get("type") for b in content_blocks(message)]
-        if kinds[:len(results)] != ["tool_result"] * len(results):
-            raise MessageValidationError(
-                f"messages.{i}: tool_result blocks must come first in the content array, "
-                "before any text", rule="tool_result_order", index=i)
+        blocks = content_blocks(message)
         previous = messages[i - 1] if i > 0 else None
         asked = {b["id"] for b in tool_uses(previous)} if previous else set()
+        for j, block in enumerate(blocks):
+            tid = block.get("tool_use_id") if block.get("type") == "tool_result" else None
+            if block.get("type") == "tool_result" and tid not in asked:
+                raise MessageValidationError(
+                    f"messages.{i}.content.{j}: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {tid}. Each `tool_result` block must have a "
+                    "corresponding `tool_use` block in the previous message.",
+                    rule="tool_result_without_use", index=i, tool_use_id=tid)
+        kinds = [b.get("type") for b in blocks]
+        if kinds[:len(results)] != ["tool_result"] * len(results):
+            raise MessageValidationError(
+                f"messages.{i}: Did not find {len(results)} `tool_result` block(s) at the "
+                "beginning of this message. Messages following `tool_use` blocks must begin "
+                "with a matching number of `tool_result` blocks.",
+                rule="tool_result_order", index=i)
         seen: set[str] = set()
         for block in results:
             tid = block.get("tool_use_id")
-            if tid not in asked:
-                raise MessageValidationError(
-                    f"messages.{i}: unexpected `tool_use_id` found in `tool_result` blocks: "
-                    f"{tid}. Each `tool_result` block must have a corresponding `tool_use` "
-                    "block in the previous message.",
-                    rule="tool_result_without_use", index=i, tool_use_id=tid)
             if tid in seen:
                 raise MessageValidationError(
                     f"messages.{i}: duplicate tool_result for {tid}",

@@ -6,8 +6,9 @@ function returns a problem sentence or None; :func:`mini_agent.core.messages.val
 raises on them. Pure: no IO, inputs never mutated. Taught in ``notebooks/05_prompt_caching.ipynb``
 (TTLs) and ``01_agent_loop.ipynb``. Source: prompt caching docs ("Mixing different TTLs":
 longer TTLs must appear before shorter ones, in the order tools, system, messages); the
-SDK's ``ToolResultBlockParam`` and ``CacheControlEphemeralParam`` types; the API's 400
-"final assistant content cannot end with trailing whitespace".
+SDK's ``ToolResultBlockParam`` and ``CacheControlEphemeralParam`` types; the API's 400s
+"final assistant content cannot end with trailing whitespace" and "a ttl='1h' cache_control
+block must not come after a ttl='5m' cache_control block".
 """
 
 from __future__ import annotations
@@ -61,20 +62,49 @@ def ttl_rank(marker: Any) -> int:
     return CACHE_TTL_ORDER.get(marker.get("ttl", "5m"), 0) if isinstance(marker, dict) else 0
 
 
-def ttl_order_problem(parts: Any) -> str | None:
-    """Why the markers in ``parts`` (``[tools, system, messages]``) break "longer TTLs
-    first", or None.
+def cache_markers_with_paths(parts: Any) -> list[tuple[str, dict]]:
+    """Every ``cache_control`` in ``[tools, system, messages]`` with the API's path to its
+    block (``"tools.2"``, ``"system.0"``, ``"messages.4.content.1"``), in document order.
 
-    >>> ttl_order_problem([[], [], [{"cache_control": {"type": "ephemeral"}},
-    ...                            {"cache_control": {"type": "ephemeral", "ttl": "1h"}}]])
-    "a cache_control with ttl '1h' comes after one with a shorter ttl: longer TTLs must come before shorter ones"
+    >>> cache_markers_with_paths([[], [{"cache_control": {"type": "ephemeral"}}], []])
+    [('system.0', {'type': 'ephemeral'})]
+    """
+    found: list[tuple[str, dict]] = []
+
+    def walk(item: Any, path: tuple) -> None:
+        if isinstance(item, dict):
+            if item.get("cache_control") is not None:
+                found.append((".".join(map(str, path)), item["cache_control"]))
+            for key, value in item.items():
+                if key != "cache_control":
+                    walk(value, (*path, key))
+        elif isinstance(item, list):
+            for i, value in enumerate(item):
+                walk(value, (*path, i))
+
+    for name, part in zip(("tools", "system", "messages"), parts):
+        walk(part, (name,))
+    return found
+
+
+def ttl_order_problem(parts: Any) -> str | None:
+    """The API's refusal when a marker in ``parts`` (``[tools, system, messages]``) has a
+    longer TTL than one before it ("longer TTLs must come first"), or None.
+
+    >>> print(ttl_order_problem([[], [], [{"role": "user", "content": [
+    ...     {"cache_control": {"type": "ephemeral"}},
+    ...     {"cache_control": {"type": "ephemeral", "ttl": "1h"}}]}]]))
+    messages.0.content.1.cache_control.ttl: a ttl='1h' cache_control block must not come after a ttl='5m' cache_control block. Note that blocks are processed in the following order: `tools`, `system`, `messages`.
     """
     shortest = max(CACHE_TTL_ORDER.values())
-    for marker in cache_markers(parts):
+    for path, marker in cache_markers_with_paths(parts):
         rank = ttl_rank(marker)
         if rank > shortest:
-            return (f"a cache_control with ttl {marker.get('ttl')!r} comes after one with a "
-                    "shorter ttl: longer TTLs must come before shorter ones")
+            before = next(name for name, r in CACHE_TTL_ORDER.items() if r == shortest)
+            return (f"{path}.cache_control.ttl: a ttl={marker.get('ttl')!r} cache_control "
+                    f"block must not come after a ttl={before!r} cache_control block. Note "
+                    "that blocks are processed in the following order: `tools`, `system`, "
+                    "`messages`.")
         shortest = rank
     return None
 
