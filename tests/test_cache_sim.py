@@ -7,7 +7,7 @@ import pytest
 from mini_agent.core.cache import place_breakpoints
 from mini_agent.core.clock import ManualClock
 from mini_agent.offline import ScriptedBrain, offline_client
-from mini_agent.core.prompt_cache import (LOOKBACK_BLOCKS, PromptCacheSimulator,
+from mini_agent.core.prompt_cache import (LOOKBACK_POSITIONS, PromptCacheSimulator,
                                           min_cacheable_tokens, prefix_boundaries)
 
 EPH = {"type": "ephemeral"}
@@ -110,17 +110,28 @@ def test_one_hour_ttl_and_creation_breakdown():
     assert after == usage(2000, 100, 0)
 
 
-def test_lookback_finds_earlier_entry_within_20_blocks_only():
+def test_lookback_window_is_20_positions_counting_the_breakpoint():
     sim = PromptCacheSimulator()
     sim.usage(req(), now=0)  # entry at messages[0]
-    near = [text(1, "x") for _ in range(LOOKBACK_BLOCKS)]
-    near[-1] = text(1, "x", EPH)
+    near = [text(1, "x") for _ in range(LOOKBACK_POSITIONS - 1)]
+    near[-1] = text(1, "x", EPH)   # 19 positions after the entry: inside the window
     assert sim.usage(req(extra=near), now=1)["cache_read_input_tokens"] == 2100
     sim2 = PromptCacheSimulator()
     sim2.usage(req(), now=0)
-    far = [text(1, "x") for _ in range(LOOKBACK_BLOCKS + 1)]
-    far[-1] = text(1, "x", EPH)
+    far = [text(1, "x") for _ in range(LOOKBACK_POSITIONS)]
+    far[-1] = text(1, "x", EPH)    # 20 positions after: the window (bp and 19 before) misses
     assert sim2.usage(req(extra=far), now=1)["cache_read_input_tokens"] == 2000  # system only
+
+
+def test_a_run_of_tool_results_is_one_position():
+    uses = [{"type": "tool_use", "id": f"t{k}", "name": "grep", "input": {}} for k in range(25)]
+    results = [{"type": "tool_result", "tool_use_id": f"t{k}", "content": "r"} for k in range(25)]
+    bounds = prefix_boundaries({"model": "m", "messages": [
+        {"role": "user", "content": "go"}, {"role": "assistant", "content": uses},
+        {"role": "user", "content": results}]})
+    assert [b.position for b in bounds][:1] == [0]
+    assert {b.position for b in bounds[1:26]} == {1}
+    assert {b.position for b in bounds[26:]} == {2}
 
 
 def test_unknown_ttl_is_refused():

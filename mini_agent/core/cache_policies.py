@@ -173,7 +173,7 @@ class ResumeBreakpoints:
     def __call__(self, request_kwargs: dict) -> dict:
         from mini_agent.core.cache import MAX_CACHE_CONTROL_MARKERS, cache_control, place_breakpoints
         from mini_agent.core.wire_rules import shorten_later_ttls
-        from mini_agent.core.prompt_cache import LOOKBACK_BLOCKS, prefix_boundaries
+        from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS, prefix_boundaries
 
         self._count += 1
         out = place_breakpoints(request_kwargs, ttl=self.ttl, static_ttl=self.static_ttl,
@@ -183,7 +183,9 @@ class ResumeBreakpoints:
         recent = {h for h, n in self._marked.items() if self._count - n <= self.memory_requests}
         resume = max((i for i, b in enumerate(bounds) if b.prefix_hash in recent), default=None)
         resumed = None
-        if resume is not None and not any(0 <= bp - resume <= LOOKBACK_BLOCKS for bp in marked):
+        if resume is not None and not any(
+                0 <= bounds[bp].position - bounds[resume].position < LOOKBACK_POSITIONS
+                for bp in marked if bp >= resume):
             _set_marker(out, bounds[resume].path, cache_control(self.ttl))
             resumed = bounds[resume].where
             last = len(out["messages"]) - 1

@@ -7,7 +7,7 @@ answer requests, price them (``mini_agent.core.cache.cost_usd`` does) or model l
 Taught in ``notebooks/05_prompt_caching.ipynb``.
 
 Rules, each from the prompt caching docs
-(https://platform.claude.com/docs/en/build-with-claude/prompt-caching, read 2026-11-29)
+(https://platform.claude.com/docs/en/build-with-claude/prompt-caching, read 2026-12-01)
 unless marked ASSUMPTION:
   1. The prefix is tools, then system, then messages, in that order; a change anywhere
      changes every prefix that contains it ("a change at one level invalidates that level and
@@ -17,14 +17,19 @@ unless marked ASSUMPTION:
   2. Bytes matter: a block is identified by its JSON as sent (keys in the order they were
      written), so a different key order or tool order is a different prefix (seed 004).
      ``cache_control`` itself is not part of the identity.
-  3. Writes happen only at ``cache_control`` breakpoints (and at the last block when the
-     request has a top-level ``cache_control``: automatic caching), for a prefix of at least
-     the model's minimum cacheable length (:data:`MIN_CACHEABLE_TOKENS`); shorter prefixes
-     are "not cached, even if marked", and their tokens stay in ``input_tokens``.
-  4. Reads: for each breakpoint the system checks the block boundaries at the breakpoint and
-     up to :data:`LOOKBACK_BLOCKS` blocks before it, and uses the longest prefix found that an
-     earlier request wrote. ASSUMPTION: the window is the breakpoint plus 20 earlier
-     boundaries (the docs say "approximately 20 blocks").
+  3. Writes happen only at ``cache_control`` breakpoints (and, when the request has a
+     top-level ``cache_control``, at the last cacheable block: automatic caching, placed by
+     :func:`mini_agent.core.request_rules.place_automatic_cache_control`), for a prefix of at
+     least the model's minimum cacheable length (``min_cacheable_tokens`` in
+     :data:`mini_agent.core.models.MODELS`); shorter prefixes are "not cached, even if
+     marked", and their tokens stay in ``input_tokens``.
+  4. Reads: for each breakpoint the system checks the block boundaries in a window of
+     :data:`LOOKBACK_POSITIONS` positions *counting the breakpoint itself* (the breakpoint
+     and the 19 positions before it) and uses the longest prefix found that an earlier
+     request wrote. A run of consecutive ``tool_use`` blocks, or of ``tool_result`` blocks,
+     in one message counts as one position, so a wide parallel turn costs 2 positions.
+     ASSUMPTION: every block boundary inside such a run can still be read (the docs count
+     positions; they do not say a run hides its inner boundaries).
   5. TTL: an entry lives 5 minutes ("5m", default) or 1 hour (``"ttl": "1h"``) after it
      was written or last read; each hit refreshes it. ASSUMPTION: a hit also refreshes
      this request's other breakpoints that lie inside the read prefix.
@@ -47,41 +52,35 @@ import math
 from typing import Any, Mapping
 
 from mini_agent.core.cache import TTL_SECONDS, strip_cache_control
+from mini_agent.core.models import UnknownModelError, model_spec
+from mini_agent.core.request_rules import place_automatic_cache_control
 from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_tokens
 
-MIN_CACHEABLE_TOKENS: dict[str, int] = {
-    "claude-opus-4-6": 4096,
-    "claude-opus-4-5": 4096,
-    "claude-haiku-4-5": 4096,
-    "claude-sonnet-4-6": 1024,
-    "claude-sonnet-4-5": 1024,
-    "claude-opus-4-1": 1024,
-    "claude-opus-4": 1024,
-    "claude-sonnet-4": 1024,
-    "claude-haiku-3-5": 2048,
-    "claude-3-5-haiku": 2048,
-}
-"""Minimum cacheable prompt length in tokens per model (prompt caching docs, read
-2026-11-29). Note: anthropic-sdk-python issue #1194 reports Sonnet 4.6 caching only from
-2,048 tokens in practice; the kit follows the documented 1,024."""
-
 DEFAULT_MIN_CACHEABLE_TOKENS = 1024
-"""Used for a model id not in :data:`MIN_CACHEABLE_TOKENS` (the most common documented value)."""
+"""Used for a model id the table does not know (the most common documented value)."""
 
-LOOKBACK_BLOCKS = 20
-"""Block boundaries checked before each breakpoint for an earlier entry (docs: about 20)."""
+LOOKBACK_POSITIONS = 20
+"""Positions checked per breakpoint, the breakpoint itself included: an entry 19 positions
+before the breakpoint is found, one 20 positions before is not (prompt caching docs)."""
+
+LOOKBACK_BLOCKS = LOOKBACK_POSITIONS
+"""Former name of :data:`LOOKBACK_POSITIONS`."""
+
+RUN_TYPES = frozenset({"tool_use", "tool_result"})
+"""Block types whose consecutive runs in one message count as one lookback position."""
 
 
 def min_cacheable_tokens(model: str | None) -> int:
-    """Return the minimum cacheable prefix in tokens for ``model`` (exact id, else the longest
-    known id it starts with, else :data:`DEFAULT_MIN_CACHEABLE_TOKENS`)."""
-    if not model:
+    """Return the minimum cacheable prefix in tokens for ``model`` (its row in
+    :data:`mini_agent.core.models.MODELS`, else :data:`DEFAULT_MIN_CACHEABLE_TOKENS`).
+
+    >>> min_cacheable_tokens("claude-opus-4-7"), min_cacheable_tokens("claude-opus-5")
+    (2048, 512)
+    """
+    try:
+        return model_spec(model or "").min_cacheable_tokens
+    except UnknownModelError:
         return DEFAULT_MIN_CACHEABLE_TOKENS
-    if model in MIN_CACHEABLE_TOKENS:
-        return MIN_CACHEABLE_TOKENS[model]
-    matches = [k for k in MIN_CACHEABLE_TOKENS if model.startswith(k + "-")]
-    return MIN_CACHEABLE_TOKENS[max(matches, key=len)] if matches else \
-        DEFAULT_MIN_CACHEABLE_TOKENS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +91,8 @@ class PrefixBoundary:
     prefix_hash: SHA-256 of everything up to and including this block; prefix_tokens:
     tokens up to and including it; ttl: the block's ``cache_control`` TTL ("5m" / "1h") or
     None when it is not a breakpoint; path: ``("tools", i)``, ``("system", i)`` or
-    ``("messages", i, j)`` (j is 0 for string content).
+    ``("messages", i, j)`` (j is 0 for string content); position: the lookback position
+    (consecutive tool_use or tool_result blocks of one message share one).
     """
 
     where: str
@@ -100,6 +100,7 @@ class PrefixBoundary:
     prefix_tokens: int
     ttl: str | None
     path: tuple = ()
+    position: int = 0
 
 
 def _ttl_of(marker: Any) -> str | None:
@@ -119,18 +120,25 @@ def prefix_boundaries(request: Mapping[str, Any]) -> list[PrefixBoundary]:
     content block of each message (string content is one text block). The hash chain starts
     from the model id (caches are per model) and takes in ``tool_choice`` and ``thinking``
     between system and messages. A top-level ``cache_control`` (automatic caching) marks the
-    last block. Returns boundaries oldest first; empty for a request with no blocks.
+    last cacheable block. Returns boundaries oldest first; empty for a request with no blocks.
     """
+    request = place_automatic_cache_control(request)
     chain = hashlib.sha256(str(request.get("model", "")).encode())
     out: list[PrefixBoundary] = []
     tokens = 0
+    position = -1
+    run: tuple | None = None   # (message index, block type) of the run being counted
 
-    def add(where: str, identity: str, block_tokens: int, marker: Any, path: tuple) -> None:
-        nonlocal tokens
+    def add(where: str, identity: str, block_tokens: int, marker: Any, path: tuple,
+            run_key: tuple | None = None) -> None:
+        nonlocal tokens, position, run
         chain.update(len(identity).to_bytes(8, "big") + identity.encode())
         tokens += block_tokens
+        if run_key is None or run_key != run:
+            position += 1
+        run = run_key
         out.append(PrefixBoundary(where, chain.copy().hexdigest(), tokens, _ttl_of(marker),
-                                  path))
+                                  path, position))
 
     for i, tool in enumerate(request.get("tools") or []):
         ident = "tool:" + _identity(tool)
@@ -149,12 +157,10 @@ def prefix_boundaries(request: Mapping[str, Any]) -> list[PrefixBoundary]:
         blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
         for j, block in enumerate(blocks or []):
             ident = f"{message.get('role')}:{int(j == 0)}:" + _identity(block)
+            kind = block.get("type") if isinstance(block, Mapping) else None
             add(f"messages[{i}].content[{j}]", ident, approx_tokens(block),
                 block.get("cache_control") if isinstance(block, Mapping) else None,
-                ("messages", i, j))
-    if request.get("cache_control") and out and out[-1].ttl is None:
-        last = out[-1]
-        out[-1] = dataclasses.replace(last, ttl=_ttl_of(request["cache_control"]))
+                ("messages", i, j), (i, kind) if kind in RUN_TYPES else None)
     return out
 
 
@@ -205,10 +211,12 @@ class PromptCacheSimulator:
                                  f"{sorted(TTL_SECONDS)}, got {bounds[i].ttl!r}")
         hit = -1
         for bp in breakpoints:
-            for p in range(bp, max(-1, bp - LOOKBACK_BLOCKS - 1), -1):
+            p = bp
+            while p >= 0 and bounds[bp].position - bounds[p].position < LOOKBACK_POSITIONS:
                 if bounds[p].prefix_hash in self.entries:
                     hit = max(hit, p)
                     break
+                p -= 1
         read = bounds[hit].prefix_tokens if hit >= 0 else 0
         if hit >= 0:
             for p in [hit] + [bp for bp in breakpoints if bp < hit]:
