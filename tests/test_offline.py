@@ -184,7 +184,7 @@ def test_deeply_nested_body_is_a_400():
     ({"system": 5}, "system: Input should be a valid string or a list of text blocks"),
     ({"tools": "read_file"}, "tools: Input should be a list of tool objects, each with a name"),
     ({"tools": [None]}, "tools: Input should be a list of tool objects, each with a name"),
-    ({"max_tokens": True}, "max_tokens: Field required (a positive integer)"),
+    ({"max_tokens": True}, "max_tokens: Input should be a valid integer"),
 ])
 def test_top_level_fields_of_the_wrong_type_are_a_400(extra, message):
     import json

@@ -56,7 +56,8 @@ from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS
 from mini_agent.core.messages import (MessageParam, content_blocks, tool_results, tool_uses,
                                       validate_messages)
 from mini_agent.offline import FaultPlan, offline_async_client, offline_client
-from mini_agent.core.context_edits import clear_tool_uses_edit, clear_tool_uses_transform
+from mini_agent.core.context_edits import (CONTEXT_MANAGEMENT_BETA, clear_tool_uses_edit,
+                                         clear_tool_uses_transform)
 from mini_agent.offline.transport import ALLOWED_REQUEST_KEYS
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.tools import Workspace, build_tools
@@ -513,7 +514,8 @@ def test_server_side_context_editing_sends_valid_histories():
                                     clear_tool_inputs=clear_inputs)
 
         def with_edit(request):
-            return {**request, "extra_body": {"context_management": {"edits": [edit]}}}
+            return {**request, "extra_body": {"context_management": {"edits": [edit]}},
+                    "extra_headers": {"anthropic-beta": CONTEXT_MANAGEMENT_BETA}}
         run(scenario, Setup(full_view, transport={"request_transforms": [transform]},
                             prepare=(with_edit,)))
     check()

@@ -5,15 +5,25 @@ OfflineTransport(...)))``. Everything above the transport (request building, str
 parsers, response types, retries, errors) is the SDK's own code, exactly as online. The
 transport plays the API's part:
 
-* validates each request body like the API (``validate_messages`` plus the top-level rules)
+* validates each request body like the API of the version the SDK sends (2026-10-21:
+  :mod:`mini_agent.core.request_rules` for the top-level rules, then ``validate_messages``
+  on the conversation with consecutive same-role turns combined, as the API combines them)
   and answers 400 with the API's error JSON when a rule is broken, so a kit bug shows up
   offline as it would online;
-* answers ``prompt is too long: N tokens > M maximum`` above ``context_window_tokens``;
+* answers ``prompt is too long: N tokens > M maximum`` above the model's context window
+  (:data:`mini_agent.core.models.MODELS`) or ``context_window_tokens`` when given;
+* by default does what the API does for every request: prompt caching through
+  :class:`~mini_agent.core.prompt_cache.PromptCacheSimulator` (explicit breakpoints and the
+  top-level automatic ``cache_control``; ``max_tokens: 0`` only warms the cache), and the
+  ``context_management`` edits a request asks for with their beta flag
+  (``clear_tool_uses_20250919``; ``compact_20260112``, whose ``compaction`` block leads the
+  reply and whose cost is reported in ``usage.iterations``); ``count_tokens`` applies the
+  same edits and reports ``context_management.original_input_tokens``;
 * serves ``POST /v1/messages`` as JSON, or as SSE when ``"stream": true`` (the beta path
   ``/v1/messages?beta=true`` too), and ``POST /v1/messages/count_tokens``;
-* fills ``usage`` through a pluggable ``usage_model`` (the prompt-cache simulator of episode
-  05 plugs in here) and applies pluggable ``request_transforms`` (server-side context
-  editing, server-side compaction) before the *brain* sees the request;
+* fills ``usage`` through a pluggable ``usage_model`` (pass your own simulator to inspect
+  its log or advance a clock) and, when ``request_transforms`` are given, applies those in
+  place of the API's own context management (the plug-in style of episodes 04 and 05);
 * enforces ``max_tokens`` on the brain's reply (cutting text or a tool_use's JSON mid-way,
   with ``stop_reason: "max_tokens"``) and injects faults on chosen requests.
 
@@ -40,22 +50,25 @@ import httpx2
 import jiter
 
 from mini_agent.core.clock import Clock
+from mini_agent.core.context_edits import clear_tool_uses_transform
 from mini_agent.core.messages import MessageValidationError, validate_messages
+from mini_agent.core.models import UnknownModelError, model_spec
+from mini_agent.core.prompt_cache import PromptCacheSimulator
+from mini_agent.core.request_rules import (API_VERSION, BETA_FIELDS, MESSAGES_FIELDS,
+                                           combine_consecutive_turns,
+                                           place_automatic_cache_control, request_problem)
+from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_request,
+                                               compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
 
 DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
-"""Context window of current Claude models in tokens (models overview)."""
+"""Context window for a model id the kit's table does not know (tokens)."""
 
 OFFLINE_API_KEY = "offline-no-key"
 """Placeholder key the offline client sends; it never leaves the process."""
 
-# Top-level request fields the Messages API accepts (API reference, "Body").
-ALLOWED_REQUEST_KEYS = frozenset({
-    "model", "messages", "max_tokens", "system", "tools", "tool_choice", "stream",
-    "temperature", "top_p", "top_k", "stop_sequences", "metadata", "thinking",
-    "service_tier", "context_management", "container", "mcp_servers", "output_config",
-    "output_format", "inference_geo",
-})
+ALLOWED_REQUEST_KEYS = MESSAGES_FIELDS | BETA_FIELDS
+"""Top-level fields a ``/v1/messages`` body may carry in version 2026-10-21 (beta included)."""
 
 
 class Brain(Protocol):
@@ -84,12 +97,18 @@ class FaultPlan:
     Attributes: max_tokens_at: ``{n: "text" | "tool_use"}``: cut request n's reply inside its
     first text block, or inside its last tool_use's JSON input, with ``stop_reason:
     "max_tokens"``; overloaded_at: request numbers answered with 529 ``overloaded_error``
-    (the SDK retries these by itself); stream_delay_seconds: pause between SSE events, so
-    tools visibly start while the model is still streaming.
+    (the SDK retries these by itself); stream_error_at: ``{n: "overloaded_error" | ...}``:
+    request n's stream sends an ``error`` event of that type after its first content block
+    (the SDK raises it mid-stream; it does not retry a stream that has started);
+    stream_drop_at: request numbers whose connection drops after the first content block
+    (tools may have started); stream_delay_seconds: pause between SSE events, so tools
+    visibly start while the model is still streaming.
     """
 
     max_tokens_at: dict[int, str] = dataclasses.field(default_factory=dict)
     overloaded_at: set[int] = dataclasses.field(default_factory=set)
+    stream_error_at: dict[int, str] = dataclasses.field(default_factory=dict)
+    stream_drop_at: set[int] = dataclasses.field(default_factory=set)
     stream_delay_seconds: float = 0.0
 
 
@@ -120,22 +139,26 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     """An httpx2 transport that answers Messages API requests from a brain.
 
     Args: brain: the reply policy (see :class:`Brain`); context_window_tokens: requests whose
-    input estimate exceeds it get the API's "prompt is too long" 400; usage_model: input-side
-    usage (default: no caching); request_transforms: callables ``request -> (request, extra)``
-    applied in order before the brain and usage see the request, ``extra`` merged into the
+    input estimate exceeds it get the API's "prompt is too long" 400 (default: the model's
+    window, 200,000 for a model the kit does not know); usage_model: input-side usage
+    (default: a fresh :class:`PromptCacheSimulator`, the API's caching; ``DefaultUsage()``
+    turns caching off); request_transforms: None (default) applies the
+    ``context_management`` edits a request asks for as the API does; a sequence of callables
+    ``request -> (request, extra)`` is applied instead, in order, ``extra`` merged into the
     response; faults: a :class:`FaultPlan`; clock: time source for the usage model (seconds).
     Attributes: requests: every ``/v1/messages`` body received (after transforms), in order;
     request_count: number of ``/v1/messages`` HTTP requests so far (retries included).
     """
 
-    def __init__(self, brain: Brain, *, context_window_tokens: int = DEFAULT_CONTEXT_WINDOW_TOKENS,
+    def __init__(self, brain: Brain, *, context_window_tokens: int | None = None,
                  usage_model: UsageModel | None = None,
-                 request_transforms: Sequence[RequestTransform] = (),
+                 request_transforms: Sequence[RequestTransform] | None = None,
                  faults: FaultPlan | None = None, clock: Clock | None = None) -> None:
         self.brain = brain
         self.context_window_tokens = context_window_tokens
-        self.usage_model = usage_model or DefaultUsage()
-        self.request_transforms = list(request_transforms)
+        self.usage_model = usage_model if usage_model is not None else PromptCacheSimulator()
+        self.request_transforms = None if request_transforms is None else \
+            list(request_transforms)
         self.faults = faults or FaultPlan()
         self.clock = clock or _WallClock()
         self.requests: list[dict[str, Any]] = []
@@ -166,23 +189,26 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return api_error(400, "invalid_request_error", "Invalid JSON body: nested too deeply")
         if not isinstance(body, dict):
             return api_error(400, "invalid_request_error", "Request body must be a JSON object")
+        version = request.headers.get("anthropic-version", API_VERSION)
+        betas = tuple(flag.strip() for flag in request.headers.get("anthropic-beta", "")
+                      .split(",") if flag.strip())
         if path == "/v1/messages/count_tokens":
-            return self._count_tokens(body)
+            return self._count_tokens(body, version=version, betas=betas)
         if path == "/v1/messages":
-            return self._messages(body, is_async=is_async)
+            return self._messages(body, is_async=is_async, version=version, betas=betas)
         return api_error(404, "not_found_error", f"Not found: {path}")
 
-    def _check(self, body: dict[str, Any], *, need_max_tokens: bool) -> str | None:
+    def _check(self, body: dict[str, Any], *, count_tokens: bool, version: str,
+               betas: tuple[str, ...]) -> str | None:
         """Return the API's error message for a malformed body, or None."""
-        extra = sorted(set(body) - ALLOWED_REQUEST_KEYS)
-        if extra and need_max_tokens:
-            return f"{extra[0]}: Extra inputs are not permitted"
-        if not isinstance(body.get("model"), str) or not body["model"]:
-            return "model: Field required"
-        if need_max_tokens and (not isinstance(body.get("max_tokens"), int)
-                                or isinstance(body["max_tokens"], bool)
-                                or body["max_tokens"] < 1):
-            return "max_tokens: Field required (a positive integer)"
+        try:
+            limits = model_spec(body.get("model") or "")
+        except UnknownModelError:
+            limits = None   # ASSUMPTION: any model id is served (the API answers 404)
+        problem = request_problem(body, count_tokens=count_tokens, api_version=version,
+                                  betas=betas, limits=limits)
+        if problem:
+            return problem
         messages = body.get("messages")
         if not isinstance(messages, list):
             return "messages: Field required"
@@ -194,50 +220,90 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if tools is not None and not (isinstance(tools, list) and all(
                 isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
             return "tools: Input should be a list of tool objects, each with a name"
+        placed = place_automatic_cache_control(body)
         try:
-            validate_messages(messages, system=body.get("system"), tools=body.get("tools"))
+            validate_messages(combine_consecutive_turns(placed["messages"]),
+                              system=placed.get("system"), tools=placed.get("tools"))
         except MessageValidationError as exc:
             return str(exc)
-        uses_tools = any(isinstance(m.get("content"), list) and any(
-            b.get("type") in ("tool_use", "tool_result") for b in m["content"])
-            for m in messages)
+        uses_tools = any(isinstance(m, dict) and isinstance(m.get("content"), list) and any(
+            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
+            for b in m["content"]) for m in messages)
         if uses_tools and not body.get("tools"):
             return ("Requests which include `tool_use` or `tool_result` blocks must define "
                     "tools.")
         return None
 
-    def _count_tokens(self, body: dict[str, Any]) -> httpx2.Response:
-        error = self._check(body, need_max_tokens=False)
+    def _window_tokens(self, model: str) -> int:
+        if self.context_window_tokens is not None:
+            return self.context_window_tokens
+        try:
+            return model_spec(model).context_window_tokens
+        except UnknownModelError:
+            return DEFAULT_CONTEXT_WINDOW_TOKENS
+
+    def _count_tokens(self, body: dict[str, Any], *, version: str = API_VERSION,
+                      betas: tuple[str, ...] = ()) -> httpx2.Response:
+        error = self._check(body, count_tokens=True, version=version, betas=betas)
         if error:
             return api_error(400, "invalid_request_error", error)
-        tokens = approx_body_tokens(body)
-        return httpx2.Response(200, json={"input_tokens": tokens})
+        answer: dict[str, Any] = {}
+        if body.get("context_management"):
+            original = approx_body_tokens(body)
+            body, _ = clear_tool_uses_transform(body)
+            body = {**body, "messages": apply_compaction_blocks(body["messages"])}
+            answer["context_management"] = {"original_input_tokens": original}
+        answer["input_tokens"] = approx_body_tokens(body)
+        return httpx2.Response(200, json=dict(sorted(answer.items(), reverse=True)))
 
-    def _messages(self, body: dict[str, Any], *, is_async: bool) -> httpx2.Response:
+    def _api_context_management(self, body: dict[str, Any]
+                                ) -> tuple[dict[str, Any], dict[str, Any], dict | None]:
+        """The API's own edits: ``(body seen by the model, response fields, compaction)``."""
+        if not body.get("context_management"):
+            return body, {}, None
+        body, extras = clear_tool_uses_transform(body)
+        compaction = None
+        edit = compaction_edit(body)
+        if edit is not None:
+            body, compaction = compact_request(body, edit)
+        return body, extras, compaction
+
+    def _messages(self, body: dict[str, Any], *, is_async: bool, version: str = API_VERSION,
+                  betas: tuple[str, ...] = ()) -> httpx2.Response:
         with self._lock:
             self.request_count += 1
             number = self.request_count
         if number in self.faults.overloaded_at:
             return api_error(529, "overloaded_error", "Overloaded")
-        error = self._check(body, need_max_tokens=True)
+        error = self._check(body, count_tokens=False, version=version, betas=betas)
         if error:
             return api_error(400, "invalid_request_error", error)
-        extras: dict[str, Any] = {}
-        for transform in self.request_transforms:
-            body, extra = transform(body)
-            extras.update(extra)
+        body = place_automatic_cache_control(body)
+        compaction = None
+        if self.request_transforms is None:
+            body, extras, compaction = self._api_context_management(body)
+        else:
+            extras = {}
+            for transform in self.request_transforms:
+                body, extra = transform(body)
+                extras.update(extra)
         input_estimate = approx_body_tokens(body)
-        if input_estimate > self.context_window_tokens:
+        window = self._window_tokens(body["model"])
+        if input_estimate > window:
             return api_error(400, "invalid_request_error",
-                             f"prompt is too long: {input_estimate} tokens > "
-                             f"{self.context_window_tokens} maximum")
+                             f"prompt is too long: {input_estimate} tokens > {window} maximum")
         self.requests.append(body)
         usage = dict(self.usage_model.usage(body, now=self.clock.now()))
-        reply = self.brain.respond(body)
-        content, stop_reason, partial_json = _enforce_max_tokens(
-            reply["content"], reply.get("stop_reason", "end_turn"), body["max_tokens"],
-            self.faults.max_tokens_at.get(number))
-        usage["output_tokens"] = max(1, approx_tokens({"role": "assistant", "content": content}))
+        content, stop_reason, partial_json = self._reply(body, number, compaction)
+        sampled = content[1:] if compaction is not None else content
+        usage["output_tokens"] = approx_tokens({"role": "assistant", "content": sampled}) \
+            if sampled else 0
+        if compaction is not None:   # its tokens are not in the top-level usage fields
+            usage["iterations"] = [{"type": "compaction", **compaction["usage"]},
+                                   {"type": "message", **{k: usage.get(k, 0) for k in (
+                                       "input_tokens", "output_tokens",
+                                       "cache_creation_input_tokens",
+                                       "cache_read_input_tokens")}}]
         message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
                    "model": body["model"], "content": content, "stop_reason": stop_reason,
                    "stop_sequence": None, "usage": usage, **extras}
@@ -246,30 +312,74 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return httpx2.Response(200, json=message, headers=headers)
         events = list(sse_events(message, partial_json=partial_json, seed=number))
         headers["content-type"] = "text/event-stream"
-        stream = _EventStream(events, self.faults.stream_delay_seconds)
+        stream = _EventStream(events, self.faults.stream_delay_seconds,
+                              error_type=self.faults.stream_error_at.get(number),
+                              drop=number in self.faults.stream_drop_at)
         return httpx2.Response(200, headers=headers, stream=stream)
+
+    def _reply(self, body: dict[str, Any], number: int, compaction: dict | None
+               ) -> tuple[list[dict], str, dict[int, str]]:
+        """The assistant content: the compaction block (if any), then the brain's reply cut
+        to ``max_tokens``; ``max_tokens: 0`` only warms the cache (empty content)."""
+        head = [compaction_block(compaction)] if compaction is not None else []
+        if compaction is not None and compaction["pause"]:
+            return head, "compaction", {}
+        if body["max_tokens"] == 0:
+            return head, "max_tokens", {}
+        reply = self.brain.respond(body)
+        content, stop_reason, partial_json = _enforce_max_tokens(
+            reply["content"], reply.get("stop_reason", "end_turn"), body["max_tokens"],
+            self.faults.max_tokens_at.get(number))
+        return head + content, stop_reason, {i + len(head): text
+                                             for i, text in partial_json.items()}
 
 
 class _EventStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
     """SSE bytes, one event per chunk, optionally paced (sync sleeps or asyncio sleeps)."""
 
-    def __init__(self, events: list[bytes], delay_seconds: float) -> None:
+    def __init__(self, events: list[bytes], delay_seconds: float, *,
+                 error_type: str | None = None, drop: bool = False) -> None:
         self.events = events
         self.delay_seconds = delay_seconds
+        self.error_type = error_type
+        self.drop = drop
+
+    def _cut(self) -> int:
+        """Index after the first ``content_block_stop`` (where a fault strikes)."""
+        for i, event in enumerate(self.events):
+            if event.startswith(b"event: content_block_stop"):
+                return i + 1
+        return min(2, len(self.events))
+
+    def _planned(self) -> Iterator[bytes]:
+        if not (self.error_type or self.drop):
+            yield from self.events
+            return
+        yield from self.events[: self._cut()]
+        if self.error_type:
+            yield _sse("error", {"type": "error", "error": {
+                "type": self.error_type, "message": _ERROR_TEXTS.get(self.error_type,
+                                                                     self.error_type)}})
+            return
+        raise httpx2.RemoteProtocolError("peer closed connection without sending complete "
+                                         "message body (incomplete chunked read)")
 
     def __iter__(self) -> Iterator[bytes]:
-        for event in self.events:
+        for event in self._planned():
             if self.delay_seconds:
                 time.sleep(self.delay_seconds)
             yield event
 
     async def __aiter__(self):  # type: ignore[override]
-        for event in self.events:
+        for event in self._planned():
             if self.delay_seconds:
                 await asyncio.sleep(self.delay_seconds)
             else:
                 await asyncio.sleep(0)  # let tools scheduled during the stream run
             yield event
+
+
+_ERROR_TEXTS = {"overloaded_error": "Overloaded", "api_error": "Internal server error"}
 
 
 # ------------------------------------------------------------------ max_tokens enforcement
@@ -352,7 +462,7 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
     rng = random.Random(seed)
     partial_json = partial_json or {}
     usage = message["usage"]
-    start_usage = {k: v for k, v in usage.items() if k != "output_tokens"}
+    start_usage = {k: v for k, v in usage.items() if k not in ("output_tokens", "iterations")}
     start_usage["output_tokens"] = 1
     head = {k: v for k, v in message.items() if k not in ("content", "stop_reason", "usage")}
     head.update(content=[], stop_reason=None, stop_sequence=None, usage=start_usage)
@@ -375,11 +485,22 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
                 yield _sse("content_block_delta", {
                     "type": "content_block_delta", "index": index,
                     "delta": {"type": "input_json_delta", "partial_json": piece}})
+        elif block["type"] == "compaction":
+            # the block starts empty; its summary arrives whole in one compaction_delta
+            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": {**block, "content": None,
+                                                                 "encrypted_content": None}})
+            yield _sse("content_block_delta", {
+                "type": "content_block_delta", "index": index,
+                "delta": {"type": "compaction_delta", "content": block.get("content"),
+                          "encrypted_content": block.get("encrypted_content")}})
         else:
             yield _sse("content_block_start", {"type": "content_block_start", "index": index,
                                                "content_block": block})
         yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
     delta_usage = {"output_tokens": usage["output_tokens"]}
+    if "iterations" in usage:
+        delta_usage["iterations"] = usage["iterations"]
     yield _sse("message_delta", {"type": "message_delta",
                                  "delta": {"stop_reason": message["stop_reason"],
                                            "stop_sequence": None},
