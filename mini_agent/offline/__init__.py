@@ -1,10 +1,14 @@
 """The offline Claude: the real ``anthropic`` SDK over a local ``httpx2`` transport.
 
-See :mod:`mini_agent.offline.transport`. Brains: :mod:`.brains` (scripted, echo) and
-:mod:`.demo_brain` (solves the bundled demo task with real tools). Plug-ins of the transport:
-``core.prompt_cache`` (prompt-cache simulator, a ``usage_model``), ``core.context_edits``
-(server-side ``clear_tool_uses_20250919``) and ``core.server_compaction`` (server-side
-``compact_20260112`` and the deterministic summariser), each a ``request_transform``.
+See :mod:`mini_agent.offline.transport`. ``offline_client()`` with no arguments answers like
+today's API (version 2026-10-21): its rules and refusals, prompt caching always on
+(``core.prompt_cache``), the ``context_management`` edits a request asks for with their beta
+flag (``core.context_edits``: ``clear_tool_uses_20250919``; ``core.server_compaction``:
+``compact_20260112``). Brains: :mod:`.brains` (scripted, echo) and :mod:`.demo_brain` (solves
+the bundled demo task with real tools). Plug-ins replace the defaults when a notebook wants to
+watch them: a ``usage_model`` (your own ``PromptCacheSimulator`` and clock) and
+``request_transforms`` (``clear_tool_uses_transform``, ``ServerCompaction`` via
+``compaction_client``).
 """
 
 from mini_agent.offline.brains import EchoBrain, ScriptedBrain
