@@ -399,3 +399,35 @@ def test_summary_identifiers_are_paths_and_symbols_not_raw_tool_arguments():
     identifiers = [line[2:] for line in section.splitlines()]
     assert "src/parser.py" in identifiers and "src/lexer.py" in identifiers
     assert "tokenize(" not in identifiers and "src" not in identifiers
+
+
+# ------------------------------------------------------- tool pairing after a failed request
+
+def _history_with_unanswered_call(trailing_prompt=True):
+    history = [{"role": "user", "content": "task " * 50},
+               {"role": "assistant", "content": "ok " * 200},
+               {"role": "user", "content": "more " * 200},
+               {"role": "assistant", "content": [
+                   {"type": "text", "text": "Reading it."},
+                   {"type": "tool_use", "id": "toolu_x", "name": "read_file", "input": {}}]}]
+    if trailing_prompt:   # the next prompt was appended after the request failed
+        history.append({"role": "user", "content": "Try again."})
+    return history
+
+
+@pytest.mark.parametrize("trailing_prompt", [True, False])
+@pytest.mark.parametrize("stage", ["auto_compact", "context_collapse"])
+def test_compaction_answers_a_call_whose_result_never_arrived(stage, trailing_prompt):
+    from mini_agent.core.messages import NOT_EXECUTED, validate_messages
+    history = _history_with_unanswered_call(trailing_prompt)
+    before = repr(history)
+    if stage == "auto_compact":
+        view = auto_compact(history, summarize=lambda part: "short summary")
+    else:
+        view = context_collapse(history, keep_recent_tokens=10)
+    assert repr(history) == before
+    validate_messages(view)
+    answer = next(b for m in view if isinstance(m["content"], list) for b in m["content"]
+                  if b.get("type") == "tool_result")
+    assert answer == {"type": "tool_result", "tool_use_id": "toolu_x", "content": NOT_EXECUTED,
+                      "is_error": True}

@@ -34,8 +34,8 @@ import json
 from typing import Callable, Collection, Iterable, Sequence
 
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
-from mini_agent.core.messages import (MessageParam, content_blocks, text_block, tool_names_by_id,
-                                      tool_result_text)
+from mini_agent.core.messages import (MessageParam, answer_unanswered_tool_uses, content_blocks,
+                                      text_block, tool_names_by_id, tool_result_text)
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import check_times
 
@@ -196,7 +196,10 @@ def context_collapse(messages: list[MessageParam], *, keep_last: int = 4,
       messages it replaces.
 
     A task that already ends with the notice (a view collapsed before) does not get a second
-    one, so collapsing a collapsed view with the same cut changes nothing.
+    one, so collapsing a collapsed view with the same cut changes nothing. Tool pairing is
+    kept: a ``tool_use`` whose result never arrived (a request that failed mid-turn) is first
+    answered with an ``is_error`` "not executed" result
+    (:func:`~mini_agent.core.messages.answer_unanswered_tool_uses`).
 
     Args:
         keep_last: how many of the newest messages stay at least (>= 0).
@@ -212,6 +215,7 @@ def context_collapse(messages: list[MessageParam], *, keep_last: int = 4,
         raise ValueError(f"keep_last must be >= 0, got {keep_last}")
     if keep_recent_tokens is not None and keep_recent_tokens < 0:
         raise ValueError(f"keep_recent_tokens must be >= 0, got {keep_recent_tokens}")
+    messages = answer_unanswered_tool_uses(messages)
     cuts = clean_cut_points(messages)
     if keep_recent_tokens is None:
         cuts = [c for c in cuts if c <= len(messages) - keep_last]
@@ -255,11 +259,14 @@ def auto_compact(messages: list[MessageParam], *, summarize: Summarize) -> list[
 
     Returns a new list; the input is not mutated. Nothing to summarise (no clean cut after
     the first message) returns a copy unchanged without calling ``summarize``; a summary
-    that is not smaller than what it replaces is not used (a copy is returned).
+    that is not smaller than what it replaces is not used (a copy is returned). Tool pairing
+    is kept: a ``tool_use`` whose result never arrived is answered with an ``is_error`` "not
+    executed" result before the cut is chosen, so the kept tail is always valid.
     Raises: SummaryError if ``summarize`` raises or returns an empty/blank string (the
     caller counts failures; ``CompactPolicy`` stops after 3 in a row).
     Source: 002_4516104fd432e704.txt section 3 (autoCompact); 004_b74ef821c58ee4ec.txt.
     """
+    messages = answer_unanswered_tool_uses(messages)
     cuts = clean_cut_points(messages)
     if not cuts or cuts[-1] <= 1:
         return list(messages)

@@ -349,6 +349,54 @@ def _check_pairing(messages: list[MessageParam], i: int) -> None:
             seen.add(tid)
 
 
+NOT_EXECUTED = "Not executed: the request that asked for this tool call did not complete."
+"""The ``is_error`` result that answers a ``tool_use`` whose result never arrived."""
+
+
+def answer_unanswered_tool_uses(messages: list[MessageParam], *,
+                                text: str = NOT_EXECUTED) -> list[MessageParam]:
+    """Answer every ``tool_use`` that has no ``tool_result`` in the next message.
+
+    A history can hold such a call after a request failed mid-turn (the assistant turn was
+    kept, its tools never ran) or at its very end; sent as it is, the API refuses it ("tool_use
+    ids were found without tool_result blocks immediately after"). Each missing id gets
+    ``{"type": "tool_result", "tool_use_id": id, "content": text, "is_error": True}`` at the
+    front of the next user message, or in a new user message when the call is the last
+    message or is followed by another assistant message.
+
+    Returns a new list (unchanged messages are shared, never mutated); a history with nothing
+    unanswered comes back equal to the input.
+
+    >>> fixed = answer_unanswered_tool_uses([user("go"), assistant([tool_use_block(
+    ...     "toolu_1", "grep", {})])])
+    >>> fixed[-1]["content"][0]["tool_use_id"], fixed[-1]["content"][0]["is_error"]
+    ('toolu_1', True)
+    """
+    out: list[MessageParam] = []
+    for i, message in enumerate(messages):
+        if out and out[-1] is not None and _pending_ids(out[-1], message):
+            missing = _pending_ids(out[-1], message)
+            answers = [tool_result_block(tid, text, is_error=True) for tid in missing]
+            if isinstance(message, dict) and message.get("role") == "user":
+                message = {"role": "user", "content": [*answers, *content_blocks(message)]}
+            else:
+                out.append({"role": "user", "content": answers})
+        out.append(message)
+    if out and _pending_ids(out[-1], None):
+        out.append({"role": "user", "content": [
+            tool_result_block(tid, text, is_error=True) for tid in _pending_ids(out[-1], None)]})
+    return out
+
+
+def _pending_ids(message: Any, following: Any) -> list[str]:
+    """Ids of ``message``'s tool_uses that ``following`` does not answer."""
+    if not isinstance(message, dict) or message.get("role") != "assistant":
+        return []
+    answered = {b.get("tool_use_id") for b in tool_results(following)} \
+        if isinstance(following, dict) else set()
+    return [b["id"] for b in tool_uses(message) if b.get("id") not in answered]
+
+
 def is_valid(messages: list[MessageParam], **kwargs: Any) -> bool:
     """Return True when :func:`validate_messages` accepts ``messages`` (same keyword args)."""
     try:
