@@ -23,7 +23,7 @@ from typing import Any, Callable, Collection, Sequence
 from mini_agent.core.compaction import (CLEARABLE_TOOLS, MICRO_COMPACT_MAX_AGE_SECONDS,
                                         CompactionError, Summarize, SummaryError, auto_compact,
                                         context_collapse, micro_compact)
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import MessageParam, answer_unanswered_tool_uses
 from mini_agent.core.tokens import approx_request_tokens, approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
@@ -227,7 +227,8 @@ class CompactPolicy:
         self.consecutive_failures = 0
         if compacted is micro_view or len(compacted) == len(micro_view):
             return  # nothing to summarise
-        kept_tail = len(compacted) - 1
+        added = len(answer_unanswered_tool_uses(micro_view)) - len(micro_view)
+        kept_tail = len(compacted) - 1 - added  # messages answering a lost call are new
         cut = len(history) - kept_tail  # history index of the first kept message
         self._summary = {"cut": cut, "message": compacted[0],
                          "fingerprint": self._fingerprint(history[cut - 1])}
