@@ -431,3 +431,24 @@ def test_compaction_answers_a_call_whose_result_never_arrived(stage, trailing_pr
                   if b.get("type") == "tool_result")
     assert answer == {"type": "tool_result", "tool_use_id": "toolu_x", "content": NOT_EXECUTED,
                       "is_error": True}
+
+
+def test_overhead_just_under_the_threshold_does_not_summarise_every_turn():
+    from mini_agent.core.server_compaction import long_session as session
+    calls = []
+
+    def summarize(messages):
+        calls.append(len(messages))
+        return structured_summary(messages)
+
+    policy = CompactPolicy(CompactThresholds(5_000, 5_000, 5_000), summarize=summarize,
+                           overhead_tokens=4_900)
+    history, times = session(30)
+    for n in range(3, len(history) + 1, 2):
+        policy(history[:n], ViewContext(times=tuple(times[:n]), now=times[n - 1], turn=n))
+    assert len(policy.records) == 30
+    assert 1 <= len(calls) <= 15          # it was 29: a summary on every request but the first
+    skipped = [s for r in policy.records for s in r["stages"] if "skipped" in s]
+    assert skipped and all(s["stage"] == "auto_compact" for s in skipped)
+    assert all(r["stage"] != "auto_compact" for r in policy.records
+               if any("skipped" in s for s in r["stages"]))

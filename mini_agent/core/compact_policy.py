@@ -110,7 +110,11 @@ class CompactPolicy:
     and reused on later requests (a new one is written only when the view again crosses
     ``auto_compact``), as Claude Code does, so a summary costs one generation, not one per
     request; it is dropped if the history no longer starts with the messages it summarised.
-    After ``max_consecutive_failures`` failed summaries auto_compact is no longer tried.
+    After ``max_consecutive_failures`` failed summaries auto_compact is no longer tried. When
+    a summary leaves the view still at or above the auto_compact threshold (a system prompt
+    and tools just under it), the next one waits until the view has grown by the larger of
+    that summary's size and the context_collapse-to-auto_compact gap (a stage entry with
+    ``"skipped"`` says so), instead of summarising again on every request.
 
     Args: thresholds: :class:`CompactThresholds`; summarize: ``messages -> str`` or None
     (no auto_compact stage); overhead_tokens: system prompt + tools (see
@@ -202,7 +206,8 @@ class CompactPolicy:
         record = {"turn": turn, "raw_tokens": raw, "tokens_before": raw,
                   "tokens_after": tokens, "stages": stages,
                   "stage": next((s["stage"] for s in reversed(stages)
-                                 if "failed" not in s and s["stage"] != "reuse_summary"),
+                                 if "failed" not in s and "skipped" not in s
+                                 and s["stage"] != "reuse_summary"),
                                 "none")}
         return view, record
 
@@ -210,6 +215,13 @@ class CompactPolicy:
               stages: list[dict[str, Any]], step: Callable) -> None:
         """Run auto_compact on the micro-compacted view (it sees what the collapse dropped)."""
         if self.summarize is None:
+            return
+        wait = self._resummary_wait(stages[-1]["tokens_after"])
+        if wait:
+            stages.append({"stage": "auto_compact", "tokens_before": stages[-1]["tokens_after"],
+                           "tokens_after": stages[-1]["tokens_after"],
+                           "skipped": f"the kept summary already left the view above the "
+                                      f"threshold; {wait} more tokens before a new one"})
             return
         if self.consecutive_failures >= self.max_consecutive_failures:
             stages.append({"stage": "auto_compact", "tokens_before": stages[-1]["tokens_after"],
@@ -231,8 +243,24 @@ class CompactPolicy:
         kept_tail = len(compacted) - 1 - added  # messages answering a lost call are new
         cut = len(history) - kept_tail  # history index of the first kept message
         self._summary = {"cut": cut, "message": compacted[0],
-                         "fingerprint": self._fingerprint(history[cut - 1])}
+                         "fingerprint": self._fingerprint(history[cut - 1]),
+                         "view_tokens": self._tokens(compacted),
+                         "summary_tokens": approx_tokens([compacted[0]])}
         step("auto_compact", compacted)
+
+    def _resummary_wait(self, tokens: int) -> int:
+        """Tokens the view must still grow before a kept summary may be replaced (0: now).
+
+        A summary that left the view at or above the auto_compact threshold (system prompt
+        and tools close to it) would be rewritten on every request, each time from almost
+        the same messages. It is rewritten only once the view has grown by the larger of the
+        summary's own size and the gap between the context_collapse and auto_compact
+        thresholds."""
+        s = self._summary
+        if not s or s.get("view_tokens", 0) < self.thresholds.auto_compact:
+            return 0
+        gap = self.thresholds.auto_compact - self.thresholds.context_collapse
+        return max(0, s["view_tokens"] + max(s["summary_tokens"], gap) - tokens)
 
     def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
         """View policy entry point: apply, append the record, return the view."""
