@@ -271,3 +271,21 @@ def test_auto_continue_through_an_injected_max_tokens(kind):
     assert merged["content"][1]["name"] == "list_dir"
     assert merged["content"][1]["input"] == {"path": "."}
     assert len(merged["dropped_tool_use_ids"]) == (1 if kind == "tool_use" else 0)
+
+
+@pytest.mark.parametrize("opening", ["hello", "What is in README.md?"])
+def test_the_task_works_when_it_is_not_the_first_prompt(tmp_path, opening):
+    workspace = copy_demo_workspace(tmp_path / "ws")
+    history = drive(workspace, [opening, DEMO_TASK])
+    task_at = next(i for i, m in enumerate(history) if m["content"] == DEMO_TASK)
+    assert [b["name"] for b in tool_uses(history[task_at:])] == TOOL_SEQUENCE
+    assert run_demo_tests(workspace).returncode == 0
+
+
+def test_a_question_about_the_bug_stays_a_follow_up(solved, tmp_path):
+    workspace = copy_demo_workspace(tmp_path / "ws")
+    history = drive(workspace, [DEMO_TASK, "Which file had the bug?"])
+    last_task_call = max(i for i, m in enumerate(history) if m["role"] == "assistant"
+                         and any(b["type"] == "tool_use" for b in m["content"]))
+    question_at = next(i for i, m in enumerate(history) if m["content"] == "Which file had the bug?")
+    assert last_task_call < question_at      # answered from what it already knows

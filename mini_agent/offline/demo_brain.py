@@ -66,6 +66,16 @@ def _def_pattern(names: list[str]) -> str:
 
 # --------------------------------------------------------------------------- the brain
 
+_FIX_REQUEST = re.compile(r"\b(fix|repair|make the tests pass|until it passes)\b", re.I)
+
+
+def _asks_for_a_fix(prompt: str) -> bool:
+    """A later prompt is a new task when it asks for a fix and is not a question ("Which file
+    had the bug?" is a follow-up), so the demo task works after a greeting or any other
+    exchange, and under a view that dropped the first prompt."""
+    return bool(_FIX_REQUEST.search(prompt)) and not prompt.rstrip().endswith("?")
+
+
 class DemoBrain:
     """Solves the bundled demo task through the six kit tools; deterministic and stateless.
 
@@ -92,7 +102,8 @@ class DemoBrain:
         turns = call_turns(messages[start:])
         segment = [call for turn in turns for call in turn]
         earlier = tool_calls(messages[:start])
-        is_task = start == prompts[0] and re.search(r"\b(test|fix|bug|fail)", prompt, re.I)
+        is_task = bool(re.search(r"\b(test|fix|bug|fail)", prompt, re.I)) and (
+            start == prompts[0] or _asks_for_a_fix(prompt))
         if is_task:
             return self._task(segment, turns[-1] if turns else [])
         return follow_up(prompt, segment, earlier)
