@@ -22,7 +22,7 @@ from mini_agent.core.server_compaction import (ServerCompaction, SummaryBrain, l
                                                structured_summary)
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
-from strategies import histories
+from strategies import histories, hostile_histories
 
 T0 = 1_767_225_600.0
 
@@ -452,3 +452,18 @@ def test_overhead_just_under_the_threshold_does_not_summarise_every_turn():
     assert skipped and all(s["stage"] == "auto_compact" for s in skipped)
     assert all(r["stage"] != "auto_compact" for r in policy.records
                if any("skipped" in s for s in r["stages"]))
+
+
+@settings(max_examples=60, deadline=None)
+@given(hostile_histories(max_turns=12))
+def test_compaction_outputs_keep_tool_pairing_after_any_crash_cut(history):
+    from mini_agent.core.messages import validate_messages
+    # the next prompt arrives after the history stopped anywhere (maybe after a lost call)
+    if history[-1]["role"] == "user":
+        history = history + [{"role": "assistant", "content": "Noted."}]
+    history = history + [{"role": "user", "content": "Go on — 続けて."}]
+    before = repr(history)
+    for view in (auto_compact(history, summarize=lambda part: "summary — 要約"),
+                 context_collapse(history, keep_recent_tokens=50)):
+        validate_messages(view)
+    assert repr(history) == before
