@@ -44,6 +44,9 @@ _PUBLIC = {
     # settings and clocks
     "DEFAULT_MODEL": "mini_agent.core.models",
     "DEFAULT_MAX_TOKENS": "mini_agent.core.models",
+    "MODELS": "mini_agent.core.models",
+    "ModelSpec": "mini_agent.core.models",
+    "model_spec": "mini_agent.core.models",
     "model_name": "mini_agent.harness.config",
     "is_online": "mini_agent.harness.config",
     "ManualClock": "mini_agent.core.clock",
