@@ -247,14 +247,16 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         error = self._check(body, count_tokens=True, version=version, betas=betas)
         if error:
             return api_error(400, "invalid_request_error", error)
-        answer: dict[str, Any] = {}
-        if body.get("context_management"):
-            original = approx_body_tokens(body)
-            body, _ = clear_tool_uses_transform(body)
-            body = {**body, "messages": apply_compaction_blocks(body["messages"])}
-            answer["context_management"] = {"original_input_tokens": original}
-        answer["input_tokens"] = approx_body_tokens(body)
-        return httpx2.Response(200, json=dict(sorted(answer.items(), reverse=True)))
+        if not body.get("context_management"):
+            return httpx2.Response(200, json={"input_tokens": approx_body_tokens(body)})
+        # the edits a request asks for apply here too (earlier compaction blocks included;
+        # ASSUMPTION: a new compaction is not simulated by count_tokens)
+        original = approx_body_tokens(body)
+        body, _ = clear_tool_uses_transform(body)
+        body = {**body, "messages": apply_compaction_blocks(body["messages"])}
+        return httpx2.Response(200, json={
+            "input_tokens": approx_body_tokens(body),
+            "context_management": {"original_input_tokens": original}})
 
     def _api_context_management(self, body: dict[str, Any]
                                 ) -> tuple[dict[str, Any], dict[str, Any], dict | None]:
