@@ -37,13 +37,11 @@ errors docs (error JSON ``{"type": "error", "error": {"type", "message"}}``, 529
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import json
-import random
 import threading
 import time
-from typing import Any, Callable, Iterator, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 import anthropic
 import httpx2
@@ -60,6 +58,11 @@ from mini_agent.core.request_rules import (API_VERSION, BETA_FIELDS, MESSAGES_FI
 from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_request,
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
+from mini_agent.offline.sse import EventStream, sse_events
+
+__all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "OfflineTransport",
+           "UsageModel", "api_error", "compaction_client", "offline_async_client",
+           "offline_client", "sse_events"]
 
 DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
 """Context window for a model id the kit's table does not know (tokens)."""
@@ -314,7 +317,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return httpx2.Response(200, json=message, headers=headers)
         events = list(sse_events(message, partial_json=partial_json, seed=number))
         headers["content-type"] = "text/event-stream"
-        stream = _EventStream(events, self.faults.stream_delay_seconds,
+        stream = EventStream(events, self.faults.stream_delay_seconds,
                               error_type=self.faults.stream_error_at.get(number),
                               drop=number in self.faults.stream_drop_at)
         return httpx2.Response(200, headers=headers, stream=stream)
@@ -334,54 +337,6 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             self.faults.max_tokens_at.get(number))
         return head + content, stop_reason, {i + len(head): text
                                              for i, text in partial_json.items()}
-
-
-class _EventStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
-    """SSE bytes, one event per chunk, optionally paced (sync sleeps or asyncio sleeps)."""
-
-    def __init__(self, events: list[bytes], delay_seconds: float, *,
-                 error_type: str | None = None, drop: bool = False) -> None:
-        self.events = events
-        self.delay_seconds = delay_seconds
-        self.error_type = error_type
-        self.drop = drop
-
-    def _cut(self) -> int:
-        """Index after the first ``content_block_stop`` (where a fault strikes)."""
-        for i, event in enumerate(self.events):
-            if event.startswith(b"event: content_block_stop"):
-                return i + 1
-        return min(2, len(self.events))
-
-    def _planned(self) -> Iterator[bytes]:
-        if not (self.error_type or self.drop):
-            yield from self.events
-            return
-        yield from self.events[: self._cut()]
-        if self.error_type:
-            yield _sse("error", {"type": "error", "error": {
-                "type": self.error_type, "message": _ERROR_TEXTS.get(self.error_type,
-                                                                     self.error_type)}})
-            return
-        raise httpx2.RemoteProtocolError("peer closed connection without sending complete "
-                                         "message body (incomplete chunked read)")
-
-    def __iter__(self) -> Iterator[bytes]:
-        for event in self._planned():
-            if self.delay_seconds:
-                time.sleep(self.delay_seconds)
-            yield event
-
-    async def __aiter__(self):  # type: ignore[override]
-        for event in self._planned():
-            if self.delay_seconds:
-                await asyncio.sleep(self.delay_seconds)
-            else:
-                await asyncio.sleep(0)  # let tools scheduled during the stream run
-            yield event
-
-
-_ERROR_TEXTS = {"overloaded_error": "Overloaded", "api_error": "Internal server error"}
 
 
 # ------------------------------------------------------------------ max_tokens enforcement
@@ -434,80 +389,6 @@ def _parse_partial(text: str) -> dict:
     except ValueError:
         return {}
     return value if isinstance(value, dict) else {}
-
-
-# ------------------------------------------------------------------ SSE serialisation
-
-def _sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
-
-
-def _chunks(text: str, rng: random.Random, low: int, high: int) -> list[str]:
-    """Split ``text`` into pieces of ``low..high`` characters (deterministic for a seed)."""
-    pieces, i = [], 0
-    while i < len(text):
-        n = rng.randint(low, high)
-        pieces.append(text[i:i + n])
-        i += n
-    return pieces
-
-
-def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None = None,
-               seed: int = 0) -> Iterator[bytes]:
-    """Serialise a complete message dict as the API's SSE event stream (bytes per event).
-
-    Text is split into small ``text_delta`` pieces and tool input JSON into
-    ``input_json_delta`` fragments cut at arbitrary points (an empty first fragment, as the
-    API sends); ``partial_json`` gives the streamed text of a tool_use cut by max_tokens.
-    Deterministic for a given ``seed``. Source: Anthropic "Streaming Messages" docs.
-    """
-    rng = random.Random(seed)
-    partial_json = partial_json or {}
-    usage = message["usage"]
-    start_usage = {k: v for k, v in usage.items() if k not in ("output_tokens", "iterations")}
-    start_usage["output_tokens"] = 1
-    head = {k: v for k, v in message.items() if k not in ("content", "stop_reason", "usage")}
-    head.update(content=[], stop_reason=None, stop_sequence=None, usage=start_usage)
-    extras = {k: message[k] for k in ("context_management",) if k in message}
-    yield _sse("message_start", {"type": "message_start", "message": head})
-    yield _sse("ping", {"type": "ping"})
-    for index, block in enumerate(message["content"]):
-        if block["type"] == "text":
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "text", "text": ""}})
-            for piece in _chunks(block["text"], rng, 3, 24):
-                yield _sse("content_block_delta", {
-                    "type": "content_block_delta", "index": index,
-                    "delta": {"type": "text_delta", "text": piece}})
-        elif block["type"] == "tool_use":
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {**block, "input": {}}})
-            text = partial_json.get(index, json.dumps(block["input"]))
-            for piece in [""] + _chunks(text, rng, 1, 12):
-                yield _sse("content_block_delta", {
-                    "type": "content_block_delta", "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": piece}})
-        elif block["type"] == "compaction":
-            # the block starts empty; its summary arrives whole in one compaction_delta
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {**block, "content": None,
-                                                                 "encrypted_content": None}})
-            yield _sse("content_block_delta", {
-                "type": "content_block_delta", "index": index,
-                "delta": {"type": "compaction_delta", "content": block.get("content"),
-                          "encrypted_content": block.get("encrypted_content")}})
-        else:
-            yield _sse("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": block})
-        yield _sse("content_block_stop", {"type": "content_block_stop", "index": index})
-    delta_usage = {"output_tokens": usage["output_tokens"]}
-    if "iterations" in usage:
-        delta_usage["iterations"] = usage["iterations"]
-    yield _sse("message_delta", {"type": "message_delta",
-                                 "delta": {"stop_reason": message["stop_reason"],
-                                           "stop_sequence": None},
-                                 "usage": delta_usage, **extras})
-    yield _sse("message_stop", {"type": "message_stop"})
 
 
 # ------------------------------------------------------------------ client factories
