@@ -194,3 +194,29 @@ def test_top_level_fields_of_the_wrong_type_are_a_400(extra, message):
     if "max_tokens" not in extra:
         del body["max_tokens"]
         assert _post(json.dumps(body).encode(), "/v1/messages/count_tokens") == (400, message)
+
+
+def test_scripted_brain_answers_from_the_state_of_the_conversation():
+    def call(k):
+        return {"type": "tool_use", "id": f"toolu_{k}", "name": "read_file",
+                "input": {"path": f"f{k}.py"}}
+
+    script = [{"content": [call(k)], "stop_reason": "tool_use"} for k in range(3)] + ["done"]
+    brain = ScriptedBrain(script)
+
+    def result(k):
+        return {"role": "user", "content": [{"type": "tool_result", "tool_use_id": f"toolu_{k}",
+                                             "content": "x"}]}
+
+    full = [{"role": "user", "content": "go"}]
+    for k in range(2):
+        full += [{"role": "assistant", "content": [call(k)]}, result(k)]
+    assert brain.respond({"messages": full})["content"] == [call(2)]
+    # a view that dropped the first exchange, and a history with a greeting before the script
+    dropped = [{"role": "user", "content": "summary"}, *full[3:]]
+    assert brain.respond({"messages": dropped})["content"] == [call(2)]
+    greeted = [{"role": "user", "content": "hello"}, {"role": "assistant", "content": "Hi!"},
+               *full]
+    assert brain.respond({"messages": greeted})["content"] == [call(2)]
+    assert brain.respond({"messages": [{"role": "user", "content": "go"}]})["content"] == \
+        [call(0)]

@@ -17,7 +17,16 @@ def count_assistant_turns(request: dict[str, Any]) -> int:
 
 
 class ScriptedBrain:
-    """Replies with ``responses[k]`` where k = number of assistant turns already in the request.
+    """Replies with the scripted turn that follows the conversation's newest scripted turn.
+
+    Where the conversation stands is read from its state, not from a count: the newest
+    assistant message that equals a scripted reply (its text, tool names, ids and inputs) is
+    reply ``j``, so the answer is ``responses[j + 1]``; a view that dropped or summarised older
+    turns, or a history with other turns before the script started, gets the same answer as
+    the full one. With no scripted reply in the request yet, the answer is ``responses[k]``
+    with k the number of assistant turns (so a script also works after its own earlier
+    turns were rewritten). Equal replies at several places of the script are told apart by
+    that count.
 
     Args: responses: reply dicts ``{"content": [blocks], "stop_reason": str}`` (or a plain
     string, shorthand for one text block with ``end_turn``). After the script runs out it
@@ -37,11 +46,29 @@ class ScriptedBrain:
 
     def respond(self, request: dict[str, Any]) -> dict[str, Any]:
         """Return the scripted reply for this point of the conversation."""
-        k = count_assistant_turns(request)
+        k = self._position(request)
         if k < len(self.responses):
             return self.responses[k]
         return {"content": [{"type": "text", "text": self.final_text}],
                 "stop_reason": "end_turn"}
+
+    def _position(self, request: dict[str, Any]) -> int:
+        """Index of the reply to give now (see the class docstring)."""
+        count = count_assistant_turns(request)
+        assistants = [m for m in request.get("messages", []) if m.get("role") == "assistant"]
+        for message in reversed(assistants):
+            shape = _shape(content_blocks(message))
+            matches = [j for j, r in enumerate(self.responses) if _shape(r["content"]) == shape]
+            if matches:
+                later = [j for j in matches if j >= count - 1]
+                return (min(later) if later else max(matches)) + 1
+        return count
+
+
+def _shape(blocks: Sequence[dict[str, Any]]) -> list[tuple]:
+    """What identifies a reply: its text, and each tool call's id, name and input."""
+    return [(b.get("type"), b.get("text"), b.get("id"), b.get("name"),
+             repr(b.get("input"))) for b in blocks if b.get("type") in ("text", "tool_use")]
 
 
 class EchoBrain:
