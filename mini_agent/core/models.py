@@ -13,6 +13,9 @@ pricing: "Cache hits and refreshes" per model), the models overview and each mod
 (context window, max output), the prompt caching docs ("Minimum cacheable prompt length"),
 the thinking docs (which models take ``{"type": "enabled"}`` with a budget). Seed 000
 (autoContinue uses 2048 output tokens per attempt).
+Cache reads on Claude Sonnet 5.5 are 0.05x ($0.10) since the price cut of 2026-10-07 (an older
+copy of its model page still says $0.20); Opus 5.5 reads at 0.05x, Fable and Mythos 5.1 at
+0.025x, Fable and Mythos 5 and every other model at 0.1x.
 ASSUMPTIONS, where those pages give no figure: Claude Fable 5.2 and Mythos 5.2 read the cache
 at 0.025x like 5.1; Claude Haiku 5.5 is priced at its lower band (prompts up to 100,000
 tokens; longer prompts cost $0.50/$2.50) and caches from 1,024 tokens; Claude Sonnet 5.5 and
