@@ -12,7 +12,7 @@ from anthropic._data import DEPRECATED_MODELS
 from anthropic.types import Model
 
 from mini_agent.core import models
-from mini_agent.core.cache import cost_usd, model_price
+from mini_agent.core.pricing import cost_usd, model_price
 
 SDK_MODELS = [m for m in typing.get_args(typing.get_args(Model)[0])]
 
