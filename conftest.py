@@ -17,8 +17,11 @@ SANITIZE = {
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Hand nbval the recorded outputs and the sanitizers; a checked cell without a recorded
-    output is an error."""
+    """Run the browser tests last; hand nbval the recorded outputs and the sanitizers (a
+    checked cell without a recorded output is an error)."""
+    # the browser tests go last: Playwright's sync API keeps an event loop running in this
+    # thread until its session fixture closes, and asyncio.run() refuses to start under it
+    items.sort(key=lambda item: item.get_closest_marker("browser") is not None)
     problems = apply_expected(items)
     if problems:
         raise pytest.UsageError("\n".join(problems))

@@ -183,12 +183,15 @@ def read_charts(page) -> list[Chart]:
     return [Chart(index=i, **c) for i, c in enumerate(page.evaluate(_CHARTS_JS))]
 
 
-def wait_for_charts(page, *, timeout_seconds: float) -> list[Chart]:
-    """Read the charts until each has a trace with points, or the time is up; return the last
-    reading (charts still empty then are a finding, not a reason to wait longer)."""
+def wait_for_charts(page, *, timeout_seconds: float, minimum: int = 0) -> list[Chart]:
+    """Read the charts until at least ``minimum`` are drawn and each has a trace with points, or
+    the time is up; return the last reading (charts still empty then are a finding, not a
+    reason to wait longer). A chart still showing its placeholder (plotly.js not yet received
+    from a busy kernel) is not drawn yet."""
     deadline = time.monotonic() + timeout_seconds
     charts = read_charts(page)
-    while time.monotonic() < deadline and any(c.points == 0 for c in charts):
+    while time.monotonic() < deadline and (len(charts) < minimum
+                                           or any(c.points == 0 for c in charts)):
         page.wait_for_timeout(250)
         charts = read_charts(page)
     return charts

@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
 OPEN_SECONDS = 60
 RUN_ALL_SECONDS = 150
-CHART_SETTLE_SECONDS = 5
+CHART_SETTLE_SECONDS = 30
 CONTROL_RESPONSE_SECONDS = 5
 
 NO_TRACES_HINT = ("the chart's front-end model never applied the kernel's updates; seen when "
@@ -73,7 +73,8 @@ def test_notebook_runs_and_renders_in_jupyterlab(name, lab_server, lab_page, art
             problems.append(f"Run All stopped: code cells {unrun} did not run")
         problems += [f"widget error in {e}" for e in widget_errors(page)]
 
-        charts = wait_for_charts(page, timeout_seconds=CHART_SETTLE_SECONDS)
+        charts = wait_for_charts(page, timeout_seconds=CHART_SETTLE_SECONDS,
+                                 minimum=MIN_CHARTS.get(number, 0))
         if len(charts) < MIN_CHARTS.get(number, 0):
             problems.append(f"{len(charts)} plotly charts rendered, expected at least "
                             f"{MIN_CHARTS[number]}")
