@@ -131,4 +131,5 @@ def model_spec(model: str) -> ModelSpec:
     undated = _DATE_SUFFIX.sub("", model or "")
     if undated in MODELS:
         return MODELS[undated]
-    raise UnknownModelError(f"no row for model {model!r}; known: {sorted(MODELS)}")
+    raise UnknownModelError(f"no price for model {model!r} (no row in the kit's model table); "
+                            f"known: {sorted(MODELS)}")
