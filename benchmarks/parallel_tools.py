@@ -23,7 +23,9 @@ import statistics
 import time
 
 from mini_agent.harness.executor import StreamingExecutor, run_serially
-from mini_agent.harness.loop import TextChunk, ToolUse, TurnEnd, run_loop, sdk_model
+from mini_agent.core.streaming import TextDelta, ToolUseReady
+from mini_agent.harness.loop import TurnEnd, run_loop
+from mini_agent.harness.model import sdk_model
 from mini_agent.offline import FaultPlan, ScriptedBrain, offline_async_client
 from mini_agent.harness.tools import Tool
 
@@ -77,14 +79,14 @@ async def start_delays(n: int, event_delay_seconds: float) -> tuple[list[float],
              "stop_reason": "tool_use"}
     client = offline_async_client(ScriptedBrain([reply, "Done."]),
                                   faults=FaultPlan(stream_delay_seconds=event_delay_seconds))
-    call = sdk_model(client, model="claude-sonnet-4-6", max_tokens=2000, tools=tools)
+    model = sdk_model(client, model="claude-sonnet-4-6", max_tokens=2000, tools=tools)
     stream_end = None
     outcomes = []
     history = [{"role": "user", "content": "read"}]
-    events = run_loop(call, history, tools=tools, max_turns=1)
+    events = run_loop(model, history, tools=tools, max_turns=1)
     last_stream_event = time.perf_counter()
     async for event in events:
-        if isinstance(event, (TextChunk, ToolUse)):
+        if isinstance(event, (TextDelta, ToolUseReady)):
             last_stream_event = time.perf_counter()
         if isinstance(event, TurnEnd) and stream_end is None:
             stream_end = last_stream_event

@@ -31,7 +31,9 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 from mini_agent.harness import config
 from mini_agent.grading.grader import IMPLEMENTATIONS
 from mini_agent.grading.registry import DEFAULT_TIME_LIMIT_SECONDS
-from mini_agent.harness.loop import Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped, TurnStart
+from mini_agent.core.continuation import Continuing
+from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
+from mini_agent.harness.loop import LoopEnd, ToolResult, TurnStart
 
 SESSIONS_DIR = "sessions"
 
@@ -146,14 +148,14 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
             state["in_text"] = False
 
     def show(event: Any) -> None:
-        if isinstance(event, TextChunk):
+        if isinstance(event, TextDelta):
             out.write(event.text)
             state["in_text"] = True
         else:
             end_text()
             if isinstance(event, TurnStart):
                 out.write(f"--- turn {event.turn} ---\n")
-            elif isinstance(event, ToolUse):
+            elif isinstance(event, ToolUseReady):
                 block = event.block
                 out.write(f"[tool_use] {block['name']} {block['id']} {_short(block['input'])}\n")
             elif isinstance(event, ToolResult):  # in completion order: name and id say which
@@ -164,13 +166,13 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
                 mark = "error" if outcome.is_error else "ok"
                 out.write(f"[tool_result] {outcome.name} {outcome.tool_use_id} {mark} "
                           f"({lines} line{'' if lines == 1 else 's'}) {_short(text, 80)}\n")
-            elif isinstance(event, ToolUseDropped):
+            elif isinstance(event, ToolUseTruncated):
                 out.write(f"[dropped] {event.name}: cut by max_tokens, not run\n")
-            elif isinstance(event, Continued):
+            elif isinstance(event, Continuing):
                 out.write(f"[max_tokens] attempt {event.attempt}: {event.action}\n")
-            elif isinstance(event, LoopEnd):  # LoopEnd.turns counts model requests
+            elif isinstance(event, LoopEnd):  # a turn is one model request
                 plural = "" if event.turns == 1 else "s"
-                out.write(f"[{event.stop_reason} after {event.turns} model request{plural}]\n")
+                out.write(f"[{event.exit_status} after {event.turns} model request{plural}]\n")
         out.flush()
     show.end_line = end_text  # type: ignore[attr-defined]  # before an error line
     return show
@@ -193,7 +195,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
         return 1
     else:
         print(f"stats: {agent.stats_line()}", file=out)
-        print(f"requests: {len(agent.requests)}   stop: {result.stop_reason}", file=out)
+        print(f"requests: {len(agent.requests)}   stop: {result.exit_status}", file=out)
         return 0
     finally:
         if args.keep_workspace:

@@ -45,7 +45,7 @@ def main(root: str, directory: str, session_id: str) -> int:
         result = agent.run("Continue the task where you left off.")
     else:
         result = agent.run(demo_task())
-    print(f"FINISHED {result.stop_reason}", flush=True)
+    print(f"FINISHED {result.exit_status}", flush=True)
     return 0
 
 

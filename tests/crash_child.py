@@ -13,7 +13,8 @@ from __future__ import annotations
 import random
 import sys
 
-from mini_agent.harness.session import SessionWriter, rebuild_history, resume_session, session_path
+from mini_agent.core.session_entries import rebuild_history
+from mini_agent.harness.session import SessionWriter, resume_session, session_path
 
 
 def main(directory: str, session_id: str, turns: int, seed: int) -> int:

@@ -32,8 +32,8 @@ from mini_agent.harness.cold_store import ColdStore
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
 from mini_agent.core.server_compaction import apply_compaction_blocks
 from mini_agent.core.context_edits import apply_clear_tool_uses, clear_tool_uses_edit
-from mini_agent.harness.session import (SessionWriter, history_to_entries, rebuild_history,
-                                        resume_session)
+from mini_agent.core.session_entries import history_to_entries, rebuild_history
+from mini_agent.harness.session import SessionWriter, resume_session
 from mini_agent.core.view import ViewContext, chain, full_view
 
 MODEL = "claude-sonnet-4-6"

@@ -12,7 +12,8 @@ from mini_agent.harness.loop import LoopEnd
 from mini_agent.core.masking import ThresholdMasking, mask_old_observations
 from mini_agent.core.messages import MessageValidationError, validate_messages
 from mini_agent.offline import ScriptedBrain, offline_async_client, offline_client
-from mini_agent.harness.session import SessionWriter, rebuild_history, resume_session
+from mini_agent.core.session_entries import rebuild_history
+from mini_agent.harness.session import SessionWriter, resume_session
 from mini_agent.harness.tools import Tool
 from mini_agent.core.view import full_view
 
@@ -44,7 +45,7 @@ def make_agent(brain, **kwargs):
 def test_full_history_is_kept_and_the_view_is_sent():
     agent = make_agent(reads(6), view_policy=ThresholdMasking(keep=2, threshold_tokens=500))
     result = agent.run("Read the files.")
-    assert result.text == "Read all." and result.stop_reason == "completed"
+    assert result.text == "Read all." and result.exit_status == "completed"
     assert len(agent.history) == len(agent.times) == 14
     assert all(b["content"].startswith("f") for m in agent.history[2::2] if m["role"] == "user"
                for b in m["content"] if b["type"] == "tool_result")
@@ -61,9 +62,9 @@ def test_stats_and_history_text():
     agent = make_agent(reads(5), view_policy=ThresholdMasking(keep=2, threshold_tokens=100))
     agent.run("go")
     stats = agent.stats()
-    assert stats["turns"] == 12 and stats["masked_count"] == 3
+    assert (stats["turns"], stats["messages"], stats["masked_count"]) == (6, 12, 3)
     assert stats["view_tokens"] < stats["raw_tokens"]
-    assert agent.stats_line() == (f"turns: 12   raw: ~{stats['raw_tokens']} tok   "
+    assert agent.stats_line() == (f"turns: 6   messages: 12   raw: ~{stats['raw_tokens']} tok   "
                                   f"view: ~{stats['view_tokens']} tok   masked: 3")
     text = agent.history_text(limit_chars=300)
     assert text.startswith("[\n  {\n    \"role\": \"user\"") and "more characters]" in text
@@ -150,7 +151,7 @@ def test_hooks_around_the_run():
         "hookEventName": "UserPromptSubmit", "additionalContext": "Today is Monday."}})
     hooks.on("PreToolUse", lambda p: calls.append(("pre", p["tool_name"])))
     hooks.on("PostToolUse", lambda p: calls.append(("post", p["tool_name"])))
-    hooks.on("Stop", lambda p: calls.append(("stop", p["stop_reason"])))
+    hooks.on("Stop", lambda p: calls.append(("stop", p["exit_status"])))
     agent = make_agent(reads(1), hooks=hooks)
     agent.run("go")
     agent.run("more")
@@ -163,7 +164,7 @@ def test_hooks_around_the_run():
 def test_hooks_get_session_id_and_cwd_and_their_messages_reach_the_user(tmp_path):
     import os
 
-    from mini_agent.harness.loop import HookNotice
+    from mini_agent.core.hook_output import HookNotice
     payloads = []
     hooks = HookManager()
     hooks.on("PreToolUse", lambda p: payloads.append(p) or {"systemMessage": "reading f0"})
@@ -176,17 +177,17 @@ def test_hooks_get_session_id_and_cwd_and_their_messages_reach_the_user(tmp_path
     assert [(n.event, n.system_message) for n in notices] == [("PreToolUse", "reading f0"),
                                                               ("PostToolUse", None)]
     assert "log disk full" in notices[1].errors[0]
-    assert result.stop_reason == "completed"  # a failing hook does not stop the run
+    assert result.exit_status == "completed"  # a failing hook does not stop the run
 
 
 def test_continue_false_stops_after_the_turn_with_a_valid_history():
     stops = []
     hooks = HookManager()
     hooks.on("PostToolUse", lambda p: {"continue": False, "stopReason": "budget spent"})
-    hooks.on("Stop", lambda p: stops.append(p["stop_reason"]))
+    hooks.on("Stop", lambda p: stops.append(p["exit_status"]))
     agent = make_agent(reads(3), hooks=hooks)
     result = agent.run("go")
-    assert result.stop_reason == "hook_stopped" and result.turns == 1
+    assert result.exit_status == "hook_stopped" and result.turns == 1
     assert agent.client.offline_transport.request_count == 1
     assert stops == ["hook_stopped"]
     validate_messages(agent.history)
@@ -198,7 +199,7 @@ def test_a_blocked_prompt_sends_and_stores_nothing():
     hooks.on("UserPromptSubmit", lambda p: {"decision": "block", "reason": "secrets"})
     agent = make_agent(reads(1), hooks=hooks)
     result = agent.run("my key is sk-ant-xyz")
-    assert result.stop_reason == "prompt_blocked"
+    assert result.exit_status == "prompt_blocked"
     assert agent.history == [] and agent.client.offline_transport.request_count == 0
 
 

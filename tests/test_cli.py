@@ -82,7 +82,8 @@ def test_repl_commands(tmp_path):
     text = out.getvalue()
     assert code == 0
     assert "the history is empty: no messages yet (type a prompt)" in text and "[]" not in text
-    assert "turns: 0   raw: ~0 tok" in text and "turns: 2   raw: ~" in text
+    assert "turns: 0   messages: 0   raw: ~0 tok" in text
+    assert "turns: 1   messages: 2   raw: ~" in text
     assert '"role": "user"' in text and "commands: /stats, /history, /quit" in text
     assert f"workspace: {tmp_path} (given with --workspace; the agent can edit files" in text
     assert len(list(tmp_path.glob("*.jsonl"))) == 1
@@ -97,7 +98,7 @@ def test_resume_from_the_cli(tmp_path):
                      "--resume", session_id], out=out, read=lines_from("/stats"))
     assert code == 0
     assert f"resumed {session_id}: 2 messages" in out.getvalue()
-    assert "turns: 2" in out.getvalue()
+    assert "turns: 0   messages: 2" in out.getvalue()  # turns: requests of this process
     assert cli.main(["--sessions-dir", str(tmp_path), "--resume", "missing"],
                     out=io.StringIO(), read=lines_from()) == 2
 
@@ -120,11 +121,12 @@ def test_sessions_grade_and_make_exercises_are_wired(tmp_path, capsys):
 
 def test_event_printer_shows_tools_and_results():
     from mini_agent.harness.executor import ToolOutcome
-    from mini_agent.harness.loop import LoopEnd, TextChunk, ToolResult, ToolUse
+    from mini_agent.core.streaming import TextDelta, ToolUseReady
+    from mini_agent.harness.loop import LoopEnd, ToolResult
     out = io.StringIO()
     show = cli.event_printer(out)
-    show(TextChunk("Hi"))
-    show(ToolUse({"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "x"}}))
+    show(TextDelta("Hi"))
+    show(ToolUseReady({"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "x"}}))
     show(ToolResult(ToolOutcome({"type": "tool_result", "tool_use_id": "t", "content": "a\nb"},
                                 "grep", {}, 0.0, 0.0, 0.0)))
     show(ToolResult(ToolOutcome({"type": "tool_result", "tool_use_id": "u", "content": "no",
@@ -211,7 +213,7 @@ def test_repl_reports_an_api_error_and_returns_to_the_prompt(tmp_path, monkeypat
     assert code == 0
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "rejected the key" in err
-    assert "turns: 1   raw: ~" in out.getvalue()  # the prompt is kept; /stats still answers
+    assert "turns: 0   messages: 1   raw: ~" in out.getvalue()  # the prompt is kept
 
 
 def test_repl_says_where_it_works_offline(tmp_path, monkeypatch):

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from mini_agent.core.messages import validate_messages
-from mini_agent.harness.session import rebuild_history, resume_session, session_path
+from mini_agent.core.session_entries import rebuild_history
+from mini_agent.harness.session import resume_session, session_path
 
 CHILD = Path(__file__).resolve().parent / "crash_child.py"
 SEED = 20260101

@@ -16,7 +16,8 @@ from mini_agent.core.messages import validate_messages
 from mini_agent.offline.demo_brain import DemoBrain
 from mini_agent.offline.demo_bugs import parse_test_report
 from mini_agent.core.tokens import approx_tokens
-from mini_agent.harness.tools import build_tools, run_tool
+from mini_agent.harness.executor import run_tool
+from mini_agent.harness.tools import build_tools
 
 TASK_TOOL_CALLS = 18
 TASK_APPROX_TOKENS = 9_077

@@ -8,10 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_agent.harness.executor import (SIBLING_ABORTED, OrderedDrain, StreamingExecutor, error_text,
-                                         run_serially)
+                                         run_serially, run_tool)
 from mini_agent.harness.hooks import HookManager
 from mini_agent.core.messages import validate_messages
-from mini_agent.harness.tools import Tool, ToolError
+from mini_agent.harness.tools import Tool
+from mini_agent.harness.workspace import ToolError
 
 
 class Recorder:
@@ -204,6 +205,16 @@ def test_input_not_matching_the_schema_is_an_error_result():
 def test_error_text():
     assert error_text("x", ToolError("do Y instead")) == "do Y instead"
     assert error_text("x", ValueError("v")) == "x failed: ValueError: v"
+
+
+def test_a_non_utf8_name_comes_back_encodable_through_every_door():
+    """The loop's executor and run_tool are one path: both give the same encodable text."""
+    tool = Tool("ls", "d", {"type": "object"}, "read-only", lambda i: "caf\udce9.txt\nb.txt")
+    outcome = asyncio.run(run_all({"ls": tool}, [use(0, "ls")]))[0]
+    assert outcome.block["content"] == "caf\ufffd.txt\nb.txt"
+    outcome.block["content"].encode("utf-8")
+    assert run_tool({"ls": tool}, "ls", {}) == ("caf\ufffd.txt\nb.txt", False)
+    assert run_tool({"ls": tool}, "nope", {}) == ("Unknown tool: nope (available: ls)", True)
 
 
 def test_empty_output_is_never_sent_as_empty_content():

@@ -572,7 +572,7 @@ def test_an_unknown_permission_decision_is_ignored_and_does_not_block():
     5, {"a": 1}, [1, 2], [{"type": "text", "text": ""}], [{"type": "bogus"}]])
 def test_agent_survives_any_updated_tool_output(output):
     from mini_agent.harness.agent import Agent
-    from mini_agent.harness.loop import HookNotice
+    from mini_agent.core.hook_output import HookNotice
     from mini_agent.offline import ScriptedBrain, offline_async_client
     from mini_agent.harness.tools import Tool
     from mini_agent.core.view import full_view
@@ -585,7 +585,7 @@ def test_agent_survives_any_updated_tool_output(output):
     agent = Agent(offline_async_client(brain), tools={"echo": tool}, hooks=hooks,
                   view_policy=full_view)
     result = agent.run("go")
-    assert result.stop_reason == "completed"
+    assert result.exit_status == "completed"
     assert agent.history[2]["content"][0]["content"] == "tool says hi"
     assert any(isinstance(e, HookNotice) and e.errors for e in result.events)
 

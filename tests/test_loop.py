@@ -5,9 +5,12 @@ import time
 
 import pytest
 
-from mini_agent.harness.loop import (Continued, LoopEnd, TextChunk, ToolResult, ToolUse, ToolUseDropped,
-                                     TurnEnd, TurnStart, collect, run_loop, sdk_model)
-from mini_agent.core.messages import validate_messages
+from mini_agent.core.continuation import Continuing
+from mini_agent.core.messages import NO_RESULT_TEXT, validate_messages
+from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
+from mini_agent.harness.loop import (LoopEnd, MessageAppended, ToolResult, TurnEnd, TurnStart,
+                                     run_loop)
+from mini_agent.harness.model import sdk_model
 from mini_agent.offline import FaultPlan, ScriptedBrain, offline_async_client, offline_client
 from mini_agent.harness.tools import Tool
 
@@ -27,10 +30,14 @@ def reply(*blocks, stop_reason="tool_use"):
                         for b in blocks], "stop_reason": stop_reason}
 
 
+async def collect(events):
+    return [event async for event in events]
+
+
 def run(client, tools, history, **kwargs):
-    call = sdk_model(client, model="claude-sonnet-4-6", max_tokens=kwargs.pop("max_tokens", 1000),
-                     tools=tools, stream=kwargs.pop("stream", True))
-    return asyncio.run(collect(run_loop(call, history, tools=tools, **kwargs)))
+    model = sdk_model(client, model="claude-sonnet-4-6", max_tokens=kwargs.pop("max_tokens", 1000),
+                      tools=tools, stream=kwargs.pop("stream", True))
+    return asyncio.run(collect(run_loop(model, history, tools=tools, **kwargs)))
 
 
 def kinds(events):
@@ -52,8 +59,8 @@ def test_a_turn_with_parallel_tools_then_an_answer():
     assert history[3] == {"role": "assistant", "content": [{"type": "text", "text": "Both read."}]}
     validate_messages(history)
     ends = [e for e in events if isinstance(e, TurnEnd)]
-    assert [(e.turn, e.stop_reason, e.tool_count) for e in ends] == [(1, "tool_use", 2),
-                                                                      (2, "end_turn", 0)]
+    assert [(e.turn, e.stop_reason, e.message_count) for e in ends] == [(1, "tool_use", 1),
+                                                                         (2, "end_turn", 3)]
     assert ends[0].usage["output_tokens"] > 0
 
 
@@ -65,7 +72,7 @@ def test_results_drained_during_streaming_are_in_the_follow_up():
     client = offline_async_client(brain, faults=FaultPlan(stream_delay_seconds=0.002))
     history = [{"role": "user", "content": "go"}]
     events = run(client, tools, history)
-    last_tool_use = max(i for i, e in enumerate(events) if isinstance(e, ToolUse))
+    last_tool_use = max(i for i, e in enumerate(events) if isinstance(e, ToolUseReady))
     early = [e for e in events[:last_tool_use] if isinstance(e, ToolResult)]
     assert early, "some results must be drained while the model is still streaming"
     results = [e.block["tool_use_id"] for e in events if isinstance(e, ToolResult)]
@@ -86,7 +93,7 @@ def test_tools_start_while_the_model_is_still_streaming():
     events = run(client, tools, history)
     first_result = next(i for i, e in enumerate(events) if isinstance(e, ToolResult))
     second_use = next(i for i, e in enumerate(events)
-                      if isinstance(e, ToolUse) and e.block["id"] == "toolu_02")
+                      if isinstance(e, ToolUseReady) and e.block["id"] == "toolu_02")
     assert first_result < second_use
     # text between the tools is its own block; no empty text block before the first tool
     assert [b["type"] for b in history[1]["content"]] == ["tool_use", "text", "tool_use"]
@@ -138,10 +145,10 @@ def test_tool_use_cut_by_max_tokens_is_never_run():
     history = [{"role": "user", "content": "go"}]
     events = run(client, tools, history)
     assert ran == []
-    dropped = [e for e in events if isinstance(e, ToolUseDropped)]
+    dropped = [e for e in events if isinstance(e, ToolUseTruncated)]
     assert [(d.id, d.name) for d in dropped] == [("toolu_01", "edit")]
     assert dropped[0].partial_json.startswith('{"path"')
-    assert Continued(1, "continue") in events
+    assert Continuing(1, "continue") in events
     # the continuation (request 2) sees the text only, never the half-written tool_use
     second = client.offline_transport.requests[1]["messages"]
     assert second[-2] == {"role": "assistant", "content": [
@@ -161,7 +168,8 @@ def test_cut_tool_use_after_complete_ones_ends_the_turn_with_those_tools():
     history = [{"role": "user", "content": "go"}]
     events = run(client, tools, history)
     assert ran == [1]
-    assert [e.stop_reason for e in events if isinstance(e, TurnEnd)][0] == "tool_use"
+    assert [e.stop_reason for e in events if isinstance(e, TurnEnd)] == ["max_tokens", "end_turn"]
+    assert not any(isinstance(e, Continuing) for e in events)  # the step ends with its tools
     follow_up = history[2]["content"]
     assert follow_up[0]["tool_use_id"] == "toolu_01"
     assert "toolu_02" in follow_up[1]["text"] and "not run" in follow_up[1]["text"]
@@ -177,28 +185,37 @@ def test_text_cut_by_max_tokens_is_continued_and_joined_into_one_block():
     text = history[1]["content"]
     assert len(text) == 1 and text[0]["text"].endswith(" the second half.")
     assert text[0]["text"].startswith("The first half")
-    assert [e.stop_reason for e in events if isinstance(e, TurnEnd)] == ["end_turn"]
+    assert [(e.turn, e.stop_reason) for e in events if isinstance(e, TurnEnd)] == [
+        (1, "max_tokens"), (2, "end_turn")]  # one turn per model request
+    assert events[-1] == LoopEnd("completed", 2)
     sent_back = client.offline_transport.requests[1]["messages"][1]["content"][0]["text"]
     assert sent_back == sent_back.rstrip()
 
 
-def test_callbacks_are_awaited_and_the_assistant_message_comes_first():
-    log = []
-
-    async def on_message(message):
-        await asyncio.sleep(0.001)
-        log.append(("message", message["role"]))
-
-    async def on_tool_result(block):
-        await asyncio.sleep(0.001)
-        log.append(("result", block["tool_use_id"]))
+def test_every_append_is_an_event_and_times_follow_the_history():
+    """Write-ahead needs to see each message when it is appended: the loop announces it."""
     brain = ScriptedBrain([reply("x", use(1, "read"), use(2, "read")), "done"])
     client = offline_async_client(brain, faults=FaultPlan(stream_delay_seconds=0.002))
+    history, times = [{"role": "user", "content": "go"}], [5.0]
+    events = run(client, {"read": tool("read")}, history, times=times)
+    appended = [e.message for e in events if isinstance(e, MessageAppended)]
+    assert appended == history[1:]
+    assert len(times) == len(history) and times[0] == 5.0
+    order = [type(e).__name__ for e in events if isinstance(e, (MessageAppended, ToolResult))]
+    assert order[-3:] == ["ToolResult", "MessageAppended", "MessageAppended"]
+    with pytest.raises(ValueError, match="times has 0 entries"):
+        run(client, {}, [{"role": "user", "content": "x"}], times=[])
+
+
+def test_max_turns_counts_continuation_requests():
+    brain = ScriptedBrain([reply("A long first answer that gets cut", stop_reason="end_turn"),
+                           reply(" and is then finished.", stop_reason="end_turn")])
+    client = offline_async_client(brain, faults=FaultPlan(max_tokens_at={1: "text"}))
     history = [{"role": "user", "content": "go"}]
-    run(client, {"read": tool("read")}, history, on_message=on_message,
-        on_tool_result=on_tool_result)
-    assert log == [("message", "assistant"), ("result", "toolu_01"), ("result", "toolu_02"),
-                   ("message", "user"), ("message", "assistant")]
+    events = run(client, {}, history, max_turns=1)
+    assert client.offline_transport.request_count == 1  # no continuation past the budget
+    assert events[-1] == LoopEnd("completed", 1)
+    assert history[1]["content"][0]["text"].startswith("A long first")
 
 
 @pytest.mark.parametrize("stream", [True, False])
@@ -218,8 +235,8 @@ def test_interrupting_mid_drain_leaves_a_valid_history():
 
     async def main():
         history = [{"role": "user", "content": "go"}]
-        call = sdk_model(offline_async_client(brain), model="m", max_tokens=500, tools=tools)
-        events = run_loop(call, history, tools=tools)
+        model = sdk_model(offline_async_client(brain), model="m", max_tokens=500, tools=tools)
+        events = run_loop(model, history, tools=tools)
         async for event in events:
             if isinstance(event, ToolResult) and len(history) == 2:
                 break  # phase 2: the assistant message is stored; "fast" not yet collected
@@ -230,12 +247,12 @@ def test_interrupting_mid_drain_leaves_a_valid_history():
     assert history[2]["content"] == [
         {"type": "tool_result", "tool_use_id": "toolu_01", "content": "read says []"},
         {"type": "tool_result", "tool_use_id": "toolu_02", "is_error": True,
-         "content": "Interrupted before this tool finished"}]
+         "content": NO_RESULT_TEXT}]
 
 
 def test_event_sequence_of_one_turn():
     brain = ScriptedBrain(["Hi."])
     events = run(offline_async_client(brain), {}, [{"role": "user", "content": "hello"}])
     assert isinstance(events[0], TurnStart)
-    assert "".join(e.text for e in events if isinstance(e, TextChunk)) == "Hi."
-    assert kinds(events)[-2:] == ["TurnEnd", "LoopEnd"]
+    assert "".join(e.text for e in events if isinstance(e, TextDelta)) == "Hi."
+    assert kinds(events) == ["TurnStart", "TextDelta", "TurnEnd", "MessageAppended", "LoopEnd"]

@@ -150,7 +150,7 @@ def test_provenance_and_expiry_with_an_injected_clock(tmp_path):
 
 
 def test_kit_tool_returns_errors_as_data(tmp_path):
-    from mini_agent.harness.tools import run_tool
+    from mini_agent.harness.executor import run_tool
     kit = MemoryTool(tmp_path).kit_tool()
     assert kit.definition() == {"type": "memory_20250818", "name": "memory"}
     content, is_error = run_tool({"memory": kit}, "memory",

@@ -7,7 +7,8 @@ import pytest
 
 from mini_agent.cli import build_agent
 from mini_agent.core.edit_reconcile import RESUME_TEXTS, edit_outcome
-from mini_agent.harness.session import SessionWriter, rebuild_history, resume_session
+from mini_agent.core.session_entries import rebuild_history
+from mini_agent.harness.session import SessionWriter, resume_session
 
 
 @pytest.mark.parametrize("old, new, text, want", [

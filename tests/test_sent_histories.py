@@ -50,11 +50,12 @@ from mini_agent.core.compact_policy import (CompactPolicy, CompactThresholds, ov
 from mini_agent.demo import copy_demo_workspace
 from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
 from mini_agent.harness.cold_store import ColdStore, recall_segment_tool
-from mini_agent.harness.loop import INTERRUPTED, ToolResult, ToolUse
+from mini_agent.harness.loop import ToolResult
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
 from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS
-from mini_agent.core.messages import (MessageParam, content_blocks, tool_results, tool_uses,
-                                      validate_messages)
+from mini_agent.core.messages import (NO_RESULT_TEXT, MessageParam, content_blocks, tool_results,
+                                      tool_uses, validate_messages)
+from mini_agent.core.streaming import ToolUseReady
 from mini_agent.offline import FaultPlan, offline_async_client, offline_client
 from mini_agent.core.context_edits import (CONTEXT_MANAGEMENT_BETA, clear_tool_uses_edit,
                                          clear_tool_uses_transform)
@@ -321,7 +322,7 @@ async def drive(scenario: Scenario, setup: Setup) -> Outcome:
                     failed = True
                 assert not refusals, f"the offline API refused a request: {refusals[0]}"
                 produced += [e.block for e in events if isinstance(e, ToolResult)]
-                asked += [e.block["id"] for e in events if isinstance(e, ToolUse)]
+                asked += [e.block["id"] for e in events if isinstance(e, ToolUseReady)]
                 # the record is only appended to (the last user turn may gain the new prompt)
                 history = agent.history
                 assert len(history) >= len(record)
@@ -347,7 +348,7 @@ async def drive(scenario: Scenario, setup: Setup) -> Outcome:
         history = agent.history
         assert_results_in_order(history)
         stored = [b for m in history for b in tool_results(m)]
-        kept = [b for b in stored if not (b.get("is_error") and b["content"] == INTERRUPTED)]
+        kept = [b for b in stored if not (b.get("is_error") and b["content"] == NO_RESULT_TEXT)]
         assert len(kept) == len(stored) or failed
         assert [b["tool_use_id"] for b in kept] == [b["tool_use_id"] for b in produced]
         assert kept == produced

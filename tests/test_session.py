@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_agent.core.clock import ManualClock
-from mini_agent.core.messages import validate_messages
-from mini_agent.harness.session import (INTERRUPTED_TEXT, SessionProblem, SessionWriter,
-                                        encode_entry, history_to_entries, list_sessions, main_sessions,
-                                        rebuild_history, resume_session, scrub_secrets)
+from mini_agent.core.messages import NO_RESULT_TEXT, validate_messages
+from mini_agent.core.session_entries import history_to_entries, rebuild_history
+from mini_agent.harness.session import (SessionProblem, SessionWriter, encode_entry, list_sessions,
+                                        main_sessions, resume_session, scrub_secrets)
 from strategies import histories
 
 T0 = 1_767_225_600.0
@@ -210,7 +210,7 @@ def test_crash_between_tool_use_and_result_answers_the_unanswered_call():
                                           use("t2", "grep")]},
         {"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": "t1", "content": "file text"},
-            {"type": "tool_result", "tool_use_id": "t2", "content": INTERRUPTED_TEXT,
+            {"type": "tool_result", "tool_use_id": "t2", "content": NO_RESULT_TEXT,
              "is_error": True}]}]
     assert times == [T0 + 1, T0 + 2, T0 + 3]
     assert report.interrupted == [("t2", "grep")] and report.pending_user_turn
@@ -296,7 +296,7 @@ def test_list_sessions_and_cli_body(tmp_path, capsys):
         f.write('{"torn')
     rows = list_sessions(tmp_path)
     assert rows == [{"session_id": "a", "path": str(w.path), "entries": 3, "prompts": 1,
-                     "turns": 1, "first_time": T0, "last_time": T0 + 9, "model": "claude-x",
+                     "replies": 1, "first_time": T0, "last_time": T0 + 9, "model": "claude-x",
                      "problems": 1}]
     assert list_sessions(tmp_path / "nope") == []
     assert main_sessions(tmp_path) == 0
@@ -309,7 +309,6 @@ def test_list_sessions_and_cli_body(tmp_path, capsys):
 # --------------------------------------------------------------------------- adversarial input
 
 def test_entries_of_the_wrong_shape_are_skipped_with_a_note():
-    from mini_agent.harness.session import rebuild_history
     user = {"type": "message", "message": {"role": "user", "content": "hi"}, "timestamp": 1.0}
     entries = [user,
                {"type": "message", "timestamp": 2.0},
@@ -446,7 +445,7 @@ def test_records_the_api_would_refuse_are_skipped_and_the_resume_goes_on(damage)
                msg("user", "next"), msg("assistant", "fine")]
     history, _, report = rebuild_history(entries)
     validate_messages(history)
-    assert history[2]["content"][0]["content"] == INTERRUPTED_TEXT
+    assert history[2]["content"][0]["content"] == NO_RESULT_TEXT
     assert history[-1] == {"role": "assistant", "content": "fine"}
     assert sum("the API would refuse" in n for n in report.notes) == 2
 
@@ -471,4 +470,4 @@ def test_agent_resume_reports_and_skips_a_damaged_record(tmp_path):
     assert agent.history[2]["content"][0]["content"].endswith("text")
     assert any(n.startswith("line 3: checksum_mismatch") for n in report.notes)
     validate_messages(agent.history, request=False)
-    assert agent.run("continue").stop_reason == "completed"
+    assert agent.run("continue").exit_status == "completed"

@@ -37,7 +37,7 @@ def test_fresh_window_read_only_tools_and_artefacts(workspace):
     assert first["messages"] == [{"role": "user", "content": [{"type": "text", "text": BRIEF}]}]
     assert {t["name"] for t in first["tools"]} == {"read_file", "list_dir", "grep", "glob",
                                                    "write_artefact"}
-    assert result.stop_reason == "completed" and result.turns == 4 and not result.truncated
+    assert result.exit_status == "completed" and result.turns == 4 and not result.truncated
     assert result.artefacts == [".artefacts/project_map.md"]
     text = (workspace / ".artefacts" / "project_map.md").read_text()
     assert "- line 44: def `bulk_discount_rate`" in text

@@ -1,12 +1,13 @@
-"""Tests for mini_agent.harness.tools: confinement, ignore list, output cap, each tool, run_tool errors."""
+"""Tests for mini_agent.harness.tools: confinement, ignore list, output cap, each tool, errors as data."""
 
 import os
 import time
 
 import pytest
 
-from mini_agent.harness.tools import (DEFAULT_IGNORE, Tool, ToolError, Workspace, build_tools,
-                                      run_tool)
+from mini_agent.harness.executor import run_tool
+from mini_agent.harness.tools import Tool, build_tools
+from mini_agent.harness.workspace import DEFAULT_IGNORE, ToolError, Workspace
 
 
 @pytest.fixture
@@ -193,8 +194,8 @@ def test_edit_file_creates_a_new_file(tools, ws):
 
 def test_unknown_tool_and_bad_input(tools):
     assert run_tool(tools, "delete_everything", {}) == (
-        "Unknown tool 'delete_everything'. Available tools: edit_file, glob, grep, list_dir, "
-        "read_file, run_bash.", True)
+        "Unknown tool: delete_everything (available: edit_file, glob, grep, list_dir, "
+        "read_file, run_bash)", True)
     assert run_tool(tools, "read_file", {}) == ("read_file: missing required input 'path'", True)
     assert run_tool(tools, "read_file", {"path": 3}) == (
         "read_file: input 'path' must be of type string", True)

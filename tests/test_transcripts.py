@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.messages import iter_blocks, validate_messages
-from mini_agent.core.transcripts import MISSING_RESULT_TEXT, MISSING_START_TEXT, TranscriptError, parse_text
+from mini_agent.core.transcripts import MISSING_START_TEXT, NO_RESULT_TEXT, TranscriptError, parse_text
 from mini_agent.harness.real_sessions import shared_data_dir
 from mini_agent.harness.transcript_files import load
 
@@ -235,7 +235,7 @@ def test_orphan_tool_result_is_dropped_and_reported():
 def test_tool_use_without_result_gets_an_error_result():
     t = cc(user("u1", None, "go"), asst("a1", "u1", "m1", [tu("t1")]))
     assert t.messages[-1] == {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "t1", "content": MISSING_RESULT_TEXT,
+        {"type": "tool_result", "tool_use_id": "t1", "content": NO_RESULT_TEXT,
          "is_error": True}]}
     assert t.repairs == ["line 2: tool_use t1 had no tool_result; added an is_error result "
                          "saying so"]
@@ -530,7 +530,7 @@ def test_every_real_file_loads_into_a_valid_history(shared_data, name):
         assert sum(1 for m in full.messages if m["role"] == "assistant") == \
             stats["assistant_api_messages"]
         assert uses == stats["tool_use"] and len(results) == stats["tool_result"]
-        assert not any(b.get("content") == MISSING_RESULT_TEXT for b in results)
+        assert not any(b.get("content") == NO_RESULT_TEXT for b in results)
         assert full.info["compactions"] == stats["compactions"]
 
 
@@ -614,7 +614,7 @@ def test_tool_use_without_an_id_gets_one_and_an_unmatched_result():
     validate_messages(t.messages)
     assert t.messages[1]["content"] == [{"type": "tool_use", "id": "toolu_missing_0",
                                          "name": "x", "input": {}}]
-    assert t.messages[2]["content"][0]["content"] == MISSING_RESULT_TEXT
+    assert t.messages[2]["content"][0]["content"] == NO_RESULT_TEXT
 
 
 def test_non_string_ids_models_and_usage_do_not_crash():

@@ -20,20 +20,21 @@ sent back half-written: it is dropped, and
 * else (nothing but the cut tool_use) the same request is retried with twice the
   ``max_tokens``, since an empty assistant turn cannot be sent back.
 
-Two forms: :func:`auto_continue` / :func:`async_auto_continue` wrap a non-streaming
-``client.messages.create``; :func:`continue_stream` does the same for the streaming loop
-(``mini_agent.harness.loop``), chunk by chunk. Both share :func:`next_step`. Taught in
+One algorithm, two drivers. :class:`Continuation` is the sans-IO state of one reply: feed it
+each piece (its complete blocks, stop_reason and usage) and it says what to do next and which
+messages and ``max_tokens`` scale the next request takes. :func:`auto_continue` /
+:func:`async_auto_continue` drive it with plain ``client.messages.create`` calls; the agent
+loop (:func:`mini_agent.harness.loop.run_loop`) drives it with streamed pieces. Taught in
 ``notebooks/03_observation_masking.ipynb``. Source: 000_86e3ff2076a5ae37.txt (autoContinue).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, AsyncIterator, Callable, Generator
+from typing import Any
 
 from mini_agent.core.messages import Block, MessageParam, assistant, user
-from mini_agent.core.streaming import (USAGE_FIELDS, StreamDone, TextDelta, ToolUseReady, ToolUseTruncated,
-                                       event_dict)
+from mini_agent.core.streaming import USAGE_FIELDS, event_dict
 
 CONTINUE_PROMPT = "Continue where you left off. Do not repeat what you already said."
 """The follow-up user turn (seed 000: without "do not repeat" the model re-sends its text)."""
@@ -44,12 +45,12 @@ MAX_CONTINUE_ATTEMPTS = 3
 
 @dataclasses.dataclass(frozen=True)
 class Continuing:
-    """Loop-level notice: piece ``attempt`` was cut by max_tokens; ``action`` is
-    ``"continue"`` (continue prompt sent) or ``"retry_larger"`` (max_tokens doubled)."""
+    """A loop event: piece ``attempt`` was cut by max_tokens and another request follows;
+    ``action`` is ``"continue"`` (continue prompt sent) or ``"retry_larger"`` (max_tokens
+    doubled). The cut tool_use blocks were reported as ``ToolUseTruncated`` chunks."""
 
     attempt: int
     action: str
-    dropped_tool_use_ids: tuple[str, ...] = ()
 
 
 def merge_pieces(pieces: list[list[Block]]) -> list[Block]:
@@ -99,136 +100,153 @@ def next_step(*, stop_reason: str | None, text_so_far: str, has_complete_tool_us
     return "continue" if text_so_far.strip() else "retry_larger"
 
 
-def _drop_truncated(content: list[Block], stop_reason: str | None) -> tuple[list[Block], list[str]]:
-    """Remove the last tool_use of a max_tokens reply (its input JSON is incomplete)."""
+def drop_truncated(content: list[Block], stop_reason: str | None) -> tuple[list[Block], list[str]]:
+    """Split a reply's content into its complete blocks and the ids of a cut tool_use.
+
+    Args:
+        content: the reply's content blocks (not mutated).
+        stop_reason: the reply's stop_reason.
+    Returns:
+        ``(blocks, dropped_ids)``: when the reply stopped at ``max_tokens`` inside a tool_use
+        (its last block), that block is left out (its input JSON is incomplete) and its id
+        returned; otherwise ``(list(content), [])``.
+    """
     if stop_reason != "max_tokens" or not content or content[-1].get("type") != "tool_use":
         return list(content), []
     return list(content[:-1]), [content[-1].get("id", "")]
 
 
-def _add_usage(total: dict[str, int], usage: dict[str, Any] | None) -> None:
-    for key in USAGE_FIELDS:
-        total[key] = total.get(key, 0) + int((usage or {}).get(key) or 0)
+def add_usage(total: dict[str, int], usage: dict[str, Any] | None) -> dict[str, int]:
+    """Return ``total`` plus ``usage``, field by field over :data:`USAGE_FIELDS` (new dict).
+
+    Example: ``add_usage({"input_tokens": 1}, {"input_tokens": 2})["input_tokens"] == 3``.
+    """
+    return {key: total.get(key, 0) + int((usage or {}).get(key) or 0) for key in USAGE_FIELDS}
 
 
-def _driver(request: dict[str, Any], max_attempts: int
-            ) -> Generator[dict[str, Any], Any, dict[str, Any]]:
-    """Sans-IO core of auto_continue: yields request kwargs, receives Message objects/dicts."""
-    pieces: list[list[Block]] = []
-    dropped: list[str] = []
-    usage: dict[str, int] = {}
-    messages = request["messages"]
-    max_tokens = request["max_tokens"]
-    for attempt in range(1, max_attempts + 1):
-        response = event_dict((yield {**request, "messages": messages,
-                                      "max_tokens": max_tokens}))
-        stop_reason = response.get("stop_reason")
-        _add_usage(usage, response.get("usage"))
-        content, cut = _drop_truncated(response.get("content") or [], stop_reason)
-        dropped += cut
-        pieces.append(content)
-        merged = merge_pieces(pieces)
+class Continuation:
+    """One assistant reply through ``max_tokens`` cuts: the one continuation algorithm (sans-IO).
+
+    Send a request with :attr:`messages` and ``max_tokens * max_tokens_scale``, then
+    :meth:`feed` the piece that came back; repeat while it answers ``"continue"`` or
+    ``"retry_larger"``. Afterwards :attr:`content` is the merged reply, :attr:`stop_reason`
+    its merged stop_reason (the module docstring), :attr:`usage` the token counts summed over
+    the pieces, :attr:`attempts` the requests made and :attr:`dropped_tool_use_ids` the cut
+    tool_use blocks that were left out.
+
+    Args:
+        messages: the history the first request sends (not mutated).
+        max_attempts: requests at most, the first included (>= 1; 1 turns continuation off).
+    Raises:
+        ValueError: max_attempts < 1.
+    Example: a reply cut in its text asks for ``"continue"``, and the next request carries
+    the text so far and :data:`CONTINUE_PROMPT`.
+    """
+
+    def __init__(self, messages: list[MessageParam], *,
+                 max_attempts: int = MAX_CONTINUE_ATTEMPTS) -> None:
+        if max_attempts < 1:
+            raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")
+        self.base = list(messages)
+        self.messages = list(messages)
+        self.max_tokens_scale = 1
+        self.max_attempts = max_attempts
+        self.attempts = 0
+        self.pieces: list[list[Block]] = []
+        self.usage: dict[str, int] = add_usage({}, None)
+        self.stop_reason: str | None = None
+        self.dropped_tool_use_ids: list[str] = []
+
+    @property
+    def content(self) -> list[Block]:
+        """The pieces so far merged into one reply (:func:`merge_pieces`)."""
+        return merge_pieces(self.pieces)
+
+    def feed(self, content: list[Block], *, stop_reason: str | None,
+             usage: dict[str, Any] | None = None, dropped_tool_use_ids: Any = ()) -> str:
+        """Take one piece and return what comes next.
+
+        Args:
+            content: the piece's COMPLETE blocks (a cut tool_use already left out).
+            stop_reason: the piece's stop_reason.
+            usage: the piece's token counts.
+            dropped_tool_use_ids: ids of the piece's cut tool_use blocks.
+        Returns:
+            ``"done"`` or ``"give_up"`` (the reply is complete: read :attr:`content` and
+            :attr:`stop_reason`), ``"continue"`` (:attr:`messages` now ends with the text so far
+            and the continue prompt) or ``"retry_larger"`` (:attr:`max_tokens_scale` doubled).
+        """
+        self.attempts += 1
+        self.pieces.append(list(content))
+        self.usage = add_usage(self.usage, usage)
+        self.dropped_tool_use_ids += list(dropped_tool_use_ids)
+        merged = self.content
         text = "".join(b["text"] for b in merged if b["type"] == "text")
-        step = next_step(stop_reason=stop_reason, text_so_far=text, attempt=attempt,
-                         max_attempts=max_attempts,
+        step = next_step(stop_reason=stop_reason, text_so_far=text, attempt=self.attempts,
+                         max_attempts=self.max_attempts,
                          has_complete_tool_use=any(b["type"] == "tool_use" for b in merged))
-        if step == "done":
-            final = "tool_use" if (stop_reason == "max_tokens" and cut) else stop_reason
-            return {"role": "assistant", "content": merged, "stop_reason": final,
-                    "usage": usage, "attempts": attempt, "dropped_tool_use_ids": dropped}
-        if step == "give_up":
-            break
-        if step == "continue":
-            messages = continuation_messages(request["messages"], text)
+        if step == "done":  # cut after complete tool_use blocks: the turn ends with those
+            self.stop_reason = "tool_use" if stop_reason == "max_tokens" else stop_reason
+        elif step == "give_up":
+            self.stop_reason = "end_turn"
+        elif step == "continue":
+            self.messages = continuation_messages(self.base, text)
         else:
-            max_tokens *= 2
-    return {"role": "assistant", "content": merge_pieces(pieces), "stop_reason": "end_turn",
-            "usage": usage, "attempts": max_attempts, "dropped_tool_use_ids": dropped}
+            self.max_tokens_scale *= 2
+        return step
+
+    def result(self) -> dict[str, Any]:
+        """``{"role": "assistant", "content", "stop_reason", "usage", "attempts",
+        "dropped_tool_use_ids"}``: what :func:`auto_continue` returns."""
+        return {"role": "assistant", "content": self.content, "stop_reason": self.stop_reason,
+                "usage": dict(self.usage), "attempts": self.attempts,
+                "dropped_tool_use_ids": list(self.dropped_tool_use_ids)}
+
+
+def _feed_response(continuation: Continuation, response: Any) -> str:
+    data = event_dict(response)
+    stop_reason = data.get("stop_reason")
+    content, dropped = drop_truncated(data.get("content") or [], stop_reason)
+    return continuation.feed(content, stop_reason=stop_reason, usage=data.get("usage"),
+                             dropped_tool_use_ids=dropped)
+
+
+def _request(continuation: Continuation, create_kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {**create_kwargs, "messages": continuation.messages,
+            "max_tokens": create_kwargs["max_tokens"] * continuation.max_tokens_scale}
 
 
 def auto_continue(client: Any, *, max_attempts: int = MAX_CONTINUE_ATTEMPTS,
                   **create_kwargs: Any) -> dict[str, Any]:
     """``client.messages.create(**create_kwargs)`` that continues through ``max_tokens``.
 
-    Args: client: a sync ``anthropic.Anthropic`` (online or ``offline_client()``);
-    create_kwargs: ``model``, ``max_tokens``, ``messages`` (not mutated), ``system``, ``tools``...
-    Returns: ``{"role": "assistant", "content": [blocks], "stop_reason": str, "usage": {summed
-    token counts}, "attempts": int, "dropped_tool_use_ids": [str]}``; append
-    ``{"role", "content"}`` of it to the history, unless ``content`` is ``[]`` (every attempt
-    answered only whitespace: there is no reply to store). ``stop_reason`` is synthetic
-    ``"end_turn"`` when every attempt was cut, ``"tool_use"`` when a cut tool_use was dropped
-    after complete ones. Raises: the SDK's errors (``anthropic.APIStatusError`` ...).
+    Args:
+        client: a sync ``anthropic.Anthropic`` (online or ``offline_client()``).
+        max_attempts: requests at most, the first included.
+        create_kwargs: ``model``, ``max_tokens``, ``messages`` (not mutated), ``system``,
+            ``tools``...
+    Returns:
+        ``{"role": "assistant", "content": [blocks], "stop_reason": str, "usage": {summed
+        token counts}, "attempts": int, "dropped_tool_use_ids": [str]}``; append
+        ``{"role", "content"}`` of it to the history, unless ``content`` is ``[]`` (every
+        attempt answered only whitespace: there is no reply to store). ``stop_reason`` is a
+        synthetic ``"end_turn"`` when every attempt was cut, ``"tool_use"`` when the cut came
+        after complete tool_use blocks.
+    Raises:
+        the SDK's errors (``anthropic.APIStatusError`` ...).
     """
-    driver = _driver(create_kwargs, max_attempts)
-    request = next(driver)
-    while True:
-        try:
-            request = driver.send(client.messages.create(**request))
-        except StopIteration as stop:
-            return stop.value
+    continuation = Continuation(create_kwargs["messages"], max_attempts=max_attempts)
+    while _feed_response(continuation, client.messages.create(
+            **_request(continuation, create_kwargs))) in ("continue", "retry_larger"):
+        pass
+    return continuation.result()
 
 
 async def async_auto_continue(client: Any, *, max_attempts: int = MAX_CONTINUE_ATTEMPTS,
                               **create_kwargs: Any) -> dict[str, Any]:
     """The same as :func:`auto_continue` for an ``anthropic.AsyncAnthropic`` client."""
-    driver = _driver(create_kwargs, max_attempts)
-    request = next(driver)
-    while True:
-        try:
-            request = driver.send(await client.messages.create(**request))
-        except StopIteration as stop:
-            return stop.value
-
-
-CallModel = Callable[..., AsyncIterator[Any]]
-
-
-async def continue_stream(call_model: CallModel, messages: list[MessageParam], *,
-                          max_attempts: int = MAX_CONTINUE_ATTEMPTS) -> AsyncIterator[Any]:
-    """Stream one assistant turn through ``max_tokens`` cuts (the loop's form of auto_continue).
-
-    Args: call_model: ``call_model(messages, *, max_tokens_scale=1) -> async iterator of
-    streaming chunks`` (one request); messages: the request history (not mutated).
-    Yields: the pieces' TextDelta / ToolUseReady / ToolUseTruncated chunks as they come, a
-    :class:`Continuing` notice before each extra request, then ONE :class:`StreamDone` whose
-    ``usage`` sums all requests and whose ``stop_reason`` follows the module docstring.
-    Text from successive pieces arrives as consecutive deltas, so the loop's text buffer joins
-    them into one block.
-    """
-    usage: dict[str, int] = {}
-    text = ""
-    has_tool = False
-    scale = 1
-    request = messages
-    message_id = ""
-    for attempt in range(1, max_attempts + 1):
-        done: StreamDone | None = None
-        cut: list[str] = []
-        async for chunk in call_model(request, max_tokens_scale=scale):
-            if isinstance(chunk, StreamDone):
-                done = chunk
-                continue
-            if isinstance(chunk, TextDelta):
-                text += chunk.text
-            elif isinstance(chunk, ToolUseReady):
-                has_tool = True
-            elif isinstance(chunk, ToolUseTruncated):
-                cut.append(chunk.id)
-            yield chunk
-        stop_reason = done.stop_reason if done else None
-        _add_usage(usage, done.usage if done else None)
-        message_id = done.message_id if done else message_id
-        step = next_step(stop_reason=stop_reason, text_so_far=text, attempt=attempt,
-                         has_complete_tool_use=has_tool, max_attempts=max_attempts)
-        if step == "done":
-            final = "tool_use" if (stop_reason == "max_tokens" and has_tool) else stop_reason
-            yield StreamDone(final, usage, message_id)
-            return
-        if step == "give_up":
-            break
-        yield Continuing(attempt, step, tuple(cut))
-        if step == "continue":
-            request = continuation_messages(messages, text)
-        else:
-            scale *= 2
-    yield StreamDone("end_turn", usage, message_id)
+    continuation = Continuation(create_kwargs["messages"], max_attempts=max_attempts)
+    while _feed_response(continuation, await client.messages.create(
+            **_request(continuation, create_kwargs))) in ("continue", "retry_larger"):
+        pass
+    return continuation.result()

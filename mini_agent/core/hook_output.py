@@ -116,6 +116,33 @@ class HookResult(Mapping):
     __hash__ = None  # type: ignore[assignment]  # mutable, like a dict
 
 
+@dataclasses.dataclass(frozen=True)
+class HookNotice:
+    """What a hook said to the user, never to the model: a loop event.
+
+    Attributes:
+        event: the hook event (``"PreToolUse"``...).
+        system_message: the hook's ``systemMessage``, or None.
+        errors: non-blocking errors (exit codes other than 0 and 2, timeouts, unreadable
+            output).
+    """
+
+    event: str
+    system_message: str | None
+    errors: tuple[str, ...] = ()
+
+
+def hook_notice(event: str, result: Any) -> HookNotice | None:
+    """The :class:`HookNotice` for a fired event's ``result``, or None when it says nothing.
+
+    Example: ``hook_notice("Stop", HookResult(system_message="bye")) == HookNotice("Stop",
+    "bye")``.
+    """
+    message = getattr(result, "system_message", None)
+    errors = tuple(str(e) for e in getattr(result, "errors", None) or ())
+    return HookNotice(event, message, errors) if message or errors else None
+
+
 def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     """Convert a handler's Claude-Code-shaped JSON output (a dict) into a :class:`HookResult`.
 

@@ -31,6 +31,17 @@ from mini_agent.core.wire_rules import cache_markers, final_whitespace_problem, 
 MessageParam = dict[str, Any]
 Block = dict[str, Any]
 
+NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
+                  "returned, so its result is unknown. Run it again if you still need it.")
+"""The ``is_error`` tool_result content for a tool call that never got a result: the loop
+interrupted mid-turn, a session log cut by a crash, a transcript with no recorded result.
+One text for one meaning, wherever the history is repaired."""
+
+MISSING_START_TEXT = ("[the transcript starts with an assistant turn; earlier history is not "
+                      "in the file]")
+"""The user message put before a history that starts with an assistant turn (a session log or
+a transcript whose first messages are missing)."""
+
 MAX_CACHE_CONTROL_MARKERS = 4
 """The API accepts at most four ``cache_control`` breakpoints per request (prompt caching docs)."""
 

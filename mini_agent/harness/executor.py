@@ -1,13 +1,8 @@
 """Run tools while the model streams: reads in parallel, writes serialized, results in order.
 
 The Messages API wants every ``tool_use`` of an assistant message answered by a
-``tool_result`` in the next user message; the kit keeps them in ``tool_use`` order.
-:class:`OrderedDrain` hands results out in registration order however the tasks finish:
-``drain_ready()`` yields settled results from the head and stops at the first unsettled one
-(it never waits); ``drain_all()`` awaits each in turn. Both share ONE cursor, so a result taken
-during streaming is never yielded again after it.
-
-:class:`StreamingExecutor` schedules each complete tool_use the moment it arrives:
+``tool_result`` in the next user message; the kit keeps them in ``tool_use`` order through an
+:class:`~mini_agent.harness.ordered_drain.OrderedDrain`. :class:`StreamingExecutor` schedules each complete tool_use the moment it arrives:
 
 * a ``"read-only"`` tool runs at once, in parallel with other reads, but after the last write
   scheduled before it has finished;
@@ -16,10 +11,15 @@ during streaming is never yielded again after it.
 * a write tool that fails (raises) makes every later sibling answer ``Sibling tool aborted``
   with ``is_error`` (seed: "DB migration failed, so do not restart the app");
 * an unknown tool name, a hook's block and any exception become ``is_error`` results: tool
-  errors are data for the model, never exceptions for the loop.
+  errors are data for the model, never exceptions for the loop;
+* the result is made valid UTF-8 (a non-UTF-8 file name) and capped at
+  :data:`MAX_TOOL_RESULT_CHARS`.
 
-Sync tools run in worker threads (:func:`to_thread`: ``asyncio.to_thread`` on a pool sized for
-IO-bound tools) so the event loop keeps reading the stream; ``Tool.latency_seconds`` (the
+It is the one path every tool call takes: the loop's, :func:`run_serially` (the naive
+baseline) and :func:`run_tool` (one call from sync code, e.g. a resume check).
+
+Sync tools run in worker threads (:func:`~mini_agent.harness.threads.to_thread`: a pool sized
+for IO-bound tools) so the event loop keeps reading the stream; ``Tool.latency_seconds`` (the
 offline kit's simulated tool latency) is awaited first.
 Taught in ``notebooks/02_parallel_tools.ipynb``; exercise ``02``.
 Source: 002_4516104fd432e704.txt section 2 (OrderedDrain, StreamingExecutor).
@@ -28,46 +28,16 @@ Source: 002_4516104fd432e704.txt section 2 (OrderedDrain, StreamingExecutor).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import contextvars
 import dataclasses
-import functools
 import time
-from typing import Any, AsyncIterator, Awaitable, Generic, Iterator, Mapping, TypeVar
+from typing import Any, AsyncIterator, Iterator, Mapping
 
-from mini_agent.core.hook_output import tool_output_problem
+from mini_agent.core.hook_output import HookNotice, hook_notice, tool_output_problem
 from mini_agent.core.messages import Block, tool_result_block
-from mini_agent.harness.tools import Tool, ToolError, check_input
-
-T = TypeVar("T")
-
-MAX_TOOL_THREADS = 32
-"""Worker threads for sync tools. ``asyncio.to_thread`` uses the loop's default pool of
-``min(32, cpus + 4)`` threads, which caps parallel blocking tools at 6 on a 2-core machine
-(measured: 8 tools of 0.2 s took 0.4 s); tools wait on IO, not CPU, so they get their own pool."""
-
-_TOOL_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=MAX_TOOL_THREADS,
-                                                   thread_name_prefix="mini-agent-tool")
-
-
-async def to_thread(fn: Any, *args: Any) -> Any:
-    """``asyncio.to_thread`` on the kit's tool pool: run ``fn(*args)`` in a worker thread
-    (context variables copied), without blocking the event loop."""
-    call = functools.partial(contextvars.copy_context().run, fn, *args)
-    return await asyncio.get_running_loop().run_in_executor(_TOOL_POOL, call)
-
-
-def call_outside_event_loop(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """Return ``fn(*args, **kwargs)``; where an asyncio loop already runs in this thread (a
-    Jupyter cell, an async test), call it in a fresh worker thread and wait, so ``fn`` may use
-    ``asyncio.run``. Raises whatever ``fn`` raises."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return fn(*args, **kwargs)
-    with concurrent.futures.ThreadPoolExecutor(1, "mini-agent-sync") as pool:
-        return pool.submit(fn, *args, **kwargs).result()
-
+from mini_agent.harness.ordered_drain import OrderedDrain
+from mini_agent.harness.threads import call_outside_event_loop, to_thread
+from mini_agent.harness.tools import Tool, check_input
+from mini_agent.harness.workspace import ToolError
 
 MAX_TOOL_RESULT_CHARS = 100_000
 """Cap on one tool_result's content as the executor stores and sends it (characters; an
@@ -130,60 +100,20 @@ def _append_text(content: Any, extra: str) -> Any:
     return f"{content}\n\n{extra}"
 
 
-class OrderedDrain(Generic[T]):
-    """Hand out task results in the order the tasks were added, each exactly once.
-
-    ``add(id, awaitable)`` starts the task (``asyncio.ensure_future``; call it inside a running
-    event loop). ``drain_ready()`` is a plain generator: it yields the results of the settled
-    tasks at the head and returns at the first unsettled one, without waiting.
-    ``drain_all()`` is an async generator that awaits the head task before yielding it.
-    The cursor moves BEFORE each yield, so a consumer that stops early never gets a result
-    twice. A task that raised re-raises its exception when its turn comes.
-    Example: add a (slow) then b (fast): ``drain_ready()`` yields nothing until a settles.
-    """
-
-    def __init__(self) -> None:
-        self._tasks: list[tuple[str, asyncio.Future]] = []
-        self._cursor = 0
-
-    def add(self, task_id: str, awaitable: Awaitable[T]) -> None:
-        """Register a task; its result will leave after every task added before it."""
-        self._tasks.append((task_id, asyncio.ensure_future(awaitable)))
-
-    def __len__(self) -> int:
-        return len(self._tasks)
-
-    @property
-    def pending(self) -> int:
-        """How many results have not been yielded yet."""
-        return len(self._tasks) - self._cursor
-
-    def drain_ready(self) -> Iterator[T]:
-        """Yield settled results from the head, in order; stop at the first unsettled task."""
-        while self._cursor < len(self._tasks):
-            _, future = self._tasks[self._cursor]
-            if not future.done():
-                return
-            self._cursor += 1
-            yield future.result()
-
-    async def drain_all(self) -> AsyncIterator[T]:
-        """Yield every remaining result in order, awaiting each unsettled one."""
-        while self._cursor < len(self._tasks):
-            _, future = self._tasks[self._cursor]
-            await asyncio.wait([future])
-            self._cursor += 1
-            yield future.result()
-
-
 @dataclasses.dataclass
 class ToolOutcome:
     """One executed (or refused) tool_use.
 
-    Attributes: block: the ``tool_result`` block to send (``{"type": "tool_result",
-    "tool_use_id", "content": str, "is_error": True?}``); name: the tool name; input: the input
-    the tool ran with (after a PreToolUse hook's ``updated_input``); scheduled_at, started_at,
-    ended_at: ``time.perf_counter()`` seconds (started_at is None when the tool never ran).
+    Attributes:
+        block: the ``tool_result`` block to send (``{"type": "tool_result", "tool_use_id",
+            "content": str | list[block], "is_error": True?}``).
+        name: the tool name.
+        input: the input the tool ran with (after a PreToolUse hook's ``updated_input``).
+        scheduled_at, started_at, ended_at: ``time.perf_counter()`` seconds (started_at is
+            None when the tool never ran).
+        hook_notices: what the PreToolUse/PostToolUse hooks said to the user, in order.
+        hook_stop_reason: a hook answered ``"continue": false``: its ``stopReason`` (the
+            loop ends after this turn's results are stored), else None.
     """
 
     block: Block
@@ -192,6 +122,8 @@ class ToolOutcome:
     scheduled_at: float
     started_at: float | None
     ended_at: float
+    hook_notices: tuple[HookNotice, ...] = ()
+    hook_stop_reason: str | None = None
 
     @property
     def tool_use_id(self) -> str:
@@ -204,18 +136,48 @@ class ToolOutcome:
         return bool(self.block.get("is_error"))
 
 
+@dataclasses.dataclass
+class _Call:
+    """What one tool call gathers on its way to a :class:`ToolOutcome`."""
+
+    block: Block
+    input: Any
+    scheduled_at: float
+    started_at: float | None = None
+    notices: list[HookNotice] = dataclasses.field(default_factory=list)
+    stop_reason: str | None = None
+
+    def heard(self, event: str, result: Any) -> Any:
+        """Note what a hook's ``result`` says to the user and whether it stops the run."""
+        notice = hook_notice(event, result)
+        if notice is not None:
+            self.notices.append(notice)
+        if getattr(result, "stop", False):
+            self.stop_reason = (getattr(result, "stop_reason", None)
+                                or f"a {event} hook stopped the run")
+        return result
+
+
 class StreamingExecutor:
     """Schedule tool_use blocks as they stream in; drain their results in tool_use order.
 
-    Args: tools: ``{name: Tool}``; each tool has ``safety`` ("read-only" | "write"),
-    ``run(input: dict) -> str`` (sync; raising means failure) and optionally
-    ``latency_seconds`` (float, awaited before running); hooks: an object with
-    ``async fire(event, payload) -> HookResult`` (``mini_agent.harness.hooks.HookManager``) or None.
-    PreToolUse payload ``{"tool_name", "tool_input", "tool_use_id"}``: ``blocked`` gives an
-    error result with the reason, ``updated_input`` replaces the input. PostToolUse payload
-    adds ``"tool_response"`` (the result text) and ``"is_error"``; its ``additional_context``
-    is appended to the result text after a blank line; ``updated_output`` replaces the text.
-    Attributes: outcomes: every :class:`ToolOutcome`, in completion order (timelines).
+    Every tool call of the kit takes this path (the loop, :func:`run_serially` and
+    :func:`run_tool` included), so a result reads the same however the call was made.
+
+    Args:
+        tools: ``{name: Tool}``; each tool has ``safety`` ("read-only" | "write"),
+            ``run(input: dict) -> str`` (sync; raising means failure) and optionally
+            ``latency_seconds`` (float, awaited before running).
+        hooks: an object with ``async fire(event, payload) -> HookResult``
+            (``mini_agent.harness.hooks.HookManager``) or None. PreToolUse payload
+            ``{"tool_name", "tool_input", "tool_use_id"}``: ``blocked`` gives an error result
+            with the reason, ``updated_input`` replaces the input. PostToolUse payload adds
+            ``"tool_response"`` (the result text) and ``"is_error"``; its
+            ``additional_context`` is appended to the result text after a blank line;
+            ``updated_output`` replaces the text. What the hooks say to the user and a
+            ``"continue": false`` travel in the :class:`ToolOutcome`.
+    Attributes:
+        outcomes: every :class:`ToolOutcome`, in completion order (timelines).
     """
 
     def __init__(self, tools: Mapping[str, Any], *, hooks: Any = None) -> None:
@@ -230,62 +192,59 @@ class StreamingExecutor:
     def schedule(self, block: Block) -> None:
         """Start (or queue) the tool for a complete ``tool_use`` block. Never raises for
         tool problems: they become error results. Call inside a running event loop."""
-        scheduled_at = time.perf_counter()
+        raw = block.get("input")
+        call = _Call(block, dict(raw) if isinstance(raw, dict) else raw if raw is not None
+                     else {}, time.perf_counter())
         tool = self.tools.get(block["name"])
         if tool is None:
             known = ", ".join(sorted(self.tools)) or "none"
-            coro = self._finish(block, block.get("input") or {}, scheduled_at, None,
-                                f"Unknown tool: {block['name']} (available: {known})", True)
+            coro = self._finish(call, f"Unknown tool: {block['name']} (available: {known})",
+                                True)
         elif getattr(tool, "safety", "write") == "read-only":
             waits = [self._last_write] if self._last_write is not None else []
-            coro = self._run(block, tool, waits, scheduled_at)
+            coro = self._run(call, tool, waits)
         else:  # "write", or anything undeclared: the safe default is to serialize
-            coro = self._run(block, tool, list(self._all), scheduled_at)
+            coro = self._run(call, tool, list(self._all))
         future = asyncio.ensure_future(coro)
         if tool is not None and getattr(tool, "safety", "write") != "read-only":
             self._last_write = future
         self._all.append(future)
         self.drain.add(block["id"], future)
 
-    async def _run(self, block: Block, tool: Any, waits: list[asyncio.Future],
-                   scheduled_at: float) -> ToolOutcome:
+    async def _run(self, call: _Call, tool: Any, waits: list[asyncio.Future]) -> ToolOutcome:
         if waits:
             await asyncio.wait(waits)
-        tool_input = dict(block.get("input") or {})
         if self._write_failed:
-            return await self._finish(block, tool_input, scheduled_at, None,
-                                      SIBLING_ABORTED, True)
+            return await self._finish(call, SIBLING_ABORTED, True)
         if self.hooks is not None:
-            pre = await self.hooks.fire("PreToolUse", {
-                "tool_name": block["name"], "tool_input": tool_input,
-                "tool_use_id": block["id"]})
+            pre = call.heard("PreToolUse", await self.hooks.fire("PreToolUse", {
+                "tool_name": call.block["name"], "tool_input": call.input,
+                "tool_use_id": call.block["id"]}))
             if pre.blocked:
-                return await self._finish(block, tool_input, scheduled_at, None,
-                                          f"Blocked by hook: {pre.reason}", True)
+                return await self._finish(call, f"Blocked by hook: {pre.reason}", True)
             if pre.updated_input is not None:
-                tool_input = dict(pre.updated_input)
-        started_at = time.perf_counter()
+                call.input = dict(pre.updated_input)
+        call.started_at = time.perf_counter()
         try:
             latency = float(getattr(tool, "latency_seconds", 0.0) or 0.0)
             if latency > 0:
                 await asyncio.sleep(latency)
             if isinstance(tool, Tool):  # duck-typed tools skip the input check
-                check_input(tool, tool_input)
-            output = await to_thread(tool.run, tool_input)
+                check_input(tool, call.input)
+            output = await to_thread(tool.run, call.input)
             content, is_error = (output if isinstance(output, str) else str(output)), False
         except Exception as exc:  # noqa: BLE001 - a tool failure is data for the model
-            content, is_error = error_text(block["name"], exc), True
+            content, is_error = error_text(call.block["name"], exc), True
             if getattr(tool, "safety", "write") != "read-only":
                 self._write_failed = True
-        return await self._finish(block, tool_input, scheduled_at, started_at, content,
-                                  is_error)
+        return await self._finish(call, content, is_error)
 
-    async def _finish(self, block: Block, tool_input: dict[str, Any], scheduled_at: float,
-                      started_at: float | None, content: str, is_error: bool) -> ToolOutcome:
-        if self.hooks is not None and started_at is not None:
-            post = await self.hooks.fire("PostToolUse", {
-                "tool_name": block["name"], "tool_input": tool_input,
-                "tool_use_id": block["id"], "tool_response": content, "is_error": is_error})
+    async def _finish(self, call: _Call, content: Any, is_error: bool) -> ToolOutcome:
+        block = call.block
+        if self.hooks is not None and call.started_at is not None:
+            post = call.heard("PostToolUse", await self.hooks.fire("PostToolUse", {
+                "tool_name": block["name"], "tool_input": call.input,
+                "tool_use_id": block["id"], "tool_response": content, "is_error": is_error}))
             replacement = getattr(post, "updated_output", None)
             if replacement is not None and tool_output_problem(replacement) is None:
                 content = replacement
@@ -295,10 +254,11 @@ class StreamingExecutor:
         if isinstance(content, str) and not content.strip():
             content = "(no output)"
         outcome = ToolOutcome(
-            block=tool_result_block(block["id"], cap_result_content(content),
+            block=tool_result_block(block["id"], cap_result_content(encodable_content(content)),
                                     is_error=is_error),
-            name=block["name"], input=tool_input, scheduled_at=scheduled_at,
-            started_at=started_at, ended_at=time.perf_counter())
+            name=block["name"], input=call.input, scheduled_at=call.scheduled_at,
+            started_at=call.started_at, ended_at=time.perf_counter(),
+            hook_notices=tuple(call.notices), hook_stop_reason=call.stop_reason)
         self.outcomes.append(outcome)
         return outcome
 
@@ -320,3 +280,49 @@ async def run_serially(tools: Mapping[str, Any], blocks: list[Block]) -> list[To
         executor.schedule(block)
         outcomes.extend([o async for o in executor.drain_all()])
     return outcomes
+
+
+def run_tool(tools: Mapping[str, Any], name: str, input: Any) -> tuple[Any, bool]:
+    """Run one tool call through the executor and return ``(content, is_error)``.
+
+    The synchronous door to the same path the loop takes (resume checks, tests, small
+    drivers): the tool's latency is awaited, the input checked, any failure and an unknown
+    name become ``(actionable message, True)``; never raises for tool failures. Works inside
+    a running event loop too (Jupyter).
+    Example: ``run_tool({}, "nope", {}) == ("Unknown tool: nope (available: none)", True)``.
+    """
+    block = {"type": "tool_use", "id": "toolu_run_tool", "name": name, "input": input}
+    outcome, = call_outside_event_loop(asyncio.run, run_serially(tools, [block]))
+    return outcome.block["content"], outcome.is_error
+
+
+def encodable_text(text: str) -> str:
+    """Make ``text`` valid UTF-8: a non-UTF-8 file name (surrogate escapes) shows as U+FFFD.
+
+    >>> encodable_text("caf\\udce9.txt") == "caf\\ufffd.txt"
+    True
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "surrogateescape") if _only_escapes(text) \
+            else text.encode("utf-8", "replace")
+        return data.decode("utf-8", "replace")
+
+
+def _only_escapes(text: str) -> bool:
+    return all("\udc80" <= c <= "\udcff" for c in text if "\ud800" <= c <= "\udfff")
+
+
+def encodable_content(content: Any) -> Any:
+    """tool_result ``content`` whose text is valid UTF-8 (:func:`encodable_text` on a string
+    and on each text block; a new list, input not mutated)."""
+    if isinstance(content, str):
+        return encodable_text(content)
+    if isinstance(content, list):
+        return [{**b, "text": encodable_text(b["text"])}
+                if b.get("type") == "text" and isinstance(b.get("text"), str) else b
+                for b in content]
+    return content
+

@@ -1,52 +1,64 @@
-"""The agent loop of the kit: a streaming state machine that starts tools while the model speaks.
+"""The agent loop, readable top to bottom: request, stream, run tools, store, repeat.
 
-One turn has three phases (seed 002, section 1):
+A *turn* is one model request. A *step* is one assistant message and the user message of
+tool results that answers it; it takes one turn, or more when a reply is cut by
+``max_tokens`` and continued (:class:`~mini_agent.core.continuation.Continuation`). Each
+step of :func:`run_loop` (seed 002, section 1):
 
-1. **stream**: the model's reply arrives as chunks (:mod:`mini_agent.core.streaming`). Text deltas
-   are yielded live and buffered; the buffer is flushed into ONE text block before each
-   tool_use and at the end of the stream (no empty text block is ever stored: the API says
-   "text content blocks must be non-empty"). Each complete tool_use is scheduled on the
-   :class:`~mini_agent.harness.executor.StreamingExecutor` at once, and results that are already
-   settled are drained (in order) after every chunk.
-2. **drain**: after the stream, the remaining results are awaited in tool_use order.
-3. **decide**: no tool_use -> the loop ends with ``"completed"``; otherwise the assistant
-   message and ONE user message holding every result (those drained during streaming AND
-   after, in tool_use order: seed pitfall 1) are appended, and the next turn starts, unless
-   ``max_turns`` requests have been made (``"max_turns_reached"``).
+1. **request and stream**: the view of the history is sent (:func:`~mini_agent.harness.model.open_request`:
+   view policy, the request built in one place, one retry on "prompt is too long"). The reply
+   arrives as chunks; each complete tool_use is scheduled on the
+   :class:`~mini_agent.harness.executor.StreamingExecutor` at once, and results already settled
+   are drained (in order) after every chunk. A reply cut by ``max_tokens`` is continued.
+2. **store the reply** as ONE assistant message (pieces merged; no empty text block: the API
+   says "text content blocks must be non-empty").
+3. **drain**: the remaining results are awaited in tool_use order.
+4. **store the results**: ONE user message holding every result (those drained during
+   streaming AND after, in tool_use order: seed pitfall 1), plus a note for each tool_use cut
+   by ``max_tokens`` (it never ran).
+5. **decide**: no tool ran -> ``"completed"``; a hook said ``"continue": false`` ->
+   ``"hook_stopped"``; ``max_turns`` requests made -> ``"max_turns_reached"``; else the next step.
 
-:func:`run_loop` is an async generator of typed events (:class:`TurnStart`,
-:class:`TextChunk`, :class:`ToolUse`, :class:`ToolResult`, :class:`ToolUseDropped`,
-:class:`Continued`, :class:`TurnEnd`) and ends with :class:`LoopEnd` whose ``stop_reason`` is
-the loop's result (an async generator cannot ``return`` a value in Python, so the seed's
-return value travels in this last event). :func:`stream_chunks` makes one request through the
-SDK (``client.messages.create(stream=True)``, or without streaming) and yields chunks;
-:func:`sdk_model` binds a client and request settings into the ``call_model`` the loop takes.
+The loop owns the history and its times: it appends each message to ``history`` and the clock
+time to ``times`` (same index), and yields a :class:`MessageAppended` event for each, so a
+caller can log it (write-ahead: the generator waits while the caller handles the event).
+If the loop is interrupted after the assistant message was stored, every unanswered tool_use
+gets an ``is_error`` result (:data:`~mini_agent.core.messages.NO_RESULT_TEXT`) so the history
+stays valid.
+
+Events, in order: :class:`TurnStart`, the stream chunks as they come
+(:class:`~mini_agent.core.streaming.TextDelta`, :class:`~mini_agent.core.streaming.ToolUseReady`,
+:class:`~mini_agent.core.streaming.ToolUseTruncated`), :class:`ToolResult` (interleaved, in
+tool_use order), :class:`TurnEnd`, :class:`~mini_agent.core.continuation.Continuing` (another
+turn of the same step follows), :class:`MessageAppended`, and last :class:`LoopEnd` whose
+``exit_status`` is the loop's result (an async generator cannot ``return`` a value).
 The :class:`~mini_agent.harness.agent.Agent` and the CLI run on this loop; it is the only one.
 
-IO: network (through the SDK), tools (through the executor). Taught in
+IO: network (through the SDK), tools (through the executor), the clock. Taught in
 ``notebooks/01_agent_loop.ipynb`` and ``02_parallel_tools.ipynb``.
 Source: 002_4516104fd432e704.txt sections 1-2 (runLoop, flushText, drainReady/drainAll).
 """
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import inspect
 from typing import Any, AsyncIterator, Callable, Mapping
 
-import anthropic
-
-from mini_agent.core.continuation import MAX_CONTINUE_ATTEMPTS, Continuing, continue_stream
+from mini_agent.core.clock import Clock
+from mini_agent.core.continuation import MAX_CONTINUE_ATTEMPTS, Continuation, Continuing
+from mini_agent.core.hook_output import HookNotice
+from mini_agent.core.messages import (NO_RESULT_TEXT, Block, MessageParam, content_blocks,
+                                      tool_result_block)
+from mini_agent.core.streaming import StreamDone, TextDelta, ToolUseReady, ToolUseTruncated
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.view import ViewContext, full_view
+from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.executor import StreamingExecutor, ToolOutcome
-from mini_agent.core.messages import Block, MessageParam, tool_result_block, validate_messages
-from mini_agent.core.streaming import (StreamAssembler, StreamDone, TextDelta, ToolUseReady, ToolUseTruncated,
-                                       message_chunks)
+from mini_agent.harness.model import Model, open_request
 
 DEFAULT_MAX_TURNS = 30
 """Model requests one ``run_loop`` may make before it stops with ``"max_turns_reached"``."""
 
-INTERRUPTED = "Interrupted before this tool finished"
 DROPPED_NOTE = ("[The tool_use {name} ({id}) was cut off by max_tokens before its input was "
                 "complete; it was not run.]")
 
@@ -55,24 +67,43 @@ DROPPED_NOTE = ("[The tool_use {name} ({id}) was cut off by max_tokens before it
 
 @dataclasses.dataclass(frozen=True)
 class TurnStart:
-    """A model request begins; ``turn`` counts from 1."""
+    """A model request begins; ``turn`` numbers the requests (from ``first_turn``)."""
 
     turn: int
 
 
 @dataclasses.dataclass(frozen=True)
-class TextChunk:
-    """A non-empty piece of assistant text, as it streams."""
+class TurnEnd:
+    """A model request's reply ended.
 
-    text: str
+    Attributes:
+        turn: the request's number.
+        stop_reason: the API's stop_reason of this reply (None if the stream broke off).
+        usage: its token counts (``input_tokens``, ``output_tokens``,
+            ``cache_creation_input_tokens``, ``cache_read_input_tokens``).
+        raw_tokens: approx tokens of the history (and continuation messages) it was built from.
+        view_tokens: approx tokens of the messages it sent.
+        message_count: messages it sent.
+        overflow_retry: it is the retry with ``on_context_overflow``'s view.
+        request: the ``messages.create`` kwargs sent (not compared).
+    """
 
+    turn: int
+    stop_reason: str | None
+    usage: dict[str, int]
+    raw_tokens: int = 0
+    view_tokens: int = 0
+    message_count: int = 0
+    overflow_retry: bool = False
+    request: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
 
-@dataclasses.dataclass(frozen=True)
-class ToolUse:
-    """A complete tool_use block ``{"type": "tool_use", "id", "name", "input"}``; it is
-    already scheduled when this event is seen."""
-
-    block: Block
+    def record(self) -> dict[str, Any]:
+        """``{"turn", "raw_tokens", "view_tokens", "usage", "stop_reason", "messages",
+        "overflow_retry"}``: the per-request record widgets read (``messages`` is a count)."""
+        return {"turn": self.turn, "raw_tokens": self.raw_tokens,
+                "view_tokens": self.view_tokens, "usage": dict(self.usage),
+                "stop_reason": self.stop_reason, "messages": self.message_count,
+                "overflow_retry": self.overflow_retry}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -88,247 +119,183 @@ class ToolResult:
 
 
 @dataclasses.dataclass(frozen=True)
-class ToolUseDropped:
-    """A tool_use cut by max_tokens: never run, never stored (``partial_json`` as received)."""
+class MessageAppended:
+    """The loop appended ``message`` to the history (a user message that follows a user
+    message is merged into it: ``message`` is then only the new part)."""
 
-    id: str
-    name: str
-    partial_json: str
-
-
-@dataclasses.dataclass(frozen=True)
-class Continued:
-    """The reply was cut by max_tokens and the loop asked for more (see ``continuation``)."""
-
-    attempt: int
-    action: str
-
-
-@dataclasses.dataclass(frozen=True)
-class TurnEnd:
-    """A turn finished: ``stop_reason`` (merged over continuations), ``usage`` (token
-    counts summed over the turn's requests), ``tool_count`` (tools run this turn)."""
-
-    turn: int
-    stop_reason: str | None
-    usage: dict[str, int]
-    tool_count: int
+    message: MessageParam
 
 
 @dataclasses.dataclass(frozen=True)
 class LoopEnd:
-    """The loop's result: ``stop_reason`` is ``"completed"``, ``"max_turns_reached"`` or
-    ``"hook_stopped"`` (the Agent adds ``"prompt_blocked"``)."""
+    """The loop's result: ``exit_status`` is ``"completed"``, ``"max_turns_reached"`` or
+    ``"hook_stopped"`` (the Agent adds ``"prompt_blocked"``); ``turns``: requests made."""
 
-    stop_reason: str
+    exit_status: str
     turns: int
 
 
-@dataclasses.dataclass(frozen=True)
-class HookNotice:
-    """What a hook said to the user: its ``systemMessage`` and any non-blocking errors
-    (exit codes other than 0 and 2, timeouts, unreadable output). ``event`` is the hook event
-    (``"PreToolUse"``...). Yielded by the Agent, never sent to the model."""
-
-    event: str
-    system_message: str | None
-    errors: tuple[str, ...] = ()
+LoopEvent = (TurnStart | TextDelta | ToolUseReady | ToolUseTruncated | ToolResult | TurnEnd
+             | Continuing | MessageAppended | LoopEnd | HookNotice)
 
 
-LoopEvent = (TurnStart | TextChunk | ToolUse | ToolResult | ToolUseDropped | Continued
-             | TurnEnd | LoopEnd | HookNotice)
+# ------------------------------------------------------------------ the history and its times
 
+def append_message(history: list[MessageParam], times: list[float], message: MessageParam,
+                   now: float) -> MessageAppended:
+    """Append ``message`` and its time ``now`` (seconds); merge a user message into a user
+    message that ends the history (a run that stopped on tool results, then a new prompt).
 
-# ------------------------------------------------------------------ model calls through the SDK
-
-async def stream_chunks(client: Any, request: dict[str, Any], *,
-                        stream: bool = True) -> AsyncIterator[Any]:
-    """Send one Messages API request through the SDK and yield loop chunks.
-
-    Args: client: ``anthropic.AsyncAnthropic`` (preferred) or ``anthropic.Anthropic`` (its
-    blocking calls then run in worker threads); request: ``messages.create`` kwargs;
-    stream: True uses ``messages.create(stream=True)`` and reduces the raw events with
-    :class:`~mini_agent.core.streaming.StreamAssembler`; False makes one plain request.
-    Yields: TextDelta / ToolUseReady / ToolUseTruncated chunks, then StreamDone.
-    Raises: the SDK's errors (``anthropic.BadRequestError`` ...).
+    Returns the :class:`MessageAppended` event to yield. Mutates ``history`` and ``times``.
     """
-    is_async = isinstance(client, anthropic.AsyncAnthropic)
-    if not stream:
-        if is_async:
-            message = await client.messages.create(**request)
-        else:
-            message = await asyncio.to_thread(client.messages.create, **request)
-        for chunk in message_chunks(message):
-            yield chunk
-        return
-    assembler = StreamAssembler()
-    if is_async:
-        events = await client.messages.create(**request, stream=True)
-        async with events:
-            async for event in events:
-                for chunk in assembler.feed(event):
-                    yield chunk
+    if history and history[-1]["role"] == message["role"] == "user":
+        history[-1] = {"role": "user",
+                       "content": content_blocks(history[-1]) + content_blocks(message)}
+        times[-1] = now
     else:
-        events = await asyncio.to_thread(client.messages.create, **request, stream=True)
-        iterator = iter(events)
-        end = object()
-        try:
-            while (event := await asyncio.to_thread(next, iterator, end)) is not end:
-                for chunk in assembler.feed(event):
-                    yield chunk
-        finally:
-            events.close()
-    if not assembler.done:
-        for chunk in assembler.finish():
-            yield chunk
+        history.append(message)
+        times.append(now)
+    return MessageAppended(message)
 
 
-def sdk_model(client: Any, *, model: str, max_tokens: int, system: Any = None,
-              tools: Mapping[str, Any] | None = None, stream: bool = True,
-              prepare_request: Callable[[dict], dict] | None = None) -> Callable:
-    """Return ``call_model(messages, *, max_tokens_scale=1)`` for :func:`run_loop`.
-
-    Each call builds ``{"model", "max_tokens", "messages", "system"?, "tools"?}`` (tool
-    definitions from each tool's ``definition()``), applies ``prepare_request``, checks it
-    with ``validate_messages`` and yields :func:`stream_chunks`. ``messages`` is not mutated.
-    """
-    definitions = [t.definition() for t in (tools or {}).values()]
-
-    def call_model(messages: list[MessageParam], *, max_tokens_scale: int = 1):
-        request: dict[str, Any] = {"model": model, "max_tokens": max_tokens * max_tokens_scale,
-                                   "messages": list(messages)}
-        if system:
-            request["system"] = system
-        if definitions:
-            request["tools"] = definitions
-        if prepare_request is not None:
-            request = prepare_request(request)
-        validate_messages(request["messages"], system=request.get("system"),
-                          tools=request.get("tools"))
-        return stream_chunks(client, request, stream=stream)
-    return call_model
+def view_context(times: list[float], message_count: int, *, now: float, turn: int) -> ViewContext:
+    """The :class:`ViewContext` of a request over ``message_count`` messages: the recorded
+    times, then ``now`` for messages that are not in the history (a continuation's)."""
+    padded = list(times[:message_count]) + [now] * (message_count - len(times))
+    return ViewContext(times=tuple(padded), now=now, turn=turn)
 
 
-async def maybe_await(value: Any) -> Any:
-    """Await ``value`` if it is awaitable (callbacks may be sync or async)."""
-    if inspect.isawaitable(value):
-        return await value
-    return value
+def _add_text(content: list[Block], text: str) -> None:
+    """Extend the open text block of a reply piece, or start one after a tool_use."""
+    if content and content[-1]["type"] == "text":
+        content[-1] = {"type": "text", "text": content[-1]["text"] + text}
+    else:
+        content.append({"type": "text", "text": text})
 
 
 # ------------------------------------------------------------------ the loop
 
-async def run_loop(call_model: Callable[..., AsyncIterator[Any]], history: list[MessageParam],
-                   *, tools: Mapping[str, Any], hooks: Any = None,
+async def run_loop(model: Model, history: list[MessageParam], *, tools: Mapping[str, Any],
+                   times: list[float] | None = None, clock: Clock | None = None,
+                   prompt: list[Block] | None = None, view: Callable = full_view,
+                   on_context_overflow: Callable | None = None, hooks: Any = None,
                    max_turns: int = DEFAULT_MAX_TURNS, auto_continue: bool = True,
                    max_continue_attempts: int = MAX_CONTINUE_ATTEMPTS,
-                   on_message: Callable | None = None,
-                   on_tool_result: Callable | None = None,
-                   should_stop: Callable[[], str | None] | None = None,
-                   ) -> AsyncIterator[LoopEvent]:
-    """Run turns until the model stops asking for tools or ``max_turns`` requests were made.
+                   first_turn: int = 1) -> AsyncIterator[LoopEvent]:
+    """Run steps until the model stops asking for tools or ``max_turns`` requests were made.
 
-    Args: call_model: ``call_model(messages, *, max_tokens_scale=1) -> async iterator of
-    chunks`` (see :func:`sdk_model`); history: the conversation so far, ending with a user
-    message. THE LOOP APPENDS TO THIS LIST (it is the loop's state): each assistant message
-    and each user message of tool results; tools: ``{name: Tool}``; hooks: a HookManager for
-    PreToolUse/PostToolUse (or None); max_turns: model requests allowed (>= 1);
-    auto_continue: continue through ``max_tokens`` cuts (:mod:`mini_agent.core.continuation`).
-    Callbacks, sync or async, all awaited before the loop goes on (so a write-ahead session
-    can rely on them): ``on_message(message)`` after each append to ``history``;
-    ``on_tool_result(block)`` for each tool_result block, in tool_use order, never before
-    the assistant message holding its tool_use was passed to ``on_message``.
-    ``should_stop()`` is asked after each turn whose results are stored (a hook's
-    ``"continue": false``); a truthy answer ends the loop with ``"hook_stopped"`` while the
-    history is valid.
-    Yields: the events above; the last one is :class:`LoopEnd`.
-    Raises: ValueError if max_turns < 1; the model's errors (SDK exceptions) propagate.
-    Tool errors never raise: they are ``is_error`` results.
+    Args:
+        model: where and how requests go (:func:`~mini_agent.harness.model.sdk_model`).
+        history: the conversation, ending with a user message unless ``prompt`` is given.
+            THE LOOP APPENDS TO THIS LIST (it is the loop's state).
+        tools: ``{name: Tool}``.
+        times: clock seconds per history message, appended in step (default: ``now`` for
+            each message already there; a list of another length is an error).
+        clock: the time source (default: the system clock).
+        prompt: user content blocks to append first (merged into a trailing user message).
+        view: the view policy ``(messages, ctx) -> view`` (default: everything).
+        on_context_overflow: ``(messages, ctx) -> view`` tried once on "prompt is too long".
+        hooks: a HookManager for PreToolUse/PostToolUse, or None.
+        max_turns: model requests allowed (>= 1); a continuation never goes past it.
+        auto_continue: continue replies cut by ``max_tokens`` (:mod:`mini_agent.core.continuation`).
+        max_continue_attempts: requests per reply at most, the first included.
+        first_turn: the number of the first request (the Agent counts over its life).
+    Yields:
+        the events above; the last one is :class:`LoopEnd`.
+    Raises:
+        ValueError: max_turns < 1, or times not parallel to history.
+        ContextOverflowError, MessageValidationError and the SDK's errors propagate. Tool
+        errors never raise: they are ``is_error`` results.
     """
     if max_turns < 1:
         raise ValueError(f"max_turns must be >= 1, got {max_turns}")
-    turn = 1
+    clock = clock or SystemClock()
+    if times is None:
+        times = [clock.now()] * len(history)
+    if len(times) != len(history):
+        raise ValueError(f"times has {len(times)} entries for {len(history)} messages")
+    if prompt is not None:
+        yield append_message(history, times, {"role": "user", "content": prompt}, clock.now())
+    last_turn = first_turn + max_turns - 1
+    turn = first_turn - 1
     while True:
-        yield TurnStart(turn)
         executor = StreamingExecutor(tools, hooks=hooks)
-        blocks: list[Block] = []
-        results: list[Block] = []
+        results: list[ToolOutcome] = []
         notes: list[str] = []
-        text_buffer: list[str] = []
-        done = StreamDone(None, {})
-        stored_assistant = follow_up_stored = False
-
-        def flush_text() -> None:
-            text = "".join(text_buffer)
-            text_buffer.clear()
-            if text.strip():
-                blocks.append({"type": "text", "text": text})
-
-        chunks = (continue_stream(call_model, history, max_attempts=max_continue_attempts)
-                  if auto_continue else call_model(history))
+        attempts = min(max_continue_attempts, last_turn - turn) if auto_continue else 1
+        reply = Continuation(history, max_attempts=attempts)
+        answered = True  # every tool_use in the history has its result
         try:
-            # Phase 1: stream; tools start as soon as their block is complete.
-            async for chunk in chunks:
-                if isinstance(chunk, TextDelta):
-                    if chunk.text:
-                        text_buffer.append(chunk.text)
-                        yield TextChunk(chunk.text)
-                elif isinstance(chunk, ToolUseReady):
-                    flush_text()
-                    blocks.append(chunk.block)
-                    executor.schedule(chunk.block)
-                    yield ToolUse(chunk.block)
-                elif isinstance(chunk, ToolUseTruncated):
-                    notes.append(DROPPED_NOTE.format(name=chunk.name, id=chunk.id))
-                    yield ToolUseDropped(chunk.id, chunk.name, chunk.partial_json)
-                elif isinstance(chunk, Continuing):
-                    yield Continued(chunk.attempt, chunk.action)
-                elif isinstance(chunk, StreamDone):
-                    done = chunk
-                for outcome in executor.drain_ready():
-                    results.append(outcome.block)
-                    yield ToolResult(outcome)
-            flush_text()
-            if blocks:
-                history.append({"role": "assistant", "content": blocks})
-                stored_assistant = True
-                await maybe_await(on_message and on_message(history[-1]))
-                for block in results:  # drained during streaming: report them now
-                    await maybe_await(on_tool_result and on_tool_result(block))
-            # Phase 2: the remaining results, in tool_use order.
+            # 1. request and stream, turn after turn while the reply is continued
+            while True:
+                turn += 1
+                yield TurnStart(turn)
+                ctx = view_context(times, len(reply.messages), now=clock.now(), turn=turn)
+                sent = await open_request(model, reply.messages, ctx, view=view,
+                                          on_context_overflow=on_context_overflow,
+                                          max_tokens_scale=reply.max_tokens_scale)
+                piece: list[Block] = []
+                cut: list[str] = []
+                done = StreamDone(None, {})
+                async for chunk in sent.chunks:
+                    if isinstance(chunk, StreamDone):
+                        done = chunk
+                        continue
+                    if isinstance(chunk, TextDelta):
+                        _add_text(piece, chunk.text)
+                    elif isinstance(chunk, ToolUseReady):
+                        piece.append(chunk.block)
+                        executor.schedule(chunk.block)  # the tool starts now
+                    elif isinstance(chunk, ToolUseTruncated):
+                        cut.append(chunk.id)
+                        notes.append(DROPPED_NOTE.format(name=chunk.name, id=chunk.id))
+                    yield chunk
+                    for outcome in executor.drain_ready():
+                        results.append(outcome)
+                        yield ToolResult(outcome)
+                messages = sent.request["messages"]
+                yield TurnEnd(turn, done.stop_reason, dict(done.usage),
+                              raw_tokens=approx_tokens(reply.messages),
+                              view_tokens=approx_tokens(messages), message_count=len(messages),
+                              overflow_retry=sent.overflow_retry, request=sent.request)
+                action = reply.feed(piece, stop_reason=done.stop_reason, usage=done.usage,
+                                    dropped_tool_use_ids=cut)
+                if action in ("done", "give_up"):
+                    break
+                yield Continuing(reply.attempts, action)
+            # 2. store the reply
+            if reply.content:
+                yield append_message(history, times, {"role": "assistant",
+                                                      "content": reply.content}, clock.now())
+                answered = not any(b["type"] == "tool_use" for b in reply.content)
+            # 3. drain the rest, in tool_use order
             async for outcome in executor.drain_all():
-                results.append(outcome.block)
-                await maybe_await(on_tool_result and on_tool_result(outcome.block))
+                results.append(outcome)
                 yield ToolResult(outcome)
-            tool_count = len(executor.drain)
-            # Phase 3: decide (the follow-up holds every result, in tool_use order).
-            if tool_count:
-                content: list[Block] = list(results)
+            # 4. store every result in one user message
+            if results:
+                content = [o.block for o in results]
                 if notes:  # tell the model its cut tool call did not run
                     content.append({"type": "text", "text": "\n".join(notes)})
-                history.append({"role": "user", "content": content})
-                follow_up_stored = True
-                await maybe_await(on_message and on_message(history[-1]))
+                yield append_message(history, times, {"role": "user", "content": content},
+                                     clock.now())
+                answered = True
         finally:
-            if stored_assistant and not follow_up_stored and len(executor.drain):
-                # interrupted mid-turn: answer every tool_use so the history stays valid
-                answered = {r["tool_use_id"] for r in results}
-                results += [tool_result_block(b["id"], INTERRUPTED, is_error=True)
-                            for b in blocks if b["type"] == "tool_use" and b["id"] not in answered]
-                history.append({"role": "user", "content": results})
-        yield TurnEnd(turn, done.stop_reason, dict(done.usage), tool_count)
-        if not tool_count:
-            yield LoopEnd("completed", turn)
+            if not answered:  # interrupted mid-step: answer every tool_use, keep it valid
+                done_ids = {o.tool_use_id for o in results}
+                missing = [tool_result_block(b["id"], NO_RESULT_TEXT, is_error=True)
+                           for b in history[-1]["content"]
+                           if b["type"] == "tool_use" and b["id"] not in done_ids]
+                history.append({"role": "user", "content": [o.block for o in results] + missing})
+                times.append(clock.now())
+        # 5. decide
+        turns = turn - first_turn + 1
+        if not results:
+            yield LoopEnd("completed", turns)
             return
-        if should_stop is not None and should_stop():
-            yield LoopEnd("hook_stopped", turn)
+        if any(o.hook_stop_reason for o in results):
+            yield LoopEnd("hook_stopped", turns)
             return
-        if turn >= max_turns:
-            yield LoopEnd("max_turns_reached", turn)
+        if turn >= last_turn:
+            yield LoopEnd("max_turns_reached", turns)
             return
-        turn += 1
-
-
-async def collect(events: AsyncIterator[LoopEvent]) -> list[LoopEvent]:
-    """Consume an event stream into a list (handy in tests and notebooks)."""
-    return [event async for event in events]

@@ -1,6 +1,6 @@
 """On resume, settle the tool calls a crash interrupted: check first, redo only what did not happen.
 
-:func:`mini_agent.harness.session.rebuild_history` answers every unanswered ``tool_use`` with an
+:func:`mini_agent.core.session_entries.rebuild_history` answers every unanswered ``tool_use`` with an
 ``is_error`` "interrupted" result, because it cannot see the workspace. The agent can, so on
 :meth:`Agent.resume <mini_agent.harness.agent.Agent.resume>` :func:`reconcile_interrupted_calls`
 replaces each of those answers:
@@ -20,8 +20,15 @@ with the external state before redoing; never ask the model what was done).
 from __future__ import annotations
 
 import copy
+from pathlib import Path
+from typing import Any
+
+from mini_agent.core.clock import Clock
 from mini_agent.core.edit_reconcile import RESUME_TEXTS
-from mini_agent.harness.tools import Tool, run_tool
+from mini_agent.core.session_entries import ResumeReport, rebuild_history
+from mini_agent.harness.executor import run_tool
+from mini_agent.harness.session import SessionWriter, resume_session, session_path
+from mini_agent.harness.tools import Tool
 
 
 def _tool_inputs(history: list[dict]) -> dict[str, dict]:
@@ -90,4 +97,48 @@ def reconcile_interrupted_calls(history: list[dict], interrupted: list[tuple[str
     return new, outcomes
 
 
-__all__ = ["reconcile_interrupted_calls", "settle_call"]
+def load_session(directory: str | Path, session_id: str, *, tools: dict[str, Tool],
+                 clock: Clock, writer: Any = None) -> tuple[list[dict], list[float],
+                                                             ResumeReport, SessionWriter]:
+    """Read a logged session back for :meth:`Agent.resume <mini_agent.harness.agent.Agent.resume>`.
+
+    The log is read (damaged lines reported), folded into a history, and each interrupted
+    call is settled against the workspace (:func:`reconcile_interrupted_calls`); the answers
+    to the last turn's calls are logged, so the file and the history agree.
+    Args:
+        directory: where the session file lives.
+        session_id: its file stem.
+        tools: the agent's tools (``{name: Tool}``).
+        clock: the time source for a new writer.
+        writer: the agent's current SessionWriter, reused when it is this session's.
+    Returns:
+        ``(history, times, report, writer)``: the writer appends to this session.
+    Raises:
+        FileNotFoundError: no such session.
+    """
+    path = session_path(directory, session_id)
+    if not path.exists():
+        raise FileNotFoundError(f"no session {session_id!r} in {directory}")
+    entries, problems = resume_session(path)
+    history, times, report = rebuild_history(entries)
+    report.notes.extend(str(p) for p in problems)
+    if writer is None or getattr(writer, "session_id", None) != session_id:
+        writer = SessionWriter(directory, session_id, clock=clock)
+    if report.interrupted:
+        history, outcomes = reconcile_interrupted_calls(history, report.interrupted, tools)
+        last = entries[-1] if entries else {}
+        open_turn = (last.get("type") == "message"
+                     and last.get("message", {}).get("role") == "assistant")
+        last_ids = {b.get("tool_use_id") for b in history[-1]["content"]
+                    if isinstance(b, dict)} if open_turn else set()
+        for item in outcomes:
+            if item["tool_use_id"] in last_ids:
+                writer.append({"type": "tool_result", "block": item["block"]})
+            report.notes.append(f"interrupted tool call {item['tool_use_id']} ({item['name']}): "
+                                f"{item['outcome']}")
+        report.interrupted = [(i["tool_use_id"], i["name"]) for i in outcomes
+                              if i["outcome"] == "unknown"]
+    return list(history), list(times), report, writer
+
+
+__all__ = ["load_session", "reconcile_interrupted_calls", "settle_call"]

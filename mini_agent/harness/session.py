@@ -9,12 +9,14 @@ each ending with its checksum (:data:`CHECKSUM_KEY`)::
     {"timestamp": float, "type": "tool_result", "block": {"type": "tool_result", ...},
      "crc": "<8 hex>"}
 
-The Agent appends the user message (write + flush + fsync) BEFORE the API call, each assistant
-message when it completes, and each tool result as it arrives (the loop awaits the callback);
-the user message that carries the results is not logged again. The full history is logged,
-never the masked view. :func:`resume_session` (from :mod:`mini_agent.harness.session_reader`) reads a
-possibly damaged file and reports every line it could not use; :func:`rebuild_history` folds
-the entries back into a history the API accepts, answering tool calls a crash interrupted.
+:class:`SessionRecorder` turns the loop's events into entries in that order: the user message
+(write + flush + fsync) BEFORE the API call, each assistant message when it completes, and
+each tool result as it arrives (the loop waits while its event is handled); the user message
+that carries the results is not logged again. The full history is logged, never the masked
+view. :func:`resume_session` (from :mod:`mini_agent.harness.session_reader`) reads a possibly
+damaged file and reports every line it could not use;
+:func:`~mini_agent.core.session_entries.rebuild_history` folds the entries back into a history
+the API accepts, answering tool calls a crash interrupted.
 
 What this module does not do: call the model or run tools. Taught in
 ``notebooks/07_sessions.ipynb``. Source: section 6 of 002_4516104fd432e704.txt (SessionWriter,
@@ -23,7 +25,6 @@ resumeSession, the write-ahead order and its pitfalls).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -31,12 +32,13 @@ import time
 import uuid
 import zlib
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from mini_agent.harness.clock import Clock, SystemClock
+from mini_agent.core.clock import Clock
+from mini_agent.core.messages import content_blocks
+from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.config import API_KEY_ENV_VAR
-from mini_agent.core.messages import (MessageParam, MessageValidationError, content_blocks, tool_result_block,
-                                      validate_messages)
+from mini_agent.harness.loop import MessageAppended, ToolResult
 from mini_agent.harness.session_reader import (CHECKSUM_KEY, MAX_SALVAGE_LINE_BYTES,  # noqa: F401
                                                SessionProblem, resume_session)
 
@@ -44,10 +46,6 @@ SESSION_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
 """Allowed session ids: a file name, never a path."""
 
 ENTRY_TYPES = ("meta", "message", "tool_result")
-
-INTERRUPTED_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
-                    "returned, so its result is unknown. Run it again if you still need it.")
-"""The ``is_error`` tool_result content :func:`rebuild_history` gives an unanswered tool call."""
 
 _SECRET_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}")
 
@@ -154,226 +152,55 @@ class SessionWriter:
         self.close()
 
 
-@dataclasses.dataclass
-class ResumeReport:
-    """What :func:`rebuild_history` did to make the entries a valid history.
+class SessionRecorder:
+    """Log one run's loop events to a :class:`SessionWriter`, in write-ahead order.
 
-    ``interrupted``: ``[(tool_use_id, tool_name)]`` answered with an ``is_error`` result
-    (the chosen strategy: never re-run a tool on resume, the model decides); ``notes``:
-    other repairs (merged messages, dropped orphan results, unknown entry types);
-    ``meta``: the first ``meta`` entry, if any; ``pending_user_turn``: the history ends with
-    a user message, so the next API call continues the run.
+    Call :meth:`record` with every event the loop yields, before asking it for the next one.
+    A :class:`~mini_agent.harness.loop.MessageAppended` of the assistant is logged as a
+    ``message`` entry, then every tool result that was drained while it streamed; later
+    results are logged as they arrive (``tool_result`` entries); of a user message only the
+    blocks that are not tool results are logged (the prompt, a note about a cut tool call).
+
+    Args:
+        writer: the session's :class:`SessionWriter`.
+        clock: the time source of the entries' ``timestamp`` (seconds).
     """
 
-    interrupted: list[tuple[str, str]] = dataclasses.field(default_factory=list)
-    notes: list[str] = dataclasses.field(default_factory=list)
-    meta: dict | None = None
-    pending_user_turn: bool = False
+    def __init__(self, writer: Any, clock: Clock) -> None:
+        self.writer = writer
+        self.clock = clock
+        self._waiting: list[dict] | None = []  # results before their assistant message is logged
 
-    def __str__(self) -> str:
-        lines = [f"interrupted tool call {i} ({name}): answered with an is_error result"
-                 for i, name in self.interrupted] + self.notes
-        if self.pending_user_turn:
-            lines.append("the history ends with a user turn: the run can continue")
-        return "\n".join(lines) or "clean: nothing to repair"
+    def log(self, entry: dict[str, Any]) -> None:
+        """Append ``entry`` with the clock's timestamp (fsynced before this returns)."""
+        self.writer.append({**entry, "timestamp": self.clock.now()})
 
-
-def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[float],
-                                                       ResumeReport]:
-    """Fold session entries into ``(history, times, report)``; the history passes validation.
-
-    ``tool_result`` entries are gathered into the user message that follows the assistant
-    message holding their ``tool_use`` blocks (results first, in the order they were logged,
-    so ``rebuild_history(history_to_entries(h))[0] == h``; then any text of a logged user
-    message). A tool_use with no logged result (crash mid-turn) gets
-    ``{"type": "tool_result", "tool_use_id": id, "content": INTERRUPTED_TEXT,
-    "is_error": True}``. A trailing user message with no reply is kept. ``times[i]`` is the
-    timestamp (seconds) of the entry that completed message i. An entry that is JSON but of
-    the wrong shape (a message entry without a user/assistant message, a tool_result without
-    its block), one that breaks an API rule on its own (a damaged block type or key, a bad
-    ``cache_control``, tool_result content of the wrong type), or an assistant message that
-    reuses a tool_use id is skipped and named in ``report.notes``; the tool calls it left
-    open are answered as interrupted. Entries are not mutated.
-    Raises: MessageValidationError if the entries cannot make a valid history (e.g. a
-    message with an empty text block): a writer bug, not crash damage.
-    """
-    history: list[MessageParam] = []
-    times: list[float] = []
-    report = ResumeReport()
-    open_uses: list[tuple[str, str]] | None = None  # tool_use (id, name) awaiting results
-    results: dict[str, dict] = {}
-    results_time = 0.0
-    seen_ids: set[str] = set()
-
-    def answer_open(extra: list[dict], when: float) -> None:
-        nonlocal open_uses
-        asked = dict(open_uses or [])
-        blocks = [block for tool_use_id, block in results.items() if tool_use_id in asked]
-        for tool_use_id, name in open_uses or []:
-            if tool_use_id not in results:
-                report.interrupted.append((tool_use_id, name))
-                blocks.append(tool_result_block(tool_use_id, INTERRUPTED_TEXT, is_error=True))
-        history.append({"role": "user", "content": blocks + extra})
-        times.append(when)
-        open_uses = None
-        results.clear()
-
-    for n, entry in enumerate(entries):
-        kind = entry.get("type")
-        stamp = entry.get("timestamp")
-        when = float(stamp) if isinstance(stamp, (int, float)) else (times[-1] if times else 0.0)
-        malformed = _malformed(entry)
-        if not malformed and kind == "message" and entry["message"]["role"] == "assistant":
-            ids = [b["id"] for b in content_blocks(entry["message"])
-                   if b.get("type") == "tool_use"]
-            reused = sorted(set(ids) & seen_ids)
-            if reused:
-                malformed = f"an assistant message reusing tool_use id {reused[0]!r}"
-            seen_ids.update(ids if not reused else ())
-        if malformed:
-            report.notes.append(f"entry {n}: {malformed}; skipped")
-        elif kind == "meta":
-            report.meta = report.meta or entry
-        elif kind == "tool_result":
-            block = entry.get("block") or {}
-            tool_use_id = block.get("tool_use_id")
-            if open_uses is not None and tool_use_id in dict(open_uses):
-                results[tool_use_id] = block
-                results_time = when
+    def record(self, event: Any) -> None:
+        """Log what ``event`` adds to the history (other events are ignored)."""
+        if isinstance(event, ToolResult):
+            if self._waiting is None:
+                self.log({"type": "tool_result", "block": event.block})
             else:
-                report.notes.append(f"entry {n}: dropped a tool_result for {tool_use_id!r}, "
-                                    "which answers no open tool_use")
-        elif kind == "message":
-            message = entry["message"]
-            if message.get("role") == "assistant":
-                if open_uses is not None:
-                    answer_open([], results_time or times[-1])
-                if not history:
-                    history.append({"role": "user", "content": "(session resumed: the first "
-                                    "user message was lost)"})
-                    times.append(when)
-                    report.notes.append(f"entry {n}: the log starts with an assistant message; "
-                                        "a placeholder user message was put before it")
-                if history[-1]["role"] == "assistant":
-                    history[-1] = {"role": "assistant", "content":
-                                   content_blocks(history[-1]) + content_blocks(message)}
-                    times[-1] = when
-                    report.notes.append(f"entry {n}: two assistant messages in a row merged")
-                else:
-                    history.append(message)
-                    times.append(when)
-                uses = [(b["id"], b.get("name", "")) for b in content_blocks(history[-1])
-                        if b.get("type") == "tool_use"]
-                open_uses = uses or None
-            elif open_uses is not None:
-                for block in content_blocks(message):
-                    if block.get("type") == "tool_result":
-                        results[block.get("tool_use_id")] = block
-                answer_open([b for b in content_blocks(message)
-                             if b.get("type") != "tool_result"], when)
-            elif history and history[-1]["role"] == "user":
-                history[-1] = {"role": "user", "content":
-                               content_blocks(history[-1]) + content_blocks(message)}
-                times[-1] = when
-                report.notes.append(f"entry {n}: a user message with no reply before it was "
-                                    "merged into the next one")
-            else:
-                history.append(message)
-                times.append(when)
-        else:
-            report.notes.append(f"entry {n}: unknown entry type {kind!r} skipped")
-    if open_uses is not None:
-        answer_open([], results_time or times[-1])
-    report.pending_user_turn = bool(history) and history[-1]["role"] == "user"
-    if history:
-        validate_messages(history, request=False)
-    return history, times, report
-
-
-def _malformed(entry: dict) -> str | None:
-    """Why a parsed entry cannot be folded into a history (valid JSON, wrong shape), or None."""
-    kind = entry.get("type")
-    if kind == "tool_result":
-        block = entry.get("block")
-        if not isinstance(block, dict) or not isinstance(block.get("tool_use_id"), str):
-            return "a tool_result entry without a block holding a string tool_use_id"
-        return _api_problem({"role": "user", "content": [block]})
-    elif kind == "message":
-        message = entry.get("message")
-        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
-            return "a message entry without a user or assistant message"
-        content = message.get("content")
-        if not isinstance(content, (str, list)):
-            return "a message entry whose content is not a string or a list of blocks"
-        if any(not isinstance(b, dict) or (b.get("type") == "tool_use"
-                                           and not isinstance(b.get("id"), str))
-               for b in content if isinstance(content, list)):
-            return "a message entry with a block that is not an object or a tool_use without id"
-        return _api_problem(message)
-    return None
-
-
-def _api_problem(message: dict) -> str | None:
-    """Why one logged message (a tool_result entry: as a user message) breaks an API rule on
-    its own, or None. It is checked between stand-in turns that pair its tool calls, so only
-    its own blocks are judged."""
-    blocks = content_blocks(message)
-    if message["role"] == "assistant":
-        uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-        around = [{"role": "user", "content": "."}, message]
-        if uses:
-            around.append({"role": "user", "content": [tool_result_block(i, ".") for i in uses]})
-        return _validation_problem(around)
-    ids = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
-    if not ids:
-        return _validation_problem([message])
-    asked = {"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": ".",
-                                               "input": {}} for i in ids]}
-    return _validation_problem([{"role": "user", "content": "."}, asked, message])
-
-
-def _validation_problem(messages: list[MessageParam]) -> str | None:
-    try:
-        validate_messages(messages, request=False)
-    except MessageValidationError as exc:
-        return f"a record the API would refuse ({exc})"
-    except (TypeError, AttributeError, KeyError) as exc:
-        return f"a record of the wrong shape ({type(exc).__name__})"
-    return None
-
-
-def history_to_entries(history: list[MessageParam], times: list[float] | None = None
-                       ) -> list[dict]:
-    """Return the session entries the Agent writes for ``history`` (inverse of rebuild).
-
-    Each message becomes ``{"type": "message", ...}``, except that a user message's
-    ``tool_result`` blocks become one ``{"type": "tool_result", "block": ...}`` entry each
-    (written as they arrive) and only its other blocks, if any, a message entry.
-    ``times`` (seconds, parallel to history) become the timestamps (default 0.0).
-    ``rebuild_history(history_to_entries(h))[0] == h`` for a valid ``h``. Pure.
-    """
-    entries: list[dict] = []
-    for i, message in enumerate(history):
-        when = times[i] if times else 0.0
-        blocks = content_blocks(message)
-        results = [b for b in blocks if b.get("type") == "tool_result"]
-        if message.get("role") != "user" or not results:
-            entries.append({"type": "message", "message": message, "timestamp": when})
-            continue
-        entries.extend({"type": "tool_result", "block": b, "timestamp": when} for b in results)
-        rest = [b for b in blocks if b.get("type") != "tool_result"]
-        if rest:
-            entries.append({"type": "message", "message": {"role": "user", "content": rest},
-                            "timestamp": when})
-    return entries
+                self._waiting.append(event.block)
+        elif isinstance(event, MessageAppended) and event.message["role"] == "assistant":
+            self.log({"type": "message", "message": event.message})
+            for block in self._waiting or []:
+                self.log({"type": "tool_result", "block": block})
+            self._waiting = None
+        elif isinstance(event, MessageAppended):
+            extra = [b for b in content_blocks(event.message) if b.get("type") != "tool_result"]
+            if extra:
+                self.log({"type": "message", "message": {"role": "user", "content": extra}})
+            self._waiting = []
 
 
 def list_sessions(directory: str | Path) -> list[dict]:
     """Summarise each ``*.jsonl`` session in ``directory``, oldest first.
 
-    Returns ``[{"session_id", "path", "entries", "prompts", "turns", "first_time",
-    "last_time", "model", "problems"}]``: prompts = user text messages, turns = assistant
-    messages (one per API response), times in Unix seconds (None for an empty file),
+    Returns ``[{"session_id", "path", "entries", "prompts", "replies", "first_time",
+    "last_time", "model", "problems"}]``: prompts = user text messages, replies = assistant
+    messages (a reply continued through max_tokens counts once, so replies may be fewer than
+    model requests), times in Unix seconds (None for an empty file),
     problems = count of damaged lines. A missing directory gives ``[]``.
     """
     folder = Path(directory)
@@ -390,7 +217,7 @@ def list_sessions(directory: str | Path) -> list[dict]:
         rows.append({
             "session_id": path.stem, "path": str(path), "entries": len(entries),
             "prompts": sum(1 for m in messages if m.get("role") == "user"),
-            "turns": sum(1 for m in messages if m.get("role") == "assistant"),
+            "replies": sum(1 for m in messages if m.get("role") == "assistant"),
             "first_time": min(stamps, default=None), "last_time": max(stamps, default=None),
             "model": meta.get("model"), "problems": len(problems)})
     return sorted(rows, key=lambda r: (r["first_time"] or 0.0, r["session_id"]))
@@ -405,9 +232,9 @@ def main_sessions(directory: str | Path = "sessions") -> int:
 
     def stamp(t: float | None) -> str:
         return time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(t)) if t else "-"
-    print(f"{'session_id':<28} {'prompts':>7} {'turns':>5}  {'first':<19}  {'last':<19}  problems")
+    print(f"{'session_id':<28} {'prompts':>7} {'replies':>7}  {'first':<19}  {'last':<19}  problems")
     for r in rows:
-        print(f"{r['session_id']:<28} {r['prompts']:>7} {r['turns']:>5}  "
+        print(f"{r['session_id']:<28} {r['prompts']:>7} {r['replies']:>7}  "
               f"{stamp(r['first_time']):<19}  {stamp(r['last_time']):<19}  {r['problems']}")
     print("resume one with: mini-agent --resume SESSION_ID")
     return 0

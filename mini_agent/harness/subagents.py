@@ -55,16 +55,16 @@ class SubagentResult:
 
     Attributes: summary: bounded text (approx tokens <= the bound); summary_tokens: its approx
     tokens; artefacts: paths (relative to the workspace) of files it wrote, each existing;
-    truncated: the summary was cut to the bound; stop_reason, turns: of its run;
-    window_tokens: approx tokens of the subagent's own final history (its window, which the
-    caller never sees); history: that history, for inspection only.
+    truncated: the summary was cut to the bound; exit_status, turns: of its run (how the loop
+    ended; model requests); window_tokens: approx tokens of the subagent's own final history
+    (its window, which the caller never sees); history: that history, for inspection only.
     """
 
     summary: str
     summary_tokens: int
     artefacts: list[str]
     truncated: bool
-    stop_reason: str
+    exit_status: str
     turns: int
     window_tokens: int
     history: list = dataclasses.field(repr=False, default_factory=list)
@@ -162,7 +162,7 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
         if folder.is_dir() else []
     return SubagentResult(summary, approx_tokens(summary),
                           [p.relative_to(ws.root).as_posix() for p in written], truncated,
-                          run.stop_reason, run.turns, approx_tokens(agent.history),
+                          run.exit_status, run.turns, approx_tokens(agent.history),
                           agent.history)
 
 

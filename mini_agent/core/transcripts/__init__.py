@@ -44,11 +44,11 @@ from mini_agent.core.messages import MessageParam
 from mini_agent.core.transcripts.chat import TEXT_ACTION_RE, chat_turns
 from mini_agent.core.transcripts.claude_code import (SKIPPED_ENTRY_TYPES, SYNTHETIC_MODEL, claude_code_turns,
                                                      join_split_responses, parse_jsonl)
-from mini_agent.core.transcripts.repair import (MISSING_RESULT_TEXT, MISSING_START_TEXT, clean_blocks, drop_all_thinking,
-                                                finish)
+from mini_agent.core.messages import MISSING_START_TEXT, NO_RESULT_TEXT
+from mini_agent.core.transcripts.repair import clean_blocks, drop_all_thinking, finish
 from mini_agent.core.transcripts.turns import TranscriptError, Turn, content_blocks, seconds
 
-__all__ = ["MISSING_RESULT_TEXT", "MISSING_START_TEXT", "SKIPPED_ENTRY_TYPES", "SYNTHETIC_MODEL",
+__all__ = ["MISSING_START_TEXT", "NO_RESULT_TEXT", "SKIPPED_ENTRY_TYPES", "SYNTHETIC_MODEL",
            "TEXT_ACTION_RE", "Transcript", "TranscriptError", "parse_text"]
 
 

@@ -5,10 +5,10 @@ loads real files through them): empty or whitespace-only text blocks and signatu
 thinking blocks are dropped; keys the API does not accept are stripped; consecutive same-role
 messages are merged; a reused ``tool_use`` id gets a ``_dupN`` suffix; a ``tool_result`` whose
 ``tool_use`` is not in the previous assistant message is dropped; a ``tool_use`` with no
-recorded result gets an ``is_error`` result saying so (:data:`MISSING_RESULT_TEXT`); a history
-that starts with an assistant turn gets a placeholder first user message
-(:data:`MISSING_START_TEXT`); the result passes ``validate_messages``. Each change appends one
-line to ``repairs`` naming the line or message number. Merged messages keep the time of their
+recorded result gets an ``is_error`` result saying so
+(:data:`~mini_agent.core.messages.NO_RESULT_TEXT`); a history that starts with an assistant
+turn gets a placeholder first user message (:data:`~mini_agent.core.messages.MISSING_START_TEXT`);
+the result passes ``validate_messages``. Each change appends one line to ``repairs`` naming the line or message number. Merged messages keep the time of their
 last part; messages added here get their time from :func:`message_times`.
 
 Works on :class:`~mini_agent.core.transcripts.turns.Turn` lists in place (they are the loader's
@@ -23,14 +23,9 @@ import json
 from typing import Iterable
 
 from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS
-from mini_agent.core.messages import MessageParam, MessageValidationError, validate_messages
+from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, MessageParam,
+                                      MessageValidationError, validate_messages)
 from mini_agent.core.transcripts.turns import TranscriptError, Turn, format_span
-
-MISSING_RESULT_TEXT = "[no tool_result recorded in the transcript]"
-"""Content of the ``is_error`` result added for a ``tool_use`` the file never answered."""
-
-MISSING_START_TEXT = "[the transcript starts with an assistant turn; earlier history is not in the file]"
-"""Text of the user message put first when a history starts with an assistant turn."""
 
 
 def drop_all_thinking(turns: list[Turn], repairs: list[str]) -> None:
@@ -125,7 +120,7 @@ def _pair(turns: list[Turn], repairs: list[str]) -> bool:
             answered = {b.get("tool_use_id") for b in nxt.blocks} if nxt else set()
             missing = [x for x in ids if x not in answered]
             if missing:
-                filler = [{"type": "tool_result", "tool_use_id": x, "content": MISSING_RESULT_TEXT,
+                filler = [{"type": "tool_result", "tool_use_id": x, "content": NO_RESULT_TEXT,
                            "is_error": True} for x in missing]
                 if nxt is None:
                     turns.insert(i + 1, Turn("user", filler, f"after {turn.where}", []))

@@ -1,0 +1,241 @@
+"""Session log entries <-> a history: fold a (possibly damaged) log back into a valid history.
+
+A write-ahead session (:mod:`mini_agent.harness.session`) logs entries::
+
+    {"type": "meta", ...}
+    {"type": "message", "message": Message}
+    {"type": "tool_result", "block": {"type": "tool_result", ...}}
+
+each tool result as it arrives, the message that carries them is not logged again.
+:func:`rebuild_history` folds the entries into ``(history, times, report)``: the results
+gathered after the assistant message that asked for them, a tool call the log never answered
+(a crash mid-turn) answered with :data:`~mini_agent.core.messages.NO_RESULT_TEXT`, damaged
+entries skipped and named; the history passes ``validate_messages``.
+:func:`history_to_entries` is the inverse, what the Agent writes for a history.
+
+Pure: entries in, a history out (no files: :mod:`mini_agent.harness.session_reader` reads
+them). Taught in ``notebooks/07_sessions.ipynb``. Source: section 6 of
+002_4516104fd432e704.txt (resumeSession, the write-ahead order and its pitfalls).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Iterable
+
+from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, MessageParam,
+                                      MessageValidationError, content_blocks, tool_result_block,
+                                      validate_messages)
+
+
+@dataclasses.dataclass
+class ResumeReport:
+    """What :func:`rebuild_history` did to make the entries a valid history.
+
+    ``interrupted``: ``[(tool_use_id, tool_name)]`` answered with an ``is_error`` result
+    (the chosen strategy: never re-run a tool on resume, the model decides); ``notes``:
+    other repairs (merged messages, dropped orphan results, unknown entry types);
+    ``meta``: the first ``meta`` entry, if any; ``pending_user_turn``: the history ends with
+    a user message, so the next API call continues the run.
+    """
+
+    interrupted: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    notes: list[str] = dataclasses.field(default_factory=list)
+    meta: dict | None = None
+    pending_user_turn: bool = False
+
+    def __str__(self) -> str:
+        lines = [f"interrupted tool call {i} ({name}): answered with an is_error result"
+                 for i, name in self.interrupted] + self.notes
+        if self.pending_user_turn:
+            lines.append("the history ends with a user turn: the run can continue")
+        return "\n".join(lines) or "clean: nothing to repair"
+
+
+def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[float],
+                                                       ResumeReport]:
+    """Fold session entries into ``(history, times, report)``; the history passes validation.
+
+    ``tool_result`` entries are gathered into the user message that follows the assistant
+    message holding their ``tool_use`` blocks (results first, in the order they were logged,
+    so ``rebuild_history(history_to_entries(h))[0] == h``; then any text of a logged user
+    message). A tool_use with no logged result (crash mid-turn) gets
+    ``{"type": "tool_result", "tool_use_id": id, "content": NO_RESULT_TEXT,
+    "is_error": True}``. A trailing user message with no reply is kept. ``times[i]`` is the
+    timestamp (seconds) of the entry that completed message i. An entry that is JSON but of
+    the wrong shape (a message entry without a user/assistant message, a tool_result without
+    its block), one that breaks an API rule on its own (a damaged block type or key, a bad
+    ``cache_control``, tool_result content of the wrong type), or an assistant message that
+    reuses a tool_use id is skipped and named in ``report.notes``; the tool calls it left
+    open are answered as interrupted. Entries are not mutated.
+    Raises: MessageValidationError if the entries cannot make a valid history (e.g. a
+    message with an empty text block): a writer bug, not crash damage.
+    """
+    history: list[MessageParam] = []
+    times: list[float] = []
+    report = ResumeReport()
+    open_uses: list[tuple[str, str]] | None = None  # tool_use (id, name) awaiting results
+    results: dict[str, dict] = {}
+    results_time = 0.0
+    seen_ids: set[str] = set()
+
+    def answer_open(extra: list[dict], when: float) -> None:
+        nonlocal open_uses
+        asked = dict(open_uses or [])
+        blocks = [block for tool_use_id, block in results.items() if tool_use_id in asked]
+        for tool_use_id, name in open_uses or []:
+            if tool_use_id not in results:
+                report.interrupted.append((tool_use_id, name))
+                blocks.append(tool_result_block(tool_use_id, NO_RESULT_TEXT, is_error=True))
+        history.append({"role": "user", "content": blocks + extra})
+        times.append(when)
+        open_uses = None
+        results.clear()
+
+    for n, entry in enumerate(entries):
+        kind = entry.get("type")
+        stamp = entry.get("timestamp")
+        when = float(stamp) if isinstance(stamp, (int, float)) else (times[-1] if times else 0.0)
+        malformed = _malformed(entry)
+        if not malformed and kind == "message" and entry["message"]["role"] == "assistant":
+            ids = [b["id"] for b in content_blocks(entry["message"])
+                   if b.get("type") == "tool_use"]
+            reused = sorted(set(ids) & seen_ids)
+            if reused:
+                malformed = f"an assistant message reusing tool_use id {reused[0]!r}"
+            seen_ids.update(ids if not reused else ())
+        if malformed:
+            report.notes.append(f"entry {n}: {malformed}; skipped")
+        elif kind == "meta":
+            report.meta = report.meta or entry
+        elif kind == "tool_result":
+            block = entry.get("block") or {}
+            tool_use_id = block.get("tool_use_id")
+            if open_uses is not None and tool_use_id in dict(open_uses):
+                results[tool_use_id] = block
+                results_time = when
+            else:
+                report.notes.append(f"entry {n}: dropped a tool_result for {tool_use_id!r}, "
+                                    "which answers no open tool_use")
+        elif kind == "message":
+            message = entry["message"]
+            if message.get("role") == "assistant":
+                if open_uses is not None:
+                    answer_open([], results_time or times[-1])
+                if not history:
+                    history.append({"role": "user", "content": MISSING_START_TEXT})
+                    times.append(when)
+                    report.notes.append(f"entry {n}: the log starts with an assistant message; "
+                                        "a placeholder user message was put before it")
+                if history[-1]["role"] == "assistant":
+                    history[-1] = {"role": "assistant", "content":
+                                   content_blocks(history[-1]) + content_blocks(message)}
+                    times[-1] = when
+                    report.notes.append(f"entry {n}: two assistant messages in a row merged")
+                else:
+                    history.append(message)
+                    times.append(when)
+                uses = [(b["id"], b.get("name", "")) for b in content_blocks(history[-1])
+                        if b.get("type") == "tool_use"]
+                open_uses = uses or None
+            elif open_uses is not None:
+                for block in content_blocks(message):
+                    if block.get("type") == "tool_result":
+                        results[block.get("tool_use_id")] = block
+                answer_open([b for b in content_blocks(message)
+                             if b.get("type") != "tool_result"], when)
+            elif history and history[-1]["role"] == "user":
+                history[-1] = {"role": "user", "content":
+                               content_blocks(history[-1]) + content_blocks(message)}
+                times[-1] = when
+                report.notes.append(f"entry {n}: a user message with no reply before it was "
+                                    "merged into the next one")
+            else:
+                history.append(message)
+                times.append(when)
+        else:
+            report.notes.append(f"entry {n}: unknown entry type {kind!r} skipped")
+    if open_uses is not None:
+        answer_open([], results_time or times[-1])
+    report.pending_user_turn = bool(history) and history[-1]["role"] == "user"
+    if history:
+        validate_messages(history, request=False)
+    return history, times, report
+
+
+def _malformed(entry: dict) -> str | None:
+    """Why a parsed entry cannot be folded into a history (valid JSON, wrong shape), or None."""
+    kind = entry.get("type")
+    if kind == "tool_result":
+        block = entry.get("block")
+        if not isinstance(block, dict) or not isinstance(block.get("tool_use_id"), str):
+            return "a tool_result entry without a block holding a string tool_use_id"
+        return _api_problem({"role": "user", "content": [block]})
+    elif kind == "message":
+        message = entry.get("message")
+        if not isinstance(message, dict) or message.get("role") not in ("user", "assistant"):
+            return "a message entry without a user or assistant message"
+        content = message.get("content")
+        if not isinstance(content, (str, list)):
+            return "a message entry whose content is not a string or a list of blocks"
+        if any(not isinstance(b, dict) or (b.get("type") == "tool_use"
+                                           and not isinstance(b.get("id"), str))
+               for b in content if isinstance(content, list)):
+            return "a message entry with a block that is not an object or a tool_use without id"
+        return _api_problem(message)
+    return None
+
+
+def _api_problem(message: dict) -> str | None:
+    """Why one logged message (a tool_result entry: as a user message) breaks an API rule on
+    its own, or None. It is checked between stand-in turns that pair its tool calls, so only
+    its own blocks are judged."""
+    blocks = content_blocks(message)
+    if message["role"] == "assistant":
+        uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
+        around = [{"role": "user", "content": "."}, message]
+        if uses:
+            around.append({"role": "user", "content": [tool_result_block(i, ".") for i in uses]})
+        return _validation_problem(around)
+    ids = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+    if not ids:
+        return _validation_problem([message])
+    asked = {"role": "assistant", "content": [{"type": "tool_use", "id": i, "name": ".",
+                                               "input": {}} for i in ids]}
+    return _validation_problem([{"role": "user", "content": "."}, asked, message])
+
+
+def _validation_problem(messages: list[MessageParam]) -> str | None:
+    try:
+        validate_messages(messages, request=False)
+    except MessageValidationError as exc:
+        return f"a record the API would refuse ({exc})"
+    except (TypeError, AttributeError, KeyError) as exc:
+        return f"a record of the wrong shape ({type(exc).__name__})"
+    return None
+
+
+def history_to_entries(history: list[MessageParam], times: list[float] | None = None
+                       ) -> list[dict]:
+    """Return the session entries the Agent writes for ``history`` (inverse of rebuild).
+
+    Each message becomes ``{"type": "message", ...}``, except that a user message's
+    ``tool_result`` blocks become one ``{"type": "tool_result", "block": ...}`` entry each
+    (written as they arrive) and only its other blocks, if any, a message entry.
+    ``times`` (seconds, parallel to history) become the timestamps (default 0.0).
+    ``rebuild_history(history_to_entries(h))[0] == h`` for a valid ``h``. Pure.
+    """
+    entries: list[dict] = []
+    for i, message in enumerate(history):
+        when = times[i] if times else 0.0
+        blocks = content_blocks(message)
+        results = [b for b in blocks if b.get("type") == "tool_result"]
+        if message.get("role") != "user" or not results:
+            entries.append({"type": "message", "message": message, "timestamp": when})
+            continue
+        entries.extend({"type": "tool_result", "block": b, "timestamp": when} for b in results)
+        rest = [b for b in blocks if b.get("type") != "tool_result"]
+        if rest:
+            entries.append({"type": "message", "message": {"role": "user", "content": rest},
+                            "timestamp": when})
+    return entries

@@ -1,0 +1,148 @@
+"""The file tools' bodies: read_file, list_dir, grep, glob, edit_file, over a Workspace.
+
+Each is ``fn(workspace, input) -> str`` and raises :class:`~mini_agent.harness.workspace.ToolError`
+with an actionable message when the call cannot be done. Observations are deterministic:
+paths relative to the workspace, listings sorted, nothing reports a time. edit_file keeps
+the previous version as ``<path>.bak`` and writes CRLF files back as CRLF.
+:mod:`mini_agent.harness.tools` wraps them into :class:`~mini_agent.harness.tools.Tool` objects.
+
+IO: files. Taught in ``notebooks/01_agent_loop.ipynb`` and ``02_parallel_tools.ipynb``; the
+Read/Grep/Glob split follows 002_4516104fd432e704.txt.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+from typing import Any
+
+from mini_agent.core.edit_reconcile import edit_outcome
+from mini_agent.harness.workspace import ToolError, Workspace, inside, read_text
+
+DEFAULT_READ_LIMIT_LINES = 2_000
+"""Lines read_file returns when the call gives no ``limit``."""
+
+
+def read_file(ws: Workspace, input: dict[str, Any]) -> str:
+    target, text = read_text(ws, input["path"])
+    offset = int(input.get("offset", 1))
+    limit = int(input.get("limit", DEFAULT_READ_LIMIT_LINES))
+    if offset < 1 or limit < 1:
+        raise ToolError("offset and limit must be >= 1 (offset is a 1-based line number)")
+    lines = text.splitlines()
+    if not lines:
+        return f"({ws.relative(target)} is empty)"
+    if offset > len(lines):
+        raise ToolError(f"offset {offset} is past the end of {ws.relative(target)} "
+                        f"({len(lines)} lines)")
+    chosen = lines[offset - 1:offset - 1 + limit]
+    body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(chosen, start=offset))
+    last = offset + len(chosen) - 1
+    if offset > 1 or last < len(lines):
+        more = f"; pass offset={last + 1} to read more" if last < len(lines) else ""
+        body += f"\n[lines {offset}-{last} of {len(lines)}{more}]"
+    return ws.cap(body)
+
+
+def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
+    path = input.get("path", ".")
+    target = ws.resolve(path)
+    if not target.exists():
+        raise ToolError(f"directory not found: {path}")
+    if not target.is_dir():
+        raise ToolError(f"{path} is a file, not a directory; use read_file to read it")
+    entries = sorted(target.iterdir(), key=lambda p: p.name)
+    shown = [p.name + ("/" if p.is_dir() else "") for p in entries if not ws.is_ignored(p)]
+    return ws.cap("\n".join(shown) if shown else f"({ws.relative(target)} is empty)")
+
+
+def grep(ws: Workspace, input: dict[str, Any]) -> str:
+    pattern = input["pattern"]
+    flags = re.IGNORECASE if input.get("ignore_case") else 0
+    try:
+        regex = re.compile(pattern, flags)
+    except re.error as exc:
+        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+    path = input.get("path", ".")
+    start = ws.resolve(path)
+    if not start.exists():
+        raise ToolError(f"path not found: {path}")
+    name_glob = input.get("glob")
+    hits = []
+    for file in ws.walk_files(start):
+        if name_glob and not (fnmatch.fnmatch(file.name, name_glob)
+                              or fnmatch.fnmatch(ws.relative(file), name_glob)):
+            continue
+        try:
+            text = file.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue  # binary or unreadable files are skipped, like grep -I
+        for n, line in enumerate(text.splitlines(), start=1):
+            if regex.search(line):
+                hits.append(f"{ws.relative(file)}:{n}:{line}")
+    if not hits:
+        return f"No matches for /{pattern}/ in {path}"
+    return ws.cap("\n".join(hits))
+
+
+def glob(ws: Workspace, input: dict[str, Any]) -> str:
+    pattern = input["pattern"]
+    if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
+        raise ToolError(f"glob pattern {pattern!r} must be relative to the workspace and "
+                        "must not contain '..'")
+    matches = set()
+    if not pattern:
+        raise ToolError("glob pattern must not be empty; e.g. '**/*.py'")
+    for found in ws.root.glob(pattern):
+        if not inside(found, ws.root) or ws.is_ignored(found.absolute()):
+            continue
+        matches.add(ws.relative(found.absolute()) + ("/" if found.is_dir() else ""))
+    if not matches:
+        return f"No files match {pattern!r}"
+    return ws.cap("\n".join(sorted(matches)))
+
+
+
+def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
+    path, old, new = input["path"], input["old_string"], input["new_string"]
+    target = ws.resolve(path)
+    rel = ws.relative(target)
+    if old == "" and not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(new, encoding="utf-8")
+        return f"Created {rel} ({len(new.splitlines())} lines)"
+    _, text = read_text(ws, path)
+    raw = target.read_bytes()
+    crlf = b"\r\n" in raw  # read_text turned CRLF into LF; write them back as they were
+    if old == new:
+        raise ToolError("old_string and new_string are identical; nothing to change")
+    count = text.count(old) if old else 0
+    if count == 0:
+        raise ToolError(f"old_string not found in {rel}. Re-read the file with read_file and "
+                        "copy the exact text, including indentation")
+    if count > 1:
+        raise ToolError(f"old_string occurs {count} times in {rel}; include more surrounding "
+                        "lines so it matches exactly once")
+    start = text.index(old)
+    updated = text[:start] + new + text[start + len(old):]
+    target.with_name(target.name + ".bak").write_bytes(raw)
+    target.write_text(updated, encoding="utf-8", newline="\r\n" if crlf else None)
+    first = text.count("\n", 0, start) + 1
+    lines = updated.splitlines()
+    last = first + max(new.count("\n") + 1, 1) - 1
+    lo, hi = max(first - 2, 1), min(last + 2, len(lines))
+    snippet = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
+    return ws.cap(f"Edited {rel}: replaced 1 occurrence at line {first} "
+                  f"(backup: {rel}.bak)\n{snippet}")
+
+
+def edit_applied(ws: Workspace, input: dict[str, Any]) -> str:
+    """Whether an interrupted edit_file call is visible in its file now (see edit_outcome)."""
+    try:
+        target = ws.resolve(input["path"])
+        text = target.read_text(encoding="utf-8") if target.exists() else None
+        return edit_outcome(input["old_string"], input["new_string"], text)
+    except (ToolError, OSError, KeyError, TypeError, UnicodeDecodeError):
+        return "unknown"
+

@@ -1,0 +1,227 @@
+"""One model request: built in one place, sent through the SDK, its reply read as chunks.
+
+:class:`Model` binds a client and the request settings (model name, output cap, system
+prompt, tool definitions, ``prepare_request`` steps such as cache breakpoints). Every request
+the kit sends is made by :meth:`Model.build_request`::
+
+    {"model": str, "max_tokens": int, "messages": view, "system"?: str | list[block],
+     "tools"?: [{"name", "description", "input_schema"}]}
+
+then each ``prepare_request`` step in order, then ``validate_messages`` (a history the API
+would refuse fails here, before anything is sent). :meth:`Model.send` makes the request
+through the SDK (``client.messages.create(stream=True)``, or one plain request) and returns
+the reply as loop chunks (:mod:`mini_agent.core.streaming`): the SDK's errors are raised by
+``send`` itself, before any chunk. :func:`open_request` is what the loop calls for each turn:
+the view policy, the request, and ONE retry with ``on_context_overflow``'s view when the API
+answers "prompt is too long".
+
+IO: network (through the SDK). Taught in ``notebooks/01_agent_loop.ipynb``.
+Source: 002_4516104fd432e704.txt section 1; Anthropic "Messages" and "Streaming Messages" docs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from typing import Any, AsyncIterator, Callable, Mapping, Sequence
+
+import anthropic
+
+from mini_agent.core.messages import MessageParam, validate_messages
+from mini_agent.core.streaming import Chunk, StreamAssembler, message_chunks
+from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.view import ViewContext
+
+PROMPT_TOO_LONG = "prompt is too long"
+"""The API's 400 message prefix when a request exceeds the context window."""
+
+
+class ContextOverflowError(RuntimeError):
+    """The request exceeded the context window and no (or no sufficient) recovery exists.
+
+    Attributes:
+        raw_tokens: approx tokens of the history.
+        view_tokens: approx tokens of the last view sent.
+        api_message: the API's error text.
+    """
+
+    def __init__(self, message: str, *, raw_tokens: int, view_tokens: int,
+                 api_message: str) -> None:
+        super().__init__(message)
+        self.raw_tokens = raw_tokens
+        self.view_tokens = view_tokens
+        self.api_message = api_message
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A client and the settings of every request the loop sends with it.
+
+    Attributes:
+        client: ``anthropic.AsyncAnthropic`` (preferred) or ``anthropic.Anthropic`` (its
+            blocking calls then run in worker threads), online or from ``mini_agent.offline``.
+        model: the model name.
+        max_tokens: the output cap per request (tokens); a continuation may scale it.
+        system: the system prompt (str or blocks), or None.
+        tool_definitions: ``[{"name", "description", "input_schema"}]``.
+        stream: True streams the reply (tools start while it arrives); False makes one plain
+            request.
+        prepare_request: ``request -> request`` steps applied in order before validation.
+    """
+
+    client: Any
+    model: str
+    max_tokens: int
+    system: Any = None
+    tool_definitions: tuple[dict, ...] = ()
+    stream: bool = True
+    prepare_request: tuple[Callable[[dict], dict], ...] = ()
+
+    def build_request(self, messages: list[MessageParam], *, max_tokens_scale: int = 1) -> dict:
+        """Return validated ``messages.create`` kwargs for ``messages`` (not mutated).
+
+        Raises:
+            MessageValidationError: the request breaks an API rule.
+        """
+        request: dict[str, Any] = {"model": self.model,
+                                   "max_tokens": self.max_tokens * max_tokens_scale,
+                                   "messages": list(messages)}
+        if self.system:
+            request["system"] = self.system
+        if self.tool_definitions:
+            request["tools"] = list(self.tool_definitions)
+        for prepare in self.prepare_request:
+            request = prepare(request)
+        validate_messages(request["messages"], system=request.get("system"),
+                          tools=request.get("tools"))
+        return request
+
+    async def send(self, request: dict[str, Any]) -> AsyncIterator[Chunk]:
+        """Send ``request`` and return its reply as an async iterator of chunks.
+
+        Returns:
+            TextDelta / ToolUseReady / ToolUseTruncated chunks, then one StreamDone.
+        Raises:
+            the SDK's errors (``anthropic.BadRequestError`` ...), here, before any chunk.
+        """
+        create = self.client.messages.create
+        is_async = isinstance(self.client, anthropic.AsyncAnthropic)
+        if not self.stream:
+            message = (await create(**request) if is_async
+                       else await asyncio.to_thread(create, **request))
+            return _iterate(message_chunks(message))
+        if is_async:
+            return _async_stream_chunks(await create(**request, stream=True))
+        return _sync_stream_chunks(await asyncio.to_thread(create, **request, stream=True))
+
+
+async def _iterate(chunks: list[Chunk]) -> AsyncIterator[Chunk]:
+    for chunk in chunks:
+        yield chunk
+
+
+async def _async_stream_chunks(events: Any) -> AsyncIterator[Chunk]:
+    assembler = StreamAssembler()
+    async with events:
+        async for event in events:
+            for chunk in assembler.feed(event):
+                yield chunk
+    for chunk in assembler.finish():  # a stream that broke off before message_stop
+        yield chunk
+
+
+async def _sync_stream_chunks(events: Any) -> AsyncIterator[Chunk]:
+    assembler = StreamAssembler()
+    iterator, end = iter(events), object()
+    try:
+        while (event := await asyncio.to_thread(next, iterator, end)) is not end:
+            for chunk in assembler.feed(event):
+                yield chunk
+    finally:
+        events.close()
+    for chunk in assembler.finish():
+        yield chunk
+
+
+def sdk_model(client: Any, *, model: str, max_tokens: int, system: Any = None,
+              tools: Mapping[str, Any] | None = None, stream: bool = True,
+              prepare_request: Callable[[dict], dict] | Sequence[Callable[[dict], dict]]
+              | None = None) -> Model:
+    """Return the :class:`Model` :func:`~mini_agent.harness.loop.run_loop` sends requests with.
+
+    Args:
+        client: the SDK client (see :class:`Model`).
+        model: the model name.
+        max_tokens: the output cap per request (tokens).
+        system: the system prompt, or None.
+        tools: ``{name: Tool}``; their ``definition()`` go into every request.
+        stream: stream the replies (True) or make plain requests.
+        prepare_request: one ``request -> request`` step or a sequence of them.
+    """
+    steps = (() if prepare_request is None else (prepare_request,)
+             if callable(prepare_request) else tuple(prepare_request))
+    return Model(client, model, max_tokens, system,
+                 tuple(t.definition() for t in (tools or {}).values()), stream, steps)
+
+
+@dataclasses.dataclass
+class OpenRequest:
+    """A request that was sent: its kwargs, its reply's chunks, and whether it is the retry
+    made with ``on_context_overflow``'s view."""
+
+    request: dict[str, Any]
+    chunks: AsyncIterator[Chunk]
+    overflow_retry: bool
+
+
+def _is_too_long(exc: Exception) -> bool:
+    return isinstance(exc, anthropic.BadRequestError) and PROMPT_TOO_LONG in str(exc)
+
+
+async def open_request(model: Model, messages: list[MessageParam], ctx: ViewContext, *,
+                       view: Callable, on_context_overflow: Callable | None = None,
+                       max_tokens_scale: int = 1) -> OpenRequest:
+    """Build the view of ``messages``, send it, and retry once if it does not fit.
+
+    Args:
+        model: where and how to send.
+        messages: the history (and any continuation messages); never mutated.
+        ctx: the view context (times, now, turn).
+        view: the view policy ``(messages, ctx) -> view``.
+        on_context_overflow: ``(messages, ctx) -> view`` tried once on "prompt is too long".
+        max_tokens_scale: the continuation's factor on ``model.max_tokens``.
+    Returns:
+        The :class:`OpenRequest` whose chunks the loop reads.
+    Raises:
+        ContextOverflowError: "prompt is too long" with no handler, or again after it.
+        MessageValidationError: a view breaks an API rule; the SDK's other errors.
+    """
+    sent = view(messages, ctx)
+    try:
+        return await _open(model, sent, max_tokens_scale, overflow_retry=False)
+    except anthropic.BadRequestError as exc:
+        if not _is_too_long(exc):
+            raise
+        if on_context_overflow is None:
+            raise _overflow(messages, sent, exc, "and no on_context_overflow is set") from exc
+    sent = on_context_overflow(messages, ctx)
+    try:
+        return await _open(model, sent, max_tokens_scale, overflow_retry=True)
+    except anthropic.BadRequestError as exc:
+        if not _is_too_long(exc):
+            raise
+        raise _overflow(messages, sent, exc, "after on_context_overflow's view") from exc
+
+
+async def _open(model: Model, view: list[MessageParam], max_tokens_scale: int, *,
+                overflow_retry: bool) -> OpenRequest:
+    request = model.build_request(view, max_tokens_scale=max_tokens_scale)
+    return OpenRequest(request, await model.send(request), overflow_retry)
+
+
+def _overflow(messages: list[MessageParam], view: list[MessageParam],
+              exc: anthropic.BadRequestError, how: str) -> ContextOverflowError:
+    raw, sent = approx_tokens(messages), approx_tokens(view)
+    return ContextOverflowError(
+        f"the request does not fit the context window {how}: ~{raw} raw tokens, ~{sent} "
+        f"sent ({exc.message})", raw_tokens=raw, view_tokens=sent, api_message=exc.message)

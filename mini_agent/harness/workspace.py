@@ -1,0 +1,142 @@
+"""The folder the agent's tools are confined to: path checks, the ignore list, the output cap.
+
+:class:`Workspace` resolves every path the model gives against its root and refuses what
+leaves it (``..``, absolute paths elsewhere, symlinks pointing out); it hides ignored entries
+(``.git``, ``*.bak``, caches: the ``.bak`` files edit_file leaves would otherwise pollute
+list_dir, grep and glob, the pitfall of seed 000_86e3ff2076a5ae37.txt); it scrubs its own
+absolute path from command output and cuts any observation to ``max_output_chars`` with a
+marker such as ``[... truncated: 12,345 more characters]``. :class:`ToolError` is a failure
+meant for the model. The tools themselves are in :mod:`mini_agent.harness.file_tools` and
+:mod:`mini_agent.harness.bash_tool`; :mod:`mini_agent.harness.tools` puts them together.
+
+IO: the file system (paths only; reading and writing is the tools'). Taught in
+``notebooks/01_agent_loop.ipynb``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from pathlib import Path
+
+DEFAULT_IGNORE: tuple[str, ...] = (
+    ".git", "*.bak", "__pycache__", "*.pyc", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+    ".hypothesis", ".ipynb_checkpoints", ".venv", "node_modules", ".DS_Store",
+)
+"""Glob patterns matched against every path component; a match hides the entry from
+list_dir, grep and glob (read_file and edit_file still reach it by name)."""
+
+DEFAULT_MAX_OUTPUT_CHARS = 16_000
+"""Cap on one observation in characters (about 4,000 approx tokens)."""
+
+DEFAULT_BASH_TIMEOUT_SECONDS = 30.0
+"""Default ``run_bash`` timeout (seconds)."""
+
+
+class ToolError(Exception):
+    """A tool failure meant for the model: the message says what went wrong and what to do."""
+
+
+
+class Workspace:
+    """A directory the tools are confined to, with an ignore list and an output cap.
+
+    Args: root: the workspace directory (must exist); ignore: glob patterns matched against
+    each path component (see DEFAULT_IGNORE); max_output_chars: cap per observation in
+    characters; bash_timeout_seconds: default run_bash timeout.
+    Raises: ToolError if root is not a directory.
+    """
+
+    def __init__(self, root: str | os.PathLike[str], *, ignore: tuple[str, ...] = DEFAULT_IGNORE,
+                 max_output_chars: int = DEFAULT_MAX_OUTPUT_CHARS,
+                 bash_timeout_seconds: float = DEFAULT_BASH_TIMEOUT_SECONDS) -> None:
+        given = Path(root).expanduser().absolute()
+        if not given.is_dir():
+            raise ToolError(f"workspace {root!s} is not a directory")
+        if max_output_chars < 1:
+            raise ValueError("max_output_chars must be >= 1")
+        self.root = given.resolve()
+        self._spellings = sorted({str(given), str(self.root)}, key=len, reverse=True)
+        self.ignore = tuple(ignore)
+        self.max_output_chars = max_output_chars
+        self.bash_timeout_seconds = bash_timeout_seconds
+
+    def resolve(self, path: str) -> Path:
+        """Return the absolute path of ``path`` (relative to the root, or absolute inside it).
+
+        Raises: ToolError if it resolves outside the workspace (``..``, an absolute path
+        elsewhere, or a symlink pointing out).
+        """
+        if not isinstance(path, str) or not path.strip():
+            raise ToolError("path must be a non-empty string relative to the workspace root")
+        if "\0" in path:
+            raise ToolError(f"path {path!r} contains a NUL byte; pass a plain relative path")
+        try:
+            target = (self.root / path).resolve()
+        except (RuntimeError, OSError) as exc:  # a symlink loop (RuntimeError before 3.13)
+            raise ToolError(f"path {path!r} cannot be resolved: {exc}") from None
+        if target != self.root and not target.is_relative_to(self.root):
+            raise ToolError(f"path {path!r} is outside the workspace; use a path relative to "
+                            "the workspace root (e.g. 'src/app.py')")
+        return target
+
+    def relative(self, path: Path) -> str:
+        """Return ``path`` relative to the root in POSIX form ("." for the root itself)."""
+        rel = Path(path).relative_to(self.root).as_posix()
+        return rel or "."
+
+    def is_ignored(self, path: Path) -> bool:
+        """True if any component of ``path`` (relative to the root) matches the ignore list."""
+        parts = Path(path).relative_to(self.root).parts
+        return any(fnmatch.fnmatch(part, pattern) for part in parts for pattern in self.ignore)
+
+    def scrub(self, text: str) -> str:
+        """Replace the absolute workspace path in ``text`` by "." (observations stay portable)."""
+        for spelling in self._spellings:
+            text = text.replace(spelling + os.sep, "").replace(spelling, ".")
+        return text
+
+    def cap(self, text: str) -> str:
+        """Cut ``text`` to ``max_output_chars`` and append ``[... truncated: N more characters]``."""
+        if len(text) <= self.max_output_chars:
+            return text
+        rest = len(text) - self.max_output_chars
+        return f"{text[:self.max_output_chars]}\n[... truncated: {rest:,} more characters]"
+
+    def walk_files(self, start: Path) -> list[Path]:
+        """Return the non-ignored files under ``start`` (a file or directory), sorted."""
+        if start.is_file():
+            return [start]
+        found = []
+        for dirpath, dirnames, filenames in os.walk(start):
+            here = Path(dirpath)
+            dirnames[:] = sorted(d for d in dirnames if not self.is_ignored(here / d))
+            found.extend(here / f for f in sorted(filenames) if not self.is_ignored(here / f)
+                         and inside(here / f, self.root))
+        return sorted(found, key=lambda p: self.relative(p))
+
+
+def inside(path: Path, root: Path) -> bool:
+    """True if ``path`` resolves inside ``root``; a symlink loop or broken link is outside."""
+    try:
+        return path.resolve().is_relative_to(root)
+    except (RuntimeError, OSError):
+        return False
+
+
+def read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
+    """Return ``(absolute path, UTF-8 text)`` of a file in the workspace.
+
+    Raises:
+        ToolError: the path is outside, a directory, missing, or not UTF-8 text.
+    """
+    target = workspace.resolve(path)
+    if target.is_dir():
+        raise ToolError(f"{path} is a directory; use list_dir to see its entries")
+    if not target.exists():
+        raise ToolError(f"file not found: {path}. Use list_dir or glob to find the right path")
+    try:
+        return target, target.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ToolError(f"{path} is not a UTF-8 text file") from None
+
