@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent.harness.hooks import (EXAMPLES_DIR, CommandHook, HookManager, HookResult,
-                                      HookSettingsError, matches, parse_hook_output)
+from mini_agent.harness.command_hooks import EXAMPLES_DIR, CommandHook
+from mini_agent.harness.hook_settings import HookSettingsError
+from mini_agent.harness.hooks import HookManager, HookResult, matches, parse_hook_output
 
 PY = sys.executable
 
@@ -475,8 +476,8 @@ def test_a_block_in_megabytes_of_json_still_blocks(tmp_path, pad):
 
 
 def test_output_over_the_parse_limit_fails_closed(monkeypatch):
-    import mini_agent.harness.hooks as hooks
-    monkeypatch.setattr(hooks, "MAX_HOOK_PARSE_BYTES", 1000)
+    import mini_agent.harness.command_hooks as command_hooks
+    monkeypatch.setattr(command_hooks, "MAX_HOOK_PARSE_BYTES", 1000)
     cmd = "head -c 5000 /dev/zero | tr '\\0' ' '"
     pre = run_command(cmd, {"hook_event_name": "PreToolUse", "tool_name": "run_bash"})
     assert pre.blocked and "5,000 bytes on stdout" in pre.reason and "fail closed" in pre.reason

@@ -132,15 +132,15 @@ class HookNotice:
     errors: tuple[str, ...] = ()
 
 
-def hook_notice(event: str, result: Any) -> HookNotice | None:
-    """The :class:`HookNotice` for a fired event's ``result``, or None when it says nothing.
+def hook_notices(event: str, result: Any) -> list[HookNotice]:
+    """The :class:`HookNotice` for a fired event's ``result``: ``[]`` when it says nothing.
 
-    Example: ``hook_notice("Stop", HookResult(system_message="bye")) == HookNotice("Stop",
-    "bye")``.
+    Example: ``hook_notices("Stop", HookResult(system_message="bye")) == [HookNotice("Stop",
+    "bye")]``.
     """
     message = getattr(result, "system_message", None)
     errors = tuple(str(e) for e in getattr(result, "errors", None) or ())
-    return HookNotice(event, message, errors) if message or errors else None
+    return [HookNotice(event, message, errors)] if message or errors else []
 
 
 def parse_hook_output(data: Any, *, event: str = "") -> HookResult:

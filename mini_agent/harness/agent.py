@@ -4,7 +4,7 @@
 ``view_policy`` (default: :class:`~mini_agent.core.masking.ThresholdMasking`, seed 000: "store full,
 send masked"). Facts about messages stay beside them: ``agent.times[i]`` is the clock time at
 which ``agent.history[i]`` was appended (the loop appends both). The turn itself runs on
-:func:`mini_agent.harness.loop.run_loop`; the Agent hands it the history, the times, its
+:func:`mini_agent.harness.loop.run_loop`; the Agent hands it the history, the times, a
 :class:`~mini_agent.harness.model.Model` (request settings, ``prepare_request`` steps such as
 cache breakpoints), the view policy and ``on_context_overflow``, and reads its events back:
 nothing in the loop calls into the Agent.
@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 from mini_agent.core.continuation import Continuing
-from mini_agent.core.hook_output import HookNotice, hook_notice
+from mini_agent.core.hook_output import hook_notices
 from mini_agent.core.masking import ThresholdMasking
 from mini_agent.core.messages import MessageParam, tool_results
 from mini_agent.core.streaming import TextDelta
@@ -45,7 +45,8 @@ from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.harness.config import DEFAULT_MAX_TOKENS, model_name
 from mini_agent.harness.loop import (DEFAULT_MAX_TURNS, LoopEnd, LoopEvent, ToolResult, TurnEnd,
                                      TurnStart, run_loop, view_context)
-from mini_agent.harness.model import ContextOverflowError, Model, sdk_model  # noqa: F401
+from mini_agent.harness.hooks import HookFields
+from mini_agent.harness.model import ContextOverflowError, sdk_model  # noqa: F401 (raised here)
 from mini_agent.harness.session import SessionRecorder
 
 DEFAULT_SYSTEM = ("You are a careful coding agent working in a small repository. Use the tools "
@@ -72,24 +73,6 @@ class RunResult:
 
     def __str__(self) -> str:
         return self.text
-
-
-@dataclasses.dataclass(frozen=True)
-class HookFields:
-    """A HookManager whose every payload also carries the common fields (``session_id``,
-    ``cwd``), as Claude Code sends them. Stateless: what hooks answer comes back in results."""
-
-    hooks: Any
-    fields: Mapping[str, Any]
-
-    async def fire(self, event: str, payload: dict[str, Any]) -> Any:
-        """``hooks.fire(event, {**fields, **payload})``."""
-        return await self.hooks.fire(event, {**self.fields, **payload})
-
-
-def _notices(event: str, result: Any) -> list[HookNotice]:
-    notice = hook_notice(event, result)
-    return [notice] if notice is not None else []
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -159,20 +142,6 @@ class Agent:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_lock = threading.Lock()
 
-    def request_model(self) -> Model:
-        """The :class:`~mini_agent.harness.model.Model` the next request is sent with."""
-        return sdk_model(self.client, model=self.model, max_tokens=self.max_tokens,
-                         system=self.system, tools=self.tools, stream=self.stream,
-                         prepare_request=self.prepare_request)
-
-    def build_request(self, view: list[MessageParam], *, max_tokens_scale: int = 1) -> dict:
-        """Return validated ``messages.create`` kwargs for ``view`` (prepare_request applied).
-
-        Raises:
-            MessageValidationError: the result breaks an API rule.
-        """
-        return self.request_model().build_request(view, max_tokens_scale=max_tokens_scale)
-
     # ------------------------------------------------------------------ running
     async def astream(self, text: str) -> AsyncIterator[LoopEvent]:
         """Run one user prompt; yield every loop event live, and what hooks say; the last is
@@ -200,10 +169,10 @@ class Agent:
             if first_run:
                 started = await hooks.fire("SessionStart", {
                     "source": "resume" if self._resumed else "startup"})
-                for notice in _notices("SessionStart", started):
+                for notice in hook_notices("SessionStart", started):
                     yield notice
             submitted = await hooks.fire("UserPromptSubmit", {"prompt": text})
-            for notice in _notices("UserPromptSubmit", submitted):
+            for notice in hook_notices("UserPromptSubmit", submitted):
                 yield notice
             if submitted.blocked:
                 yield LoopEnd("prompt_blocked", 0)
@@ -211,8 +180,11 @@ class Agent:
             if submitted.additional_context:
                 blocks.append({"type": "text", "text": submitted.additional_context})
         end = LoopEnd("completed", 0)
+        model = sdk_model(self.client, model=self.model, max_tokens=self.max_tokens,
+                          system=self.system, tools=self.tools, stream=self.stream,
+                          prepare_request=self.prepare_request)
         async for event in run_loop(
-                self.request_model(), self.history, times=self.times, clock=self.clock,
+                model, self.history, times=self.times, clock=self.clock,
                 prompt=blocks, tools=self.tools, view=self.view_policy,
                 on_context_overflow=self.on_context_overflow, hooks=hooks,
                 max_turns=self.max_turns, auto_continue=self.auto_continue,
@@ -231,7 +203,7 @@ class Agent:
             yield event
         if hooks is not None:
             stopped = await hooks.fire("Stop", {"exit_status": end.exit_status})
-            for notice in _notices("Stop", stopped):
+            for notice in hook_notices("Stop", stopped):
                 yield notice
 
     async def arun(self, text: str, *, on_event: Callable | None = None) -> RunResult:

@@ -32,7 +32,7 @@ import dataclasses
 import time
 from typing import Any, AsyncIterator, Iterator, Mapping
 
-from mini_agent.core.hook_output import HookNotice, hook_notice, tool_output_problem
+from mini_agent.core.hook_output import HookNotice, hook_notices, tool_output_problem
 from mini_agent.core.messages import Block, tool_result_block
 from mini_agent.harness.ordered_drain import OrderedDrain
 from mini_agent.harness.threads import call_outside_event_loop, to_thread
@@ -149,9 +149,7 @@ class _Call:
 
     def heard(self, event: str, result: Any) -> Any:
         """Note what a hook's ``result`` says to the user and whether it stops the run."""
-        notice = hook_notice(event, result)
-        if notice is not None:
-            self.notices.append(notice)
+        self.notices += hook_notices(event, result)
         if getattr(result, "stop", False):
             self.stop_reason = (getattr(result, "stop_reason", None)
                                 or f"a {event} hook stopped the run")

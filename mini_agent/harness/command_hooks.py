@@ -1,0 +1,178 @@
+"""Command hooks: a shell command per event, fed the event's JSON, answering as Claude Code's do.
+
+:class:`CommandHook` runs its command through ``/bin/sh`` with the payload JSON on stdin and
+reads the answer from stdout. Exit codes as Claude Code: 0 = success (stdout JSON applied;
+other stdout is ignored with a warning, except for UserPromptSubmit/SessionStart where plain
+stdout becomes ``additionalContext``); 2 = block with stderr as the reason; anything else = a
+non-blocking error, reported in ``HookResult.errors``. The timeout kills the hook's whole
+process group. Hostile output: stdout is parsed whole, never cut first, and an answer too
+large or too deeply nested to parse fails closed (:data:`FAIL_CLOSED_EVENTS`).
+:data:`EXAMPLES_DIR` holds the example hooks shipped with the kit.
+
+IO: processes, temporary files. Taught in ``notebooks/06_hooks.ipynb``. Source: section 5 of
+002_4516104fd432e704.txt (commandHook); Claude Code hooks reference.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import logging
+import os
+import signal
+import tempfile
+from pathlib import Path
+
+from mini_agent.core.hook_output import MAX_HOOK_OUTPUT_CHARS, HookResult, cap_text, parse_hook_output
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_SECONDS = 60.0
+"""Claude Code's default command-hook timeout (the seed's sample uses 5 s)."""
+
+EXIT_CODE_BLOCK = 2
+"""A command hook exiting with 2 blocks; its stderr is the reason (Claude Code contract)."""
+
+MAX_HOOK_READ_BYTES = 1_048_576
+"""At most this much of a command hook's stderr is read (bytes)."""
+
+MAX_HOOK_PARSE_BYTES = 16 * 1_048_576
+"""A command hook's stdout is read and parsed whole up to this size (bytes). Larger output
+is never cut before parsing (a cut would lose its ``"decision": "block"``): the hook fails
+closed instead (see :data:`FAIL_CLOSED_EVENTS`)."""
+
+MAX_HOOK_TIMEOUT_SECONDS = 86_400.0
+"""The longest ``timeout`` a settings file may give a command hook (one day, in seconds)."""
+
+FAIL_CLOSED_EVENTS = frozenset({"PreToolUse", "UserPromptSubmit", "PostToolUse"})
+"""Events where a hook whose answer cannot be read (stdout over :data:`MAX_HOOK_PARSE_BYTES`,
+JSON nested too deeply to parse) counts as a block: the tool call is refused, the prompt is
+refused, the tool's output is withheld. Elsewhere it is a non-blocking error."""
+
+PLAIN_STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
+"""Events whose plain (non-JSON) stdout on exit 0 becomes additional context, as in Claude Code."""
+
+@dataclasses.dataclass
+class CommandHook:
+    """A hook that runs ``command`` through ``/bin/sh`` with the payload JSON on stdin.
+
+    The timeout (seconds) covers the whole exchange, writing stdin included; on timeout the
+    hook's whole process group is killed and the result is a non-blocking error. A hook that
+    exits without reading stdin is fine. stdout/stderr go to temporary files, not pipes, so a
+    background child that keeps them open cannot make the agent wait: the hook is done when
+    its own process exits. Environment: the agent's, plus ``CLAUDE_PROJECT_DIR`` (= ``cwd``).
+    POSIX only (process groups).
+    """
+
+    command: str
+    timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
+    cwd: str | Path | None = None
+
+    @property
+    def __name__(self) -> str:  # noqa: D401 - used in error messages
+        return f"`{self.command}`"
+
+    async def __call__(self, payload: dict) -> HookResult:
+        """Run the command once for ``payload``; return its parsed :class:`HookResult`."""
+        event = payload.get("hook_event_name", "")
+        cwd = str(self.cwd or payload.get("cwd") or os.getcwd())
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": cwd}
+        data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+        with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+            try:
+                proc = await asyncio.create_subprocess_shell(
+                    self.command, stdin=asyncio.subprocess.PIPE, stdout=out, stderr=err,
+                    cwd=cwd, env=env, start_new_session=True)
+            except OSError as exc:
+                return HookResult(errors=[f"{self.__name__} could not start: {exc}"])
+            try:
+                async with asyncio.timeout(self.timeout_seconds):
+                    await _feed(proc, data)
+                    code = await proc.wait()
+            except TimeoutError:
+                _kill_group(proc.pid)
+                await proc.wait()
+                return HookResult(errors=[f"{self.__name__} timed out after "
+                                          f"{self.timeout_seconds:g} s and was killed"])
+            err.seek(0)
+            stderr = err.read(MAX_HOOK_READ_BYTES).decode("utf-8", "replace").strip()
+            size = os.fstat(out.fileno()).st_size
+            if code == 0 and size > MAX_HOOK_PARSE_BYTES:
+                return self._unreadable(event, f"printed {size:,} bytes on stdout, more than "
+                                        f"the {MAX_HOOK_PARSE_BYTES:,} bytes the kit parses")
+            out.seek(0)
+            stdout = out.read().decode("utf-8", "replace") if code == 0 else ""
+        try:
+            result = self._interpret(event, code, stdout, stderr)
+        except RecursionError:
+            return self._unreadable(event, "printed JSON nested too deeply to parse")
+        for name in ("additional_context", "reason"):
+            text = getattr(result, name)
+            if isinstance(text, str) and cap_text(text) != text:
+                setattr(result, name, cap_text(text))
+                result.errors.append(f"{self.__name__} printed {len(text):,} characters; "
+                                     f"cut to {MAX_HOOK_OUTPUT_CHARS:,}")
+        return result
+
+    def _unreadable(self, event: str, why: str) -> HookResult:
+        """Fail closed: an answer the kit cannot read may hold a block, so it counts as one
+        where a block protects something (:data:`FAIL_CLOSED_EVENTS`); elsewhere it is a
+        non-blocking error. PostToolUse: the tool already ran, so its output is withheld."""
+        message = f"{self.__name__} {why}"
+        log.info(message)
+        if event not in FAIL_CLOSED_EVENTS:
+            return HookResult(errors=[f"{message}; ignored"])
+        if event == "PostToolUse":
+            return HookResult(updated_output=f"[tool output withheld: the PostToolUse hook "
+                              f"{self.__name__} {why}]", errors=[f"{message}; output withheld"])
+        return HookResult(blocked=True, reason=f"the {event} hook {self.__name__} {why}; "
+                          "blocked to be safe (fail closed)", errors=[f"{message}; blocked"])
+
+    def _interpret(self, event: str, code: int, stdout: str, stderr: str) -> HookResult:
+        if code == EXIT_CODE_BLOCK:
+            reason = stderr or f"blocked by {event} hook {self.__name__} (exit code 2, no message)"
+            return HookResult(blocked=True, reason=reason)
+        if code != 0:
+            return HookResult(errors=[f"{self.__name__} failed with exit code {code}"
+                                      + (f": {stderr}" if stderr else "")])
+        text = stdout.strip()
+        if not text:
+            return HookResult()
+        try:
+            return parse_hook_output(json.loads(text), event=event)
+        except (ValueError, TypeError) as exc:
+            if event in PLAIN_STDOUT_IS_CONTEXT:
+                return HookResult(additional_context=text)
+            message = f"{self.__name__} printed non-JSON stdout; ignored ({exc})"
+            log.info(message)
+            return HookResult(errors=[message])
+
+
+async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
+    """Write ``data`` to the hook's stdin and close it; a hook that never reads is fine."""
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+        await proc.stdin.drain()
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # the hook exited (or closed stdin) without reading: not a failure
+    finally:
+        try:
+            proc.stdin.close()
+        except (BrokenPipeError, ConnectionResetError):  # pragma: no cover - platform detail
+            pass
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the hook's process group (it leads its own session), ignoring a finished one."""
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+EXAMPLES_DIR = Path(__file__).resolve().parents[1] / "hook_examples"
+"""Example hooks shipped with the kit: ``block_destructive.py``, ``log_tool_calls.sh``,
+``redact_secrets.py`` and a ``settings.json`` that wires them (paths relative to
+``$CLAUDE_PROJECT_DIR``)."""
