@@ -63,7 +63,8 @@ def _ctx(history: list[dict]) -> ViewContext:
 
 
 def _policies() -> dict[str, Callable]:
-    small = CompactThresholds(micro_compact=300, context_collapse=600, auto_compact=900)
+    small = CompactThresholds(micro_compact_tokens=300, context_collapse_tokens=600,
+                              auto_compact_tokens=900)
     tiers = LifecycleThresholds(hot_turns=1, warm_a_turns=2, warm_b_turns=3,
                                 view_budget_tokens=400)
     return {

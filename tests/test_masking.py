@@ -230,7 +230,7 @@ def test_chunk_one_equals_threshold_masking():
 def test_masking_stats_literal():
     history = build(6)
     stats = masking_stats(history, keep=4)
-    assert stats == {"turns": 13, "raw_tokens": approx_tokens(history),
+    assert stats == {"messages": 13, "raw_tokens": approx_tokens(history),
                      "masked_tokens": approx_tokens(mask_old_observations(history)),
                      "masked_count": 2}
     # results of 690 chars; two become 39-char placeholders: 2 * 651 chars = ~325.5 tokens

@@ -41,19 +41,21 @@ class OverheadTooLargeError(CompactionError, ValueError):
 class CompactThresholds:
     """Token thresholds (approx tokens of system + tools + messages) that start each stage.
 
-    micro_compact runs when the estimate is >= ``micro_compact``; context_collapse when it
-    is still >= ``context_collapse`` afterwards; auto_compact when still >= ``auto_compact``.
-    Defaults 50K / 70K / 90K (seed 002). Raises ValueError unless 0 < a <= b <= c.
+    micro_compact runs when the estimate is >= ``micro_compact_tokens``; context_collapse
+    when it is still >= ``context_collapse_tokens`` afterwards; auto_compact when still >=
+    ``auto_compact_tokens``. Defaults 50K / 70K / 90K (seed 002).
+    Raises ValueError unless 0 < micro <= collapse <= auto.
     """
 
-    micro_compact: int = 50_000
-    context_collapse: int = 70_000
-    auto_compact: int = 90_000
+    micro_compact_tokens: int = 50_000
+    context_collapse_tokens: int = 70_000
+    auto_compact_tokens: int = 90_000
 
     def __post_init__(self) -> None:
-        if not 0 < self.micro_compact <= self.context_collapse <= self.auto_compact:
-            raise ValueError("thresholds must satisfy 0 < micro_compact <= context_collapse "
-                             f"<= auto_compact, got {self}")
+        if not (0 < self.micro_compact_tokens <= self.context_collapse_tokens
+                <= self.auto_compact_tokens):
+            raise ValueError("thresholds must satisfy 0 < micro_compact_tokens <= "
+                             f"context_collapse_tokens <= auto_compact_tokens, got {self}")
 
     def scaled(self, factor: float) -> "CompactThresholds":
         """Return the thresholds times ``factor`` (notebooks use small runs: e.g. 0.05)."""
@@ -132,18 +134,18 @@ class CompactPolicy:
                  clearable_tools: Collection[str] = CLEARABLE_TOOLS,
                  collapse_keep_recent_tokens: int | None = None,
                  max_consecutive_failures: int = MAX_CONSECUTIVE_SUMMARY_FAILURES) -> None:
-        if overhead_tokens >= thresholds.micro_compact:
+        if overhead_tokens >= thresholds.micro_compact_tokens:
             raise OverheadTooLargeError(
                 f"system prompt + tools alone are ~{overhead_tokens} tokens, at or above the "
-                f"micro_compact threshold ({thresholds.micro_compact}): compacting messages "
-                "cannot bring requests under it. Shorten the system prompt or offer fewer "
+                f"micro_compact threshold ({thresholds.micro_compact_tokens}): compacting "
+                "messages cannot bring requests under it. Shorten the system prompt or offer fewer "
                 "tools, or raise the thresholds.")
         self.thresholds = thresholds
         self.summarize = summarize
         self.overhead_tokens = overhead_tokens
         self.max_age_seconds = max_age_seconds
         self.clearable_tools = frozenset(clearable_tools)
-        self.collapse_keep_recent_tokens = (thresholds.micro_compact // 2
+        self.collapse_keep_recent_tokens = (thresholds.micro_compact_tokens // 2
                                             if collapse_keep_recent_tokens is None
                                             else collapse_keep_recent_tokens)
         self.max_consecutive_failures = max_consecutive_failures
@@ -193,15 +195,15 @@ class CompactPolicy:
             stages.append({"stage": name, "tokens_before": tokens, "tokens_after": after})
             view, tokens = new_view, after
 
-        if tokens >= th.micro_compact:
+        if tokens >= th.micro_compact_tokens:
             step("micro_compact", micro_compact(view, times=base_times, now=now,
                                                 max_age_seconds=self.max_age_seconds,
                                                 clearable_tools=self.clearable_tools))
             micro_view = view
-            if tokens >= th.context_collapse:
+            if tokens >= th.context_collapse_tokens:
                 step("context_collapse", context_collapse(
                     view, keep_recent_tokens=self.collapse_keep_recent_tokens))
-                if tokens >= th.auto_compact:
+                if tokens >= th.auto_compact_tokens:
                     self._auto(micro_view, offset, history, stages, step)
         record = {"turn": turn, "raw_tokens": raw, "tokens_before": raw,
                   "tokens_after": tokens, "stages": stages,
@@ -276,8 +278,8 @@ class CompactPolicy:
         summarize = (self.summarize if self.consecutive_failures < self.max_consecutive_failures
                      else None)
         before = self._tokens(history)
-        view = reactive_compact(history, ctx, summarize=summarize,
-                                keep_recent_tokens=max(1, self.thresholds.micro_compact // 4),
+        keep_tokens = max(1, self.thresholds.micro_compact_tokens // 4)
+        view = reactive_compact(history, ctx, summarize=summarize, keep_recent_tokens=keep_tokens,
                                 clearable_tools=self.clearable_tools)
         after = self._tokens(view)
         self.records.append({"turn": ctx.turn, "raw_tokens": before, "tokens_before": before,

@@ -253,21 +253,21 @@ class ChunkedMasking:
 
 def masking_stats(history: list[MessageParam], *,
                   keep: int = KEEP_RECENT_OBSERVATIONS) -> dict[str, int]:
-    """What ``/stats`` prints: ``{"turns", "raw_tokens", "masked_tokens", "masked_count"}``.
+    """What ``/stats`` prints: ``{"messages", "raw_tokens", "masked_tokens", "masked_count"}``.
 
-    ``turns`` is ``len(history)`` (messages, as the seed counts them); ``raw_tokens`` and
-    ``masked_tokens`` are approx tokens of the history and of
+    ``messages`` is ``len(history)`` (the seed calls it "turns"; in the kit a turn is one model
+    request); ``raw_tokens`` and ``masked_tokens`` are approx tokens of the history and of
     ``mask_old_observations(history, keep=keep)`` (always masked, whatever the threshold);
     ``masked_count`` is how many tool results that masking replaced.
     Raises: ValueError if keep < 0. Source: 000_86e3ff2076a5ae37.txt ("/stats").
 
     >>> masking_stats([{"role": "user", "content": "hello"}])
-    {'turns': 1, 'raw_tokens': 2, 'masked_tokens': 2, 'masked_count': 0}
+    {'messages': 1, 'raw_tokens': 2, 'masked_tokens': 2, 'masked_count': 0}
     """
     _check_args(keep, ())
     positions = tool_result_positions(history)
     view, masked = _mask_oldest(history, positions, len(positions) - keep, ())
-    return {"turns": len(history), "raw_tokens": approx_tokens(history),
+    return {"messages": len(history), "raw_tokens": approx_tokens(history),
             "masked_tokens": approx_tokens(view), "masked_count": masked}
 
 

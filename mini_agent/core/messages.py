@@ -97,23 +97,6 @@ def tool_result_block(tool_use_id: str, content: str | list[Block], *,
     return block
 
 
-# Fields the SDK's response models carry that are not request params (or are null).
-_RESPONSE_ONLY_KEYS = frozenset({"parsed_output"})
-
-
-def block_to_param(block: Any) -> Block:
-    """Turn an SDK response content block (pydantic model or dict) into a request param dict.
-
-    Drops ``None`` fields (``citations=None``, ``caller=None``...) and response-only fields
-    (``parsed_output``), so the block can be sent back in the next request.
-    Example: ``block_to_param(TextBlock(type="text", text="hi", citations=None)) ==
-    {"type": "text", "text": "hi"}``.
-    """
-    data = block.model_dump(mode="json", exclude_none=True) if hasattr(block, "model_dump") \
-        else {k: v for k, v in block.items() if v is not None}
-    return {k: v for k, v in data.items() if k not in _RESPONSE_ONLY_KEYS}
-
-
 # --------------------------------------------------------------------------- readers
 
 def content_blocks(message: MessageParam) -> list[Block]:
@@ -406,12 +389,3 @@ def _pending_ids(message: Any, following: Any) -> list[str]:
     answered = {b.get("tool_use_id") for b in tool_results(following)} \
         if isinstance(following, dict) else set()
     return [b["id"] for b in tool_uses(message) if b.get("id") not in answered]
-
-
-def is_valid(messages: list[MessageParam], **kwargs: Any) -> bool:
-    """Return True when :func:`validate_messages` accepts ``messages`` (same keyword args)."""
-    try:
-        validate_messages(messages, **kwargs)
-    except MessageValidationError:
-        return False
-    return True
