@@ -250,6 +250,27 @@ def test_interrupting_mid_drain_leaves_a_valid_history():
          "content": NO_RESULT_TEXT}]
 
 
+@pytest.mark.parametrize("role", ["assistant", "user"])
+def test_stopping_at_an_append_leaves_a_valid_history(role):
+    """A consumer may stop right at a MessageAppended (a crash while logging it)."""
+    tools = {"read": tool("read")}
+    brain = ScriptedBrain([reply("Two reads.", use(1, "read"), use(2, "read"))])
+
+    async def main():
+        history = [{"role": "user", "content": "go"}]
+        model = sdk_model(offline_async_client(brain), model="m", max_tokens=500, tools=tools)
+        events = run_loop(model, history, tools=tools)
+        async for event in events:
+            if isinstance(event, MessageAppended) and event.message["role"] == role:
+                break
+        await events.aclose()
+        return history
+    history = asyncio.run(main())
+    validate_messages(history)
+    assert len(history) == 3 and [b["tool_use_id"] for b in history[2]["content"]] == [
+        "toolu_01", "toolu_02"]
+
+
 def test_event_sequence_of_one_turn():
     brain = ScriptedBrain(["Hi."])
     events = run(offline_async_client(brain), {}, [{"role": "user", "content": "hello"}])

@@ -1,24 +1,25 @@
 """Recover from ``stop_reason == "max_tokens"``: ask the model to continue, then merge the pieces.
 
 When a reply hits its output cap mid-plan, the kit does not pretend nothing happened. It sends
-the partial assistant turn back followed by a user turn with :data:`CONTINUE_PROMPT`, up to
-:data:`MAX_CONTINUE_ATTEMPTS` requests in all, and merges the pieces into ONE assistant turn
-(adjacent text joined, empty text dropped). What is sent back never ends in whitespace (the
-API rejects trailing whitespace in a final assistant turn) and never holds an empty text block.
+the partial assistant message back followed by a user message with :data:`CONTINUE_PROMPT`, up
+to :data:`MAX_CONTINUE_ATTEMPTS` requests in all, and merges the pieces into ONE assistant
+message (adjacent text joined, empty text dropped). What is sent back never ends in whitespace
+(the API rejects trailing whitespace in a final assistant message) and never holds an empty
+text block.
 
-The merged turn's ``stop_reason`` is the last piece's, or a synthetic ``"end_turn"`` when all
+The merged reply's ``stop_reason`` is the last piece's, or a synthetic ``"end_turn"`` when all
 attempts were cut: callers need not know a continuation happened. This is a deliberate,
 documented lie of the abstraction (seed 000).
 
 A ``tool_use`` cut by ``max_tokens`` has incomplete JSON input. It is NEVER executed and never
 sent back half-written: it is dropped, and
 
-* if the reply so far holds complete tool_use blocks, the turn ends there (stop_reason
+* if the reply so far holds complete tool_use blocks, the reply ends there (stop_reason
   ``"tool_use"``): those tools run and the model, seeing their results, goes on in the next
-  turn (a continuation request would need their results first);
+  request (a continuation request would need their results first);
 * else if it holds text, that text is sent back with the continue prompt, as for plain text;
 * else (nothing but the cut tool_use) the same request is retried with twice the
-  ``max_tokens``, since an empty assistant turn cannot be sent back.
+  ``max_tokens``, since an empty assistant message cannot be sent back.
 
 One algorithm, two drivers. :class:`Continuation` is the sans-IO state of one reply: feed it
 each piece (its complete blocks, stop_reason and usage) and it says what to do next and which
@@ -37,10 +38,10 @@ from mini_agent.core.messages import Block, MessageParam, assistant, user
 from mini_agent.core.streaming import USAGE_FIELDS, event_dict
 
 CONTINUE_PROMPT = "Continue where you left off. Do not repeat what you already said."
-"""The follow-up user turn (seed 000: without "do not repeat" the model re-sends its text)."""
+"""The follow-up user message (seed 000: without "do not repeat" the model re-sends its text)."""
 
 MAX_CONTINUE_ATTEMPTS = 3
-"""Requests per turn at most, the first included (seed 000: "three 2048-token bursts")."""
+"""Requests per reply at most, the first included (seed 000: "three 2048-token bursts")."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,7 +81,7 @@ def merge_pieces(pieces: list[list[Block]]) -> list[Block]:
 def continuation_messages(messages: list[MessageParam], text_so_far: str) -> list[MessageParam]:
     """Return ``messages + [assistant(text, trailing whitespace stripped), user(CONTINUE_PROMPT)]``.
 
-    Raises ValueError if the stripped text is empty (an empty assistant turn is invalid).
+    Raises ValueError if the stripped text is empty (an empty assistant message is invalid).
     The input list is not mutated.
     """
     text = text_so_far.rstrip()
@@ -185,7 +186,7 @@ class Continuation:
         step = next_step(stop_reason=stop_reason, text_so_far=text, attempt=self.attempts,
                          max_attempts=self.max_attempts,
                          has_complete_tool_use=any(b["type"] == "tool_use" for b in merged))
-        if step == "done":  # cut after complete tool_use blocks: the turn ends with those
+        if step == "done":  # cut after complete tool_use blocks: the reply ends with those
             self.stop_reason = "tool_use" if stop_reason == "max_tokens" else stop_reason
         elif step == "give_up":
             self.stop_reason = "end_turn"

@@ -34,8 +34,8 @@ Block = dict[str, Any]
 NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
                   "returned, so its result is unknown. Run it again if you still need it.")
 """The ``is_error`` tool_result content for a tool call that never got a result: the loop
-interrupted mid-turn, a session log cut by a crash, a transcript with no recorded result.
-One text for one meaning, wherever the history is repaired."""
+interrupted before its tools finished, a session log cut by a crash, a transcript with no
+recorded result. One text for one meaning, wherever the history is repaired."""
 
 MISSING_START_TEXT = ("[the transcript starts with an assistant turn; earlier history is not "
                       "in the file]")

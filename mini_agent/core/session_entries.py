@@ -9,7 +9,7 @@ A write-ahead session (:mod:`mini_agent.harness.session`) logs entries::
 each tool result as it arrives, the message that carries them is not logged again.
 :func:`rebuild_history` folds the entries into ``(history, times, report)``: the results
 gathered after the assistant message that asked for them, a tool call the log never answered
-(a crash mid-turn) answered with :data:`~mini_agent.core.messages.NO_RESULT_TEXT`, damaged
+(a crash before its result was logged) answered with :data:`~mini_agent.core.messages.NO_RESULT_TEXT`, damaged
 entries skipped and named; the history passes ``validate_messages``.
 :func:`history_to_entries` is the inverse, what the Agent writes for a history.
 
@@ -59,7 +59,7 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
     ``tool_result`` entries are gathered into the user message that follows the assistant
     message holding their ``tool_use`` blocks (results first, in the order they were logged,
     so ``rebuild_history(history_to_entries(h))[0] == h``; then any text of a logged user
-    message). A tool_use with no logged result (crash mid-turn) gets
+    message). A tool_use with no logged result (a crash before it was logged) gets
     ``{"type": "tool_result", "tool_use_id": id, "content": NO_RESULT_TEXT,
     "is_error": True}``. A trailing user message with no reply is kept. ``times[i]`` is the
     timestamp (seconds) of the entry that completed message i. An entry that is JSON but of

@@ -113,7 +113,7 @@ class ToolOutcome:
             None when the tool never ran).
         hook_notices: what the PreToolUse/PostToolUse hooks said to the user, in order.
         hook_stop_reason: a hook answered ``"continue": false``: its ``stopReason`` (the
-            loop ends after this turn's results are stored), else None.
+            loop ends once this step's results are stored), else None.
     """
 
     block: Block

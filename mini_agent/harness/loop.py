@@ -48,7 +48,7 @@ from mini_agent.core.clock import Clock
 from mini_agent.core.continuation import MAX_CONTINUE_ATTEMPTS, Continuation, Continuing
 from mini_agent.core.hook_output import HookNotice
 from mini_agent.core.messages import (NO_RESULT_TEXT, Block, MessageParam, content_blocks,
-                                      tool_result_block)
+                                      tool_result_block, tool_uses)
 from mini_agent.core.streaming import StreamDone, TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, full_view
@@ -224,7 +224,6 @@ async def run_loop(model: Model, history: list[MessageParam], *, tools: Mapping[
         notes: list[str] = []
         attempts = min(max_continue_attempts, last_turn - turn) if auto_continue else 1
         reply = Continuation(history, max_attempts=attempts)
-        answered = True  # every tool_use in the history has its result
         try:
             # 1. request and stream, turn after turn while the reply is continued
             while True:
@@ -267,7 +266,6 @@ async def run_loop(model: Model, history: list[MessageParam], *, tools: Mapping[
             if reply.content:
                 yield append_message(history, times, {"role": "assistant",
                                                       "content": reply.content}, clock.now())
-                answered = not any(b["type"] == "tool_use" for b in reply.content)
             # 3. drain the rest, in tool_use order
             async for outcome in executor.drain_all():
                 results.append(outcome)
@@ -279,13 +277,12 @@ async def run_loop(model: Model, history: list[MessageParam], *, tools: Mapping[
                     content.append({"type": "text", "text": "\n".join(notes)})
                 yield append_message(history, times, {"role": "user", "content": content},
                                      clock.now())
-                answered = True
         finally:
-            if not answered:  # interrupted mid-step: answer every tool_use, keep it valid
+            if history and history[-1]["role"] == "assistant" and tool_uses(history[-1]):
+                # interrupted mid-step: answer every tool_use, so the history stays valid
                 done_ids = {o.tool_use_id for o in results}
                 missing = [tool_result_block(b["id"], NO_RESULT_TEXT, is_error=True)
-                           for b in history[-1]["content"]
-                           if b["type"] == "tool_use" and b["id"] not in done_ids]
+                           for b in tool_uses(history[-1]) if b["id"] not in done_ids]
                 history.append({"role": "user", "content": [o.block for o in results] + missing})
                 times.append(clock.now())
         # 5. decide

@@ -104,7 +104,7 @@ def load_session(directory: str | Path, session_id: str, *, tools: dict[str, Too
 
     The log is read (damaged lines reported), folded into a history, and each interrupted
     call is settled against the workspace (:func:`reconcile_interrupted_calls`); the answers
-    to the last turn's calls are logged, so the file and the history agree.
+    to the calls of the last assistant message are logged, so the file and the history agree.
     Args:
         directory: where the session file lives.
         session_id: its file stem.
