@@ -47,6 +47,7 @@ from mini_agent.harness.loop import (DEFAULT_MAX_TURNS, LoopEnd, LoopEvent, Tool
                                      TurnStart, run_loop, view_context)
 from mini_agent.harness.hooks import HookFields
 from mini_agent.harness.model import ContextOverflowError, sdk_model  # noqa: F401 (raised here)
+from mini_agent.harness.resume_tools import load_session
 from mini_agent.harness.session import SessionRecorder
 
 DEFAULT_SYSTEM = ("You are a careful coding agent working in a small repository. Use the tools "
@@ -297,7 +298,6 @@ class Agent:
         Raises:
             FileNotFoundError: an unknown id.
         """
-        from mini_agent.harness.resume_tools import load_session
         if directory is None:
             directory = self.session.path.parent if self.session is not None else "sessions"
         history, times, report, self.session = load_session(
