@@ -259,9 +259,9 @@ class CompactPolicy:
         summary's own size and the gap between the context_collapse and auto_compact
         thresholds."""
         s = self._summary
-        if not s or s.get("view_tokens", 0) < self.thresholds.auto_compact:
+        if not s or s.get("view_tokens", 0) < self.thresholds.auto_compact_tokens:
             return 0
-        gap = self.thresholds.auto_compact - self.thresholds.context_collapse
+        gap = self.thresholds.auto_compact_tokens - self.thresholds.context_collapse_tokens
         return max(0, s["view_tokens"] + max(s["summary_tokens"], gap) - tokens)
 
     def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
