@@ -418,7 +418,7 @@ def _history_with_unanswered_call(trailing_prompt=True):
 @pytest.mark.parametrize("trailing_prompt", [True, False])
 @pytest.mark.parametrize("stage", ["auto_compact", "context_collapse"])
 def test_compaction_answers_a_call_whose_result_never_arrived(stage, trailing_prompt):
-    from mini_agent.core.messages import NOT_EXECUTED, validate_messages
+    from mini_agent.core.messages import NO_RESULT_TEXT, validate_messages
     history = _history_with_unanswered_call(trailing_prompt)
     before = repr(history)
     if stage == "auto_compact":
@@ -429,7 +429,7 @@ def test_compaction_answers_a_call_whose_result_never_arrived(stage, trailing_pr
     validate_messages(view)
     answer = next(b for m in view if isinstance(m["content"], list) for b in m["content"]
                   if b.get("type") == "tool_result")
-    assert answer == {"type": "tool_result", "tool_use_id": "toolu_x", "content": NOT_EXECUTED,
+    assert answer == {"type": "tool_result", "tool_use_id": "toolu_x", "content": NO_RESULT_TEXT,
                       "is_error": True}
 
 

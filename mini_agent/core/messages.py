@@ -35,7 +35,9 @@ NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this 
                   "returned, so its result is unknown. Run it again if you still need it.")
 """The ``is_error`` tool_result content for a tool call that never got a result: the loop
 interrupted before its tools finished, a session log cut by a crash, a transcript with no
-recorded result. One text for one meaning, wherever the history is repaired."""
+recorded result, a request that failed after its tool calls were kept
+(:func:`answer_unanswered_tool_uses`). One text for one meaning, wherever the history is
+repaired."""
 
 MISSING_START_TEXT = ("[the transcript starts with an assistant turn; earlier history is not "
                       "in the file]")
@@ -343,12 +345,8 @@ def _check_pairing(messages: list[MessageParam], i: int) -> None:
             seen.add(tid)
 
 
-NOT_EXECUTED = "Not executed: the request that asked for this tool call did not complete."
-"""The ``is_error`` result that answers a ``tool_use`` whose result never arrived."""
-
-
 def answer_unanswered_tool_uses(messages: list[MessageParam], *,
-                                text: str = NOT_EXECUTED) -> list[MessageParam]:
+                                text: str = NO_RESULT_TEXT) -> list[MessageParam]:
     """Answer every ``tool_use`` that has no ``tool_result`` in the next message.
 
     A history can hold such a call after a request failed mid-turn (the assistant turn was
