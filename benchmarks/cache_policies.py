@@ -30,7 +30,7 @@ from mini_agent.core.pricing import (CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTI
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache
 from mini_agent.harness.config import DEFAULT_MODEL
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.server_compaction import long_session
 from mini_agent.core.context_edits import clear_tool_uses_edit
@@ -74,7 +74,7 @@ _REASONING = ("Reading the output above: {path} calls it from several places and
               "loader relies on the same behaviour; then I decide the smallest safe edit. ")
 
 
-def generated_session(requests: int, *, tool_share: float) -> list[MessageParam]:
+def generated_session(requests: int, *, tool_share: float) -> list[Message]:
     """A deterministic coding session of ``requests`` requests, tool results ``tool_share`` of it.
 
     Built from ``long_session(requests - 1)`` (one request per exchange plus the closing
@@ -155,7 +155,7 @@ def no_rewrite_floor_usd(cache_only: list[dict], naive: list[dict], model: str) 
     return total
 
 
-def run_history(name: str, messages: list[MessageParam], *, model: str, system: str,
+def run_history(name: str, messages: list[Message], *, model: str, system: str,
                 tools: list[dict]) -> dict:
     """Replay one history under every policy: ``{"name", "requests", "model", "rows":
     {policy: {"cost_usd", "hit_rate", "tokens", "usage"}}, "floor_usd"}``."""

@@ -53,7 +53,7 @@ from mini_agent.harness.cold_store import ColdStore, recall_segment_tool
 from mini_agent.harness.loop import ToolResult
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
 from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS
-from mini_agent.core.messages import (NO_RESULT_TEXT, MessageParam, content_blocks, tool_results,
+from mini_agent.core.messages import (NO_RESULT_TEXT, Message, content_blocks, tool_results,
                                       tool_uses, validate_messages)
 from mini_agent.core.streaming import ToolUseReady
 from mini_agent.offline import FaultPlan, offline_async_client, offline_client
@@ -219,7 +219,7 @@ def count_markers(obj: Any) -> int:
     return 0
 
 
-def assert_results_in_order(history: list[MessageParam]) -> None:
+def assert_results_in_order(history: list[Message]) -> None:
     """Each user message after an assistant with tool_use answers exactly those ids, in order."""
     for i, message in enumerate(history):
         if message["role"] != "assistant" or not tool_uses(message):
@@ -261,7 +261,7 @@ must stay valid and the next prompt must work."""
 class Outcome:
     requests: list[dict]
     views_smaller: int
-    history: list[MessageParam]
+    history: list[Message]
 
 
 async def drive(scenario: Scenario, setup: Setup) -> Outcome:

@@ -24,13 +24,13 @@ import dataclasses
 from typing import Sequence
 
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
-from mini_agent.core.messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
+from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
 
-def _result_savings(history: list[MessageParam], exclude_tools: tuple[str, ...]
+def _result_savings(history: list[Message], exclude_tools: tuple[str, ...]
                     ) -> list[tuple[int, int]]:
     """``(message_index, tokens_saved_if_masked)`` per tool_result, oldest first."""
     names = tool_names_by_id(history) if exclude_tools else {}
@@ -44,7 +44,7 @@ def _result_savings(history: list[MessageParam], exclude_tools: tuple[str, ...]
     return out
 
 
-def payback_boundary(history: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+def payback_boundary(history: list[Message], *, keep: int = KEEP_RECENT_OBSERVATIONS,
                      horizon_ratio: float = 0.5, min_free_tokens: int = 2_000,
                      exclude_tools: tuple[str, ...] = (), min_cacheable_tokens: int = 1024,
                      min_free_ratio: float = 2.0,
@@ -127,8 +127,8 @@ class PaybackMasking:
             raise ValueError("keep >= 0, horizon_ratio > 0 and min_free_tokens >= 0 required")
         object.__setattr__(self, "exclude_tools", tuple(self.exclude_tools))
 
-    def __call__(self, history: list[MessageParam],
-                 ctx: ViewContext | None = None) -> list[MessageParam]:
+    def __call__(self, history: list[Message],
+                 ctx: ViewContext | None = None) -> list[Message]:
         boundary = payback_boundary(history, keep=self.keep, horizon_ratio=self.horizon_ratio,
                                     min_free_tokens=self.min_free_tokens,
                                     exclude_tools=self.exclude_tools,
@@ -236,14 +236,14 @@ def _set_marker(request: dict, path: tuple, marker: dict | None) -> None:
 
 # --------------------------------------------------------------------------- replay
 
-def request_points(messages: list[MessageParam]) -> list[int]:
+def request_points(messages: list[Message]) -> list[int]:
     """Indices ``i`` such that ``messages[:i]`` was one request: each assistant message answers
     the request made of everything before it. Example: user, assistant, user, assistant ->
     ``[1, 3]``."""
     return [i for i, m in enumerate(messages) if m.get("role") == "assistant" and i > 0]
 
 
-def replay_with_cache(messages: list[MessageParam], *, model: str, policy=None,
+def replay_with_cache(messages: list[Message], *, model: str, policy=None,
                       caching: bool = True, server_edit: dict | None = None,
                       system: str | list | None = None, tools: list[dict] | None = None,
                       gap_seconds: float = 20.0, ttl: str = "5m",

@@ -30,7 +30,7 @@ import re
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from mini_agent.core.messages import MessageParam, content_blocks, tool_result_text
+from mini_agent.core.messages import Message, content_blocks, tool_result_text
 from mini_agent.core.tokens import image_tokens
 
 KINDS = ("prose", "code", "json", "tool_output", "cjk")
@@ -118,7 +118,7 @@ def _output_kind(text: str) -> str:
     return "tool_output"
 
 
-def message_features(message: MessageParam) -> dict[str, int]:
+def message_features(message: Message) -> dict[str, int]:
     """Characters of each kind in one message, its block count and its image tokens.
 
     Rules: text and thinking are prose (fenced code blocks are code); tool_use name and JSON
@@ -170,7 +170,7 @@ def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
     return {k: a.get(k, 0) + b.get(k, 0) for k in set(a) | set(b)}
 
 
-def request_features(messages: Sequence[MessageParam], points: Sequence[int]
+def request_features(messages: Sequence[Message], points: Sequence[int]
                      ) -> list[dict[str, int]]:
     """Features of each request ``messages[:i]`` for ``i`` in ``points`` (ascending), in one pass."""
     out, total, done = [], dict.fromkeys(FEATURES + ("image_tokens",), 0), 0

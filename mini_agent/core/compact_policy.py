@@ -23,7 +23,7 @@ from typing import Any, Callable, Collection, Sequence
 from mini_agent.core.compaction import (CLEARABLE_TOOLS, MICRO_COMPACT_MAX_AGE_SECONDS,
                                         CompactionError, Summarize, SummaryError, auto_compact,
                                         context_collapse, micro_compact)
-from mini_agent.core.messages import MessageParam, answer_unanswered_tool_uses
+from mini_agent.core.messages import Message, answer_unanswered_tool_uses
 from mini_agent.core.tokens import approx_request_tokens, approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
@@ -69,9 +69,9 @@ def overhead_tokens_of(*, system: Any = None, tools: list[dict] | None = None) -
 
 # --------------------------------------------------------------------------- reactive compaction
 
-def reactive_compact(history: list[MessageParam], ctx: ViewContext, *,
+def reactive_compact(history: list[Message], ctx: ViewContext, *,
                      summarize: Summarize | None = None, keep_recent_tokens: int = 10_000,
-                     clearable_tools: Collection[str] = CLEARABLE_TOOLS) -> list[MessageParam]:
+                     clearable_tools: Collection[str] = CLEARABLE_TOOLS) -> list[Message]:
     """Compact hard, once, after the API answered "prompt is too long" (an ``on_context_overflow``).
 
     Runs every stage regardless of thresholds: micro_compact with a zero age cut-off (every
@@ -155,11 +155,11 @@ class CompactPolicy:
 
     # -- state of a kept summary --------------------------------------------------------
     @staticmethod
-    def _fingerprint(message: MessageParam) -> str:
+    def _fingerprint(message: Message) -> str:
         return json.dumps(message, sort_keys=True, ensure_ascii=False)
 
-    def _base(self, history: list[MessageParam], times: Sequence[float]
-              ) -> tuple[list[MessageParam], list[float], int]:
+    def _base(self, history: list[Message], times: Sequence[float]
+              ) -> tuple[list[Message], list[float], int]:
         """``(base, base_times, offset)``: the history with a kept summary in front, if valid."""
         s = self._summary
         if s and len(history) > s["cut"] and self._fingerprint(history[s["cut"] - 1]) == \
@@ -169,12 +169,12 @@ class CompactPolicy:
         self._summary = None
         return list(history), list(times), 0
 
-    def _tokens(self, messages: list[MessageParam]) -> int:
+    def _tokens(self, messages: list[Message]) -> int:
         return approx_tokens(messages) + self.overhead_tokens
 
     # -- the pipeline -------------------------------------------------------------------
-    def apply(self, history: list[MessageParam], *, times: Sequence[float], now: float,
-              turn: int = 1) -> tuple[list[MessageParam], dict[str, Any]]:
+    def apply(self, history: list[Message], *, times: Sequence[float], now: float,
+              turn: int = 1) -> tuple[list[Message], dict[str, Any]]:
         """Return ``(view, record)`` for one request (the record is not appended here).
 
         Raises: ValueError if ``times`` is not parallel to ``history``.
@@ -189,7 +189,7 @@ class CompactPolicy:
         if offset:
             stages.append({"stage": "reuse_summary", "tokens_before": raw, "tokens_after": tokens})
 
-        def step(name: str, new_view: list[MessageParam]) -> None:
+        def step(name: str, new_view: list[Message]) -> None:
             nonlocal view, tokens
             after = self._tokens(new_view)
             stages.append({"stage": name, "tokens_before": tokens, "tokens_after": after})
@@ -213,7 +213,7 @@ class CompactPolicy:
                                 "none")}
         return view, record
 
-    def _auto(self, micro_view: list[MessageParam], offset: int, history: list[MessageParam],
+    def _auto(self, micro_view: list[Message], offset: int, history: list[Message],
               stages: list[dict[str, Any]], step: Callable) -> None:
         """Run auto_compact on the micro-compacted view (it sees what the collapse dropped)."""
         if self.summarize is None:
@@ -264,15 +264,15 @@ class CompactPolicy:
         gap = self.thresholds.auto_compact_tokens - self.thresholds.context_collapse_tokens
         return max(0, s["view_tokens"] + max(s["summary_tokens"], gap) - tokens)
 
-    def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+    def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         """View policy entry point: apply, append the record, return the view."""
         times = ctx.times_for(history)
         view, record = self.apply(history, times=times, now=ctx.now, turn=ctx.turn)
         self.records.append(record)
         return view
 
-    def on_context_overflow(self, history: list[MessageParam],
-                            ctx: ViewContext) -> list[MessageParam]:
+    def on_context_overflow(self, history: list[Message],
+                            ctx: ViewContext) -> list[Message]:
         """Reactive compaction for the Agent: :func:`reactive_compact` with this policy's
         summariser (unless disabled by failures); appends a record with stage "reactive"."""
         summarize = (self.summarize if self.consecutive_failures < self.max_consecutive_failures

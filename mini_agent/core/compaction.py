@@ -34,7 +34,7 @@ import json
 from typing import Callable, Collection, Iterable, Sequence
 
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
-from mini_agent.core.messages import (MessageParam, answer_unanswered_tool_uses, content_blocks,
+from mini_agent.core.messages import (Message, answer_unanswered_tool_uses, content_blocks,
                                       text_block, tool_names_by_id, tool_result_text)
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import check_times
@@ -95,7 +95,7 @@ class SummaryError(CompactionError):
 
 # --------------------------------------------------------------------------- helpers
 
-def clean_cut_points(messages: Sequence[MessageParam]) -> list[int]:
+def clean_cut_points(messages: Sequence[Message]) -> list[int]:
     """Indexes ``c >= 1`` where ``messages[c:]`` can follow a user message and stay valid.
 
     A cut is clean when ``messages[c]`` is an assistant message: every ``tool_use`` before
@@ -109,21 +109,21 @@ def clean_cut_points(messages: Sequence[MessageParam]) -> list[int]:
     return [i for i in range(1, len(messages)) if messages[i].get("role") == "assistant"]
 
 
-def _with_text(message: MessageParam, text: str) -> MessageParam:
+def _with_text(message: Message, text: str) -> Message:
     """A copy of a user message with a text block appended (content normalised to blocks)."""
     return {"role": message["role"], "content": [*content_blocks(message), text_block(text)]}
 
 
-def _ends_with_text(message: MessageParam, text: str) -> bool:
+def _ends_with_text(message: Message, text: str) -> bool:
     blocks = content_blocks(message)
     return bool(blocks) and blocks[-1].get("type") == "text" and blocks[-1].get("text") == text
 
 
 # --------------------------------------------------------------------------- stage 1
 
-def micro_compact(messages: list[MessageParam], *, times: Sequence[float], now: float,
+def micro_compact(messages: list[Message], *, times: Sequence[float], now: float,
                   max_age_seconds: float = MICRO_COMPACT_MAX_AGE_SECONDS,
-                  clearable_tools: Collection[str] = CLEARABLE_TOOLS) -> list[MessageParam]:
+                  clearable_tools: Collection[str] = CLEARABLE_TOOLS) -> list[Message]:
     """Clear the content of old tool results from re-fetchable read-only tools.
 
     A ``tool_result`` in ``messages[i]`` is cleared when ``now - times[i] > max_age_seconds``
@@ -179,8 +179,8 @@ def micro_compact(messages: list[MessageParam], *, times: Sequence[float], now: 
 
 # --------------------------------------------------------------------------- stage 2
 
-def context_collapse(messages: list[MessageParam], *, keep_last: int = 4,
-                     keep_recent_tokens: int | None = None) -> list[MessageParam]:
+def context_collapse(messages: list[Message], *, keep_last: int = 4,
+                     keep_recent_tokens: int | None = None) -> list[Message]:
     """Replace the early conversation by one fixed notice, keeping the task and a recent tail.
 
     The view is ``[first user message + COLLAPSE_NOTICE, *messages[c:]]``: the task (its
@@ -240,15 +240,15 @@ def context_collapse(messages: list[MessageParam], *, keep_last: int = 4,
 
 # --------------------------------------------------------------------------- stage 3
 
-Summarize = Callable[[list[MessageParam]], str]
+Summarize = Callable[[list[Message]], str]
 
 
-def summary_message(summary: str) -> MessageParam:
+def summary_message(summary: str) -> Message:
     """The user message that carries a summary: ``{"role": "user", "content": [text]}``."""
     return {"role": "user", "content": [text_block(SUMMARY_PREFIX + summary.strip())]}
 
 
-def auto_compact(messages: list[MessageParam], *, summarize: Summarize) -> list[MessageParam]:
+def auto_compact(messages: list[Message], *, summarize: Summarize) -> list[Message]:
     """Replace the history by a model-written structured summary plus the newest exchange.
 
     The view is ``[summary_message(summarize(messages[:c])), *messages[c:]]`` with ``c`` the
@@ -283,7 +283,7 @@ def auto_compact(messages: list[MessageParam], *, summarize: Summarize) -> list[
     return view
 
 
-def render_transcript(messages: Iterable[MessageParam]) -> str:
+def render_transcript(messages: Iterable[Message]) -> str:
     """Render a history as plain text lines (``role: text``, tool calls as JSON), for summaries."""
     lines = []
     for m in messages:

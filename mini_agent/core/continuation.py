@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from mini_agent.core.messages import Block, MessageParam, assistant, user
+from mini_agent.core.messages import Block, Message, assistant, user
 from mini_agent.core.streaming import USAGE_FIELDS, event_dict
 
 CONTINUE_PROMPT = "Continue where you left off. Do not repeat what you already said."
@@ -78,7 +78,7 @@ def merge_pieces(pieces: list[list[Block]]) -> list[Block]:
     return [b for b in merged if b.get("type") != "text" or b["text"].strip()]
 
 
-def continuation_messages(messages: list[MessageParam], text_so_far: str) -> list[MessageParam]:
+def continuation_messages(messages: list[Message], text_so_far: str) -> list[Message]:
     """Return ``messages + [assistant(text, trailing whitespace stripped), user(CONTINUE_PROMPT)]``.
 
     Raises ValueError if the stripped text is empty (an empty assistant message is invalid).
@@ -144,7 +144,7 @@ class Continuation:
     the text so far and :data:`CONTINUE_PROMPT`.
     """
 
-    def __init__(self, messages: list[MessageParam], *,
+    def __init__(self, messages: list[Message], *,
                  max_attempts: int = MAX_CONTINUE_ATTEMPTS) -> None:
         if max_attempts < 1:
             raise ValueError(f"max_attempts must be >= 1, got {max_attempts}")

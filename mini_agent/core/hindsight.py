@@ -34,7 +34,7 @@ from typing import Sequence
 
 from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
-from mini_agent.core.messages import MessageParam, tool_result_positions
+from mini_agent.core.messages import Message, tool_result_positions
 from mini_agent.core.pricing import CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens, prefix_boundaries
 
@@ -74,7 +74,7 @@ def _block_tokens(request: dict) -> tuple[list[int], list[tuple]]:
     return tokens, [b.path for b in bounds]
 
 
-def masking_bound(messages: Sequence[MessageParam], points: Sequence[int], *, model: str,
+def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: str,
                   system: str | list | None = None, tools: list[dict] | None = None,
                   keep: int = KEEP_RECENT_OBSERVATIONS, times: Sequence[float] | None = None,
                   ttl_seconds: float = TTL_SECONDS["5m"],

@@ -41,7 +41,7 @@ import re
 from typing import Any, Sequence
 
 from mini_agent.core.masking import mask_old_observations
-from mini_agent.core.messages import MessageParam, content_blocks, text_block
+from mini_agent.core.messages import Message, content_blocks, text_block
 from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
@@ -124,7 +124,7 @@ def eviction_order(segments: Sequence[dict[str, Any]]) -> list[str]:
     return [s["id"] for s in sorted(segments, key=lambda s: s["seq"])]
 
 
-def split_exchanges(history: Sequence[MessageParam]) -> list[tuple[int, int]]:
+def split_exchanges(history: Sequence[Message]) -> list[tuple[int, int]]:
     """``(start, end)`` index ranges of the exchanges: each starts at an assistant message.
 
     >>> split_exchanges([{"role": "user", "content": "a"}, {"role": "assistant",
@@ -141,7 +141,7 @@ def identifiers(text: str) -> set[str]:
     return set(_IDENT_RE.findall(text or ""))
 
 
-def _exchange_identifiers(messages: Sequence[MessageParam]) -> set[str]:
+def _exchange_identifiers(messages: Sequence[Message]) -> set[str]:
     found: set[str] = set()
     for m in messages:
         for b in content_blocks(m):
@@ -152,7 +152,7 @@ def _exchange_identifiers(messages: Sequence[MessageParam]) -> set[str]:
     return found
 
 
-def current_request_text(history: Sequence[MessageParam]) -> str:
+def current_request_text(history: Sequence[Message]) -> str:
     """The newest user text that is not a tool result (the request being worked on)."""
     for m in reversed(history):
         if m.get("role") == "user":
@@ -164,8 +164,8 @@ def current_request_text(history: Sequence[MessageParam]) -> str:
 
 # --------------------------------------------------------------------------- tiers
 
-def _render(history: Sequence[MessageParam], ranges: list[tuple[int, int]], tiers: list[str],
-            times: Sequence[float]) -> tuple[list[MessageParam], dict[str, Any]]:
+def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: list[str],
+            times: Sequence[float]) -> tuple[list[Message], dict[str, Any]]:
     """Build the view for given tiers; returns ``(view, parts)`` (tokens per tier, lines)."""
     lines, index, body = [], [], []
     tokens = {HOT: 0, WARM_A: 0, WARM_B: 0, COLD: 0}
@@ -198,7 +198,7 @@ def _render(history: Sequence[MessageParam], ranges: list[tuple[int, int]], tier
     return [head, *body], {"tokens": tokens, "timeline": lines, "cold_index": index}
 
 
-def assign_tiers(history: Sequence[MessageParam], *,
+def assign_tiers(history: Sequence[Message], *,
                  thresholds: LifecycleThresholds = LifecycleThresholds(),
                  times: Sequence[float] | None = None) -> list[str]:
     """Return one tier per exchange (see :func:`split_exchanges`), oldest first.
@@ -243,9 +243,9 @@ def assign_tiers(history: Sequence[MessageParam], *,
     return tiers
 
 
-def lifecycle_view(history: list[MessageParam], *, times: Sequence[float],
+def lifecycle_view(history: list[Message], *, times: Sequence[float],
                    thresholds: LifecycleThresholds = LifecycleThresholds(),
-                   tiers: list[str] | None = None) -> tuple[list[MessageParam], dict[str, Any]]:
+                   tiers: list[str] | None = None) -> tuple[list[Message], dict[str, Any]]:
     """Build the four-tier view: ``(view, info)``.
 
     ``view`` = ``[task message + cold index + timeline, *Hot and Warm-A exchanges in order]``
@@ -296,7 +296,7 @@ class LifecyclePolicy:
         self.records: list[dict[str, Any]] = []
         self.last_info: dict[str, Any] = {}
 
-    def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+    def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         """Return the view for this request and record its tokens per tier."""
         times = ctx.times_for(history)
         view, info = lifecycle_view(history, times=times, thresholds=self.thresholds)

@@ -28,7 +28,7 @@ import math
 import re
 from typing import Collection, Iterable
 
-from mini_agent.core.messages import MessageParam, tool_names_by_id, tool_result_positions, tool_result_text
+from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
 from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens
 from mini_agent.core.view import ViewContext
 
@@ -92,8 +92,8 @@ def _init_policy(policy: "ThresholdMasking | ChunkedMasking") -> None:
     object.__setattr__(policy, "exclude_tools", tuple(policy.exclude_tools))
 
 
-def _mask_oldest(messages: list[MessageParam], positions: list[tuple[int, int]],
-                 n_oldest: int, exclude_tools: Collection[str]) -> tuple[list[MessageParam], int]:
+def _mask_oldest(messages: list[Message], positions: list[tuple[int, int]],
+                 n_oldest: int, exclude_tools: Collection[str]) -> tuple[list[Message], int]:
     """Mask the first ``n_oldest`` of ``positions``; return ``(view, masked_count)``."""
     view = list(messages)
     if n_oldest <= 0:
@@ -117,8 +117,8 @@ def _mask_oldest(messages: list[MessageParam], positions: list[tuple[int, int]],
     return view, masked
 
 
-def mask_old_observations(messages: list[MessageParam], keep: int = KEEP_RECENT_OBSERVATIONS, *,
-                          exclude_tools: Collection[str] = ()) -> list[MessageParam]:
+def mask_old_observations(messages: list[Message], keep: int = KEEP_RECENT_OBSERVATIONS, *,
+                          exclude_tools: Collection[str] = ()) -> list[Message]:
     """Replace all but the newest ``keep`` tool results with a one-line placeholder.
 
     Shapes: messages are MessageParam dicts, oldest first; a tool result is
@@ -159,7 +159,7 @@ def mask_old_observations(messages: list[MessageParam], keep: int = KEEP_RECENT_
     return _mask_oldest(messages, positions, len(positions) - keep, exclude_tools)[0]
 
 
-def should_mask(messages: list[MessageParam],
+def should_mask(messages: list[Message],
                 threshold_tokens: int = MASK_THRESHOLD_TOKENS) -> bool:
     """The trigger: True when ``approx_tokens(messages) > threshold_tokens``.
 
@@ -177,7 +177,7 @@ def should_mask(messages: list[MessageParam],
     return approx_tokens(messages) > threshold_tokens
 
 
-def count_tool_results(messages: list[MessageParam]) -> int:
+def count_tool_results(messages: list[Message]) -> int:
     """Return the number of ``tool_result`` blocks in the user messages of ``messages``."""
     return len(tool_result_positions(messages))
 
@@ -212,8 +212,8 @@ class ThresholdMasking:
     def __post_init__(self) -> None:
         _init_policy(self)
 
-    def __call__(self, history: list[MessageParam],
-                 ctx: ViewContext | None = None) -> list[MessageParam]:
+    def __call__(self, history: list[Message],
+                 ctx: ViewContext | None = None) -> list[Message]:
         if not should_mask(history, self.threshold_tokens):
             return list(history)
         return mask_old_observations(history, keep=self.keep, exclude_tools=self.exclude_tools)
@@ -242,8 +242,8 @@ class ChunkedMasking:
         if isinstance(self.chunk, bool) or not isinstance(self.chunk, int) or self.chunk < 1:
             raise ValueError(f"chunk must be an int >= 1 (tool results), got {self.chunk!r}")
 
-    def __call__(self, history: list[MessageParam],
-                 ctx: ViewContext | None = None) -> list[MessageParam]:
+    def __call__(self, history: list[Message],
+                 ctx: ViewContext | None = None) -> list[Message]:
         if approx_tokens(history) <= self.threshold_tokens:
             return list(history)
         positions = tool_result_positions(history)
@@ -251,7 +251,7 @@ class ChunkedMasking:
         return _mask_oldest(history, positions, n, self.exclude_tools)[0]
 
 
-def masking_stats(history: list[MessageParam], *,
+def masking_stats(history: list[Message], *,
                   keep: int = KEEP_RECENT_OBSERVATIONS) -> dict[str, int]:
     """What ``/stats`` prints: ``{"messages", "raw_tokens", "masked_tokens", "masked_count"}``.
 
@@ -271,7 +271,7 @@ def masking_stats(history: list[MessageParam], *,
             "masked_tokens": approx_tokens(view), "masked_count": masked}
 
 
-def masking_curve(history: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+def masking_curve(history: list[Message], *, keep: int = KEEP_RECENT_OBSERVATIONS,
                   threshold_tokens: int = MASK_THRESHOLD_TOKENS, chunk: int = 1,
                   exclude_tools: Iterable[str] = ()) -> list[tuple[int, int, int]]:
     """Raw vs view approx tokens of every request a recorded history implies.

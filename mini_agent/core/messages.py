@@ -28,8 +28,12 @@ from mini_agent.core.block_rules import (ALLOWED_MESSAGE_KEYS, KNOWN_BLOCK_TYPES
                                          tool_result_content_problem)
 from mini_agent.core.wire_rules import cache_markers, final_whitespace_problem, ttl_order_problem
 
-MessageParam = dict[str, Any]
+Message = dict[str, Any]
+"""One message as a plain dict, ``{"role": "user" | "assistant", "content": str | list[Block]}``:
+the shape of the SDK's ``MessageParam``, named apart from that type (this is only an alias)."""
+
 Block = dict[str, Any]
+"""One content block as a plain dict (``{"type": "text", "text": str}``, ...)."""
 
 NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
                   "returned, so its result is unknown. Run it again if you still need it.")
@@ -71,12 +75,12 @@ def text_block(text: str) -> Block:
     return {"type": "text", "text": text}
 
 
-def user(content: str | list[Block]) -> MessageParam:
+def user(content: str | list[Block]) -> Message:
     """Return a user message ``{"role": "user", "content": content}`` (content is not copied)."""
     return {"role": "user", "content": content}
 
 
-def assistant(content: str | list[Block]) -> MessageParam:
+def assistant(content: str | list[Block]) -> Message:
     """Return an assistant message ``{"role": "assistant", "content": content}``."""
     return {"role": "assistant", "content": content}
 
@@ -101,7 +105,7 @@ def tool_result_block(tool_use_id: str, content: str | list[Block], *,
 
 # --------------------------------------------------------------------------- readers
 
-def content_blocks(message: MessageParam) -> list[Block]:
+def content_blocks(message: Message) -> list[Block]:
     """Return a message's content as a list of blocks (a string becomes one text block).
 
     The returned list is new, the blocks are the message's own (do not mutate them).
@@ -112,19 +116,19 @@ def content_blocks(message: MessageParam) -> list[Block]:
     return list(content or [])
 
 
-def iter_blocks(messages: Iterable[MessageParam]) -> Iterator[tuple[int, int, Block]]:
+def iter_blocks(messages: Iterable[Message]) -> Iterator[tuple[int, int, Block]]:
     """Yield ``(message_index, block_index, block)`` for every block, oldest first."""
     for i, message in enumerate(messages):
         for j, block in enumerate(content_blocks(message)):
             yield i, j, block
 
 
-def tool_uses(message: MessageParam) -> list[Block]:
+def tool_uses(message: Message) -> list[Block]:
     """Return the ``tool_use`` blocks of one message, in order."""
     return [b for b in content_blocks(message) if b.get("type") == "tool_use"]
 
 
-def tool_results(message: MessageParam) -> list[Block]:
+def tool_results(message: Message) -> list[Block]:
     """Return the ``tool_result`` blocks of one message, in order."""
     return [b for b in content_blocks(message) if b.get("type") == "tool_result"]
 
@@ -141,7 +145,7 @@ def tool_result_text(block: Block) -> str:
     return "".join(part.get("text", "") for part in content or [] if part.get("type") == "text")
 
 
-def tool_result_positions(messages: list[MessageParam]) -> list[tuple[int, int]]:
+def tool_result_positions(messages: list[Message]) -> list[tuple[int, int]]:
     """``(message_index, block_index)`` of every ``tool_result`` in a user message, oldest first.
 
     Example: ``tool_result_positions([user("go"), assistant([tool_use_block("t", "ls", {})]),
@@ -153,7 +157,7 @@ def tool_result_positions(messages: list[MessageParam]) -> list[tuple[int, int]]
             if block.get("type") == "tool_result"]
 
 
-def tool_names_by_id(messages: Iterable[MessageParam]) -> dict[str, str]:
+def tool_names_by_id(messages: Iterable[Message]) -> dict[str, str]:
     """Map each ``tool_use`` id in the history to its tool name."""
     return {b["id"]: b.get("name", "") for _, _, b in iter_blocks(messages)
             if b.get("type") == "tool_use"}
@@ -173,7 +177,7 @@ def _raise_on(problem: Problem | None, index: int) -> None:
         raise MessageValidationError(sentence, rule=rule, index=index)
 
 
-def validate_messages(messages: list[MessageParam], *, system: Any = None,
+def validate_messages(messages: list[Message], *, system: Any = None,
                       tools: list[dict] | None = None, request: bool = True) -> None:
     """Raise :class:`MessageValidationError` if ``messages`` breaks a Messages API rule.
 
@@ -298,7 +302,7 @@ def validate_messages(messages: list[MessageParam], *, system: Any = None,
         raise MessageValidationError(problem, rule="cache_ttl_order")
 
 
-def _check_pairing(messages: list[MessageParam], i: int) -> None:
+def _check_pairing(messages: list[Message], i: int) -> None:
     message = messages[i]
     if message["role"] == "assistant":
         ids = [b["id"] for b in tool_uses(message)]
@@ -345,8 +349,8 @@ def _check_pairing(messages: list[MessageParam], i: int) -> None:
             seen.add(tid)
 
 
-def answer_unanswered_tool_uses(messages: list[MessageParam], *,
-                                text: str = NO_RESULT_TEXT) -> list[MessageParam]:
+def answer_unanswered_tool_uses(messages: list[Message], *,
+                                text: str = NO_RESULT_TEXT) -> list[Message]:
     """Answer every ``tool_use`` that has no ``tool_result`` in the next message.
 
     A history can hold such a call after a request failed mid-turn (the assistant turn was
@@ -364,7 +368,7 @@ def answer_unanswered_tool_uses(messages: list[MessageParam], *,
     >>> fixed[-1]["content"][0]["tool_use_id"], fixed[-1]["content"][0]["is_error"]
     ('toolu_1', True)
     """
-    out: list[MessageParam] = []
+    out: list[Message] = []
     for i, message in enumerate(messages):
         if out and out[-1] is not None and _pending_ids(out[-1], message):
             missing = _pending_ids(out[-1], message)

@@ -25,11 +25,11 @@ from __future__ import annotations
 from typing import Callable
 
 from mini_agent.core.compaction import clean_cut_points, summary_message
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 from mini_agent.core.tokens import approx_request_tokens
 from mini_agent.core.view import ViewContext
 
-Summarize = Callable[[list[MessageParam]], str]
+Summarize = Callable[[list[Message]], str]
 
 
 def _default_summarize(server: bool) -> Summarize:
@@ -46,16 +46,16 @@ class _KeptSummary:
     def __init__(self, summarize: Summarize | None, *, server: bool = False) -> None:
         self.summarize = summarize or _default_summarize(server)
         self.cut = 0
-        self.message: MessageParam | None = None
+        self.message: Message | None = None
         self.summaries = 0
 
-    def base(self, history: list[MessageParam]) -> list[MessageParam]:
+    def base(self, history: list[Message]) -> list[Message]:
         if self.message is not None and len(history) >= self.cut:
             return [self.message, *history[self.cut:]]
         self.message, self.cut = None, 0
         return list(history)
 
-    def compact(self, history: list[MessageParam], cut: int) -> list[MessageParam]:
+    def compact(self, history: list[Message], cut: int) -> list[Message]:
         """Summarise the current view of ``history[:cut]`` and keep it."""
         part = self.base(history[:cut]) if self.message is not None else list(history[:cut])
         self.message = summary_message(self.summarize(part))
@@ -74,13 +74,13 @@ class _SummaryView:
         """How many summaries were written so far."""
         return self._kept.summaries
 
-    def __call__(self, history: list[MessageParam], ctx: ViewContext | None = None
-                 ) -> list[MessageParam]:
+    def __call__(self, history: list[Message], ctx: ViewContext | None = None
+                 ) -> list[Message]:
         view = self._kept.base(history)
         cut = self._cut(history, view)
         return view if cut is None else self._kept.compact(history, cut)
 
-    def _cut(self, history: list[MessageParam], view: list[MessageParam]) -> int | None:
+    def _cut(self, history: list[Message], view: list[Message]) -> int | None:
         """Where to summarise ``history`` now, or None to send ``view`` as it is."""
         raise NotImplementedError
 
@@ -103,7 +103,7 @@ class SummaryPolicy(_SummaryView):
         self.every_turns, self.keep_turns = every_turns, keep_turns
         self._kept = _KeptSummary(summarize)
 
-    def _cut(self, history: list[MessageParam], view: list[MessageParam]) -> int | None:
+    def _cut(self, history: list[Message], view: list[Message]) -> int | None:
         turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"
                  and i >= self._kept.cut]
         if len(turns) <= self.every_turns:
@@ -129,7 +129,7 @@ class ServerCompactionView(_SummaryView):
         self.system, self.tools = system, tools
         self._kept = _KeptSummary(summarize, server=True)
 
-    def _cut(self, history: list[MessageParam], view: list[MessageParam]) -> int | None:
+    def _cut(self, history: list[Message], view: list[Message]) -> int | None:
         size = approx_request_tokens(messages=view, system=self.system, tools=self.tools)
         cuts = [c for c in clean_cut_points(history) if c > max(1, self._kept.cut)]
         if size < self.trigger_tokens or not cuts:

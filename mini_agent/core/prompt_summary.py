@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import Callable
 
-from mini_agent.core.messages import MessageParam, content_blocks, tool_result_text
+from mini_agent.core.messages import Message, content_blocks, tool_result_text
 from mini_agent.core.server_compaction import _PATH_RE, _SYMBOL_RE
 
 REVISED_SUMMARY_PROMPT = """\
@@ -85,7 +85,7 @@ _NUMBER_RE = re.compile(r"\d[\d,.]*\d|\d\s?(?:%|ms|s\b|MB|GB|冊|件|円|秒|個
 _ERROR_RE = re.compile(r"(error|failed|failure|traceback|exception|not found|エラー|失敗)", re.I)
 
 
-def _texts(message: MessageParam) -> list[str]:
+def _texts(message: Message) -> list[str]:
     return [b.get("text", "") for b in content_blocks(message)
             if b.get("type") == "text" and b.get("text", "").strip()]
 
@@ -99,27 +99,27 @@ def _unique(items: list[str]) -> list[str]:
     return [i for i in items if not (i in seen or seen.add(i))]
 
 
-def _task(ms: list[MessageParam]) -> list[str]:
+def _task(ms: list[Message]) -> list[str]:
     return ["\n".join(_texts(ms[0])) or "(no text in the first message)"]
 
 
-def _user_instructions(ms: list[MessageParam]) -> list[str]:
+def _user_instructions(ms: list[Message]) -> list[str]:
     return ["- " + t for m in ms[1:] if m.get("role") == "user" for t in _texts(m)]
 
 
-def _assistant_sentences(ms: list[MessageParam]) -> list[str]:
+def _assistant_sentences(ms: list[Message]) -> list[str]:
     return [s for m in ms if m.get("role") == "assistant" for t in _texts(m)
             for s in _sentences(t)]
 
 
-def _decisions(newest: int | None) -> Callable[[list[MessageParam]], list[str]]:
-    def run(ms: list[MessageParam]) -> list[str]:
+def _decisions(newest: int | None) -> Callable[[list[Message]], list[str]]:
+    def run(ms: list[Message]) -> list[str]:
         found = _unique(["- " + s for s in _assistant_sentences(ms) if _DECISION_RE.search(s)])
         return found if newest is None else found[-newest:]
     return run
 
 
-def _identifiers(ms: list[MessageParam]) -> list[str]:
+def _identifiers(ms: list[Message]) -> list[str]:
     found = []
     for m in ms:
         for b in content_blocks(m):
@@ -131,15 +131,15 @@ def _identifiers(ms: list[MessageParam]) -> list[str]:
     return ["- " + i for i in _unique(found)[:60]]
 
 
-def _numbers(ms: list[MessageParam]) -> list[str]:
+def _numbers(ms: list[Message]) -> list[str]:
     return _unique(["- " + s for m in ms for t in _texts(m) for s in _sentences(t)
                     if _NUMBER_RE.search(s)])
 
 
-def _problems(newest: int | None) -> Callable[[list[MessageParam]], list[str]]:
+def _problems(newest: int | None) -> Callable[[list[Message]], list[str]]:
     """Error lines of tool results: the first of each result, newest ``newest``; with None,
     every error line of every result."""
-    def run(ms: list[MessageParam]) -> list[str]:
+    def run(ms: list[Message]) -> list[str]:
         lines = []
         for m in ms:
             for b in content_blocks(m):
@@ -152,18 +152,18 @@ def _problems(newest: int | None) -> Callable[[list[MessageParam]], list[str]]:
     return run
 
 
-def _state(ms: list[MessageParam]) -> list[str]:
+def _state(ms: list[Message]) -> list[str]:
     said = _assistant_sentences(ms)
     calls = sum(1 for m in ms for b in content_blocks(m) if b.get("type") == "tool_use")
     return [f"- {calls} tool calls so far.", *(["- Last: " + said[-1]] if said else [])]
 
 
-def _next(ms: list[MessageParam]) -> list[str]:
+def _next(ms: list[Message]) -> list[str]:
     last = next((t for m in reversed(ms) if m.get("role") == "assistant" for t in _texts(m)), "")
     return ["- " + s for s in _sentences(last) if _NEXT_RE.search(s)][-3:]
 
 
-def _extractor(heading: str, description: str) -> Callable[[list[MessageParam]], list[str]] | None:
+def _extractor(heading: str, description: str) -> Callable[[list[Message]], list[str]] | None:
     h, every = heading.lower(), "every" in description.lower()
     if "instruction" in h:
         return _user_instructions
@@ -203,7 +203,7 @@ def prompt_sections(prompt: str) -> list[tuple[str, str]]:
     return out
 
 
-def prompt_summary(messages: list[MessageParam], prompt: str) -> str:
+def prompt_summary(messages: list[Message], prompt: str) -> str:
     """Summarise ``messages`` offline by filling each section the prompt asks for.
 
     Args: messages: the part to summarise (never mutated); prompt: a summary prompt with
@@ -224,7 +224,7 @@ def prompt_summary(messages: list[MessageParam], prompt: str) -> str:
     return "\n".join(parts)
 
 
-def prompt_summarizer(prompt: str = REVISED_SUMMARY_PROMPT) -> Callable[[list[MessageParam]], str]:
+def prompt_summarizer(prompt: str = REVISED_SUMMARY_PROMPT) -> Callable[[list[Message]], str]:
     """``summarize(messages) -> str`` for the summary policies, following ``prompt`` offline."""
     return lambda messages: prompt_summary(messages, prompt)
 

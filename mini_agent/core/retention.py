@@ -24,7 +24,7 @@ import dataclasses
 import re
 from typing import Iterable, Sequence
 
-from mini_agent.core.messages import MessageParam, content_blocks, tool_result_text
+from mini_agent.core.messages import Message, content_blocks, tool_result_text
 
 FACT_KINDS = ("decision", "open_problem", "identifier", "number")
 
@@ -44,7 +44,7 @@ class Fact:
     message: int = 0
 
 
-def view_text(view: Sequence[MessageParam]) -> str:
+def view_text(view: Sequence[Message]) -> str:
     """Every string a model would read in ``view``: text, thinking, tool inputs and results.
 
     One piece per line, in message order: string content, text, thinking, a tool_use's name
@@ -71,7 +71,7 @@ def view_text(view: Sequence[MessageParam]) -> str:
     return "\n".join(parts)
 
 
-def retained_facts(view: Sequence[MessageParam], facts: Iterable[Fact]) -> list[bool]:
+def retained_facts(view: Sequence[Message], facts: Iterable[Fact]) -> list[bool]:
     """For each fact, whether its exact ``text`` appears in the view's text.
 
     Args:
@@ -89,7 +89,7 @@ def retained_facts(view: Sequence[MessageParam], facts: Iterable[Fact]) -> list[
     return [bool(f.text) and f.text in text for f in facts]
 
 
-def retention_curve(views: Sequence[Sequence[MessageParam]], points: Sequence[int],
+def retention_curve(views: Sequence[Sequence[Message]], points: Sequence[int],
                     facts: Sequence[Fact]) -> list[tuple[int, int]]:
     """``(kept, introduced)`` per request: facts recoverable in each view, of those stated so far.
 
@@ -115,7 +115,7 @@ _NUMBER_RE = re.compile(r"(?<![\w.])\d[\d,._]*(?:\.\d+)?(?:\s?(?:%|ms|s|MB|GB|KB
                         r"files|lines|items))?(?![\w])")
 
 
-def extract_facts(messages: Sequence[MessageParam], *, limit: int = 20) -> list[Fact]:
+def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]:
     """Pick a transcript's essential facts automatically, at most ``limit``, in a fixed order.
 
     Candidates, in priority order: numbers the user gave (3+ characters, in user text, not

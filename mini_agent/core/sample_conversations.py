@@ -19,16 +19,16 @@ Source: 004_b74ef821c58ee4ec.txt (lab 2; the e-book conversion case).
 from __future__ import annotations
 
 from mini_agent.core.retention import Fact, view_text
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 
 LABEL_EN = "[kit-written sample conversation, not a recording]"
 LABEL_JA = "[キットが作成したサンプル会話。実際の記録ではありません]"
 
 
 def _build(steps: list[tuple], facts: list[tuple[str, str, str]]
-           ) -> tuple[list[MessageParam], list[Fact]]:
+           ) -> tuple[list[Message], list[Fact]]:
     """Steps: ``("user", text)`` or ``("tool", say, name, input, result, is_error)``."""
-    messages: list[MessageParam] = []
+    messages: list[Message] = []
     pending: list[dict] = []
     n = 0
     for step in steps:
@@ -83,7 +83,7 @@ def _filler(count: int, files: tuple[str, ...], say: tuple[str, ...], seed: int)
     return steps
 
 
-def english_conversation() -> tuple[list[MessageParam], list[Fact]]:
+def english_conversation() -> tuple[list[Message], list[Fact]]:
     """A 30+ exchange coding conversation (invoice export, English) and its ten facts."""
     files = ("billing/export.py", "billing/models.py", "billing/currency.py",
              "tests/test_export.py", "billing/cli.py")
@@ -134,7 +134,7 @@ def english_conversation() -> tuple[list[MessageParam], list[Fact]]:
     return _build(steps, facts)
 
 
-def japanese_conversation() -> tuple[list[MessageParam], list[Fact]]:
+def japanese_conversation() -> tuple[list[Message], list[Fact]]:
     """A 30+ exchange conversation in Japanese (e-book conversion) and its ten facts."""
     files = ("scripts/convert_epub.py", "scripts/validate.py", "books.json", "decisions.md",
              "scripts/alt_text.py")

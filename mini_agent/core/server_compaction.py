@@ -42,7 +42,7 @@ import zlib
 from typing import Any
 
 from mini_agent.core.compaction import SUMMARY_PREFIX, SUMMARY_PROMPT, clean_cut_points, summary_message
-from mini_agent.core.messages import (MessageParam, content_blocks, text_block, tool_names_by_id,
+from mini_agent.core.messages import (Message, content_blocks, text_block, tool_names_by_id,
                                       tool_result_text)
 from mini_agent.core.tokens import approx_request_tokens, approx_tokens
 
@@ -65,7 +65,7 @@ are kept, under Next steps."""
 _NEXT_RE = re.compile(r"\b(next|then|will|I'll|let me|now)\b", re.I)
 
 
-def _texts(message: MessageParam) -> list[str]:
+def _texts(message: Message) -> list[str]:
     return [b["text"] for b in content_blocks(message) if b.get("type") == "text"
             and b.get("text", "").strip()]
 
@@ -97,7 +97,7 @@ def _add(items: list[str], item: str, limit: int) -> None:
         items.append(item)
 
 
-def structured_summary(messages: list[MessageParam]) -> str:
+def structured_summary(messages: list[Message]) -> str:
     """Write a deterministic structured summary of ``messages`` (no model involved).
 
     Sections, in order: ``## Task`` (the first user text, whole; carried over from an earlier
@@ -248,7 +248,7 @@ def decrypt_summary(encrypted: Any) -> str | None:
         return None
 
 
-def apply_compaction_blocks(messages: list[MessageParam]) -> list[MessageParam]:
+def apply_compaction_blocks(messages: list[Message]) -> list[Message]:
     """What the server shows the model: everything before the last ``compaction`` block is
     dropped and the block's summary becomes a user message. A block with null ``content``
     is restored from its ``encrypted_content``; one with neither is a no-op ("the server
@@ -382,7 +382,7 @@ def _file_text(path: str, lines: int) -> str:
 
 def long_session(steps: int = 40, *, start_seconds: float = 1_767_225_600.0,
                  seconds_per_step: float = 120.0, task: str | None = None
-                 ) -> tuple[list[MessageParam], list[float]]:
+                 ) -> tuple[list[Message], list[float]]:
     """Build a deterministic coding session of ``steps`` exchanges: ``(history, times)``.
 
     The task is to fix a failing ``parse()`` in ``src/parser.py``. Each exchange is one
@@ -396,7 +396,7 @@ def long_session(steps: int = 40, *, start_seconds: float = 1_767_225_600.0,
         raise ValueError(f"steps must be >= 1, got {steps}")
     task = task or ("The tests fail: parse() in src/parser.py returns None for empty input. "
                     "Find the cause and fix it without changing the public API of src/app.py.")
-    history: list[MessageParam] = [{"role": "user", "content": task}]
+    history: list[Message] = [{"role": "user", "content": task}]
     times = [start_seconds]
     now = start_seconds
     for k in range(1, steps + 1):

@@ -23,7 +23,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, MessageParam,
+from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, Message,
                                       MessageValidationError, content_blocks, tool_result_block,
                                       validate_messages)
 
@@ -52,7 +52,7 @@ class ResumeReport:
         return "\n".join(lines) or "clean: nothing to repair"
 
 
-def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[float],
+def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float],
                                                        ResumeReport]:
     """Fold session entries into ``(history, times, report)``; the history passes validation.
 
@@ -71,7 +71,7 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[MessageParam], list[f
     Raises: MessageValidationError if the entries cannot make a valid history (e.g. a
     message with an empty text block): a writer bug, not crash damage.
     """
-    history: list[MessageParam] = []
+    history: list[Message] = []
     times: list[float] = []
     report = ResumeReport()
     open_uses: list[tuple[str, str]] | None = None  # tool_use (id, name) awaiting results
@@ -205,7 +205,7 @@ def _api_problem(message: dict) -> str | None:
     return _validation_problem([{"role": "user", "content": "."}, asked, message])
 
 
-def _validation_problem(messages: list[MessageParam]) -> str | None:
+def _validation_problem(messages: list[Message]) -> str | None:
     try:
         validate_messages(messages, request=False)
     except MessageValidationError as exc:
@@ -215,7 +215,7 @@ def _validation_problem(messages: list[MessageParam]) -> str | None:
     return None
 
 
-def history_to_entries(history: list[MessageParam], times: list[float] | None = None
+def history_to_entries(history: list[Message], times: list[float] | None = None
                        ) -> list[dict]:
     """Return the session entries the Agent writes for ``history`` (inverse of rebuild).
 

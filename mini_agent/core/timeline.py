@@ -15,7 +15,7 @@ import datetime as dt
 import re
 from typing import Sequence
 
-from mini_agent.core.messages import MessageParam, content_blocks, tool_result_text
+from mini_agent.core.messages import Message, content_blocks, tool_result_text
 
 __all__ = ["cold_label", "fold_exchange", "timeline_line"]
 
@@ -39,7 +39,7 @@ def _utc_clock(time_seconds: float) -> str:
     return dt.datetime.fromtimestamp(time_seconds, tz=dt.timezone.utc).strftime("%H:%M")
 
 
-def timeline_line(exchange: Sequence[MessageParam], *, segment: str,
+def timeline_line(exchange: Sequence[Message], *, segment: str,
                   time_seconds: float) -> str:
     """Fold an exchange into the seed's ONE timeline line, told by its first tool call.
 
@@ -73,7 +73,7 @@ def timeline_line(exchange: Sequence[MessageParam], *, segment: str,
     return f"[{clock}] {use.get('name')} ({segment}): {arg} {lines} lines; {reasoning}"
 
 
-def fold_exchange(messages: Sequence[MessageParam], *, segment: str,
+def fold_exchange(messages: Sequence[Message], *, segment: str,
                   time_seconds: float) -> str:
     """Fold one exchange (assistant turn + its answer) into ONE timeline line.
 
@@ -123,7 +123,7 @@ def fold_exchange(messages: Sequence[MessageParam], *, segment: str,
     return f"[{clock}] {tools} ({segment}): " + "; ".join(parts or ["(empty)"])
 
 
-def cold_label(messages: Sequence[MessageParam]) -> str:
+def cold_label(messages: Sequence[Message]) -> str:
     """A short label for the cold index: ``<tools> <main input>`` (``reply`` when no tool)."""
     uses = [b for m in messages for b in content_blocks(m) if b.get("type") == "tool_use"]
     if not uses:

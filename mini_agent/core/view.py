@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Callable, Protocol, Sequence
 
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 
 
 @dataclasses.dataclass(frozen=True)
@@ -29,7 +29,7 @@ class ViewContext:
     now: float = 0.0
     turn: int = 1
 
-    def times_for(self, history: Sequence[MessageParam]) -> tuple[float, ...]:
+    def times_for(self, history: Sequence[Message]) -> tuple[float, ...]:
         """``times`` when parallel to ``history``, else ``now`` for every message (seconds).
 
         Example: ``ViewContext(now=5.0).times_for([{"role": "user", "content": "hi"}]) == (5.0,)``.
@@ -37,7 +37,7 @@ class ViewContext:
         return self.times if len(self.times) == len(history) else (self.now,) * len(history)
 
 
-def check_times(messages: Sequence[MessageParam], times: Sequence[float]) -> None:
+def check_times(messages: Sequence[Message], times: Sequence[float]) -> None:
     """Refuse ``times`` that are not parallel to ``messages`` (one time per message).
 
     Args:
@@ -54,22 +54,22 @@ def check_times(messages: Sequence[MessageParam], times: Sequence[float]) -> Non
 class ViewPolicy(Protocol):
     """``(history, ctx) -> view``: a new list; the input is never mutated."""
 
-    def __call__(self, history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+    def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         ...  # pragma: no cover - protocol
 
 
-def full_view(history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+def full_view(history: list[Message], ctx: ViewContext) -> list[Message]:
     """The identity policy: send the whole history (a shallow copy of the list)."""
     return list(history)
 
 
-def chain(*policies: ViewPolicy) -> Callable[[list[MessageParam], ViewContext], list[MessageParam]]:
+def chain(*policies: ViewPolicy) -> Callable[[list[Message], ViewContext], list[Message]]:
     """Compose policies left to right: ``chain(a, b)(h, ctx) == b(a(h, ctx), ctx)``.
 
     Only valid for policies that keep the message count (masking, micro-compaction); a
     policy that drops messages makes ``ctx.times`` misaligned for the next one.
     """
-    def run(history: list[MessageParam], ctx: ViewContext) -> list[MessageParam]:
+    def run(history: list[Message], ctx: ViewContext) -> list[Message]:
         view = history
         for policy in policies:
             view = policy(view, ctx)

@@ -38,7 +38,7 @@ from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 from mini_agent.core.continuation import Continuing
 from mini_agent.core.hook_output import hook_notices
 from mini_agent.core.masking import ThresholdMasking
-from mini_agent.core.messages import MessageParam, tool_results
+from mini_agent.core.messages import Message, tool_results
 from mini_agent.core.streaming import TextDelta
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.clock import Clock, SystemClock
@@ -134,10 +134,10 @@ class Agent:
         self.stream = stream
         self.auto_continue = auto_continue
         self.workspace = workspace
-        self.history: list[MessageParam] = []
+        self.history: list[Message] = []
         self.times: list[float] = []
         self.requests: list[dict[str, Any]] = []
-        self.last_view: list[MessageParam] = []
+        self.last_view: list[Message] = []
         self._started = False
         self._resumed = False
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -246,7 +246,7 @@ class Agent:
             return self._loop
 
     # ------------------------------------------------------------------ inspection
-    def view(self) -> list[MessageParam]:
+    def view(self) -> list[Message]:
         """The view the next request would send (the policy applied to the full history)."""
         ctx = view_context(self.times, len(self.history), now=self.clock.now(),
                            turn=len(self.requests) + 1)

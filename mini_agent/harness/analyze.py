@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from mini_agent.core.messages import MessageParam, iter_blocks
+from mini_agent.core.messages import Message, iter_blocks
 from mini_agent.core.tokens import approx_request_tokens, approx_tokens
 from mini_agent.core.transcripts import Transcript, TranscriptError
 from mini_agent.harness.transcript_files import load
@@ -100,7 +100,7 @@ class Analysis:
         return data
 
 
-def _tool_result_tokens(messages: list[MessageParam]) -> int:
+def _tool_result_tokens(messages: list[Message]) -> int:
     """Approx tokens of all tool_result blocks of ``messages`` (one rounding, like the total)."""
     results = [b for _, _, b in iter_blocks(messages) if b.get("type") == "tool_result"]
     return approx_tokens([{"role": "user", "content": results}]) if results else 0

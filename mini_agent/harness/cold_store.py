@@ -14,7 +14,7 @@ import threading
 from typing import Any
 
 from mini_agent.core.lifecycle import eviction_order
-from mini_agent.core.messages import MessageParam, content_blocks
+from mini_agent.core.messages import Message, content_blocks
 from mini_agent.harness.tools import Tool, ToolError
 
 __all__ = ["ColdStore", "recall_segment_tool"]
@@ -44,7 +44,7 @@ class ColdStore:
         self._db.commit()
 
     def put(self, segment: str, label: str, time_seconds: float,
-            messages: Sequence[MessageParam]) -> int:
+            messages: Sequence[Message]) -> int:
         """Store a segment once; return its ``seq``. Storing the same id again with the same
         messages is a no-op; with messages that only EXTEND the stored ones (same messages,
         the last one's content grew at its end: an open user turn that a later prompt
@@ -82,7 +82,7 @@ class ColdStore:
             raise KeyError(f"unknown cold segment {segment!r} (known: {known})")
         return row[0]
 
-    def reheat(self, segment: str) -> list[MessageParam]:
+    def reheat(self, segment: str) -> list[Message]:
         """The exact original messages of a segment (a new list). Raises KeyError if unknown."""
         return json.loads(self.reheat_json(segment))
 
@@ -110,7 +110,7 @@ class ColdStore:
         self._db.close()
 
 
-def _extends(new: list[MessageParam], old: list[MessageParam]) -> bool:
+def _extends(new: list[Message], old: list[Message]) -> bool:
     """True when ``new`` is ``old`` with blocks appended to its last message only."""
     if len(new) != len(old) or not old or new[:-1] != old[:-1]:
         return False

@@ -47,7 +47,7 @@ from typing import Any, AsyncIterator, Callable, Mapping
 from mini_agent.core.clock import Clock
 from mini_agent.core.continuation import MAX_CONTINUE_ATTEMPTS, Continuation, Continuing
 from mini_agent.core.hook_output import HookNotice
-from mini_agent.core.messages import (NO_RESULT_TEXT, Block, MessageParam, content_blocks,
+from mini_agent.core.messages import (NO_RESULT_TEXT, Block, Message, content_blocks,
                                       tool_result_block, tool_uses)
 from mini_agent.core.streaming import StreamDone, TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.core.tokens import approx_tokens
@@ -123,7 +123,7 @@ class MessageAppended:
     """The loop appended ``message`` to the history (a user message that follows a user
     message is merged into it: ``message`` is then only the new part)."""
 
-    message: MessageParam
+    message: Message
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +141,7 @@ LoopEvent = (TurnStart | TextDelta | ToolUseReady | ToolUseTruncated | ToolResul
 
 # ------------------------------------------------------------------ the history and its times
 
-def append_message(history: list[MessageParam], times: list[float], message: MessageParam,
+def append_message(history: list[Message], times: list[float], message: Message,
                    now: float) -> MessageAppended:
     """Append ``message`` and its time ``now`` (seconds); merge a user message into a user
     message that ends the history (a run that stopped on tool results, then a new prompt).
@@ -175,7 +175,7 @@ def _add_text(content: list[Block], text: str) -> None:
 
 # ------------------------------------------------------------------ the loop
 
-async def run_loop(model: Model, history: list[MessageParam], *, tools: Mapping[str, Any],
+async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, Any],
                    times: list[float] | None = None, clock: Clock | None = None,
                    prompt: list[Block] | None = None, view: Callable = full_view,
                    on_context_overflow: Callable | None = None, hooks: Any = None,

@@ -27,7 +27,7 @@ from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 import anthropic
 
-from mini_agent.core.messages import MessageParam, validate_messages
+from mini_agent.core.messages import Message, validate_messages
 from mini_agent.core.streaming import Chunk, StreamAssembler, message_chunks
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
@@ -77,7 +77,7 @@ class Model:
     stream: bool = True
     prepare_request: tuple[Callable[[dict], dict], ...] = ()
 
-    def build_request(self, messages: list[MessageParam], *, max_tokens_scale: int = 1) -> dict:
+    def build_request(self, messages: list[Message], *, max_tokens_scale: int = 1) -> dict:
         """Return validated ``messages.create`` kwargs for ``messages`` (not mutated).
 
         Raises:
@@ -178,7 +178,7 @@ def _is_too_long(exc: Exception) -> bool:
     return isinstance(exc, anthropic.BadRequestError) and PROMPT_TOO_LONG in str(exc)
 
 
-async def open_request(model: Model, messages: list[MessageParam], ctx: ViewContext, *,
+async def open_request(model: Model, messages: list[Message], ctx: ViewContext, *,
                        view: Callable, on_context_overflow: Callable | None = None,
                        max_tokens_scale: int = 1) -> OpenRequest:
     """Build the view of ``messages``, send it, and retry once if it does not fit.
@@ -213,13 +213,13 @@ async def open_request(model: Model, messages: list[MessageParam], ctx: ViewCont
         raise _overflow(messages, sent, exc, "after on_context_overflow's view") from exc
 
 
-async def _open(model: Model, view: list[MessageParam], max_tokens_scale: int, *,
+async def _open(model: Model, view: list[Message], max_tokens_scale: int, *,
                 overflow_retry: bool) -> OpenRequest:
     request = model.build_request(view, max_tokens_scale=max_tokens_scale)
     return OpenRequest(request, await model.send(request), overflow_retry)
 
 
-def _overflow(messages: list[MessageParam], view: list[MessageParam],
+def _overflow(messages: list[Message], view: list[Message],
               exc: anthropic.BadRequestError, how: str) -> ContextOverflowError:
     raw, sent = approx_tokens(messages), approx_tokens(view)
     return ContextOverflowError(

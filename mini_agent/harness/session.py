@@ -5,7 +5,7 @@ each ending with its checksum (:data:`CHECKSUM_KEY`)::
 
     {"timestamp": float, "type": "meta", "event": "session_start", "model": str, "cwd": str,
      "crc": "<8 hex>"}
-    {"timestamp": float, "type": "message", "message": MessageParam, "crc": "<8 hex>"}
+    {"timestamp": float, "type": "message", "message": Message, "crc": "<8 hex>"}
     {"timestamp": float, "type": "tool_result", "block": {"type": "tool_result", ...},
      "crc": "<8 hex>"}
 

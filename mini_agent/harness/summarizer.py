@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mini_agent.core.compaction import SUMMARY_PROMPT, Summarize, render_transcript
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 from mini_agent.harness.config import model_name
 
 __all__ = ["model_summarizer"]
@@ -27,7 +27,7 @@ def model_summarizer(client: Any, *, model: str | None = None, max_tokens: int =
     is returned as "" (auto_compact turns it into a SummaryError).
     Source: Anthropic "Effective context engineering" (compaction prompt); seed 004.
     """
-    def summarize(messages: list[MessageParam]) -> str:
+    def summarize(messages: list[Message]) -> str:
         transcript = render_transcript(messages)
         response = client.messages.create(
             model=model or model_name(), max_tokens=max_tokens,

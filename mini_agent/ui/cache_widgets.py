@@ -18,7 +18,7 @@ import ipywidgets as widgets
 from mini_agent.core.cache_breaks import BREAK_MIN_DROP_RATIO, BREAK_MIN_DROP_TOKENS, CacheBreakDetector
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 from mini_agent.core.pricing import cache_hit_rate, sum_usage
 from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.context_edits import clear_tool_uses_edit
@@ -70,7 +70,7 @@ def policy_settings(name: str, *, chunk: int, keep: int, model: str) -> dict[str
     raise ValueError(f"unknown policy {name!r}; choose from {POLICY_NAMES}")
 
 
-def replay_policy(history: list[MessageParam], name: str, *, model: str, system: Any = None,
+def replay_policy(history: list[Message], name: str, *, model: str, system: Any = None,
                   tools: list[dict] | None = None, chunk: int = 4, keep: int = 2,
                   caching: bool = True, gap_seconds: float = 20.0) -> list[dict]:
     """Replay ``history`` under the named policy with a fresh cache and a break detector."""
@@ -96,7 +96,7 @@ class CacheDashboard:
     model, system, tools: what each replayed request carries; keep: tool results kept.
     """
 
-    def __init__(self, history: list[MessageParam], *, model: str, system: Any = None,
+    def __init__(self, history: list[Message], *, model: str, system: Any = None,
                  tools: list[dict] | None = None, keep: int = 2, chunk: int = 4) -> None:
         self.history, self.model, self.system, self.tools, self.keep = \
             history, model, system, tools, keep

@@ -23,7 +23,7 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, MASK_THRESHOLD_TOKENS, masking_curve
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.ui.plotly_chart import PlotlyChart
 
@@ -156,7 +156,7 @@ class MaskingExplorer:
     Raises: ValueError for keep < 0 (from masking_curve).
     """
 
-    def __init__(self, history: list[MessageParam], *, keep: int = KEEP_RECENT_OBSERVATIONS,
+    def __init__(self, history: list[Message], *, keep: int = KEEP_RECENT_OBSERVATIONS,
                  threshold_tokens: int = MASK_THRESHOLD_TOKENS, max_keep: int = 20,
                  chunk: int = 1, title: str = "Masking a recorded run") -> None:
         self.history = history

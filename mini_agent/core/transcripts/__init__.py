@@ -40,7 +40,7 @@ import json
 from pathlib import Path
 from typing import Any, Literal
 
-from mini_agent.core.messages import MessageParam
+from mini_agent.core.messages import Message
 from mini_agent.core.transcripts.chat import TEXT_ACTION_RE, chat_turns
 from mini_agent.core.transcripts.claude_code import (SKIPPED_ENTRY_TYPES, SYNTHETIC_MODEL, claude_code_turns,
                                                      join_split_responses, parse_jsonl)
@@ -69,7 +69,7 @@ class Transcript:
     records no usable time (see "Times" in the module doc).
     """
 
-    messages: list[MessageParam]
+    messages: list[Message]
     usage: list[dict | None]
     repairs: list[str]
     source_format: str

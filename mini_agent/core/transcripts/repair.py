@@ -23,7 +23,7 @@ import json
 from typing import Iterable
 
 from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS
-from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, MessageParam,
+from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, Message,
                                       MessageValidationError, validate_messages)
 from mini_agent.core.transcripts.turns import TranscriptError, Turn, format_span
 
@@ -200,7 +200,7 @@ def message_times(turns: list[Turn]) -> list[float] | None:
 
 
 def finish(turns: list[Turn], repairs: list[str], label: str
-           ) -> tuple[list[MessageParam], list[dict | None], list[float] | None]:
+           ) -> tuple[list[Message], list[dict | None], list[float] | None]:
     """Merge and pair turns until stable; validate; return ``(messages, usage, times)``.
 
     ``times`` is :func:`message_times` of the final turns (None when the file has none).
