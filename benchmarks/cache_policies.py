@@ -5,7 +5,7 @@ history before the k-th assistant message) under each policy, through the kit's 
 placement and the offline prompt-cache simulator; requests are 20 s apart (no TTL expiry).
 The shared trajectories stop at 66 requests, so the kit also generates long sessions of 40,
 80 and 150 requests (:func:`generated_session`, from
-:func:`~mini_agent.core.server_compaction.long_session`) at two tool-result shares.
+:func:`~mini_agent.core.long_session.long_session`) at two tool-result shares.
 Printed: input cost in USD, cache hit rate and billed input tokens, each normalised to
 "no masking, no caching" = 1.00; then the cache-aware policy against caching alone, the
 no-rewrite floor, where the payback policy's money goes, and payback on shorter generated
@@ -32,7 +32,7 @@ from mini_agent.harness.config import DEFAULT_MODEL
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
 from mini_agent.core.messages import Message
 from mini_agent.core.prompt_cache import min_cacheable_tokens
-from mini_agent.core.server_compaction import long_session
+from mini_agent.core.long_session import long_session
 from mini_agent.core.context_edits import clear_tool_uses_edit
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.real_sessions import SHARED_DATA_ENV_VAR, shared_data_dir

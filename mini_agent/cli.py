@@ -31,9 +31,7 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 from mini_agent.harness import config
 from mini_agent.grading.grader import IMPLEMENTATIONS
 from mini_agent.grading.registry import DEFAULT_TIME_LIMIT_SECONDS
-from mini_agent.core.continuation import Continuing
-from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
-from mini_agent.harness.loop import LoopEnd, ToolResult, TurnStart
+from mini_agent.console import anthropic_errors, api_error_line, event_printer
 
 SESSIONS_DIR = "sessions"
 
@@ -85,97 +83,6 @@ def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None
         return None
     meta = next((e for e in entries if e.get("type") == "meta"), {})
     return Path(meta["workspace"]) if isinstance(meta.get("workspace"), str) else None
-
-
-def anthropic_errors() -> tuple[type[BaseException], ...]:
-    """The SDK's errors the CLI reports in one line: ``(anthropic.APIError,)``, the base of
-    APIConnectionError, AuthenticationError and every other APIStatusError."""
-    import anthropic
-    return (anthropic.APIError,)
-
-
-def api_error_line(error: BaseException) -> str:
-    """One line saying what failed for an SDK error, and how to go offline instead.
-
-    ``anthropic.AuthenticationError`` (401) -> the key was rejected; ``APIConnectionError``
-    (timeouts included) -> the API could not be reached; any other ``APIStatusError`` -> its
-    status, error type and message; any other ``APIError`` -> its message.
-
-    >>> import anthropic, httpx2
-    >>> error = anthropic.APIConnectionError(request=httpx2.Request("POST", "https://x"))
-    >>> print(*api_error_line(error).split("; "), sep="\\n")
-    mini-agent: cannot reach the Anthropic API (Connection error.)
-    check the network, or unset ANTHROPIC_API_KEY to run offline
-    """
-    import anthropic
-    if isinstance(error, anthropic.APIConnectionError):
-        what = f"cannot reach the Anthropic API ({error.message})"
-        fix = "check the network"
-    elif isinstance(error, anthropic.APIStatusError):
-        body = error.body if isinstance(error.body, dict) else {}
-        detail = body.get("error") if isinstance(body.get("error"), dict) else {}
-        kind = detail.get("type") or type(error).__name__
-        message = detail.get("message") or error.message
-        if isinstance(error, anthropic.AuthenticationError):
-            what = f"the Anthropic API rejected the key ({error.status_code} {kind}: {message})"
-            fix = "fix ANTHROPIC_API_KEY"
-        else:
-            what = f"the Anthropic API answered {error.status_code} {kind}: {message}"
-            fix = "try again later"
-    else:
-        what = f"the Anthropic API request failed ({getattr(error, 'message', error)})"
-        fix = "try again"
-    return f"mini-agent: {' '.join(what.split())}; {fix}, or unset ANTHROPIC_API_KEY to run offline"
-
-
-def _short(value: Any, limit: int = 100) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def event_printer(out: TextIO) -> Callable[[Any], None]:
-    """Return ``on_event`` that prints a live transcript of loop events to ``out``.
-
-    Tool results print in completion order, so each line names the tool and the id of the
-    tool_use it answers: ``[tool_result] read_file toolu_01 ok (68 lines) ...``.
-    """
-    state = {"in_text": False}
-
-    def end_text() -> None:
-        if state["in_text"]:
-            out.write("\n")
-            state["in_text"] = False
-
-    def show(event: Any) -> None:
-        if isinstance(event, TextDelta):
-            out.write(event.text)
-            state["in_text"] = True
-        else:
-            end_text()
-            if isinstance(event, TurnStart):
-                out.write(f"--- turn {event.turn} ---\n")
-            elif isinstance(event, ToolUseReady):
-                block = event.block
-                out.write(f"[tool_use] {block['name']} {block['id']} {_short(block['input'])}\n")
-            elif isinstance(event, ToolResult):  # in completion order: name and id say which
-                outcome = event.outcome
-                content = event.block.get("content", "")
-                text = content if isinstance(content, str) else json.dumps(content)
-                lines = len(text.splitlines())
-                mark = "error" if outcome.is_error else "ok"
-                out.write(f"[tool_result] {outcome.name} {outcome.tool_use_id} {mark} "
-                          f"({lines} line{'' if lines == 1 else 's'}) {_short(text, 80)}\n")
-            elif isinstance(event, ToolUseTruncated):
-                out.write(f"[dropped] {event.name}: cut by max_tokens, not run\n")
-            elif isinstance(event, Continuing):
-                out.write(f"[max_tokens] attempt {event.attempt}: {event.action}\n")
-            elif isinstance(event, LoopEnd):  # a turn is one model request
-                plural = "" if event.turns == 1 else "s"
-                out.write(f"[{event.exit_status} after {event.turns} model request{plural}]\n")
-        out.flush()
-    show.end_line = end_text  # type: ignore[attr-defined]  # before an error line
-    return show
 
 
 # ------------------------------------------------------------------ subcommands

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from mini_agent import cli
+from mini_agent import cli, console
 from mini_agent.demo import PROJECT_DIR
 
 
@@ -124,7 +124,7 @@ def test_event_printer_shows_tools_and_results():
     from mini_agent.core.streaming import TextDelta, ToolUseReady
     from mini_agent.harness.loop import LoopEnd, ToolResult
     out = io.StringIO()
-    show = cli.event_printer(out)
+    show = console.event_printer(out)
     show(TextDelta("Hi"))
     show(ToolUseReady({"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "x"}}))
     show(ToolResult(ToolOutcome({"type": "tool_result", "tool_use_id": "t", "content": "a\nb"},

@@ -18,8 +18,8 @@ from mini_agent.core.compaction import (CLEARED_PLACEHOLDER, COLLAPSE_NOTICE, SU
 from mini_agent.core.messages import validate_messages
 from mini_agent.offline import compaction_client, offline_client
 from mini_agent.offline.brains import EchoBrain
-from mini_agent.core.server_compaction import (ServerCompaction, SummaryBrain, long_session,
-                                               structured_summary)
+from mini_agent.core.server_compaction import ServerCompaction, SummaryBrain, structured_summary
+from mini_agent.core.long_session import long_session
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
 from strategies import histories, hostile_histories
@@ -434,7 +434,7 @@ def test_compaction_answers_a_call_whose_result_never_arrived(stage, trailing_pr
 
 
 def test_overhead_just_under_the_threshold_does_not_summarise_every_turn():
-    from mini_agent.core.server_compaction import long_session as session
+    from mini_agent.core.long_session import long_session as session
     calls = []
 
     def summarize(messages):

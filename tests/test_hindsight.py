@@ -11,7 +11,7 @@ from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, re
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.pricing import model_price
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
-from mini_agent.core.server_compaction import long_session
+from mini_agent.core.long_session import long_session
 
 MODEL = "claude-sonnet-4-6"
 SYSTEM = "You are a coding agent. " * 60  # ~360 tokens, so small sessions are cacheable

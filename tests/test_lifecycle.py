@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from mini_agent.core.lifecycle import COLD, COLD_INDEX_HEADER, HOT, TIMELINE_HEADER, WARM_A, WARM_B, LifecyclePolicy, LifecycleThresholds, assign_tiers, fold_exchange, lifecycle_view, split_exchanges
 from mini_agent.harness.cold_store import ColdStore, recall_segment_tool
 from mini_agent.core.messages import validate_messages
-from mini_agent.core.server_compaction import long_session
+from mini_agent.core.long_session import long_session
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.tools import ToolError
 from mini_agent.core.view import ViewContext

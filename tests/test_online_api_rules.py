@@ -157,7 +157,7 @@ def test_compaction_trigger_under_50000_is_refused(client):
 @pytest.mark.skipif(os.environ.get("MINI_AGENT_ONLINE_EXPENSIVE") != "1",
                     reason="about $0.15: needs MINI_AGENT_ONLINE_EXPENSIVE=1")
 def test_compaction_block_and_its_iteration(client):
-    from mini_agent.core.server_compaction import long_session
+    from mini_agent.core.long_session import long_session
     history, _ = long_session(75)
     history = history[:-1]
     tools = [{"name": n, "description": n, "input_schema": {"type": "object"}}

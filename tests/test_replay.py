@@ -13,7 +13,7 @@ from mini_agent.core.replay import (DEFAULT_POLICIES, UnknownPolicyError, evalua
 from mini_agent.core.retention import Fact
 from mini_agent.core.masking import ThresholdMasking
 from mini_agent.core.messages import validate_messages
-from mini_agent.core.server_compaction import long_session
+from mini_agent.core.long_session import long_session
 from mini_agent.core.sample_sessions import SAMPLE_OVERHEAD_TOKENS, sample_session_jsonl
 from mini_agent.core.transcripts import Transcript, parse_text
 

@@ -59,5 +59,5 @@ def test_agent_stops_with_the_error_and_its_history_stays_valid(tmp_path, plan):
         agent.run("Read the README.")
     validate_messages(agent.history, request=False)
     assert all(m["role"] == "user" for m in agent.history)   # no half turn was kept
-    assert agent.run("Try again.").stop_reason == "completed"
+    assert agent.run("Try again.").exit_status == "completed"
     validate_messages(agent.history, request=False)

@@ -135,7 +135,7 @@ def test_cache_dashboard_dropdown_changes_the_chart_data_and_labels_stay_inside(
     import json
 
     from mini_agent.core.models import DEFAULT_MODEL
-    from mini_agent.core.server_compaction import long_session
+    from mini_agent.core.long_session import long_session
     from mini_agent.ui.cache_widgets import CacheDashboard, label_positions
 
     assert label_positions([1, 5, 6, 10], x_max=10) == [

@@ -1,7 +1,7 @@
 """Kit-generated sample sessions in Claude Code's JSONL format, for the explorer without real data.
 
 :func:`sample_session_jsonl` writes, from
-:func:`~mini_agent.core.server_compaction.long_session`, the lines Claude Code stores in
+:func:`~mini_agent.core.long_session.long_session`, the lines Claude Code stores in
 ``~/.claude/projects/<project>/<session>.jsonl`` (``type``, ``uuid``, ``parentUuid``,
 ``sessionId``, ``timestamp``, ``message`` with ``usage``), so ``mini-agent evaluate`` and
 notebook 11 run on them exactly as on a real session. They are GENERATED, not recorded: every
@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime
 import json
 
-from mini_agent.core.server_compaction import long_session
+from mini_agent.core.long_session import long_session
 
 SAMPLE_OVERHEAD_TOKENS = 18_000
 """Stand-in for the system prompt and tools a Claude Code request carries (real sessions in

@@ -45,7 +45,6 @@ from typing import Any, Callable, Protocol, Sequence
 
 import anthropic
 import httpx2
-import jiter
 
 from mini_agent.core.clock import Clock
 from mini_agent.core.context_edits import clear_tool_uses_transform
@@ -58,6 +57,7 @@ from mini_agent.core.request_rules import (API_VERSION, BETA_FIELDS, MESSAGES_FI
 from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_request,
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
+from mini_agent.offline.max_tokens import enforce_max_tokens
 from mini_agent.offline.sse import EventStream, sse_events
 
 __all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "OfflineTransport",
@@ -332,63 +332,11 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if body["max_tokens"] == 0:
             return head, "max_tokens", {}
         reply = self.brain.respond(body)
-        content, stop_reason, partial_json = _enforce_max_tokens(
+        content, stop_reason, partial_json = enforce_max_tokens(
             reply["content"], reply.get("stop_reason", "end_turn"), body["max_tokens"],
             self.faults.max_tokens_at.get(number))
         return head + content, stop_reason, {i + len(head): text
                                              for i, text in partial_json.items()}
-
-
-# ------------------------------------------------------------------ max_tokens enforcement
-
-def _enforce_max_tokens(content: list[dict], stop_reason: str, max_tokens: int,
-                        forced: str | None) -> tuple[list[dict], str, dict[int, str]]:
-    """Cut the reply where the output budget runs out (or where a fault says).
-
-    Returns ``(content, stop_reason, partial_json)``; ``partial_json`` maps the index of a
-    tool_use cut mid-input to the JSON text streamed so far (its ``input`` in the JSON
-    reply is that text parsed in partial mode, as the SDK's stream accumulator does).
-    """
-    content = [dict(b) for b in content]
-    if forced == "text":
-        for i, block in enumerate(content):
-            if block["type"] == "text" and len(block["text"]) > 1:
-                block["text"] = block["text"][: max(1, len(block["text"]) // 2)]
-                return content[: i + 1], "max_tokens", {}
-    if forced == "tool_use":
-        uses = [i for i, b in enumerate(content) if b["type"] == "tool_use"]
-        if uses:
-            i = uses[-1]
-            text = json.dumps(content[i]["input"])
-            cut = text[: max(1, len(text) // 2)]
-            content[i]["input"] = _parse_partial(cut)
-            return content[: i + 1], "max_tokens", {i: cut}
-    budget_chars = max_tokens * 4
-    used = 0
-    for i, block in enumerate(content):
-        if block["type"] == "text":
-            size = len(block["text"])
-            if used + size > budget_chars:
-                block["text"] = block["text"][: max(1, budget_chars - used)]
-                return content[: i + 1], "max_tokens", {}
-            used += size
-        elif block["type"] == "tool_use":
-            text = json.dumps(block["input"])
-            size = len(text) + len(block["name"]) + 20
-            if used + size > budget_chars:
-                cut = text[: max(1, budget_chars - used - len(block["name"]) - 20)]
-                block["input"] = _parse_partial(cut)
-                return content[: i + 1], "max_tokens", {i: cut}
-            used += size
-    return content, stop_reason, {}
-
-
-def _parse_partial(text: str) -> dict:
-    try:
-        value = jiter.from_json(text.encode(), partial_mode="trailing-strings")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 # ------------------------------------------------------------------ client factories
