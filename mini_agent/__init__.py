@@ -157,6 +157,11 @@ _PUBLIC = {
     "real_or_generated": "mini_agent.harness.real_sessions",
     # episode 11: evaluating policies
     "evaluate_session": "mini_agent.core.replay",
+    "Fact": "mini_agent.core.retention",
+    "view_text": "mini_agent.core.retention",
+    "retained_facts": "mini_agent.core.retention",
+    "retention_curve": "mini_agent.core.retention",
+    "extract_facts": "mini_agent.core.retention",
 }
 
 __all__ = sorted(_PUBLIC)
