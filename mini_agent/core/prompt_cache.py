@@ -3,7 +3,7 @@
 Plug it into the offline Claude as its usage model
 (``offline_client(brain, usage_model=PromptCacheSimulator(), clock=clock)``) or call
 :meth:`PromptCacheSimulator.usage` directly when replaying requests (benchmarks). It does not
-answer requests, price them (``mini_agent.core.cache.cost_usd`` does) or model latency.
+answer requests, price them (``mini_agent.core.pricing.cost_usd`` does) or model latency.
 Taught in ``notebooks/05_prompt_caching.ipynb``.
 
 Rules, each from the prompt caching docs
