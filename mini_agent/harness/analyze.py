@@ -11,8 +11,10 @@ included, so it is larger than the estimate of the messages alone).
 What this module does not do (yet): replay compaction or caching policies, or price a run in
 USD; later episodes extend it. Pure except :func:`main_analyze`, which reads the file and prints
 (``mini-agent analyze PATH``). Taught in ``notebooks/03_observation_masking.ipynb``.
-Source: 000_86e3ff2076a5ae37.txt ("where the tokens live", maskOldObservations, approxTokens);
-Anthropic usage fields (Messages API reference, prompt caching docs).
+
+Source:
+    000_86e3ff2076a5ae37.txt ("where the tokens live", maskOldObservations, approxTokens);
+    Anthropic usage fields (Messages API reference, prompt caching docs).
 """
 
 from __future__ import annotations
@@ -41,13 +43,18 @@ DEFAULT_KEEP = 4
 class RequestRow:
     """One request of a replayed transcript.
 
-    Attributes: request: 1-based request number; messages: messages in the view;
-    raw_tokens / masked_tokens: approx tokens of the view as recorded / after masking (None
-    when masking is unavailable), system prompt included; tool_result_tokens: approx tokens
-    of the view's tool_result blocks; tool_result_share: tool_result_tokens / raw_tokens
-    (0..1); real_input_tokens: ``input_tokens + cache_creation_input_tokens +
-    cache_read_input_tokens`` of the recorded usage, or None; cache_read_input_tokens,
-    output_tokens: from the recorded usage, or None.
+    Attributes:
+        request: 1-based request number.
+        messages: number of messages in the view.
+        raw_tokens: approx tokens of the view as recorded, system prompt included.
+        masked_tokens: approx tokens of the view after masking, system prompt included (None
+            when masking is unavailable).
+        tool_result_tokens: approx tokens of the view's tool_result blocks.
+        tool_result_share: tool_result_tokens / raw_tokens (0..1).
+        real_input_tokens: ``input_tokens + cache_creation_input_tokens +
+            cache_read_input_tokens`` of the recorded usage, or None.
+        cache_read_input_tokens: from the recorded usage, or None.
+        output_tokens: from the recorded usage, or None.
     """
 
     request: int
@@ -65,11 +72,22 @@ class RequestRow:
 class Analysis:
     """Per-request rows and totals for one transcript (see :func:`analyze`).
 
-    Totals: history_tokens (approx tokens of the whole loaded history + system);
-    tool_result_tokens and tool_result_share (of the whole history); raw_total_tokens and
-    masked_total_tokens (summed over requests: what was sent vs what masking would send);
-    masking_ratio = masked_total_tokens / raw_total_tokens (None without masking or requests);
-    real_input_total_tokens (summed recorded usage; None when the file has none).
+    Attributes:
+        path: the transcript's file, or None.
+        source_format: the format the loader recognised.
+        model: the model id the transcript recorded, or None.
+        keep: the ``keep`` the masked column used (a count of tool results).
+        rows: one :class:`RequestRow` per request.
+        history_tokens: approx tokens of the whole loaded history + system.
+        tool_result_tokens: approx tokens of the whole history's tool_result blocks.
+        tool_result_share: tool_result_tokens / history_tokens (0..1).
+        raw_total_tokens: summed over requests: what was sent.
+        masked_total_tokens: summed over requests: what masking would send (None without
+            masking).
+        masking_ratio: masked_total_tokens / raw_total_tokens (None without masking or
+            requests).
+        real_input_total_tokens: summed recorded usage; None when the file has none.
+        repairs: the loader's repair notes, one line each.
     """
 
     path: str | None
@@ -92,7 +110,12 @@ class Analysis:
         return len(self.rows)
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict: every field, ``rows`` as a list of dicts, plus ``requests``."""
+        """Turn the analysis into a JSON-ready dict.
+
+        Returns:
+            Every field, ``rows`` as a list of dicts and ``repairs`` as a list, plus
+            ``requests`` (the row count).
+        """
         data = dataclasses.asdict(self)
         data["rows"] = [dataclasses.asdict(r) for r in self.rows]
         data["repairs"] = list(self.repairs)
@@ -120,8 +143,17 @@ def analyze(transcript: Transcript, *, keep: int = DEFAULT_KEEP) -> Analysis:
     message; its real usage is ``transcript.usage[r - 1]``. Masked tokens use
     ``mask_old_observations(view, keep=keep)`` (None everywhere if the masking module cannot
     be imported). The system prompt, when the transcript has one, counts in every request.
-    Args: keep: newest tool results left verbatim (a count). Returns an :class:`Analysis`.
-    Raises: ValueError if keep < 0. The transcript is not mutated.
+
+    Args:
+        transcript: the loaded history; not mutated.
+        keep: how many of the newest tool results the masked column leaves verbatim (a count,
+            not tokens); default ``DEFAULT_KEEP`` = 4.
+
+    Returns:
+        An :class:`Analysis`: one :class:`RequestRow` per assistant message, plus totals.
+
+    Raises:
+        ValueError: ``keep`` < 0.
     """
     if keep < 0:
         raise ValueError(f"keep must be >= 0, got {keep}")
@@ -166,14 +198,19 @@ def _num(value: int | None) -> str:
 
 
 def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
-    """A readable report: a header, the repairs, one table row per request, the totals.
+    """Render an analysis as a readable report: header, repairs, one row per request, totals.
 
     Columns: approx tokens of the raw history and of the masked view each request would send;
     "tool_result %": the share (in %) of that request's raw tokens in tool_result blocks; the
     real input and cache-read tokens the transcript recorded ("-" when it has none).
 
-    Args: max_rows: show only the first and last rows around a ``...`` line when there are
-    more requests than this (None: all). Returns the text (no trailing newline).
+    Args:
+        analysis: what :func:`analyze` returned.
+        max_rows: when there are more requests than this, show only the first and last rows
+            around a ``...`` line; None (the default) shows all.
+
+    Returns:
+        The report text, without a trailing newline.
     """
     a = analysis
     lines = [f"{a.path or '<transcript>'}",
@@ -215,12 +252,27 @@ def main_analyze(path: str | Path, *, keep: int = DEFAULT_KEEP, as_json: bool = 
                  compaction: str = "restart", text_actions: str = "keep",
                  stdout: TextIO | None = None,
                  stderr: TextIO | None = None) -> int:
-    """``mini-agent analyze PATH``: load, analyze, print a table (or JSON); return the exit code.
+    """Run ``mini-agent analyze PATH``: load, analyze, print a table (or JSON).
 
-    Returns 0 on success; 2 with a one-line ``mini-agent analyze: error: ...`` on stderr for a
-    missing file, an unknown format, an unrepairable transcript or keep < 0.
-    Args: as_json: print ``Analysis.to_dict()`` as JSON instead of the table; compaction,
-    text_actions: passed to :func:`mini_agent.harness.transcript_files.load`.
+    Args:
+        path: the transcript file (any format :func:`~mini_agent.harness.transcript_files.load`
+            reads).
+        keep: newest tool results the masked column leaves verbatim (a count); default 4.
+        as_json: print ``Analysis.to_dict()`` as JSON instead of the table.
+        compaction: passed to :func:`~mini_agent.harness.transcript_files.load` (default
+            ``"restart"``).
+        text_actions: passed to :func:`~mini_agent.harness.transcript_files.load` (default
+            ``"keep"``).
+        stdout: where the report goes; default ``sys.stdout``.
+        stderr: where the error line goes; default ``sys.stderr``.
+
+    Returns:
+        The exit code: 0 on success; 2 with a one-line ``mini-agent analyze: error: ...`` on
+        stderr for a missing file, an unknown format, an unrepairable transcript or keep < 0.
+
+    Raises:
+        ValueError: never escapes: raised for ``keep`` < 0 and, like ``TranscriptError``,
+            caught and reported as exit code 2.
     """
     out = stdout or sys.stdout
     err = stderr or sys.stderr

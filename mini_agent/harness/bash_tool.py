@@ -7,6 +7,10 @@ always gives the exit code. A background process that keeps stdout open does not
 call wait (:data:`BASH_PIPE_GRACE_SECONDS`). Not a sandbox: run_bash is a "write" tool.
 
 IO: processes, threads. Taught in ``notebooks/01_agent_loop.ipynb``.
+
+Source:
+    000_86e3ff2076a5ae37.txt (episodes 01-03's run_bash tool); section 5 of
+    002_4516104fd432e704.txt (Bash counts as a write tool).
 """
 
 from __future__ import annotations
@@ -48,7 +52,18 @@ class _Drain(threading.Thread):
 
 
 def cap_output(ws: Workspace, text: str, dropped_bytes: int) -> str:
-    """:meth:`Workspace.cap` that also counts output never kept (bytes, shown as characters)."""
+    """Cap output like :meth:`Workspace.cap`, also counting output that was never kept.
+
+    Args:
+        ws: the workspace; its ``max_output_chars`` is the cap.
+        text: the kept output.
+        dropped_bytes: bytes the reader discarded past its buffer; added to the truncation
+            count as if they were characters.
+
+    Returns:
+        ``text`` unchanged when nothing was dropped and it fits, else its first
+        ``max_output_chars`` characters and a ``[... truncated: N more characters]`` line.
+    """
     if not dropped_bytes:
         return ws.cap(text)
     rest = max(len(text) - ws.max_output_chars, 0) + dropped_bytes
@@ -56,11 +71,24 @@ def cap_output(ws: Workspace, text: str, dropped_bytes: int) -> str:
 
 
 def run_bash(ws: Workspace, input: dict[str, Any]) -> str:
-    """Run the command; output is bounded in memory, the exit code line is never cut off.
+    """Run a shell command in the workspace; output is bounded, the exit code line never cut.
 
     A command past its timeout has its process group killed; a background process that keeps
     stdout open after the shell exits does not make the call wait (see
     BASH_PIPE_GRACE_SECONDS).
+
+    Args:
+        ws: the workspace: its root is the working directory; ``bash_timeout_seconds`` and
+            ``max_output_chars`` bound the run.
+        input: the tool input, ``{"command": str, "timeout_seconds"?: float}``; the timeout
+            defaults to ``ws.bash_timeout_seconds``.
+
+    Returns:
+        The merged stdout and stderr, capped, then a ``[exit code: N]`` line.
+
+    Raises:
+        ToolError: ``timeout_seconds`` is not a positive finite number, or the command timed
+            out (the message carries the output so far and a hint).
     """
     command = input["command"]
     timeout_seconds = float(input.get("timeout_seconds", ws.bash_timeout_seconds))

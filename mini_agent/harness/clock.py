@@ -1,6 +1,10 @@
 """The wall clock: :class:`SystemClock` reads ``time.time()`` (IO: a clock).
 
 The protocol and :class:`~mini_agent.core.clock.ManualClock` live in ``core/clock.py``.
+
+Source:
+    CONVENTIONS.md (time passed in as an argument; IO at the edges); section 6 of
+    002_4516104fd432e704.txt (session entries carry a timestamp the caller may override).
 """
 
 from __future__ import annotations
@@ -16,5 +20,9 @@ class SystemClock:
     """The real wall clock: ``now()`` is ``time.time()`` in seconds."""
 
     def now(self) -> float:
-        """Return the current Unix time in seconds."""
+        """Read the wall clock.
+
+        Returns:
+            The current Unix time in seconds (``time.time()``).
+        """
         return time.time()

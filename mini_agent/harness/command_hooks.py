@@ -9,8 +9,10 @@ process group. Hostile output: stdout is parsed whole, never cut first, and an a
 large or too deeply nested to parse fails closed (:data:`FAIL_CLOSED_EVENTS`).
 :data:`EXAMPLES_DIR` holds the example hooks shipped with the kit.
 
-IO: processes, temporary files. Taught in ``notebooks/06_hooks.ipynb``. Source: section 5 of
-002_4516104fd432e704.txt (commandHook); Claude Code hooks reference.
+IO: processes, temporary files. Taught in ``notebooks/06_hooks.ipynb``.
+
+Source:
+    section 5 of 002_4516104fd432e704.txt (commandHook); Claude Code hooks reference.
 """
 
 from __future__ import annotations

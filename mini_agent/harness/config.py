@@ -3,6 +3,10 @@
 ``DEFAULT_MODEL`` is the only model constant in the kit; ``MINI_AGENT_MODEL`` overrides it.
 A test fails when the installed ``anthropic`` SDK lists the model in its deprecation table
 (``anthropic._data.DEPRECATED_MODELS``), so a retired id is caught before a workshop.
+
+Source:
+    Anthropic models overview and deprecations pages; the SDK's ``ANTHROPIC_API_KEY``
+    convention.
 """
 
 from __future__ import annotations
@@ -20,10 +24,18 @@ API_KEY_ENV_VAR = "ANTHROPIC_API_KEY"
 
 
 def model_name() -> str:
-    """Return the model id to use: ``$MINI_AGENT_MODEL`` if set and non-empty, else DEFAULT_MODEL."""
+    """Pick the model id the kit uses.
+
+    Returns:
+        ``$MINI_AGENT_MODEL`` stripped, if set and non-empty, else ``DEFAULT_MODEL``.
+    """
     return os.environ.get(MODEL_ENV_VAR, "").strip() or DEFAULT_MODEL
 
 
 def is_online() -> bool:
-    """Return True when ``ANTHROPIC_API_KEY`` is set (non-empty): the kit then uses the real API."""
+    """Tell whether the kit uses the real API.
+
+    Returns:
+        True when ``$ANTHROPIC_API_KEY`` is set and not blank, else False (offline Claude).
+    """
     return bool(os.environ.get(API_KEY_ENV_VAR, "").strip())

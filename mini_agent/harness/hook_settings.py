@@ -6,8 +6,10 @@ Shape: ``{"hooks": {event: [{"matcher": regex, "hooks": [{"type": "command", "co
 the kit does not fire and hook types other than ``"command"`` are skipped with a warning; a
 malformed entry raises :class:`HookSettingsError` naming its path in the file.
 
-IO: reads the settings file. Taught in ``notebooks/06_hooks.ipynb``. Source: Claude Code
-settings and hooks reference.
+IO: reads the settings file. Taught in ``notebooks/06_hooks.ipynb``.
+
+Source:
+    Claude Code settings and hooks reference.
 """
 
 from __future__ import annotations
