@@ -42,10 +42,25 @@ class SystemOfRecord(Protocol):
     """What :func:`run_step` and :func:`reconcile` need from the external system."""
 
     def apply(self, key: str, payload: dict) -> dict:  # pragma: no cover - protocol
-        """Perform the write once per key; a repeated key returns the first receipt."""
+        """Perform the write once per key; a repeated key returns the first receipt.
+
+        Args:
+            key: the idempotency key (``task:target:step``).
+            payload: what to write.
+
+        Returns:
+            The receipt (a dict) of the write done under ``key``.
+        """
 
     def lookup(self, key: str) -> dict | None:  # pragma: no cover - protocol
-        """Return the receipt of the write done under ``key``, or None if none was."""
+        """Ask whether a write was done under ``key``.
+
+        Args:
+            key: the idempotency key recorded in the intent.
+
+        Returns:
+            The receipt of the write done under ``key``, or None if none was.
+        """
 
 
 class LeaseLostError(RuntimeError):
@@ -136,7 +151,10 @@ def reconcile(store: Any, item_id: str, system: SystemOfRecord,
     SAME key and record the receipt (``"redone"``).
 
     Args:
-        store, item_id, system, payload: as in :func:`run_step`.
+        store: the task's progress, as in :func:`run_step`.
+        item_id: the item whose intent has no result.
+        system: the system of record (``lookup``, then ``apply`` when nothing was found).
+        payload: what to write if the write did not happen; passed to ``system.apply``.
     Returns:
         ``("found", receipt)`` or ``("redone", receipt)``.
     Raises:
@@ -161,11 +179,23 @@ def reconcile(store: Any, item_id: str, system: SystemOfRecord,
 def resume_checks(progress: dict, system: SystemOfRecord | None, *, now: float) -> dict:
     """Return what a resume must know before it continues (chapter 3's resume checks).
 
-    ``{"open_intents": {item_id: "applied" | "not_applied" | "unknown"}, "expired":
-    {"approvals": [...], "handles": [...]}, "lease": dict | None}``: the external state of
-    every intent without a result (asked by key; "unknown" without a system), the approvals and
-    handles no longer valid at ``now`` (seconds), and the current lease. The version is checked
-    when the file is loaded. Never mutates ``progress``.
+    The version is checked when the file is loaded, not here.
+
+    Args:
+        progress: the progress document; never mutated.
+        system: the system of record, asked by key about each open intent; None when it
+            cannot be reached (every open intent is then "unknown").
+        now: the current time in Unix seconds; approvals and handles whose ``expires_at`` is at
+            or before it count as expired.
+
+    Returns:
+        ``{"open_intents": {item_id: "applied" | "not_applied" | "unknown"}, "expired":
+        {"approvals": [...], "handles": [...]}, "lease": dict | None}``: the external state of
+        every intent without a result, the ids of approvals and handles no longer valid at
+        ``now``, and the current lease.
+
+    Source:
+        004_b74ef821c58ee4ec.txt (resume checks: external state, expiry, lease ownership).
     """
     state = {}
     for item in open_intents(progress):
@@ -186,8 +216,12 @@ class ProgressStore:
         owner: this worker's name; a restarted worker under the same name renews its lease.
         lease_seconds: how long a lease lasts without a write (seconds).
         clock: ``() -> float`` Unix seconds (default ``time.time``); tests pass a manual one.
-        expected_job_version: refuse a file written for another job definition.
-    Attributes: ``path``, ``progress`` (the last document written or read), ``results_dir``.
+        expected_job_version: refuse a file written for another job definition (None: any).
+
+    Attributes:
+        path: the progress file.
+        progress: the last document written or read (None before :meth:`open` or :meth:`read`).
+        results_dir: ``results/`` beside the progress file.
     """
 
     def __init__(self, path: str | os.PathLike[str], *, owner: str = "worker-1",
@@ -203,8 +237,17 @@ class ProgressStore:
 
     # ---------------------------------------------------------------- reading and creating
     def read(self) -> dict:
-        """Read and version-check the file (no lease needed). Raises FileNotFoundError,
-        ProgressVersionError, ValueError (not JSON, named with the path)."""
+        """Read and version-check the file; no lease is needed or taken.
+
+        Returns:
+            The progress document (also kept as ``self.progress``).
+
+        Raises:
+            FileNotFoundError: there is no file at ``path``.
+            ValueError: the file is not JSON (the message names the path).
+            ProgressVersionError: the file is not a JSON object, or has another format or job
+                version than expected.
+        """
         try:
             progress = json.loads(self.path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as exc:
@@ -216,8 +259,23 @@ class ProgressStore:
         return progress
 
     def open(self, initial: dict | None = None) -> dict:
-        """Take the lease and return the progress: the file's, or ``initial`` written as the
-        file when there is none yet. Raises LeaseHeldError, ProgressVersionError."""
+        """Take the lease and return the progress, creating the file from ``initial`` if needed.
+
+        Creates the progress file's folder and ``results/``.
+
+        Args:
+            initial: the document to write when there is no file yet (None: the file must
+                exist).
+
+        Returns:
+            The leased progress document as written (also kept as ``self.progress``).
+
+        Raises:
+            FileNotFoundError: there is no file and ``initial`` is None.
+            LeaseHeldError: another owner's lease has not expired.
+            ProgressVersionError: the file or ``initial`` has another format or job version.
+            ValueError: the file is not JSON.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.results_dir.mkdir(exist_ok=True)
         with self._locked():
@@ -241,15 +299,46 @@ class ProgressStore:
         return self._require()["task"]
 
     def item(self, item_id: str) -> dict:
-        """Return a copy of one item. Raises KeyError for an unknown id."""
+        """Return a copy of one item.
+
+        Args:
+            item_id: the item's id.
+
+        Returns:
+            A deep copy of the item dict (changing it does not change the store).
+
+        Raises:
+            KeyError: no item has that id.
+            RuntimeError: :meth:`open` was not called.
+        """
         return json.loads(json.dumps(find_item(self._require(), item_id)))
 
     def record_intent(self, item_id: str, key: str) -> None:
-        """Durably record "about to apply ``key``" (state in_progress) before the call."""
+        """Durably record "about to apply ``key``" (state in_progress) before the call.
+
+        Args:
+            item_id: the item about to be applied.
+            key: its idempotency key.
+
+        Raises:
+            ValueError: the item is already done.
+            LeaseLostError: another worker took the lease.
+        """
         self._commit(with_intent(self._require(), item_id, key, now=self.clock()))
 
     def record_result(self, item_id: str, receipt: dict) -> None:
-        """Write ``results/<item>.json`` atomically, then mark the item done with its receipt."""
+        """Write ``results/<item>.json`` atomically, then mark the item done with its receipt.
+
+        The result file is written before the lease is checked.
+
+        Args:
+            item_id: the item that was applied; it must have an intent.
+            receipt: the system of record's receipt.
+
+        Raises:
+            ValueError: the item has no intent.
+            LeaseLostError: another worker took the lease.
+        """
         result_path = self.results_dir / f"{item_id}.json"
         write_json_atomic(result_path, {"item": item_id, "receipt": receipt})
         relative = str(result_path.relative_to(self.path.parent))
@@ -257,7 +346,15 @@ class ProgressStore:
                                  result_path=relative))
 
     def record_failure(self, item_id: str, error: str) -> None:
-        """Mark the item failed with a one-line reason (its intent, if any, is kept)."""
+        """Mark the item failed with a one-line reason (its intent, if any, is kept).
+
+        Args:
+            item_id: the item that failed.
+            error: the reason, one line.
+
+        Raises:
+            LeaseLostError: another worker took the lease.
+        """
         self._commit(with_failure(self._require(), item_id, error))
 
     # ---------------------------------------------------------------- internals

@@ -57,7 +57,23 @@ def run_worker_process(folder: Path, url: str, job: dict, *, items: int, seed: i
                        pause: dict | None = None, naive: bool = False,
                        on_event: Callable[[Event], None] | None = None,
                        timeout_seconds: float = WORKER_TIMEOUT_SECONDS) -> list[Event]:
-    """Run one worker process; with ``pause``, SIGKILL it at that point. Return its events.
+    """Run one worker process; with ``pause``, SIGKILL it at that point.
+
+    Args:
+        folder: the worker's folder (progress file and ``results/``).
+        url: the system of record's base URL.
+        job: the ledger job (its ``"task"`` names the run).
+        items: invoice lines in the job.
+        seed: picks the job's payloads.
+        pause: ``{"item": id, "phase": str}``: the point where the worker stops and waits to
+            be killed; None runs it to the end.
+        naive: run the naive worker (no reconciliation, random keys).
+        on_event: called with each event (``worker_started``, ``worker_event``, ``killed``,
+            ``tick`` every ``POLL_SECONDS`` = 0.1 s of silence).
+        timeout_seconds: give up on the worker after this many seconds (default 300).
+
+    Returns:
+        The JSON events the worker printed, in order (the last is ``paused`` when killed).
 
     Raises:
         LabError: the worker exited with an error, or did not reach ``pause`` in time.
@@ -127,10 +143,13 @@ def run_lab(*, items: int = 60, kills: int = 3, seed: int = 0, workdir: str | Pa
         naive: run the killed job with the naive worker (no reconciliation, random keys).
         on_event: called with each event (``{"kind": "worker_started" | "worker_event" |
             "killed" | "tick" | "phase", "progress_path": str, ...}``) for a live view.
+        keep: keep the temporary folder (ignored when ``workdir`` is given: it is always
+            kept).
     Returns:
         ``{"items", "kills", "seed", "kill_points", "applied_twice", "lost",
         "equal_to_uninterrupted", "reconciled": {"found", "redone"}, "replays",
-        "server_survived_kills", "passed", "seconds", "workdir", "differences"}``.
+        "server_survived_kills", "passed", "seconds", "workdir", "differences", "naive"}``;
+        ``"workdir"`` is None when the temporary folder was removed.
     Raises:
         LabError: a worker crashed on its own or never reached its pause point.
     """

@@ -29,8 +29,10 @@ class ColdStore:
     first-inserted. Messages are stored as the JSON text of the list (key order kept), so a
     reheat is byte-identical: ``json.dumps(store.reheat(id))`` equals the stored text. Each
     write commits, so a new ``ColdStore(path)`` after a restart sees every stored segment.
-    Args: path: a file path, or ":memory:" (default) for a store that lives with the object.
     IO: sqlite3 only. Thread-safe (the Agent runs tools in worker threads).
+
+    Args:
+        path: a file path, or ``":memory:"`` (default) for a store that lives with the object.
     """
 
     def __init__(self, path: Any = ":memory:") -> None:
@@ -45,11 +47,26 @@ class ColdStore:
 
     def put(self, segment: str, label: str, time_seconds: float,
             messages: Sequence[Message]) -> int:
-        """Store a segment once; return its ``seq``. Storing the same id again with the same
-        messages is a no-op; with messages that only EXTEND the stored ones (same messages,
-        the last one's content grew at its end: an open user turn that a later prompt
-        extended, seen cold by a continuation request) it replaces them under the same
-        ``seq``; with other messages it raises ValueError (nothing is lost)."""
+        """Store a segment once, committed at once.
+
+        Storing the same id again with the same messages is a no-op; with messages that only
+        EXTEND the stored ones (same messages, the last one's content grew at its end: an open
+        user turn that a later prompt extended, seen cold by a continuation request) it
+        replaces the messages and label under the same ``seq`` (the time stays the first one).
+
+        Args:
+            segment: the segment id, e.g. ``"seg-007"``.
+            label: a short label shown in the cold index.
+            time_seconds: when the exchange happened (Unix seconds); kept for display, never
+                used for ordering.
+            messages: the exchange's exact messages; stored as JSON text, not mutated.
+
+        Returns:
+            The segment's ``seq`` (its insertion number).
+
+        Raises:
+            ValueError: the id is already stored with other messages (nothing is lost).
+        """
         text = json.dumps(list(messages), ensure_ascii=False)
         with self._lock:
             return self._put(segment, label, time_seconds, text)
@@ -73,7 +90,17 @@ class ColdStore:
         return int(cur.lastrowid)
 
     def reheat_json(self, segment: str) -> str:
-        """The stored JSON text of a segment's messages. Raises KeyError for an unknown id."""
+        """Return the stored JSON text of a segment's messages.
+
+        Args:
+            segment: the segment id.
+
+        Returns:
+            The JSON text exactly as stored.
+
+        Raises:
+            KeyError: unknown id (the message lists up to 20 known ids).
+        """
         with self._lock:
             row = self._db.execute("SELECT messages FROM segments WHERE id = ?",
                                    (segment,)).fetchone()
@@ -83,18 +110,40 @@ class ColdStore:
         return row[0]
 
     def reheat(self, segment: str) -> list[Message]:
-        """The exact original messages of a segment (a new list). Raises KeyError if unknown."""
+        """Return the exact original messages of a segment.
+
+        Args:
+            segment: the segment id.
+
+        Returns:
+            A new list of the stored messages.
+
+        Raises:
+            KeyError: unknown id.
+        """
         return json.loads(self.reheat_json(segment))
 
     def segments(self) -> list[dict[str, Any]]:
-        """``[{"seq", "id", "label", "time"}]`` in insertion order (by ``seq``)."""
+        """List the stored segments without their messages.
+
+        Returns:
+            ``[{"seq": int, "id": str, "label": str, "time": float}]`` in insertion order
+            (by ``seq``).
+        """
         with self._lock:
             rows = self._db.execute("SELECT seq, id, label, time FROM segments ORDER BY seq"
                                     ).fetchall()
         return [{"seq": r[0], "id": r[1], "label": r[2], "time": r[3]} for r in rows]
 
     def evict_oldest(self, count: int) -> list[str]:
-        """Delete the ``count`` first-inserted segments (by ``seq``); return their ids."""
+        """Delete the ``count`` first-inserted segments (by ``seq``, never by time).
+
+        Args:
+            count: how many segments to delete; a negative count deletes none.
+
+        Returns:
+            The deleted ids, oldest first.
+        """
         ids = eviction_order(self.segments())[:max(0, count)]
         with self._lock:
             self._db.executemany("DELETE FROM segments WHERE id = ?", [(i,) for i in ids])
@@ -121,11 +170,20 @@ def _extends(new: list[Message], old: list[Message]) -> bool:
 
 
 def recall_segment_tool(store: ColdStore) -> Any:
-    """The ``recall_segment`` tool: ``{"id": "seg-NNN"}`` -> the segment's messages, verbatim.
+    """Build the ``recall_segment`` tool: ``{"id": "seg-NNN"}`` -> the segment's messages.
 
-    A read-only :class:`mini_agent.harness.tools.Tool`; the result is the stored JSON text of the
-    original messages (byte-identical to what was stored). An unknown id raises ``ToolError``
-    listing known ids (the model sees it as an ``is_error`` tool result).
+    When the tool runs, an input without a string ``id``, or an unknown id, raises
+    ``ToolError`` (listing known ids); the model sees it as an ``is_error`` tool result.
+
+    Args:
+        store: the cold store the tool reads.
+
+    Returns:
+        A read-only :class:`mini_agent.harness.tools.Tool` whose result is the stored JSON
+        text of the original messages (byte-identical to what was stored).
+
+    Source:
+        003_85ccd58041fa7231.txt (the reheat flow as a retrieval tool).
     """
     def run(tool_input: dict[str, Any]) -> str:
         segment = tool_input.get("id")

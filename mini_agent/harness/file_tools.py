@@ -6,8 +6,11 @@ paths relative to the workspace, listings sorted, nothing reports a time. edit_f
 the previous version as ``<path>.bak`` and writes CRLF files back as CRLF.
 :mod:`mini_agent.harness.tools` wraps them into :class:`~mini_agent.harness.tools.Tool` objects.
 
-IO: files. Taught in ``notebooks/01_agent_loop.ipynb`` and ``02_parallel_tools.ipynb``; the
-Read/Grep/Glob split follows 002_4516104fd432e704.txt.
+IO: files. Taught in ``notebooks/01_agent_loop.ipynb`` and ``02_parallel_tools.ipynb``.
+
+Source:
+    000_86e3ff2076a5ae37.txt (read_file, list_dir and edits that leave ``.bak`` files,
+    episodes 01-03); 002_4516104fd432e704.txt (the Read/Grep/Glob split).
 """
 
 from __future__ import annotations
@@ -25,6 +28,23 @@ DEFAULT_READ_LIMIT_LINES = 2_000
 
 
 def read_file(ws: Workspace, input: dict[str, Any]) -> str:
+    """Read lines of a UTF-8 file, each numbered, with a footer when only part is shown.
+
+    Args:
+        ws: the workspace.
+        input: ``{"path": str, "offset"?: int, "limit"?: int}``: ``offset`` is the 1-based
+            first line (default 1), ``limit`` the number of lines (default
+            ``DEFAULT_READ_LIMIT_LINES`` = 2,000).
+
+    Returns:
+        The lines as ``"{n:>6}\t{line}"``, then ``[lines A-B of N; pass offset=B+1 to read
+        more]`` when the file is not shown whole, capped at ``ws.max_output_chars``; ``(path is
+        empty)`` for an empty file.
+
+    Raises:
+        ToolError: ``offset`` or ``limit`` < 1, ``offset`` past the last line, or the path is
+            outside, a directory, missing or not UTF-8.
+    """
     target, text = read_text(ws, input["path"])
     offset = int(input.get("offset", 1))
     limit = int(input.get("limit", DEFAULT_READ_LIMIT_LINES))
@@ -46,6 +66,18 @@ def read_file(ws: Workspace, input: dict[str, Any]) -> str:
 
 
 def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
+    """List a directory's entries by name, folders with a trailing ``/``, ignored ones hidden.
+
+    Args:
+        ws: the workspace.
+        input: ``{"path"?: str}``, default ``"."`` (the root).
+
+    Returns:
+        One entry a line, sorted, capped; ``(path is empty)`` when nothing is shown.
+
+    Raises:
+        ToolError: the path is outside the workspace, missing, or a file.
+    """
     path = input.get("path", ".")
     target = ws.resolve(path)
     if not target.exists():
@@ -58,6 +90,24 @@ def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
 
 
 def grep(ws: Workspace, input: dict[str, Any]) -> str:
+    """Search file contents line by line with a Python regular expression.
+
+    Binary or unreadable files are skipped, like ``grep -I``; ignored entries are not searched.
+
+    Args:
+        ws: the workspace.
+        input: ``{"pattern": str, "path"?: str, "glob"?: str, "ignore_case"?: bool}``: the
+            search starts at ``path`` (default ``"."``, a file or folder); ``glob`` keeps
+            files whose name or relative path matches it.
+
+    Returns:
+        ``path:line:text`` hits in file order, capped; ``No matches for /pattern/ in path``
+        when there are none.
+
+    Raises:
+        ToolError: the pattern is not a valid regular expression, or the path is outside the
+            workspace or missing.
+    """
     pattern = input["pattern"]
     flags = re.IGNORECASE if input.get("ignore_case") else 0
     try:
@@ -87,6 +137,19 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
 
 
 def glob(ws: Workspace, input: dict[str, Any]) -> str:
+    """Find paths matching a glob pattern relative to the root (``**`` recurses).
+
+    Args:
+        ws: the workspace.
+        input: ``{"pattern": str}``, e.g. ``"**/*.py"``.
+
+    Returns:
+        The matching relative paths, sorted, folders with a trailing ``/``, ignored entries
+        and links pointing out left out, capped; ``No files match 'pattern'`` when none.
+
+    Raises:
+        ToolError: the pattern is absolute, contains ``..``, or is empty.
+    """
     pattern = input["pattern"]
     if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
         raise ToolError(f"glob pattern {pattern!r} must be relative to the workspace and "
@@ -105,6 +168,25 @@ def glob(ws: Workspace, input: dict[str, Any]) -> str:
 
 
 def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
+    """Replace the one occurrence of ``old_string`` in a file, or create a new file.
+
+    The previous bytes are kept as ``<path>.bak``; a file with CRLF line ends is written back
+    with CRLF. An empty ``old_string`` on a path that does not exist creates the file (and its
+    folders; no backup).
+
+    Args:
+        ws: the workspace.
+        input: ``{"path": str, "old_string": str, "new_string": str}``.
+
+    Returns:
+        ``Created path (N lines)``, or ``Edited path: replaced 1 occurrence at line L (backup:
+        path.bak)`` followed by the edited lines with two lines of context, numbered.
+
+    Raises:
+        ToolError: the two strings are identical, ``old_string`` is not found (an empty one
+            on an existing file counts as not found) or occurs more than once, or the path
+            is outside, a directory or not UTF-8.
+    """
     path, old, new = input["path"], input["old_string"], input["new_string"]
     target = ws.resolve(path)
     rel = ws.relative(target)
@@ -138,7 +220,17 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
 
 
 def edit_applied(ws: Workspace, input: dict[str, Any]) -> str:
-    """Whether an interrupted edit_file call is visible in its file now (see edit_outcome)."""
+    """Tell whether an interrupted edit_file call is visible in its file now.
+
+    Args:
+        ws: the workspace.
+        input: the edit_file call's input (``path``, ``old_string``, ``new_string``).
+
+    Returns:
+        ``"applied"``, ``"not_applied"`` or ``"unknown"`` (see
+        :func:`~mini_agent.core.edit_reconcile.edit_outcome`); ``"unknown"`` also when the
+        input is malformed or the file cannot be read.
+    """
     try:
         target = ws.resolve(input["path"])
         text = target.read_text(encoding="utf-8") if target.exists() else None

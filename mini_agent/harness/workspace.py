@@ -11,6 +11,10 @@ meant for the model. The tools themselves are in :mod:`mini_agent.harness.file_t
 
 IO: the file system (paths only; reading and writing is the tools'). Taught in
 ``notebooks/01_agent_loop.ipynb``.
+
+Source:
+    000_86e3ff2076a5ae37.txt (the tools of episodes 01-03; ``.bak`` files polluting list_dir:
+    the workspace ignore list); 004_b74ef821c58ee4ec.txt (context pollution rules).
 """
 
 from __future__ import annotations
@@ -41,10 +45,15 @@ class ToolError(Exception):
 class Workspace:
     """A directory the tools are confined to, with an ignore list and an output cap.
 
-    Args: root: the workspace directory (must exist); ignore: glob patterns matched against
-    each path component (see DEFAULT_IGNORE); max_output_chars: cap per observation in
-    characters; bash_timeout_seconds: default run_bash timeout.
-    Raises: ToolError if root is not a directory.
+    Args:
+        root: the workspace directory (must exist); symlinks in it are resolved.
+        ignore: glob patterns matched against each path component (default DEFAULT_IGNORE).
+        max_output_chars: cap per observation in characters (default 16,000).
+        bash_timeout_seconds: default run_bash timeout in seconds (default 30).
+
+    Raises:
+        ToolError: ``root`` is not a directory.
+        ValueError: ``max_output_chars`` < 1.
     """
 
     def __init__(self, root: str | os.PathLike[str], *, ignore: tuple[str, ...] = DEFAULT_IGNORE,
@@ -62,10 +71,18 @@ class Workspace:
         self.bash_timeout_seconds = bash_timeout_seconds
 
     def resolve(self, path: str) -> Path:
-        """Return the absolute path of ``path`` (relative to the root, or absolute inside it).
+        """Resolve a path the model gave against the root, refusing what leaves it.
 
-        Raises: ToolError if it resolves outside the workspace (``..``, an absolute path
-        elsewhere, or a symlink pointing out).
+        Args:
+            path: relative to the root, or absolute inside it.
+
+        Returns:
+            The resolved absolute path (symlinks followed), inside the root.
+
+        Raises:
+            ToolError: ``path`` is not a non-empty string, contains a NUL byte, cannot be
+                resolved (a symlink loop), or resolves outside the workspace (``..``, an
+                absolute path elsewhere, or a symlink pointing out).
         """
         if not isinstance(path, str) or not path.strip():
             raise ToolError("path must be a non-empty string relative to the workspace root")
@@ -81,30 +98,72 @@ class Workspace:
         return target
 
     def relative(self, path: Path) -> str:
-        """Return ``path`` relative to the root in POSIX form ("." for the root itself)."""
+        """Express a path inside the workspace relative to its root.
+
+        Args:
+            path: an absolute path inside the root.
+
+        Returns:
+            The path relative to the root in POSIX form (``"."`` for the root itself).
+        """
         rel = Path(path).relative_to(self.root).as_posix()
         return rel or "."
 
     def is_ignored(self, path: Path) -> bool:
-        """True if any component of ``path`` (relative to the root) matches the ignore list."""
+        """Tell whether the ignore list hides a path.
+
+        Args:
+            path: an absolute path inside the root.
+
+        Returns:
+            True if any component of ``path`` relative to the root matches a pattern of
+            ``ignore``.
+        """
         parts = Path(path).relative_to(self.root).parts
         return any(fnmatch.fnmatch(part, pattern) for part in parts for pattern in self.ignore)
 
     def scrub(self, text: str) -> str:
-        """Replace the absolute workspace path in ``text`` by "." (observations stay portable)."""
+        """Remove the workspace's absolute path from ``text`` so observations stay portable.
+
+        ``<root>/`` is dropped (leaving a relative path) and a bare ``<root>`` becomes
+        ``"."``, for both the given and the resolved spelling of the root.
+
+        Args:
+            text: command output.
+
+        Returns:
+            The text without the root's absolute path.
+        """
         for spelling in self._spellings:
             text = text.replace(spelling + os.sep, "").replace(spelling, ".")
         return text
 
     def cap(self, text: str) -> str:
-        """Cut ``text`` to ``max_output_chars`` and append ``[... truncated: N more characters]``."""
+        """Cut an observation to the output cap.
+
+        Args:
+            text: the observation.
+
+        Returns:
+            ``text`` unchanged when it has at most ``max_output_chars`` characters, else its
+            first ``max_output_chars`` characters and a ``[... truncated: N more characters]``
+            line.
+        """
         if len(text) <= self.max_output_chars:
             return text
         rest = len(text) - self.max_output_chars
         return f"{text[:self.max_output_chars]}\n[... truncated: {rest:,} more characters]"
 
     def walk_files(self, start: Path) -> list[Path]:
-        """Return the non-ignored files under ``start`` (a file or directory), sorted."""
+        """List the files a search visits.
+
+        Args:
+            start: a file (returned alone, even if ignored) or a directory, walked
+                recursively without descending into ignored folders.
+
+        Returns:
+            The non-ignored files inside the root, sorted by their relative path.
+        """
         if start.is_file():
             return [start]
         found = []
@@ -117,7 +176,16 @@ class Workspace:
 
 
 def inside(path: Path, root: Path) -> bool:
-    """True if ``path`` resolves inside ``root``; a symlink loop or broken link is outside."""
+    """Tell whether a path resolves inside a folder.
+
+    Args:
+        path: the path to check; symlinks are followed.
+        root: the folder, already resolved.
+
+    Returns:
+        True if ``path`` resolves inside ``root``; False for a symlink loop or a link that
+        cannot be resolved.
+    """
     try:
         return path.resolve().is_relative_to(root)
     except (RuntimeError, OSError):
@@ -125,7 +193,14 @@ def inside(path: Path, root: Path) -> bool:
 
 
 def read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
-    """Return ``(absolute path, UTF-8 text)`` of a file in the workspace.
+    """Read a text file of the workspace.
+
+    Args:
+        workspace: the workspace the path is confined to.
+        path: the path the model gave.
+
+    Returns:
+        ``(absolute path, text)``, the text decoded as UTF-8 (CRLF read as LF).
 
     Raises:
         ToolError: the path is outside, a directory, missing, or not UTF-8 text.
