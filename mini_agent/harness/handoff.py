@@ -24,7 +24,16 @@ WRITE_TOOLS = ("write_file", "edit_file")
 
 
 def confirm_completed(progress: dict, system: SystemOfRecord) -> dict[str, bool]:
-    """Return ``{item_id: receipt found by key and equal to the recorded one}`` for done items."""
+    """Check every done item against the system of record by its idempotency key.
+
+    Args:
+        progress: the progress document; never mutated.
+        system: the system of record (``lookup`` is called once per done item).
+
+    Returns:
+        ``{item_id: bool}`` for done items only: True when the receipt found by key equals the
+        recorded result.
+    """
     out = {}
     for item in progress["items"]:
         if item["state"] == "done":
@@ -33,10 +42,17 @@ def confirm_completed(progress: dict, system: SystemOfRecord) -> dict[str, bool]
 
 
 def summarise_session(path: str | os.PathLike[str]) -> dict:
-    """Return ``{"session_id", "goal", "files_written"}`` from a session log (JSONL).
+    """Summarise a session log (JSONL) for a handoff.
 
-    The goal is the first user message's text; files written are the ``path`` inputs of
-    ``write_file`` / ``edit_file`` calls, in first-use order. Damaged lines are skipped.
+    Damaged lines are skipped.
+
+    Args:
+        path: the session log; its file name without suffix is the session id.
+
+    Returns:
+        ``{"session_id": str, "goal": str, "files_written": [path]}``: the goal is the first
+        user message's text, stripped; files written are the ``path`` inputs of
+        ``write_file`` / ``edit_file`` calls, in first-use order.
     """
     entries, _ = resume_session(path)
     goal, files = "", []
@@ -74,11 +90,16 @@ def write_handoff(progress_path: str | os.PathLike[str], *,
         session_path: a session log to take the goal and the files written from.
         out_dir: where to write (default: the progress file's folder).
         clock: ``() -> float`` Unix seconds (default ``time.time``).
-        facts, assumptions, owner: passed to :func:`~mini_agent.core.handoff.build_handoff`.
+        facts: extra ``{"text", "evidence"}`` facts from the run, passed to
+            :func:`~mini_agent.core.handoff.build_handoff`.
+        assumptions: extra ``{"text", "why"}`` assumptions, passed on likewise.
+        owner: the worker that will continue (to judge whether the lease blocks it).
     Returns:
         ``{"handoff": dict, "json": Path, "markdown": Path}``.
     Raises:
-        ProgressVersionError: the progress file has another format. FileNotFoundError.
+        ProgressVersionError: the progress file has another format.
+        FileNotFoundError: there is no progress file at ``progress_path``.
+        ValueError: the progress file is not JSON.
     """
     now = (clock or time.time)()
     progress = ProgressStore(progress_path).read()

@@ -29,8 +29,11 @@ prompt is blocked, a PostToolUse output withheld).
 
 What this module does not do: decide what a result means for the run (the Agent turns a blocked
 PreToolUse into an ``is_error`` tool_result, a blocked prompt into a refusal). Taught in
-``notebooks/06_hooks.ipynb``. Source: section 5 of 002_4516104fd432e704.txt (HookManager,
-commandHook); Claude Code hooks reference (docs.anthropic.com/en/docs/claude-code/hooks).
+``notebooks/06_hooks.ipynb``.
+
+Source:
+    section 5 of 002_4516104fd432e704.txt (HookManager, commandHook); Claude Code hooks
+    reference (docs.anthropic.com/en/docs/claude-code/hooks).
 """
 
 from __future__ import annotations
@@ -72,6 +75,14 @@ def matches(matcher: str | None, event: str, payload: dict) -> bool:
     match the whole tool name (PreToolUse/PostToolUse; ``"Edit|Write"``, ``"mcp__.*"``), or
     its Claude Code alias, or the ``source`` of SessionStart. Other events ignore matchers.
 
+    Args:
+        matcher: the handler's matcher: None, ``""``, ``"*"`` or a regex.
+        event: the event's wire name, e.g. ``"PreToolUse"``.
+        payload: the event's payload (``tool_name`` or ``source`` is read).
+
+    Returns:
+        True when the handler should run for this payload.
+
     >>> matches("Bash", "PreToolUse", {"tool_name": "run_bash"})
     True
     """
@@ -103,7 +114,11 @@ def _next_payload(event: str, payload: dict, result: HookResult) -> dict:
 
 
 class HookManager:
-    """Handlers per event, fired serially. See the module docstring for the output contract.
+    """Handlers per event, fired serially; see the module docstring for the output contract.
+
+    Attributes:
+        warnings: settings entries skipped by :meth:`from_settings` (unknown events, hook
+            types).
 
     >>> import asyncio; m = HookManager()
     >>> _ = m.on("PreToolUse", lambda p: {"decision": "block", "reason": "no"}, matcher="Bash")
@@ -117,10 +132,18 @@ class HookManager:
         """Settings entries skipped by :meth:`from_settings` (unknown events, hook types)."""
 
     def on(self, event: str, handler: Handler, *, matcher: str | None = None) -> Handler:
-        """Register ``handler(payload) -> dict | HookResult | None`` (sync or async) for ``event``.
+        """Register a handler for an event.
 
-        Returns the handler (usable as a decorator via ``functools.partial``).
-        Raises: ValueError for an unknown event or an invalid matcher regex.
+        Args:
+            event: one of the five wire names, e.g. ``"PreToolUse"``.
+            handler: ``handler(payload) -> dict | HookResult | None``, sync or async.
+            matcher: which payloads it applies to (see :func:`matches`); None matches all.
+
+        Returns:
+            The handler itself (usable as a decorator via ``functools.partial``).
+
+        Raises:
+            ValueError: an unknown event or an invalid matcher regex.
         """
         if event not in self._handlers:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
@@ -133,7 +156,17 @@ class HookManager:
         return handler
 
     def handlers(self, event: str) -> list[tuple[str | None, Handler]]:
-        """Return ``[(matcher, handler), ...]`` registered for ``event``, in order."""
+        """List the handlers registered for an event.
+
+        Args:
+            event: the event's wire name.
+
+        Returns:
+            A new list of ``(matcher, handler)`` pairs in registration order.
+
+        Raises:
+            KeyError: an unknown event.
+        """
         return list(self._handlers[event])
 
     async def fire(self, event: str, payload: dict) -> HookResult:
@@ -141,8 +174,17 @@ class HookManager:
 
         The payload gets ``"hook_event_name": event`` if absent (it is not mutated). A handler
         that raises is a non-blocking error (in ``errors``), like a command hook's exit 1.
-        Returns the first blocking result at once (with errors so far); otherwise the merge
-        (each field: the last non-None value). Raises: ValueError for an unknown event.
+
+        Args:
+            event: the event's wire name.
+            payload: the event's JSON payload; never mutated.
+
+        Returns:
+            The first blocking result at once (with the errors so far); otherwise the merge of
+            all outputs (each field: the last non-None value).
+
+        Raises:
+            ValueError: an unknown event.
         """
         if event not in self._handlers:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
@@ -172,13 +214,39 @@ class HookManager:
         return merged
 
     def fire_sync(self, event: str, payload: dict) -> HookResult:
-        """:meth:`fire` for synchronous callers; works inside a running loop (Jupyter) too."""
+        """Run :meth:`fire` for a synchronous caller; works inside a running loop (Jupyter) too.
+
+        Args:
+            event: the event's wire name.
+            payload: the event's JSON payload; never mutated.
+
+        Returns:
+            The merged :class:`HookResult`, as :meth:`fire` returns it.
+
+        Raises:
+            ValueError: an unknown event.
+        """
         return call_outside_event_loop(lambda: asyncio.run(self.fire(event, payload)))
 
     def add_command(self, event: str, command: str, *, matcher: str | None = None,
                     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
                     cwd: str | Path | None = None) -> CommandHook:
-        """Register a shell command as a hook (see :class:`CommandHook`); returns it."""
+        """Register a shell command as a hook (see :class:`CommandHook`).
+
+        Args:
+            event: the event's wire name.
+            command: the shell command; it reads the payload JSON on stdin.
+            matcher: which payloads it applies to (see :func:`matches`); None matches all.
+            timeout_seconds: the command's time limit in seconds (default
+                ``DEFAULT_TIMEOUT_SECONDS``).
+            cwd: the command's working directory (None: the current one).
+
+        Returns:
+            The registered :class:`CommandHook`.
+
+        Raises:
+            ValueError: an unknown event or an invalid matcher regex.
+        """
         hook = CommandHook(command, timeout_seconds=timeout_seconds, cwd=cwd)
         self.on(event, hook, matcher=matcher)
         return hook
@@ -188,24 +256,48 @@ class HookManager:
                       cwd: str | Path | None = None) -> "HookManager":
         """Build a manager from a Claude-Code-style settings file (path) or its parsed dict.
 
-        See :func:`~mini_agent.harness.hook_settings.add_settings_hooks` for the shape, the
-        skipped entries (in ``manager.warnings``) and the errors (``HookSettingsError``,
-        ``FileNotFoundError``).
+        See :func:`~mini_agent.harness.hook_settings.add_settings_hooks` for the shape and the
+        skipped entries (in ``manager.warnings``).
+
+        Args:
+            settings: a settings file path, or its parsed dict.
+            cwd: the working directory of the command hooks (None: the current one).
+
+        Returns:
+            A new manager with the settings' command hooks registered.
+
+        Raises:
+            HookSettingsError: a malformed entry (named by its path in the file).
+            FileNotFoundError: the settings file does not exist.
         """
         return add_settings_hooks(cls(), settings, cwd=cwd)
 
 
 @dataclasses.dataclass(frozen=True)
 class HookFields:
-    """A HookManager whose every payload also carries common fields (``session_id``, ``cwd``,
-    as Claude Code sends them). Stateless: what the hooks answer comes back in results.
+    """Wrap a HookManager so every payload also carries common fields.
 
-    Example: ``HookFields(manager, {"cwd": "/w"}).fire("Stop", {})`` fires ``{"cwd": "/w"}``.
+    The common fields are ``session_id`` and ``cwd``, as Claude Code sends them. Stateless:
+    what the hooks answer comes back in results. Example: ``HookFields(manager, {"cwd":
+    "/w"}).fire("Stop", {})`` fires ``{"cwd": "/w"}`` (plus the ``hook_event_name`` the
+    manager adds).
+
+    Attributes:
+        hooks: the wrapped :class:`HookManager` (anything with an async ``fire``).
+        fields: the common fields, a dict; a payload's own keys win over them.
     """
 
     hooks: Any
     fields: Any
 
     async def fire(self, event: str, payload: dict) -> HookResult:
-        """``hooks.fire(event, {**fields, **payload})``."""
+        """Fire ``event`` on the wrapped manager with the common fields added.
+
+        Args:
+            event: the event's wire name.
+            payload: the event's own payload; its keys win over ``fields``.
+
+        Returns:
+            What ``hooks.fire(event, {**fields, **payload})`` returns.
+        """
         return await self.hooks.fire(event, {**self.fields, **payload})
