@@ -78,8 +78,12 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         clock: time source in seconds (``mini_agent.core.clock.ManualClock`` in tests).
         source: provenance recorded for writes made through ``call`` (default "model").
     Attributes:
-        redactions: ``{kind: count}`` of secrets removed so far; refusals: messages of
-        refused commands, in order; expired: virtual paths removed by expiry, in order.
+        redactions: ``{kind: count}`` of secrets removed so far.
+        refusals: messages of refused commands, in order.
+        expired: virtual paths removed by expiry, in order.
+
+    Raises:
+        ValueError: ``max_file_bytes`` < 1 or ``max_total_bytes`` < ``max_file_bytes``.
     """
 
     def __init__(self, base_dir: str | os.PathLike[str], *,
@@ -126,8 +130,24 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
     def execute(self, command: Any) -> Any:
         """Run one command (the SDK's ``call`` comes here) with caps, redaction and provenance.
 
-        Raises: ToolError with an actionable message for every refusal (the SDK's tool runner
-        turns it into an ``is_error`` tool_result); nothing is written when it raises.
+        Expiry (:meth:`expire`) runs first, once the command's name and fields are checked;
+        then secrets are redacted from the text a write carries and the size caps are
+        checked. A refused command writes no memory file, but files expired before the
+        refusal stay removed.
+
+        Args:
+            command: the SDK's parsed memory command (``command.command`` is ``"view"``,
+                ``"create"``, ``"str_replace"``, ``"insert"``, ``"delete"`` or ``"rename"``,
+                plus that command's fields).
+
+        Returns:
+            The SDK tool's result text, with ``(N secret(s) were redacted before writing.)``
+            appended when secrets were removed.
+
+        Raises:
+            ToolError: the SDK's, with an actionable message, for every refusal (unknown
+                command, missing field, refused path, a cap passed); the SDK's tool runner
+                turns it into an ``is_error`` tool_result. Also appended to ``refusals``.
         """
         found: dict[str, int] = {}
         try:
@@ -177,12 +197,22 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
 
     # ------------------------------------------------------------------ provenance and expiry
     def total_bytes(self) -> int:
-        """Sum of the sizes of all memory files in bytes."""
+        """Measure what the memory files hold.
+
+        Returns:
+            The sum of the sizes of all memory files in bytes (symlinks not counted).
+        """
         return sum(p.stat().st_size for p in self.memory_root.rglob("*")
                    if p.is_file() and not p.is_symlink())
 
     def metadata(self) -> dict[str, dict[str, Any]]:
-        """``{virtual_path: {"source", "created_at", "updated_at", "last_used_at"}}`` (seconds)."""
+        """Read the provenance file.
+
+        Returns:
+            ``{virtual_path: {"source", "created_at", "updated_at"?, "last_used_at"}}``, times
+            in seconds from the clock; ``updated_at`` only once the file was written; ``{}``
+            when there is no provenance file yet.
+        """
         meta_path = self.base_dir / META_FILE
         if not meta_path.exists():
             return {}
@@ -220,9 +250,14 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
     def expire(self, now: float | None = None) -> list[str]:
         """Remove files unused (not viewed or written) for more than ``expiry_seconds``.
 
-        A file without provenance (put there by hand) counts as used when first seen.
-        Args: now: time in seconds (default: the clock).
-        Returns: the virtual paths removed by this call (also appended to ``expired``).
+        A file without provenance (put there by hand) counts as used when first seen: it is
+        recorded with source ``"unknown"``. Does nothing when ``expiry_seconds`` is None.
+
+        Args:
+            now: the time in seconds (default: the clock's ``now()``).
+
+        Returns:
+            The virtual paths removed by this call (also appended to ``expired``).
         """
         if self.expiry_seconds is None:
             return []
@@ -244,7 +279,11 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         return removed
 
     def clear_all_memory(self) -> str:
-        """Remove every memory file and the provenance file."""
+        """Remove every memory file and the provenance file; recreate an empty memories folder.
+
+        Returns:
+            ``"All memory cleared"``.
+        """
         (self.base_dir / META_FILE).unlink(missing_ok=True)
         if self.memory_root.exists():
             shutil.rmtree(self.memory_root)
@@ -253,7 +292,11 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
 
     # ------------------------------------------------------------------ the kit's agent
     def kit_tool(self) -> "MemoryKitTool":
-        """Wrap this tool for ``mini_agent``'s ``Agent`` (``tools={"memory": t.kit_tool()}``)."""
+        """Wrap this tool for ``mini_agent``'s ``Agent`` (``tools={"memory": t.kit_tool()}``).
+
+        Returns:
+            A :class:`MemoryKitTool` over this object.
+        """
         return MemoryKitTool(self)
 
 
@@ -261,7 +304,10 @@ class MemoryKitTool(Tool):
     """The memory tool as a kit :class:`~mini_agent.harness.tools.Tool`: same name, same definition.
 
     ``definition()`` is ``{"type": "memory_20250818", "name": "memory"}``; ``run(input)``
-    calls ``memory.call(input)`` and turns the SDK's ToolError into the kit's.
+    calls ``memory.call(input)`` and turns the SDK's ToolError into the kit's. A "write" tool.
+
+    Args:
+        memory: the :class:`MemoryTool` that does the work (also kept as ``.memory``).
     """
 
     def __init__(self, memory: MemoryTool) -> None:
@@ -276,5 +322,9 @@ class MemoryKitTool(Tool):
         object.__setattr__(self, "memory", memory)
 
     def definition(self) -> dict[str, Any]:
-        """Return the memory tool's API definition."""
+        """Give the memory tool's API definition.
+
+        Returns:
+            A copy of ``MEMORY_TOOL_PARAM``: ``{"type": "memory_20250818", "name": "memory"}``.
+        """
         return dict(MEMORY_TOOL_PARAM)

@@ -12,7 +12,11 @@ writes) and then, as a ``create`` command, to the kit's tool. A row says what ea
 * ``"accepted -> memories/X/notes.md"``: where on disk the path would land (inside the
   directory, but under a name the model did not mean, such as ``%2e%2e`` or ``X``).
 
-Taught in ``notebooks/09_memory_and_subagents.ipynb``. Source: 004_b74ef821c58ee4ec.txt.
+Taught in ``notebooks/09_memory_and_subagents.ipynb``.
+
+Source:
+    004_b74ef821c58ee4ec.txt (memory tool on the client: normalise every path and refuse
+    anything outside /memories).
 """
 
 from __future__ import annotations
@@ -29,8 +33,16 @@ from mini_agent.harness.memory import MemoryTool
 
 
 def plant_symlinks(memory_root: Path, outside: Path) -> None:
-    """Create the corpus's symlinks in ``memory_root`` pointing into ``outside`` (a directory
-    with ``secret.txt``); a dangling one points at ``outside/missing.md``."""
+    """Create the corpus's symlinks in ``memory_root`` pointing into ``outside``.
+
+    The links (named by ``SYMLINK_NAMES``) point at ``outside`` itself, at
+    ``outside/secret.txt`` and, dangling, at ``outside/missing.md``; a link already there is
+    left alone.
+
+    Args:
+        memory_root: the memory tool's ``memories`` directory.
+        outside: a directory outside it, holding ``secret.txt``.
+    """
     targets = (outside, outside / "secret.txt", outside / "missing.md")
     for name, target in zip(SYMLINK_NAMES, targets):
         link = memory_root / name

@@ -6,8 +6,10 @@ state from disk, applies one rule with the clock's time, and writes the state ba
 one. ``deleted_everywhere(value)`` is the test the chapter asks for: after a deletion, the
 value is in no file of the store.
 
-Taught in ``notebooks/09_memory_and_subagents.ipynb``. Source: 004_b74ef821c58ee4ec.txt
-(memory lifecycle; "実際に削除されたかを確認する試験").
+Taught in ``notebooks/09_memory_and_subagents.ipynb``.
+
+Source:
+    004_b74ef821c58ee4ec.txt (memory lifecycle; "実際に削除されたかを確認する試験").
 """
 
 from __future__ import annotations
@@ -28,8 +30,9 @@ class MemoryStore:
     Args:
         path: the JSON file (created on first write; its folder must exist).
         clock: time source in seconds; ManualClock in tests and notebooks.
-        promote_after: distinct sightings that promote a fact.
-        ttl_seconds: lifetime of an item before re-check, in seconds.
+        promote_after: distinct sightings that promote a fact (default 2).
+        ttl_seconds: lifetime of an item before re-check, in seconds (default
+            ``memory_lifecycle.DEFAULT_TTL_SECONDS``).
     Raises:
         ValueError: the file exists but is not a memory state (nothing is overwritten).
     """
@@ -64,16 +67,35 @@ class MemoryStore:
 
     def observe(self, key: str, value: str, *, source: str, evidence: str,
                 confirmed: bool = False) -> MemoryState:
-        """Record one sighting now (promotion or conflict resolution); returns the new state."""
+        """Record one sighting at the clock's time (promotion or conflict resolution).
+
+        Args:
+            key: what the fact is about, e.g. ``"user.timezone"``.
+            value: the value seen.
+            source: who or what said it (authority counts in a conflict).
+            evidence: where it was seen; a sighting with the same evidence as before does not
+                count again towards promotion.
+            confirmed: the sighting is an explicit confirmation.
+
+        Returns:
+            The new state, also saved to disk.
+        """
         obs = Observation(key, value, source, self.clock.now(), evidence, confirmed)
         return self._save(lifecycle.observe(self.state, obs, promote_after=self.promote_after,
                                             ttl_seconds=self.ttl_seconds))
 
     def recheck_due(self, check: Callable[[str], str | None] | None = None) -> list[str]:
-        """Re-check every due item with ``check(key) -> current value | None``.
+        """Re-check every due item (expired at the clock's time, or flagged ``needs_recheck``).
 
-        Without ``check`` a due item is discarded (deleted with propagation), the chapter's
-        "re-check or discard". Returns the keys handled.
+        An item whose current value is None is discarded (deleted with propagation), the
+        chapter's "re-check or discard"; an unchanged one is renewed, a changed one replaced.
+
+        Args:
+            check: ``check(key) -> current value | None``; without it every due item is
+                discarded.
+
+        Returns:
+            The keys handled, sorted; the new state is saved to disk.
         """
         due = lifecycle.due_for_recheck(self.state, now=self.clock.now())
         state = self.state
@@ -86,15 +108,45 @@ class MemoryStore:
         return due
 
     def summarise(self, summary_id: str, keys: list[str]) -> str:
-        """Derive and store a summary of ``keys``; returns its text."""
+        """Derive and store a summary of ``keys``: one ``key: value`` line per item.
+
+        Args:
+            summary_id: the summary's id; an existing one is replaced.
+            keys: promoted item keys, in the order of the lines.
+
+        Returns:
+            The summary's text.
+
+        Raises:
+            KeyError: a key that is not a promoted item.
+        """
         self._save(lifecycle.add_summary(self.state, summary_id, keys))
         return self.state.summaries[summary_id].text
 
     def delete(self, key: str, *, reason: str = "deletion requested") -> MemoryState:
-        """Delete ``key`` and what was derived from it, on disk too."""
+        """Delete ``key`` and what was derived from it, on disk too.
+
+        Candidates, index entries, summaries derived from it and its values in the change
+        log go; an unknown key only removes candidates.
+
+        Args:
+            key: the item to delete.
+            reason: logged with the deletion (default ``"deletion requested"``).
+
+        Returns:
+            The new state, also saved to disk.
+        """
         return self._save(lifecycle.delete(self.state, key, now=self.clock.now(), reason=reason))
 
     def deleted_everywhere(self, value: str) -> bool:
-        """True if ``value`` occurs in no file of the store (the state and its temp file)."""
+        """Check that a deleted value is gone from disk (the chapter's deletion test).
+
+        Args:
+            value: the text to look for.
+
+        Returns:
+            True if ``value`` occurs in no file of the store (the state file and its temp
+            file).
+        """
         files = [self.path, self.path.with_name(self.path.name + ".tmp")]
         return not any(value in p.read_text(encoding="utf-8") for p in files if p.exists())
