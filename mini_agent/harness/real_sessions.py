@@ -11,6 +11,10 @@ sessions in ``~/.claude/projects``.
 This is the one module that reads ``MINI_AGENT_SHARED_DATA`` (a folder; set it to use another
 copy of the data, or to a missing folder to run as if there were none). IO: reads the
 environment, the file system and one transcript file.
+
+Source:
+    the repository README (the shared data folder beside the clone); Claude Code's session
+    transcripts (JSONL files in ``~/.claude/projects``).
 """
 
 from __future__ import annotations
@@ -33,12 +37,14 @@ GENERATED_STEPS = 60
 
 
 def repo_root(start: str | Path | None = None) -> Path:
-    """Return the kit repository in use: the nearest folder at or above ``start`` (default: the
-    current directory) holding both ``notebooks/`` and ``exercises/``, else the folder above
-    the installed package.
+    """Find the kit repository in use.
+
+    It is the nearest folder at or above ``start`` holding both ``notebooks/`` and
+    ``exercises/``, else the folder above the installed package.
 
     Args:
-        start: where to begin the walk up (a notebook runs in ``notebooks/``).
+        start: where to begin the walk up (default: the current directory; a notebook runs
+            in ``notebooks/``).
     Returns:
         An absolute path (it may not be a repository for a non-editable install run elsewhere).
     """
@@ -50,8 +56,15 @@ def repo_root(start: str | Path | None = None) -> Path:
 
 
 def shared_data_dir(start: str | Path | None = None) -> Path:
-    """Return the folder of real transcripts: ``$MINI_AGENT_SHARED_DATA`` when set (non-empty),
-    else ``shared/data`` beside the repository (:func:`repo_root`). It may not exist."""
+    """Locate the folder of real transcripts; it may not exist.
+
+    Args:
+        start: where :func:`repo_root` begins its walk up (default: the current directory).
+
+    Returns:
+        ``$MINI_AGENT_SHARED_DATA`` (``~`` expanded) when set and not blank, else
+        ``shared/data`` beside the repository.
+    """
     configured = os.environ.get(SHARED_DATA_ENV_VAR, "").strip()
     if configured:
         return Path(configured).expanduser()
@@ -59,7 +72,14 @@ def shared_data_dir(start: str | Path | None = None) -> Path:
 
 
 def own_sessions(limit: int = 5) -> list[Path]:
-    """Your newest Claude Code sessions (``~/.claude/projects/*/*.jsonl``), newest first."""
+    """List your newest Claude Code sessions (``~/.claude/projects/*/*.jsonl``).
+
+    Args:
+        limit: how many files at most (default 5).
+
+    Returns:
+        The paths, newest modification time first; ``[]`` when the folder does not exist.
+    """
     folder = CLAUDE_PROJECTS.expanduser()
     if not folder.is_dir():
         return []
@@ -96,9 +116,10 @@ def real_or_generated(name: str | Path, *, steps: int = GENERATED_STEPS,
 
     Args:
         name: a path relative to the shared data folder
-            (``"claude-code/entire-sonnet45-lint-fix.jsonl"``), or any transcript file
-            (``"~/.claude/projects/<project>/<session>.jsonl"``; ``~`` is expanded).
-        steps: tool exchanges of the generated session.
+            (``"claude-code/entire-sonnet45-lint-fix.jsonl"``), or an absolute path to any
+            transcript file (``"~/.claude/projects/<project>/<session>.jsonl"``; ``~`` is
+            expanded). A relative path is always taken from the shared data folder.
+        steps: tool exchanges of the generated session (default ``GENERATED_STEPS`` = 60).
         load_options: passed to :func:`mini_agent.harness.transcript_files.load`
             (``text_actions="tools"``...).
     Returns:

@@ -10,6 +10,9 @@
 
 The server is a separate program, started by path: the harness never imports
 ``mini_agent.offline``. Taught in ``notebooks/10_checkpoints_and_handoff.ipynb``.
+
+Source:
+    004_b74ef821c58ee4ec.txt (the system of record; idempotency keys; lab 1).
 """
 
 from __future__ import annotations
@@ -41,8 +44,10 @@ class RecordError(RuntimeError):
 class RecordClient:
     """HTTP client of the system of record for one task.
 
-    Args: url: ``http://127.0.0.1:PORT``; task: the task id sent with every write;
-    timeout_seconds: per request.
+    Args:
+        url: ``http://127.0.0.1:PORT`` (a trailing ``/`` is dropped).
+        task: the task id sent with every write.
+        timeout_seconds: the limit per request in seconds (default 10).
     """
 
     def __init__(self, url: str, task: str, *, timeout_seconds: float = 10.0) -> None:
@@ -61,8 +66,19 @@ class RecordClient:
             raise RecordError(f"system of record at {self.url} unreachable: {exc}") from None
 
     def apply(self, key: str, payload: dict) -> dict:
-        """POST /apply with ``key`` and ``payload`` (``item``, ``account``, ``amount_cents``);
-        return the receipt (the first one when the key was seen before). Raises RecordError."""
+        """Apply one write: POST /apply with the key, this client's task and the payload.
+
+        Args:
+            key: the idempotency key.
+            payload: ``{"item": str, "account": str, "amount_cents": int}``.
+
+        Returns:
+            The receipt; the first one when the key was seen before (nothing changes then).
+
+        Raises:
+            RecordError: the server refused the write (status other than 200/201) or is
+                unreachable.
+        """
         status, body = self._request("POST", "/apply", {**payload, "task": self.task,
                                                          "key": key})
         if status not in (200, 201):
@@ -70,7 +86,17 @@ class RecordClient:
         return body["receipt"]
 
     def lookup(self, key: str) -> dict | None:
-        """GET /ops/<key>: the receipt of the write done under ``key``, or None."""
+        """Ask by key whether a write happened: GET /ops/<key>.
+
+        Args:
+            key: the idempotency key (URL-quoted on the wire).
+
+        Returns:
+            The receipt of the write done under ``key``, or None (a 404).
+
+        Raises:
+            RecordError: any other status than 200 or 404, or the server is unreachable.
+        """
         status, body = self._request("GET", "/ops/" + urllib.parse.quote(key, safe=""))
         if status == 404:
             return None
@@ -79,7 +105,18 @@ class RecordClient:
         return body["receipt"]
 
     def state(self, task: str | None = None) -> dict:
-        """GET /state for ``task`` (default this client's)."""
+        """Read a task's ledger: GET /state?task=T.
+
+        Args:
+            task: the task id (default: this client's).
+
+        Returns:
+            ``{"balances": {account: cents}, "ops": [receipt], "per_item": {item: count},
+            "requests": int, "replays": int}``.
+
+        Raises:
+            RecordError: a status other than 200, or the server is unreachable.
+        """
         query = urllib.parse.urlencode({"task": task or self.task})
         status, body = self._request("GET", "/state?" + query)
         if status != 200:
@@ -87,7 +124,14 @@ class RecordClient:
         return body
 
     def health(self) -> dict:
-        """GET /health: ``{"ok": True, "pid": int}``. Raises RecordError when down."""
+        """Check the server: GET /health.
+
+        Returns:
+            ``{"ok": True, "pid": int}``.
+
+        Raises:
+            RecordError: a status other than 200, or the server is down.
+        """
         status, body = self._request("GET", "/health")
         if status != 200:
             raise RecordError(f"health check failed ({status})")
@@ -97,9 +141,16 @@ class RecordClient:
 class RecordServer:
     """The system-of-record server as a child process (a context manager).
 
-    Args: db_path: the SQLite file (kept after stop, so a restarted server sees the same
-    ledger); python: interpreter (default this one); env: extra environment.
-    Attributes after :meth:`start`: ``url``, ``port``, ``pid``.
+    Args:
+        db_path: the SQLite file (kept after stop, so a restarted server sees the same
+            ledger); its folder is created.
+        python: the interpreter (default: this one).
+        env: extra environment variables, over this process's.
+
+    Attributes:
+        url: ``http://127.0.0.1:PORT`` after :meth:`start` (``""`` before).
+        port: the port the server reported (0 before start).
+        process: the child process (None before start).
     """
 
     def __init__(self, db_path: str | os.PathLike[str], *, python: str | None = None,
@@ -119,7 +170,16 @@ class RecordServer:
     def start(self, *, timeout_seconds: float = START_TIMEOUT_SECONDS) -> "RecordServer":
         """Start the server on a free port and wait until ``/health`` answers.
 
-        Raises: RecordError when it exits or stays silent past ``timeout_seconds``.
+        Args:
+            timeout_seconds: how long to wait for ``READY <port>``, then again for
+                ``/health`` (default ``START_TIMEOUT_SECONDS`` = 30).
+
+        Returns:
+            This server, started.
+
+        Raises:
+            RecordError: the server exited or stayed silent past ``timeout_seconds``
+                (it is stopped first).
         """
         self.db_path.parent.mkdir(parents=True, exist_ok=True)
         self.process = subprocess.Popen(
@@ -146,7 +206,11 @@ class RecordServer:
                 time.sleep(0.02)
 
     def alive(self) -> bool:
-        """True while the process runs and ``/health`` answers."""
+        """Tell whether the server still serves.
+
+        Returns:
+            True while the process runs and ``/health`` answers ``"ok"``.
+        """
         if self.process is None or self.process.poll() is not None:
             return False
         try:
@@ -155,7 +219,11 @@ class RecordServer:
             return False
 
     def stop(self) -> int | None:
-        """SIGTERM, wait up to STOP_GRACE_SECONDS, then SIGKILL; return the exit code."""
+        """Stop the server: SIGTERM, wait up to ``STOP_GRACE_SECONDS`` (5 s), then SIGKILL.
+
+        Returns:
+            The process's exit code, or None when it was never started.
+        """
         if self.process is None:
             return None
         if self.process.poll() is None:
@@ -171,7 +239,14 @@ class RecordServer:
         return self.process.returncode
 
     def client(self, task: str) -> RecordClient:
-        """A :class:`RecordClient` for ``task`` on this server."""
+        """Make a client for one task on this server.
+
+        Args:
+            task: the task id.
+
+        Returns:
+            A :class:`RecordClient` for ``task`` at :attr:`url`.
+        """
         return RecordClient(self.url, task)
 
     def __enter__(self) -> "RecordServer":
@@ -182,8 +257,13 @@ class RecordServer:
 
 
 class LineReader:
-    """Lines of a child's stdout, read by a daemon thread into a queue (no blocking reads,
-    no lines lost in a buffer between polls)."""
+    """Lines of a child's stdout, read by a daemon thread into a queue.
+
+    No read blocks the caller, and no line is lost in a buffer between polls.
+
+    Args:
+        stream: the child's binary stdout; lines are decoded as UTF-8 (errors replaced).
+    """
 
     def __init__(self, stream: Any) -> None:
         self.lines: queue.Queue[str | None] = queue.Queue()
@@ -199,7 +279,15 @@ class LineReader:
         self.lines.put(None)
 
     def get(self, timeout_seconds: float) -> str | None:
-        """The next line; None at end of stream; "" when nothing came within the timeout."""
+        """Take the next line.
+
+        Args:
+            timeout_seconds: how long to wait for it.
+
+        Returns:
+            The line without its newline; None at the end of the stream; ``""`` when nothing
+            came within the timeout.
+        """
         try:
             return self.lines.get(timeout=timeout_seconds)
         except queue.Empty:
@@ -207,8 +295,15 @@ class LineReader:
 
 
 def read_line(process: subprocess.Popen, timeout_seconds: float) -> str:
-    """Read the first line of ``process.stdout`` within ``timeout_seconds`` ("" on timeout or
-    exit)."""
+    """Read the first line of a child's stdout within a time limit.
+
+    Args:
+        process: the child, started with ``stdout=PIPE``.
+        timeout_seconds: how long to wait.
+
+    Returns:
+        The line, or ``""`` on timeout or when the child exited without one.
+    """
     return LineReader(process.stdout).get(timeout_seconds) or ""
 
 

@@ -57,7 +57,15 @@ class Ledger:
         self.db.executescript(SCHEMA)
 
     def receipt(self, key: str) -> dict | None:
-        """Return the receipt stored under ``key`` or None."""
+        """Look a receipt up by key.
+
+        Args:
+            key: the idempotency key.
+
+        Returns:
+            ``{"key", "item", "account", "amount_cents", "seq", "balance_after_cents"}``, or
+            None when no write was done under ``key``.
+        """
         row = self.db.execute("SELECT key, item, account, amount_cents, seq, "
                               "balance_after_cents FROM ops WHERE key = ?", (key,)).fetchone()
         if row is None:
@@ -66,7 +74,16 @@ class Ledger:
                          "balance_after_cents"), row))
 
     def apply(self, body: dict) -> tuple[dict, bool]:
-        """Apply once per key; return ``(receipt, replayed)``."""
+        """Apply a write once per key, in one transaction.
+
+        A key seen before changes nothing (even with another payload) and counts as a replay.
+
+        Args:
+            body: a well-formed /apply body (see :func:`validate_apply`).
+
+        Returns:
+            ``(receipt, replayed)``: the new receipt and False, or the first receipt and True.
+        """
         task = body["task"]
         self.db.execute("BEGIN IMMEDIATE")
         try:
@@ -96,7 +113,15 @@ class Ledger:
         return self.receipt(body["key"]), False  # type: ignore[return-value]
 
     def state(self, task: str) -> dict:
-        """Return the task's balances, receipts in order, per-item op counts and counters."""
+        """Read a task's ledger.
+
+        Args:
+            task: the task id.
+
+        Returns:
+            ``{"balances": {account: cents}, "ops": [receipt by seq], "per_item": {item:
+            count}, "requests": int, "replays": int}``.
+        """
         balances = dict(self.db.execute("SELECT account, cents FROM balances WHERE task = ? "
                                         "ORDER BY account", (task,)).fetchall())
         keys = [k for (k,) in self.db.execute("SELECT key FROM ops WHERE task = ? ORDER BY seq",
@@ -112,7 +137,15 @@ class Ledger:
 
 
 def validate_apply(body: Any) -> str | None:
-    """Return why an /apply body is refused, or None when it is well formed."""
+    """Check an /apply body.
+
+    Args:
+        body: the parsed JSON body.
+
+    Returns:
+        Why the body is refused (not an object, or a field of ``APPLY_FIELDS`` missing,
+        empty or of the wrong type), or None when it is well formed.
+    """
     if not isinstance(body, dict):
         return "body must be a JSON object"
     for name, kind in APPLY_FIELDS.items():
@@ -128,7 +161,12 @@ class Handler(BaseHTTPRequestHandler):
     server: "RecordServer"
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-        """Stay quiet (the lab prints its own report)."""
+        """Stay quiet (the lab prints its own report).
+
+        Args:
+            format: the stdlib's log format string; ignored.
+            args: its arguments; ignored.
+        """
 
     def _send(self, status: int, body: dict) -> None:
         data = json.dumps(body).encode()
@@ -184,7 +222,14 @@ class RecordServer(HTTPServer):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Serve until SIGTERM/SIGINT; print ``READY <port>`` once listening."""
+    """Serve until SIGTERM/SIGINT; print ``READY <port>`` once listening.
+
+    Args:
+        argv: ``--db PATH [--port N]`` (None: ``sys.argv[1:]``); port 0 picks a free one.
+
+    Returns:
+        0 after a clean shutdown.
+    """
     parser = argparse.ArgumentParser(description="the checkpoint lab's system of record")
     parser.add_argument("--db", required=True, help="SQLite file (created if missing)")
     parser.add_argument("--port", type=int, default=0, help="0 picks a free port")
