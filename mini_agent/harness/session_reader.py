@@ -83,8 +83,19 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
     (:class:`SessionProblem`). Time and memory are linear in the file size: a damaged line is
     searched for whole records in a bounded number of passes, and a damaged line over
     :data:`MAX_SALVAGE_LINE_BYTES` is not searched at all.
-    Raises: FileNotFoundError if ``path`` does not exist.
-    Source: seed 002 section 6 (empty file, truncated last line pitfalls).
+
+    Args:
+        path: the session file (JSON Lines); only read.
+
+    Returns:
+        ``(entries, problems)``: the readable entries in file order, without their ``"crc"``
+        key, and one :class:`SessionProblem` per damaged line.
+
+    Raises:
+        FileNotFoundError: ``path`` does not exist.
+
+    Source:
+        seed 002 section 6 (empty file, truncated last line pitfalls).
     """
     data = Path(path).read_bytes()
     lines = data.split(b"\n")

@@ -6,6 +6,10 @@ not the loop's default pool); :func:`call_outside_event_loop` lets sync code suc
 in this thread (a Jupyter cell, an async test).
 
 IO: threads. Taught in ``notebooks/02_parallel_tools.ipynb``.
+
+Source:
+    section 2 of 002_4516104fd432e704.txt (read-only tools run in parallel; bench: about 3x
+    over serial).
 """
 
 from __future__ import annotations
@@ -26,16 +30,37 @@ _TOOL_POOL = concurrent.futures.ThreadPoolExecutor(max_workers=MAX_TOOL_THREADS,
 
 
 async def to_thread(fn: Any, *args: Any) -> Any:
-    """``asyncio.to_thread`` on the kit's tool pool: run ``fn(*args)`` in a worker thread
-    (context variables copied), without blocking the event loop."""
+    """Run ``fn(*args)`` in the kit's tool pool without blocking the event loop.
+
+    Like ``asyncio.to_thread`` (context variables copied), but on a pool of
+    ``MAX_TOOL_THREADS`` = 32 threads.
+
+    Args:
+        fn: a blocking callable.
+        args: its positional arguments.
+
+    Returns:
+        What ``fn`` returns; what it raises is raised here.
+    """
     call = functools.partial(contextvars.copy_context().run, fn, *args)
     return await asyncio.get_running_loop().run_in_executor(_TOOL_POOL, call)
 
 
 def call_outside_event_loop(fn: Any, *args: Any, **kwargs: Any) -> Any:
-    """Return ``fn(*args, **kwargs)``; where an asyncio loop already runs in this thread (a
-    Jupyter cell, an async test), call it in a fresh worker thread and wait, so ``fn`` may use
-    ``asyncio.run``. Raises whatever ``fn`` raises."""
+    """Call ``fn`` so that it may use ``asyncio.run``, even inside a running loop.
+
+    Where an asyncio loop already runs in this thread (a Jupyter cell, an async test), ``fn``
+    runs in a fresh worker thread and this thread waits for it (blocking the loop meanwhile);
+    otherwise it runs here.
+
+    Args:
+        fn: the callable.
+        args: its positional arguments.
+        kwargs: its keyword arguments.
+
+    Returns:
+        What ``fn(*args, **kwargs)`` returns; what it raises is raised here.
+    """
     try:
         asyncio.get_running_loop()
     except RuntimeError:

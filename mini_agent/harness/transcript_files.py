@@ -3,6 +3,10 @@
 ``load(path)`` reads the file and hands its text to
 :func:`mini_agent.core.transcripts.parse_text`. IO: one file read.
 Taught in ``notebooks/03_observation_masking.ipynb`` and ``notebooks/11_evaluating_policies.ipynb``.
+
+Source:
+    real transcripts described in ``../shared/data/README.md``: Claude Code session JSONL,
+    mini-swe-agent and SWE-agent trajectories (the formats ``core/transcripts`` tells apart).
 """
 
 from __future__ import annotations
@@ -20,13 +24,23 @@ def load(path: str | Path, *, compaction: Literal["restart", "full"] = "restart"
          text_actions: Literal["keep", "tools"] = "keep") -> Transcript:
     """Read a transcript file (any supported format) into a :class:`Transcript`.
 
-    Args: path: the file; compaction: Claude Code only, ``"restart"`` starts the history at
-    the last compaction summary, ``"full"`` loads what came before it too; thinking:
-    ``"drop"`` removes every thinking block (reported); text_actions: ``"tools"`` turns
-    text-format actions (mini-swe-agent's fenced command, SWE-agent's ``action`` field) into a
-    ``tool_use`` named ``"bash"`` answered by a ``tool_result`` holding the next observation
-    (reported), ``"keep"`` leaves them as plain text.
-    Raises: TranscriptError (missing file, unknown format, unrepairable history).
+    Args:
+        path: the transcript file, read as UTF-8.
+        compaction: Claude Code only: ``"restart"`` (default) starts the history at the last
+            compaction summary, ``"full"`` loads what came before it too.
+        thinking: ``"keep"`` (default), or ``"drop"`` to remove every thinking block
+            (reported).
+        text_actions: ``"tools"`` turns text-format actions (mini-swe-agent's fenced command,
+            SWE-agent's ``action`` field) into a ``tool_use`` named ``"bash"`` answered by a
+            ``tool_result`` holding the next observation (reported); ``"keep"`` (default)
+            leaves them as plain text.
+
+    Returns:
+        The parsed :class:`Transcript`, its ``path`` set.
+
+    Raises:
+        TranscriptError: a directory or missing file, a file that cannot be read as UTF-8,
+            an unknown format, or an unrepairable history.
     """
     path = Path(path)
     if path.is_dir():
