@@ -13,9 +13,12 @@ Never the subagent's raw history.
 (the kit's token counter over both main histories).
 
 IO: runs an agent over the SDK, writes artefact files. Taught in
-``notebooks/09_memory_and_subagents.ipynb``. Source: 000_86e3ff2076a5ae37.txt (next episode:
-subagents); 004_b74ef821c58ee4ec.txt (1,000-2,000 token summaries, references to artefacts
-stored outside, not raw tables copied through the lead).
+``notebooks/09_memory_and_subagents.ipynb``.
+
+Source:
+    000_86e3ff2076a5ae37.txt (next episode: subagents); 004_b74ef821c58ee4ec.txt (1,000-2,000
+    token summaries, references to artefacts stored outside, not raw tables copied through
+    the lead).
 """
 
 from __future__ import annotations
@@ -53,11 +56,16 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.\-]{0,99}$")
 class SubagentResult:
     """What a subagent hands back.
 
-    Attributes: summary: bounded text (approx tokens <= the bound); summary_tokens: its approx
-    tokens; artefacts: paths (relative to the workspace) of files it wrote, each existing;
-    truncated: the summary was cut to the bound; exit_status, turns: of its run (how the loop
-    ended; model requests); window_tokens: approx tokens of the subagent's own final history
-    (its window, which the caller never sees); history: that history, for inspection only.
+    Attributes:
+        summary: bounded text (approx tokens <= the bound).
+        summary_tokens: its approx tokens.
+        artefacts: paths (relative to the workspace) of files it wrote, each existing.
+        truncated: the summary was cut to the bound.
+        exit_status: how the subagent's loop ended.
+        turns: model requests the subagent made.
+        window_tokens: approx tokens of the subagent's own final history (its window, which
+            the caller never sees).
+        history: that history, for inspection only.
     """
 
     summary: str
@@ -70,17 +78,32 @@ class SubagentResult:
     history: list = dataclasses.field(repr=False, default_factory=list)
 
     def for_main(self) -> str:
-        """The tool result the main agent gets: the summary and the artefact references."""
+        """Render what the main agent gets as the tool result.
+
+        Returns:
+            The summary, then an ``Artefacts`` list of the paths (``- (none)`` when empty)
+            with a hint to read them with read_file.
+        """
         refs = "\n".join(f"- {p}" for p in self.artefacts) or "- (none)"
         return (f"{self.summary}\n\nArtefacts (read them with read_file when you need the "
                 f"details):\n{refs}")
 
 
 def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR) -> Tool:
-    """``write_artefact(name, content)``: write one file into ``<workspace>/<folder>/``.
+    """Build the ``write_artefact(name, content)`` tool: one file into ``<workspace>/<folder>/``.
 
-    Names are plain file names (letters, digits, ``_ . -``, no ``/``); an existing file is
-    replaced. Returns the tool; its result is ``wrote <folder>/<name> (<N> bytes)``.
+    Names are plain file names (letters, digits, ``_ . -``, no ``/``, at most 100
+    characters); an existing file is replaced. A bad name makes the tool raise ``ToolError``
+    (an ``is_error`` result for the model).
+
+    Args:
+        workspace: the workspace whose root holds the folder.
+        folder: the artefact folder inside the workspace (default ``ARTEFACT_DIR`` =
+            ``".artefacts"``); created on the first write.
+
+    Returns:
+        A "write" :class:`~mini_agent.harness.tools.Tool`; its result is ``wrote
+        <folder>/<name> (<N> bytes)``.
     """
     def run(input: dict[str, Any]) -> str:
         name = input["name"]
@@ -101,10 +124,18 @@ def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR) -> Tool:
 
 
 def bound_summary(text: str, max_tokens: int) -> tuple[str, bool]:
-    """Cut ``text`` so its approx tokens stay <= ``max_tokens``; returns ``(text, cut)``.
+    """Cut ``text`` so its approx tokens stay <= ``max_tokens``. Pure.
 
-    A cut text ends with ``[summary cut at N tokens]``. Pure. Raises: ValueError if
-    max_tokens < 16 (no room for the marker).
+    Args:
+        text: the summary.
+        max_tokens: the bound in approx tokens.
+
+    Returns:
+        ``(text, cut)``: the text unchanged and False when it fits; else its head, stripped,
+        ending with ``[summary cut at N tokens]``, and True.
+
+    Raises:
+        ValueError: ``max_tokens`` < 16 (no room for the marker).
     """
     if max_tokens < 16:
         raise ValueError("max_tokens must be >= 16")
@@ -127,16 +158,18 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
         brief: the scoped task, self-contained (the subagent sees nothing else).
         client: an ``anthropic`` client (online, or ``mini_agent.offline``'s).
         workspace: the folder its tools work in.
-        tools: names from the kit's tools it may use (read-only by default).
+        tools: names from the kit's tools it may use (default ``READ_ONLY_TOOLS``);
+            ``write_artefact`` is always added.
         artefact_dir: folder inside the workspace for ``write_artefact``.
-        max_summary_tokens: upper bound on the summary (approx tokens).
-        max_turns: requests the subagent may make.
+        max_summary_tokens: upper bound on the summary in approx tokens (default 2,000).
+        max_turns: requests the subagent may make (default 12).
         model: model name (default: the kit's).
     Returns:
         A :class:`SubagentResult`. A summary over the bound is cut, and its full text saved as
         ``<artefact_dir>/summary_full.md`` (listed in ``artefacts``).
     Raises:
         ValueError: an empty brief or an unknown tool name.
+        ToolError: ``workspace`` is not a directory.
     """
     if not brief or not brief.strip():
         raise ValueError("the brief is empty: give the subagent a self-contained task")
@@ -169,11 +202,17 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
 def subagent_tool(*, client: Any, workspace: str | os.PathLike[str],
                   on_result: Callable[[SubagentResult], None] | None = None,
                   **options: Any) -> Tool:
-    """The ``subagent`` tool for a main agent: ``{"brief": str}`` -> summary + references.
+    """Build the ``subagent`` tool for a main agent: ``{"brief": str}`` -> summary + references.
 
-    Args: client: the client subagents use (offline, one whose brain explores); workspace:
-    their folder; on_result: called with each SubagentResult (measurement, widgets);
-    options: passed to :func:`run_subagent` (tools, max_summary_tokens...).
+    Args:
+        client: the client subagents use (offline: one whose brain explores).
+        workspace: the subagents' folder.
+        on_result: called with each :class:`SubagentResult` (measurement, widgets).
+        options: passed to :func:`run_subagent` (``tools``, ``max_summary_tokens``...).
+
+    Returns:
+        A :class:`~mini_agent.harness.tools.Tool` declared "read-only" whose result is
+        :meth:`SubagentResult.for_main`.
     """
     def run(input: dict[str, Any]) -> str:
         result = run_subagent(input["brief"], client=client, workspace=workspace, **options)
@@ -194,12 +233,22 @@ def compare_main_window(brief: str, *, workspace: str | os.PathLike[str], direct
 
     ``direct``: the main agent explores itself (read-only tools + write_artefact);
     ``delegated``: it has only the ``subagent`` tool. Both histories are counted with
-    :func:`mini_agent.core.tokens.approx_tokens`; ``input_tokens`` sums the API usage over all
-    requests of each main agent (what the main window was billed).
+    :func:`mini_agent.core.tokens.approx_tokens`; ``*_input_tokens`` sums ``input_tokens +
+    cache_read_input_tokens + cache_creation_input_tokens`` over all requests of each main
+    agent (what the main window was billed).
 
-    Returns: ``{"direct_window_tokens", "delegated_window_tokens", "saved_tokens",
-    "direct_input_tokens", "delegated_input_tokens", "subagent_window_tokens",
-    "summary_tokens", "artefacts", "direct_answer", "delegated_answer"}``.
+    Args:
+        brief: the task both main agents get.
+        workspace: the folder the tools work in.
+        direct_client: the client of the main agent that explores itself.
+        main_client: the client of the main agent that delegates.
+        subagent_client: the client its subagents use.
+
+    Returns:
+        ``{"direct_window_tokens", "delegated_window_tokens", "saved_tokens" (direct minus
+        delegated), "direct_input_tokens", "delegated_input_tokens", "subagent_window_tokens",
+        "summary_tokens", "artefacts", "direct_answer", "delegated_answer"}``; the subagent
+        figures are summed over every subagent call.
     """
     ws = Workspace(workspace)
     tools = {n: t for n, t in build_tools(ws).items() if n in READ_ONLY_TOOLS}

@@ -13,8 +13,12 @@ model are data.
 the file tools (:mod:`mini_agent.harness.file_tools`) and run_bash
 (:mod:`mini_agent.harness.bash_tool`). Does not: sandbox processes (run_bash runs a real shell
 in the workspace, so it is a "write" tool), or stream output. Taught in
-``notebooks/01_agent_loop.ipynb`` and ``notebooks/02_parallel_tools.ipynb``; the
-Read/Grep/Glob/Bash split follows 002_4516104fd432e704.txt.
+``notebooks/01_agent_loop.ipynb`` and ``notebooks/02_parallel_tools.ipynb``.
+
+Source:
+    section 2 of 002_4516104fd432e704.txt (the Read/Grep/Glob/Bash split; ``safety``
+    read-only or write; Bash counts as write); 000_86e3ff2076a5ae37.txt (read_file, list_dir,
+    run_bash, edits that leave ``.bak`` files).
 """
 
 from __future__ import annotations
@@ -33,14 +37,22 @@ SAFETY_LEVELS = ("read-only", "write")
 class Tool:
     """One tool the model may call.
 
-    Attributes: name: the API tool name; description: what the model reads; input_schema:
-    JSON schema of ``input`` (``{"type": "object", "properties": {...}, "required": [...]}``);
-    safety: "read-only" (may run in parallel) or "write" (runs alone); run: ``run(input: dict)
-    -> str``, raising :class:`ToolError` (or anything) on failure; latency_seconds: an
-    artificial sleep the executor makes before running (offline demos and benchmarks use it
-    to make parallel execution visible; 0 in normal use); check_applied: for a write tool,
-    ``check_applied(input) -> "applied" | "not_applied" | "unknown"``: whether a call that a
-    crash interrupted already took effect (a resume asks this before redoing anything).
+    Attributes:
+        name: the API tool name.
+        description: what the model reads.
+        input_schema: JSON schema of ``input`` (``{"type": "object", "properties": {...},
+            "required": [...]}``).
+        safety: "read-only" (may run in parallel) or "write" (runs alone).
+        run: ``run(input: dict) -> str``, raising :class:`ToolError` (or anything) on failure.
+        latency_seconds: an artificial sleep in seconds the executor makes before running
+            (offline demos and benchmarks use it to make parallel execution visible; default
+            0).
+        check_applied: for a write tool, ``check_applied(input) -> "applied" |
+            "not_applied" | "unknown"``: whether a call that a crash interrupted already took
+            effect (a resume asks this before redoing anything); None when unknown.
+
+    Raises:
+        ValueError: ``safety`` is not one of ``SAFETY_LEVELS``, or ``latency_seconds`` < 0.
     """
 
     name: str
@@ -59,12 +71,26 @@ class Tool:
             raise ValueError(f"Tool {self.name!r}: latency_seconds must be >= 0")
 
     def definition(self) -> dict[str, Any]:
-        """Return the API tool dict ``{"name", "description", "input_schema"}``."""
+        """Give the tool's definition as the API takes it.
+
+        Returns:
+            ``{"name": str, "description": str, "input_schema": dict}``.
+        """
         return {"name": self.name, "description": self.description,
                 "input_schema": self.input_schema}
 
     def with_latency(self, seconds: float) -> "Tool":
-        """Return a copy whose calls first sleep ``seconds`` (the executor awaits it)."""
+        """Copy the tool with an artificial latency.
+
+        Args:
+            seconds: how long each call first sleeps (the executor awaits it); >= 0.
+
+        Returns:
+            A new :class:`Tool`; this one is unchanged.
+
+        Raises:
+            ValueError: ``seconds`` < 0.
+        """
         return dataclasses.replace(self, latency_seconds=seconds)
 
 
@@ -73,10 +99,17 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
 
 
 def build_tools(workspace: str | os.PathLike[str] | Workspace) -> dict[str, Tool]:
-    """Build the six tools confined to ``workspace``; returns ``{name: Tool}`` in a fixed order.
+    """Build the six tools confined to a workspace.
 
-    Args: workspace: a directory path or a configured :class:`Workspace`.
-    Raises: ToolError if the directory does not exist.
+    Args:
+        workspace: a directory path or a configured :class:`Workspace`.
+
+    Returns:
+        ``{name: Tool}`` in a fixed order: read_file, list_dir, grep, glob (read-only),
+        run_bash, edit_file (write).
+
+    Raises:
+        ToolError: the directory does not exist.
     """
     ws = workspace if isinstance(workspace, Workspace) else Workspace(workspace)
     path_prop = {"type": "string", "description": "path relative to the workspace root"}
@@ -123,7 +156,18 @@ _JSON_TYPES = {"string": str, "integer": int, "number": (int, float), "boolean":
 
 
 def check_input(tool: Tool, input: Any) -> None:
-    """Raise ToolError if ``input`` lacks a required key or has a value of the wrong JSON type."""
+    """Check a tool call's input against the tool's schema (required keys, JSON types).
+
+    Keys the schema does not list are not checked; a bool never passes as a number.
+
+    Args:
+        tool: the tool called.
+        input: the call's ``input`` as the model sent it.
+
+    Raises:
+        ToolError: ``input`` is not an object, lacks a required key, or has a value of the
+            wrong JSON type.
+    """
     if not isinstance(input, dict):
         raise ToolError(f"{tool.name}: input must be a JSON object, got {type(input).__name__}")
     schema = tool.input_schema
