@@ -8,6 +8,10 @@ reply builders (:func:`act` asks for tools, :func:`say` ends the turn), the tool
 offers, answering the ``auto_continue`` prompt with only the rest of a cut reply, and tool
 ids derived from a hash of the history, so every run gives the same ids. What it does not
 do: decide anything; the brains in ``demo_brain.py`` and ``explorer_brain.py`` do.
+
+Source:
+    Anthropic Messages API reference (``tool_use`` / ``tool_result`` blocks, ``stop_reason``);
+    000_86e3ff2076a5ae37.txt (autoContinue: "Continue where you left off").
 """
 
 from __future__ import annotations
@@ -29,7 +33,15 @@ Reply = dict[str, Any]
 
 @dataclass(frozen=True)
 class Call:
-    """One tool call seen in the request: the ``tool_use`` and its ``tool_result`` (if any)."""
+    """One tool call seen in the request: the ``tool_use`` and its ``tool_result`` (if any).
+
+    Attributes:
+        id: the ``tool_use`` id.
+        name: the tool's name.
+        input: the tool input (a copy).
+        result: the result's text, or None when no result follows yet.
+        is_error: the result had ``is_error: true``.
+    """
 
     id: str
     name: str
@@ -41,12 +53,27 @@ class Call:
 # --------------------------------------------------------------------------- reading the request
 
 def texts(message: dict[str, Any]) -> str:
-    """The text blocks of one message, joined with newlines."""
+    """Join the text blocks of one message.
+
+    Args:
+        message: a message dict; string content counts as one text block.
+
+    Returns:
+        The blocks' text joined with newlines (``""`` when there is none).
+    """
     return "\n".join(b.get("text", "") for b in content_blocks(message) if b.get("type") == "text")
 
 
 def is_prompt(message: dict[str, Any]) -> bool:
-    """True for a user message that asks something: no tool results, not the continue prompt."""
+    """Tell whether a message is a user prompt.
+
+    Args:
+        message: a message dict.
+
+    Returns:
+        True for a user message that asks something: no tool results, and not the
+        ``auto_continue`` prompt.
+    """
     blocks = content_blocks(message)
     return (message.get("role") == "user" and not any(b.get("type") == "tool_result"
                                                       for b in blocks)
@@ -54,7 +81,17 @@ def is_prompt(message: dict[str, Any]) -> bool:
 
 
 def call_turns(messages: list[dict[str, Any]]) -> list[list[Call]]:
-    """Per assistant turn with tool calls, its tool_uses paired with their tool_results."""
+    """Pair each assistant turn's tool_uses with their tool_results.
+
+    A result is looked for only in the message right after the assistant turn.
+
+    Args:
+        messages: the request's history; never mutated.
+
+    Returns:
+        One list of :class:`Call` per assistant turn that has tool calls, oldest first;
+        ``result`` is None for a call with no result yet.
+    """
     found = []
     for i, message in enumerate(messages):
         if message.get("role") != "assistant":
@@ -77,12 +114,25 @@ def call_turns(messages: list[dict[str, Any]]) -> list[list[Call]]:
 
 
 def tool_calls(messages: list[dict[str, Any]]) -> list[Call]:
-    """All tool calls of ``messages`` with their results, oldest first."""
+    """List all tool calls of a history with their results.
+
+    Args:
+        messages: the request's history; never mutated.
+
+    Returns:
+        Every :class:`Call`, oldest first.
+    """
     return [call for turn in call_turns(messages) for call in turn]
 
 
 def numbered_lines(result: str | None) -> dict[int, str]:
-    """Lines of a read_file observation as {line_number: text} (empty if masked or failed).
+    """Parse the numbered lines of a read_file observation.
+
+    Args:
+        result: the observation text (``"{n:>6}\\t{line}"`` rows), or None.
+
+    Returns:
+        ``{line_number: text}``; empty when the observation was masked, failed or is None.
 
     >>> numbered_lines("     1\\timport os\\n     2\\t")
     {1: 'import os', 2: ''}
@@ -96,7 +146,18 @@ def numbered_lines(result: str | None) -> dict[int, str]:
 
 
 def plural(n: int, word: str) -> str:
-    """``plural(1, "file") == "1 file"``, ``plural(2, "directory") == "2 directories"``."""
+    """Say a count with its noun in the right number.
+
+    Args:
+        n: the count.
+        word: the singular noun; a final ``y`` becomes ``ies``, else ``s`` is added.
+
+    Returns:
+        ``"<n> <word>"`` in the singular for 1, the plural otherwise.
+
+    >>> plural(1, "file"), plural(2, "directory")
+    ('1 file', '2 directories')
+    """
     if n == 1:
         return f"{n} {word}"
     return f"{n} {word[:-1]}ies" if word.endswith("y") else f"{n} {word}s"
@@ -105,25 +166,54 @@ def plural(n: int, word: str) -> str:
 # --------------------------------------------------------------------------- building a reply
 
 def use(tool_name: str, /, **input: Any) -> dict[str, Any]:
-    """A ``tool_use`` block of ``tool_name``; its id is filled in by :func:`assign_tool_ids`.
+    """Build a ``tool_use`` block; its id is filled in by :func:`assign_tool_ids`.
 
-    ``tool_name`` is positional-only, so the input may have a ``name`` key of its own.
+    Args:
+        tool_name: the tool; positional-only, so the input may have a ``name`` key of its own.
+        input: the tool input, as keyword arguments.
+
+    Returns:
+        ``{"type": "tool_use", "id": "", "name": tool_name, "input": input}``.
     """
     return {"type": "tool_use", "id": "", "name": tool_name, "input": input}
 
 
 def act(text: str, *uses: dict[str, Any]) -> Reply:
-    """A reply that says ``text`` and calls tools (``stop_reason`` "tool_use")."""
+    """Build a reply that says something and calls tools.
+
+    Args:
+        text: the text block before the calls.
+        uses: ``tool_use`` blocks from :func:`use`.
+
+    Returns:
+        A :data:`Reply` with ``stop_reason`` ``"tool_use"``.
+    """
     return {"content": [{"type": "text", "text": text}, *uses], "stop_reason": "tool_use"}
 
 
 def say(text: str) -> Reply:
-    """A reply that says ``text`` and ends the turn (``stop_reason`` "end_turn")."""
+    """Build a reply that says something and ends the turn.
+
+    Args:
+        text: the only text block.
+
+    Returns:
+        A :data:`Reply` with ``stop_reason`` ``"end_turn"``.
+    """
     return {"content": [{"type": "text", "text": text}], "stop_reason": "end_turn"}
 
 
 def require_offered_tools(reply: Reply, request: dict[str, Any]) -> Reply:
-    """``reply`` when every tool it calls is offered by ``request``, else a reply saying so."""
+    """Check that a reply calls only tools the request offers.
+
+    Args:
+        reply: the brain's reply.
+        request: the ``/v1/messages`` body (its ``"tools"`` are read).
+
+    Returns:
+        ``reply`` itself when every tool it calls is offered, else an ``end_turn`` reply
+        naming the missing tools.
+    """
     available = {t.get("name") for t in request.get("tools") or []}
     missing = sorted({b["name"] for b in reply["content"] if b["type"] == "tool_use"}
                      - available)
@@ -151,7 +241,15 @@ def assign_tool_ids(reply: Reply, seed: str) -> Reply:
 
 
 def history_seed(messages: list[dict[str, Any]]) -> str:
-    """What tool ids hash: the parts of a history that views (masking) never change."""
+    """Describe a history by what views (masking) never change, for hashing tool ids.
+
+    Args:
+        messages: the request's history.
+
+    Returns:
+        JSON text of each text and tool_use block (role, text, name, input) and of each
+        tool_result's place (its content left out).
+    """
     kept = []
     for message in messages:
         for b in content_blocks(message):
@@ -165,11 +263,18 @@ def history_seed(messages: list[dict[str, Any]]) -> str:
 # --------------------------------------------------------------------------- continuation
 
 def split_continuation(messages: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], str]:
-    """Undo ``auto_continue``: ``(history before the cut reply, text already sent)``.
+    """Undo ``auto_continue``: find the history before the cut reply and the text already sent.
 
     Each trailing (assistant piece, continue prompt) pair is dropped and the pieces' text
     kept, so a brain can recompute the reply it was cut off in and send only the rest
     (:func:`rest_after`).
+
+    Args:
+        messages: the request's history; never mutated.
+
+    Returns:
+        ``(history before the cut reply, text already sent)``; ``(messages, "")`` when the
+        history does not end with a continue prompt.
     """
     messages = list(messages)
     done = ""
@@ -182,7 +287,16 @@ def split_continuation(messages: list[dict[str, Any]]) -> tuple[list[dict[str, A
 
 
 def rest_after(reply: Reply, done: str) -> Reply:
-    """Drop from ``reply`` the text already sent before a ``max_tokens`` cut (``done``)."""
+    """Drop from a reply the text already sent before a ``max_tokens`` cut.
+
+    Args:
+        reply: the full reply the brain recomputed; not mutated.
+        done: the text already sent (from :func:`split_continuation`).
+
+    Returns:
+        A new reply with the rest only; ``(That was the complete answer.)`` when nothing is
+        left.
+    """
     content, left = [], done
     for block in reply["content"]:
         if block["type"] == "text" and left:

@@ -2,6 +2,10 @@
 
 A brain decides the assistant's reply from the request body alone: it is stateless, so
 retries, resumed sessions and replays all get the same answer for the same history.
+
+Source:
+    Anthropic Messages API reference (the ``/v1/messages`` body and reply shape); section 1
+    of 002_4516104fd432e704.txt (``--dry-run``: an agent run with no API).
 """
 
 from __future__ import annotations
@@ -12,7 +16,14 @@ from mini_agent.core.messages import content_blocks
 
 
 def count_assistant_turns(request: dict[str, Any]) -> int:
-    """Return how many assistant messages the request's history already holds."""
+    """Count the assistant messages the request's history already holds.
+
+    Args:
+        request: the ``/v1/messages`` body.
+
+    Returns:
+        The number of messages with role ``"assistant"``.
+    """
     return sum(1 for m in request.get("messages", []) if m.get("role") == "assistant")
 
 
@@ -28,9 +39,13 @@ class ScriptedBrain:
     turns were rewritten). Equal replies at several places of the script are told apart by
     that count.
 
-    Args: responses: reply dicts ``{"content": [blocks], "stop_reason": str}`` (or a plain
-    string, shorthand for one text block with ``end_turn``). After the script runs out it
-    answers ``final_text`` with ``end_turn``. Example: ``ScriptedBrain(["hi"])`` answers "hi".
+    Example: ``ScriptedBrain(["hi"])`` answers "hi".
+
+    Args:
+        responses: reply dicts ``{"content": [blocks], "stop_reason": str}``, or a plain
+            string, shorthand for one text block with ``end_turn``.
+        final_text: what it answers, with ``end_turn``, after the script runs out (default
+            ``"Done."``).
     """
 
     def __init__(self, responses: Sequence[dict[str, Any] | str], *,
@@ -45,7 +60,15 @@ class ScriptedBrain:
         return response
 
     def respond(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Return the scripted reply for this point of the conversation."""
+        """Give the scripted reply for this point of the conversation.
+
+        Args:
+            request: the ``/v1/messages`` body.
+
+        Returns:
+            The next scripted reply (the script's own dict, not a copy), or ``final_text``
+            with ``end_turn`` once the script has run out.
+        """
         k = self._position(request)
         if k < len(self.responses):
             return self.responses[k]
@@ -75,7 +98,14 @@ class EchoBrain:
     """Answers ``You said: <last user text>`` (a smoke-test brain that never uses tools)."""
 
     def respond(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Echo the text of the last user message (or say that there was none)."""
+        """Echo the text of the request's last message (the user's, in a normal request).
+
+        Args:
+            request: the ``/v1/messages`` body.
+
+        Returns:
+            An ``end_turn`` reply ``You said: <text>`` (``(no text)`` when it has none).
+        """
         messages = request.get("messages", [])
         last = messages[-1] if messages else {"content": ""}
         text = " ".join(b.get("text", "") for b in content_blocks(last)
