@@ -22,6 +22,11 @@ any stateless brain needs (tool calls paired with results, reply builders, tool 
 ``brain_kit.py``. Does not: understand arbitrary tasks; it knows the bugs planted in the demo
 project, and says so honestly when it finds neither. Taught in
 ``notebooks/03_observation_masking.ipynb``; the run is what ``mini-agent demo`` shows.
+
+Source:
+    000_86e3ff2076a5ae37.txt (an agent that reads files, runs commands and edits code; a
+    masked view still answers about earlier files); section 1 of 002_4516104fd432e704.txt
+    (``--dry-run``: the agent loop with no API).
 """
 
 from __future__ import annotations
@@ -85,7 +90,17 @@ class DemoBrain:
     """
 
     def respond(self, request: dict[str, Any]) -> Reply:
-        """Return the next assistant turn for this request."""
+        """Decide the next assistant turn for this request.
+
+        Args:
+            request: the ``/v1/messages`` body (``messages``, optional ``tools``).
+
+        Returns:
+            A :data:`~mini_agent.offline.brain_kit.Reply` with tool ids assigned: tool calls
+            for the next step of the task, a follow-up answer, only the rest of a reply cut
+            by ``max_tokens`` when the request ends with the continue prompt, or an
+            ``end_turn`` saying a needed tool is not offered.
+        """
         messages, pieces_done = split_continuation(request.get("messages") or [])
         reply = self._decide(messages) if messages else say("There is no message to answer.")
         reply = require_offered_tools(reply, request)

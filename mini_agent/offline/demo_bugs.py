@@ -8,6 +8,10 @@ test ids, their lines and errors). A real model would read the same facts off th
 here they are written down, so :class:`~mini_agent.offline.demo_brain.DemoBrain` can fix the
 project deterministically. Does not: find any other bug; a project without these lines makes
 the brain say so and stop.
+
+Source:
+    the demo project itself: ``mini_agent/demo/project/README.md`` (rules 1 and 2) and the report
+    ``run_tests.py`` prints.
 """
 
 from __future__ import annotations
@@ -22,7 +26,15 @@ DEFAULT_TEST_COMMAND = "python3 run_tests.py"
 
 @dataclass(frozen=True)
 class Recipe:
-    """A bug pattern: inside ``def function``, a line matching ``bad`` is wrong; ``fix`` repairs it."""
+    """A bug pattern: inside ``def function``, a line matching ``bad`` is wrong; ``fix`` repairs it.
+
+    Attributes:
+        function: the name of the function the bug lives in.
+        bad: matches the wrong line.
+        fix: ``fix(line) -> line`` with the bug repaired.
+        title: the bug in a few words, for the summary.
+        why: the README rule it breaks and why the fix is right.
+    """
 
     function: str
     bad: re.Pattern[str]
@@ -52,7 +64,14 @@ RECIPES = (
 
 
 def recipe_for_line(line: str) -> Recipe | None:
-    """The recipe whose bad line ``line`` is (an edit's ``old_string``'s last line), or None."""
+    """Find the recipe a line is the bad line of.
+
+    Args:
+        line: one line, e.g. the last line of an edit's ``old_string``.
+
+    Returns:
+        The first recipe whose ``bad`` pattern matches ``line``, or None.
+    """
     return next((r for r in RECIPES if r.bad.match(line)), None)
 
 
@@ -81,7 +100,14 @@ def find_bug(recipe: Recipe, lines: dict[int, str]) -> tuple[int, str] | None:
 
 @dataclass(frozen=True)
 class TestReport:
-    """The parts of a ``run_tests.py`` report the brain uses."""
+    """The parts of a ``run_tests.py`` report the brain uses.
+
+    Attributes:
+        ran: tests run.
+        passed: tests passed.
+        exit_code: from the ``[exit code: N]`` line, or None when it is missing.
+        failures: ``(test id, location, code line, error)`` per failing test, in report order.
+    """
 
     __test__ = False  # a report, not a pytest test class
     ran: int
@@ -91,11 +117,20 @@ class TestReport:
 
     @property
     def ok(self) -> bool:
+        """True when the tests exited with code 0 and nothing failed."""
         return self.exit_code == 0 and not self.failures
 
 
 def parse_test_report(text: str) -> TestReport | None:
-    """Parse the demo's test report; None if the text is not one (e.g. a masked observation)."""
+    """Parse the demo's test report.
+
+    Args:
+        text: a run_bash observation.
+
+    Returns:
+        A :class:`TestReport`, or None when the text has no ``Ran N tests: M passed`` line
+        (e.g. a masked observation).
+    """
     summary = re.search(r"^Ran (\d+) tests: (\d+) passed", text, re.M)
     code = re.search(r"^\[exit code: (-?\d+)\]$", text, re.M)
     failures = []
@@ -111,7 +146,14 @@ def parse_test_report(text: str) -> TestReport | None:
 
 
 def called_names(code_line: str) -> list[str]:
-    """Function names called on a failing test line, minus assertions and constructors.
+    """List the functions a failing test line calls, minus assertions and constructors.
+
+    Args:
+        code_line: the test's source line from the report.
+
+    Returns:
+        Called names in first-seen order, without ``assert*``, capitalised names and
+        ``self``.
 
     >>> called_names("self.assertEqual(line_total(item, 10), Decimal('9.00'))")
     ['line_total']
@@ -122,7 +164,14 @@ def called_names(code_line: str) -> list[str]:
 
 
 def cent_off(error: str) -> tuple[str, str] | None:
-    """(got, expected) if an assertion compares two Decimals exactly one cent apart.
+    """Recognise an assertion that compares two Decimals exactly one cent apart.
+
+    Args:
+        error: the failure's error line.
+
+    Returns:
+        ``(got, expected)`` as written in the error, or None when they are not one cent
+        apart.
 
     >>> cent_off("AssertionError: Decimal('47.40') != Decimal('47.41')")
     ('47.40', '47.41')

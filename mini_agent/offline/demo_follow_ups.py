@@ -6,6 +6,10 @@ and when the observation it needs was masked (notebook 03) it reads the file aga
 would. Stateless like the brain: everything comes from the request. Does not: answer
 questions about anything but the workspace's files, its tests and the brain's own edits.
 Taught in ``notebooks/03_observation_masking.ipynb``.
+
+Source:
+    000_86e3ff2076a5ae37.txt (after masking, the model still answered questions about earlier
+    files; store the full history so a masked read can be shown again).
 """
 
 from __future__ import annotations
@@ -78,7 +82,18 @@ def follow_up(prompt: str, segment: list[Call], earlier: list[Call]) -> Reply:
 
 
 def describe_file(path: str, lines: dict[int, str], prompt: str, calls: list[Call]) -> str:
-    """Answer a question about a file from its (unmasked) read_file observation."""
+    """Answer a question about a file from its (unmasked) read_file observation.
+
+    Args:
+        path: the file's path relative to the workspace.
+        lines: the observation as ``{line_number: text}``.
+        prompt: the question; a top-level function or class it names is described alone.
+        calls: the tool calls so far; the newest successful edit of the file is mentioned.
+
+    Returns:
+        A few lines of Markdown: the named definition's lines and docstring, or the file's
+        length, first line and its definitions (sections for a ``.md`` file).
+    """
     defs = [(n, m.group(1), m.group(2)) for n, line in sorted(lines.items())
             if (m := re.match(r"^(def|class) (\w+)", line))]
     asked = next((d for d in defs if re.search(rf"\b{d[2]}\b", prompt)), None)
