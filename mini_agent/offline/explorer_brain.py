@@ -62,7 +62,18 @@ def _line_count(read_result: str) -> int:
 
 
 def build_map(modules: dict[str, str], importers: dict[str, list[str]]) -> tuple[str, list[str]]:
-    """Return ``(artefact markdown, summary lines)`` from read results and test imports."""
+    """Build the project map and its short summary from read results and test imports.
+
+    Args:
+        modules: ``{path: read_file observation}`` for the package's modules; paths start
+            with ``PACKAGE_DIR`` (``"invoicing/"``) and end with ``.py``.
+        importers: ``{module name: [test file]}``: the tests that import each module.
+
+    Returns:
+        ``(artefact markdown, summary lines)``: a table (module, lines, purpose from the
+        module docstring's first line, tested by) followed by each module's top-level
+        definitions with line numbers; and one summary line per module, sorted by path.
+    """
     doc = ["# Project map", "", "| module | lines | purpose | tested by |", "|---|---|---|---|"]
     detail, summary = [], []
     for path in sorted(modules):
@@ -89,7 +100,17 @@ class ExplorerBrain:
     """
 
     def respond(self, request: dict[str, Any]) -> Reply:
-        """Return the next assistant turn for this request."""
+        """Decide the next assistant turn for this request.
+
+        Args:
+            request: the ``/v1/messages`` body (``messages``, ``tools``).
+
+        Returns:
+            A :data:`~mini_agent.offline.brain_kit.Reply` with tool ids assigned: the next
+            exploring step (glob, then the reads and a grep in one turn, then
+            write_artefact), the final summary, a delegation to ``subagent`` when offered,
+            or an ``end_turn`` naming the tools it lacks.
+        """
         messages = list(request.get("messages") or [])
         tools = {t.get("name") for t in request.get("tools") or []}
         reply = self._decide(messages, tools)
