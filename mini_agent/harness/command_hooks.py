@@ -65,6 +65,13 @@ class CommandHook:
     background child that keeps them open cannot make the agent wait: the hook is done when
     its own process exits. Environment: the agent's, plus ``CLAUDE_PROJECT_DIR`` (= ``cwd``).
     POSIX only (process groups).
+
+    Attributes:
+        command: the shell command.
+        timeout_seconds: the limit for the whole exchange in seconds (default 60, Claude
+            Code's).
+        cwd: the working directory; None uses the payload's ``cwd``, else the current
+            directory.
     """
 
     command: str

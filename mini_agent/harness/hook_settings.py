@@ -29,8 +29,8 @@ def add_settings_hooks(manager: Any, settings: str | Path | dict, *,
     Args:
         manager: a HookManager (its ``add_command`` and ``warnings`` are used).
         settings: the settings file, or its parsed JSON.
-        cwd: where the commands run (default: the current directory); ``$CLAUDE_PROJECT_DIR``
-            is set to it.
+        cwd: where the commands run (default: the payload's ``cwd``, else the current
+            directory); ``$CLAUDE_PROJECT_DIR`` is set to it.
     Returns:
         ``manager``; skipped entries are listed in ``manager.warnings``.
     Raises:
@@ -85,13 +85,19 @@ def add_settings_hooks(manager: Any, settings: str | Path | dict, *,
 
 
 class HookSettingsError(ValueError):
-    """A settings.json ``hooks`` section is malformed (the message names the entry), or the
-    file cannot be read as JSON (the message names the file)."""
+    """A settings.json ``hooks`` section is malformed, or the file cannot be read as JSON.
+
+    The message names the entry (``hooks.PreToolUse[0].hooks[1]``) or the file.
+    """
 
 
 def _read_settings(path: Path) -> Any:
-    """Parse a settings file. Raises: FileNotFoundError; HookSettingsError naming ``path``
-    for anything else that keeps it from being JSON."""
+    """Parse a settings file.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        HookSettingsError: naming ``path``, for anything else that keeps it from being JSON.
+    """
     try:
         data = path.read_bytes()
     except FileNotFoundError:

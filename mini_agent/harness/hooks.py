@@ -238,8 +238,9 @@ class HookManager:
             command: the shell command; it reads the payload JSON on stdin.
             matcher: which payloads it applies to (see :func:`matches`); None matches all.
             timeout_seconds: the command's time limit in seconds (default
-                ``DEFAULT_TIMEOUT_SECONDS``).
-            cwd: the command's working directory (None: the current one).
+                ``DEFAULT_TIMEOUT_SECONDS`` = 60).
+            cwd: the command's working directory (None: the payload's ``cwd``, else the
+                current directory).
 
         Returns:
             The registered :class:`CommandHook`.
@@ -261,7 +262,8 @@ class HookManager:
 
         Args:
             settings: a settings file path, or its parsed dict.
-            cwd: the working directory of the command hooks (None: the current one).
+            cwd: the working directory of the command hooks (None: the payload's ``cwd``,
+                else the current directory).
 
         Returns:
             A new manager with the settings' command hooks registered.

@@ -39,7 +39,7 @@ class ScriptedBrain:
     turns were rewritten). Equal replies at several places of the script are told apart by
     that count.
 
-    Example: ``ScriptedBrain(["hi"])`` answers "hi".
+    For example, ``ScriptedBrain(["hi"])`` answers "hi".
 
     Args:
         responses: reply dicts ``{"content": [blocks], "stop_reason": str}``, or a plain
