@@ -119,6 +119,20 @@ def test_second_worker_refused_while_leased_then_takes_over(tmp_path):
     second.record_intent("a", "job:a:apply")
 
 
+def test_fenced_off_worker_writes_no_result_file(tmp_path):
+    clock = Clock()
+    first = make_store(tmp_path, clock=clock)
+    first.record_intent("a", "job:a:apply")
+    clock.t += 31
+    second = ProgressStore(first.path, owner="w2", clock=clock, lease_seconds=30)
+    second.open()
+    with pytest.raises(LeaseLostError):
+        first.record_result("a", {"key": "job:a:apply", "by": "w1"})
+    assert not (first.results_dir / "a.json").exists()   # nothing of the stale worker's lands
+    second.record_result("a", {"key": "job:a:apply", "by": "w2"})
+    assert json.loads((second.results_dir / "a.json").read_text())["receipt"]["by"] == "w2"
+
+
 def test_restarted_owner_renews_its_own_lease(tmp_path):
     clock = Clock()
     make_store(tmp_path, clock=clock)

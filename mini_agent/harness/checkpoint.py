@@ -329,7 +329,8 @@ class ProgressStore:
     def record_result(self, item_id: str, receipt: dict) -> None:
         """Write ``results/<item>.json`` atomically, then mark the item done with its receipt.
 
-        The result file is written before the lease is checked.
+        Under the progress file's lock: the lease is checked first, so a worker that lost it
+        writes nothing; then the result file, then the progress document.
 
         Args:
             item_id: the item that was applied; it must have an intent.
@@ -340,10 +341,11 @@ class ProgressStore:
             LeaseLostError: another worker took the lease.
         """
         result_path = self.results_dir / f"{item_id}.json"
-        write_json_atomic(result_path, {"item": item_id, "receipt": receipt})
         relative = str(result_path.relative_to(self.path.parent))
         self._commit(with_result(self._require(), item_id, receipt, now=self.clock(),
-                                 result_path=relative))
+                                 result_path=relative),
+                     first=lambda: write_json_atomic(result_path,
+                                                     {"item": item_id, "receipt": receipt}))
 
     def record_failure(self, item_id: str, error: str) -> None:
         """Mark the item failed with a one-line reason (its intent, if any, is kept).
@@ -372,7 +374,7 @@ class ProgressStore:
             finally:
                 fcntl.flock(lock, fcntl.LOCK_UN)
 
-    def _commit(self, progress: dict) -> None:
+    def _commit(self, progress: dict, *, first: Callable[[], None] | None = None) -> None:
         with self._locked():
             on_disk = json.loads(self.path.read_text(encoding="utf-8")).get("lease") or {}
             if (on_disk.get("owner"), on_disk.get("generation")) != (self.owner,
@@ -380,6 +382,8 @@ class ProgressStore:
                 raise LeaseLostError(
                     f"{self.owner} lost the lease on {self.path.name} (now held by "
                     f"{on_disk.get('owner')!r}); stop: another worker continues the task")
+            if first is not None:
+                first()
             progress = dict(progress, lease={"owner": self.owner,
                                              "expires_at": self.clock() + self.lease_seconds,
                                              "generation": self._generation})
