@@ -182,6 +182,9 @@ def test_edit_file_errors(tools, ws):
         "text, including indentation", True)
     assert call(tools, "edit_file", path="dup.txt", old_string="x", new_string="x") == (
         "old_string and new_string are identical; nothing to change", True)
+    assert call(tools, "edit_file", path="dup.txt", old_string="", new_string="y") == (
+        "old_string is empty but dup.txt already exists; an empty old_string only creates a "
+        "new file. To edit, copy the exact text to replace", True)
     assert (ws / "dup.txt").read_text() == "x = 1\nx = 1\n"
     assert not (ws / "dup.txt.bak").exists()
 

@@ -151,7 +151,8 @@ def run_lab(*, items: int = 60, kills: int = 3, seed: int = 0, workdir: str | Pa
         "server_survived_kills", "passed", "seconds", "workdir", "differences", "naive"}``;
         ``"workdir"`` is None when the temporary folder was removed.
     Raises:
-        LabError: a worker crashed on its own or never reached its pause point.
+        LabError: a worker crashed on its own or never reached its pause point; the message
+            names the folder with the lab's files, which is kept.
     """
     started = time.monotonic()
     base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="checkpoint-lab-"))
@@ -181,6 +182,8 @@ def run_lab(*, items: int = 60, kills: int = 3, seed: int = 0, workdir: str | Pa
         survived = server.alive()
         reference = _collect(reference_dir, server.client(reference_job["task"]))
         run = _collect(run_dir, server.client(job["task"]))
+    except LabError as error:   # keep the evidence and say where it is
+        raise LabError(f"{error} (the lab's files are kept in {base})") from error
     finally:
         server.stop()
     verdict = lab_verdict(job, reference, run)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 from mini_agent.core.lifecycle import eviction_order
 from mini_agent.core.messages import Message, content_blocks

@@ -183,8 +183,8 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
         path.bak)`` followed by the edited lines with two lines of context, numbered.
 
     Raises:
-        ToolError: the two strings are identical, ``old_string`` is not found (an empty one
-            on an existing file counts as not found) or occurs more than once, or the path
+        ToolError: the two strings are identical, ``old_string`` is empty on an existing
+            file (its own message), is not found or occurs more than once, or the path
             is outside, a directory or not UTF-8.
     """
     path, old, new = input["path"], input["old_string"], input["new_string"]
@@ -199,7 +199,10 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     crlf = b"\r\n" in raw  # read_text turned CRLF into LF; write them back as they were
     if old == new:
         raise ToolError("old_string and new_string are identical; nothing to change")
-    count = text.count(old) if old else 0
+    if old == "":
+        raise ToolError(f"old_string is empty but {rel} already exists; an empty old_string "
+                        "only creates a new file. To edit, copy the exact text to replace")
+    count = text.count(old)
     if count == 0:
         raise ToolError(f"old_string not found in {rel}. Re-read the file with read_file and "
                         "copy the exact text, including indentation")
