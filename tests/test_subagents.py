@@ -97,3 +97,19 @@ def test_delegating_saves_main_window_tokens(workspace):
     assert figures["artefacts"] == [".artefacts/project_map.md"]
     assert "invoicing/tax.py (42 lines)" in figures["delegated_answer"]
     assert "invoicing/tax.py (42 lines)" in figures["direct_answer"]
+
+
+def test_a_subagent_lists_only_the_files_it_wrote(workspace):
+    class OtherWriterMeanwhile(ExplorerBrain):
+        """Another subagent writes into the shared folder while this one runs."""
+
+        def respond(self, request):
+            folder = workspace / ".artefacts"
+            folder.mkdir(exist_ok=True)
+            (folder / f"other_{len(request['messages'])}.md").write_text("not mine")
+            return super().respond(request)
+
+    result = run_subagent(BRIEF, client=offline_client(OtherWriterMeanwhile()),
+                          workspace=workspace)
+    assert result.artefacts == [".artefacts/project_map.md"]
+    assert len(list((workspace / ".artefacts").glob("other_*.md"))) == 4

@@ -89,7 +89,8 @@ class SubagentResult:
                 f"details):\n{refs}")
 
 
-def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR) -> Tool:
+def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR, *,
+                  written: list[Path] | None = None) -> Tool:
     """Build the ``write_artefact(name, content)`` tool: one file into ``<workspace>/<folder>/``.
 
     Names are plain file names (letters, digits, ``_ . -``, no ``/``, at most 100
@@ -100,6 +101,8 @@ def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR) -> Tool:
         workspace: the workspace whose root holds the folder.
         folder: the artefact folder inside the workspace (default ``ARTEFACT_DIR`` =
             ``".artefacts"``); created on the first write.
+        written: if given, each file the tool writes is appended to it (how a subagent
+            knows its own files while others write into the same folder).
 
     Returns:
         A "write" :class:`~mini_agent.harness.tools.Tool`; its result is ``wrote
@@ -114,6 +117,8 @@ def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR) -> Tool:
         target.parent.mkdir(parents=True, exist_ok=True)
         data = input["content"].encode("utf-8")
         target.write_bytes(data)
+        if written is not None and target not in written:
+            written.append(target)
         return f"wrote {folder}/{name} ({len(data):,} bytes)"
     return Tool("write_artefact", "Write findings to a file in the artefact folder and get "
                 "its path back; use it for anything long (tables, lists, code).",
@@ -179,9 +184,9 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     if unknown:
         raise ValueError(f"unknown tool(s) {unknown}; choose from {sorted(available)}")
     own = {name: available[name] for name in tools}
-    own["write_artefact"] = artefact_tool(ws, artefact_dir)
+    mine: list[Path] = []     # this run's files only: parallel subagents share the folder
+    own["write_artefact"] = artefact_tool(ws, artefact_dir, written=mine)
     folder = ws.root / artefact_dir
-    before = {p: p.stat().st_mtime_ns for p in folder.glob("*")} if folder.is_dir() else {}
     agent = Agent(client, model=model, tools=own, view_policy=full_view, max_turns=max_turns,
                   system=SUBAGENT_SYSTEM.format(max_tokens=max_summary_tokens))
     run = agent.run(brief)
@@ -190,9 +195,8 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     if truncated:
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "summary_full.md").write_text(run.text, encoding="utf-8")
-    written = sorted(p for p in folder.glob("*")
-                     if p.is_file() and before.get(p) != p.stat().st_mtime_ns) \
-        if folder.is_dir() else []
+        mine.append(folder / "summary_full.md")
+    written = sorted(set(p for p in mine if p.is_file()))
     return SubagentResult(summary, approx_tokens(summary),
                           [p.relative_to(ws.root).as_posix() for p in written], truncated,
                           run.exit_status, run.turns, approx_tokens(agent.history),
