@@ -40,6 +40,10 @@ def test_demo_offline_fixes_the_project(tmp_path):
                 if line.startswith("[tool_result] ")]
     assert sorted(answered) == sorted(uses)  # each result names the tool and the id it answers
     assert "[completed after 13 model requests]" in text
+    readme = (Path(cli.__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    shown = readme.split("## What `mini-agent demo` shows", 1)[1].split("```\n", 2)[1]
+    assert text.split("workspace kept at ")[0].endswith(shown), \
+        "README's demo output must be the demo's last lines"
     stats = next(line for line in text.splitlines() if line.startswith("stats: "))
     assert "masked:" in stats
     project = tmp_path / "project"
