@@ -2,15 +2,20 @@
 
 The grader runs checks in a worker process (:mod:`.worker`) so a learner's endless loop
 cannot hang the caller; this module is what that worker (and the kit's own tests, which grade
-in-memory variants of an answer) call in-process. No time limit here.
+in-memory variants of an answer) call in-process. No time limit here. After a function timed
+out once, :func:`stub_out` replaces it so that later checks calling it fail at once.
 
 IO: imports Python files by path.
+
+Source: the kit's grading design (``docs/grading.md``: one time limit per check, an endless
+loop named by its function, an import error reported once); no seed covers grading.
 """
 
 from __future__ import annotations
 
 import gc
 import importlib.util
+import inspect
 import linecache
 import sys
 import time
@@ -55,6 +60,10 @@ def load_module(path: Path, name: str | None = None) -> ModuleType:
 def import_error(path: Path, exc: BaseException) -> str:
     """Describe why ``path`` did not import, once, with its line.
 
+    Args:
+        path: the learner's file that failed to import (absolute).
+        exc: what importing it raised; its traceback gives the innermost line of ``path``.
+
     Returns:
         ``"could not import /abs/03_masking.py, line 12: SyntaxError: invalid syntax"``
         followed, on a second line, by that line of the file (when known).
@@ -98,6 +107,8 @@ def run_check(fn: Callable, impl: Any) -> CheckResult:
                 raise
     except NotImplementedError as exc:
         detail = f"not implemented yet ({exc})"
+    except SkippedCall as exc:
+        detail = str(exc)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the code is a fail
         detail = str(exc) or type(exc).__name__
         if not isinstance(exc, AssertionError):
@@ -117,6 +128,12 @@ def run_checks(exercise: str, checks_module: ModuleType, impl: Any, *,
     where a loop already runs in this thread (a notebook cell), the checks run in a worker
     thread and this call waits for them.
 
+    Args:
+        exercise: the two-digit id ("03") the scorecard carries.
+        checks_module: the exercise's checks (see :func:`~.registry.checks_module`).
+        impl: the implementation (a module, or any object with the exercise's names).
+        implementation: the scorecard's label for ``impl`` (default "").
+
     Returns:
         A Scorecard labelled ``implementation`` (no path: nothing was read from a file).
     """
@@ -127,27 +144,106 @@ def run_checks(exercise: str, checks_module: ModuleType, impl: Any, *,
     return Scorecard(exercise, implementation, call_outside_event_loop(run_all))
 
 
+def loop_frame(frame: FrameType | None, is_graded: Callable[[str], bool]) -> FrameType | None:
+    """Find the innermost frame of a graded file on a running stack: where an endless loop spins.
+
+    Args:
+        frame: the innermost frame of the stuck thread.
+        is_graded: True for a file name that belongs to the implementation under test.
+
+    Returns:
+        That frame, or None when no frame of the stack is in a graded file.
+    """
+    while frame is not None and not is_graded(frame.f_code.co_filename):
+        frame = frame.f_back
+    return frame
+
+
 def loop_site(frame: FrameType | None, is_graded: Callable[[str], bool]) -> str | None:
     """Name the innermost graded function on a running stack: where an endless loop spins.
 
     Args:
         frame: the innermost frame of the stuck thread.
         is_graded: True for a file name that belongs to the implementation under test.
+
     Returns:
         ``"mask_old_observations (03_masking.py, line 80)"``, or None when no frame of the
         stack is in a graded file.
     """
-    while frame is not None:
-        code = frame.f_code
-        if is_graded(code.co_filename):
-            return f"{code.co_qualname} ({Path(code.co_filename).name}, line {frame.f_lineno})"
-        frame = frame.f_back
-    return None
+    found = loop_frame(frame, is_graded)
+    if found is None:
+        return None
+    code = found.f_code
+    return f"{code.co_qualname} ({Path(code.co_filename).name}, line {found.f_lineno})"
+
+
+class SkippedCall(Exception):
+    """A check called a function that already ran out of time in an earlier check."""
+
+
+def stub_out(impl: Any, module: str | None, qualname: str, message: str,
+             on_call: Callable[[str], None]) -> bool:
+    """Replace a function that timed out, so that calling it again fails at once.
+
+    Later checks of the same grading that call the function (directly, or through another
+    function of the implementation, which looks it up in its module's globals) then fail in
+    milliseconds with ``message`` instead of each waiting a full time limit.
+
+    Args:
+        impl: the implementation under test (a module, or any object with the exercise's names).
+        module: ``__name__`` of the module that defines the function; None or ``impl``'s own
+            name means ``impl`` itself; another name is looked up in ``sys.modules``.
+        qualname: the function's ``__qualname__`` (``"should_mask"``, ``"Drain.put"``); a
+            function nested in another (``"outer.<locals>.inner"``) stubs out ``outer``.
+        message: what the failing check reports, e.g. "skipped: `should_mask` timed out in
+            check_should_mask_threshold".
+        on_call: called with ``message`` each time the replacement is called (the worker
+            marks the running check as skipped, whatever the check does with the exception).
+
+    Returns:
+        True when the function was found and replaced; False when the name does not resolve
+        (``<module>``, ``<lambda>``, a module not loaded), and nothing changed.
+    """
+    parts = qualname.split(".<locals>.")[0].split(".")
+    if not parts or any(not p.isidentifier() for p in parts):
+        return False
+    own = getattr(impl, "__name__", None)
+    owner = impl if module in (None, own) else sys.modules.get(module)
+    if owner is None:
+        return False
+    for part in parts[:-1]:
+        owner = getattr(owner, part, None)
+        if owner is None:
+            return False
+    name = parts[-1]
+    original = inspect.getattr_static(owner, name, None)
+    if original is None:
+        return False
+
+    def skipped(*args: Any, **kwargs: Any) -> Any:
+        on_call(message)
+        raise SkippedCall(message)
+    replacement: Any = property(skipped) if isinstance(original, property) else skipped
+    if isinstance(original, (staticmethod, classmethod)):
+        replacement = staticmethod(skipped)
+    setattr(owner, name, replacement)
+    if owner is not impl and len(parts) == 1 and getattr(impl, name, None) is original:
+        setattr(impl, name, replacement)  # the package re-exports the defining module's name
+    return True
 
 
 def names_used(fn: Callable, names: Collection[str]) -> list[str]:
-    """The names of ``names`` (the implementation's callables) that a check refers to, in
-    first-use order: the suspects when a check runs out of time and no stack says where."""
+    """List the implementation's callables that a check refers to, in first-use order.
+
+    These are the suspects when a check runs out of time and no stack says where.
+
+    Args:
+        fn: the check function; its code and the code nested in it are read, never run.
+        names: the implementation's public callables (:func:`callable_names`).
+
+    Returns:
+        The names of ``names`` that ``fn`` mentions, each once.
+    """
     def walk(code: CodeType) -> list[str]:
         found = list(code.co_names)
         for const in code.co_consts:
@@ -158,8 +254,15 @@ def names_used(fn: Callable, names: Collection[str]) -> list[str]:
 
 
 def callable_names(impl: Any) -> list[str]:
-    """The public callables of an implementation (functions and classes), sorted; for a
-    module with ``__all__`` (the package), those names, without importing what they name."""
+    """List the public callables of an implementation (functions and classes).
+
+    Args:
+        impl: the implementation under test; for a module with ``__all__`` (the package),
+            those names are read without importing what they name.
+
+    Returns:
+        The names, sorted.
+    """
     public = getattr(impl, "__all__", None)
     if public is not None:
         return sorted(public)

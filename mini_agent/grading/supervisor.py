@@ -6,7 +6,14 @@ ran out of time (it is killed) or ended the process. The caller waits on a queue
 reader thread, never on the event loop, so this works the same in a terminal and in a notebook
 kernel whose loop is already running.
 
+A function that timed out is stubbed out in every later worker of the same grading: the
+checks after it that call it fail at once ("skipped: `should_mask` timed out in
+check_should_mask_threshold"), so an exercise costs about one time limit per broken function,
+not one per check that calls it. The other functions are graded normally.
+
 IO: starts and kills processes, threads.
+
+Source: the kit's grading design (``docs/grading.md``); no seed covers grading.
 """
 
 from __future__ import annotations
@@ -41,6 +48,7 @@ class Worker:
 
     Args:
         cwd: the working directory of the worker (the folder being graded).
+
     Raises:
         WorkerError: the process did not say it was ready within :data:`START_SECONDS`.
     """
@@ -81,6 +89,10 @@ class Worker:
     def request(self, message: dict[str, Any], *, seconds: float) -> dict[str, Any] | None:
         """Send one request and wait for its reply.
 
+        Args:
+            message: a request of the protocol (see :mod:`.worker`).
+            seconds: how long to wait for the reply (seconds).
+
         Returns:
             The reply, or None when the process ended instead of answering.
         Raises:
@@ -95,14 +107,25 @@ class Worker:
         return self._wait(seconds)
 
     def exit_code(self) -> int | None:
-        """The process's exit code once it ended (waits up to 5 s), else None."""
+        """Wait up to 5 s for the process to end.
+
+        Returns:
+            Its exit code, or None when it still runs.
+        """
         try:
             return self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             return None
 
     def stderr_text(self, limit_chars: int = 2000) -> str:
-        """The last ``limit_chars`` characters the process wrote on stderr."""
+        """Read what the process wrote on stderr.
+
+        Args:
+            limit_chars: how many characters to keep from the end (default 2,000).
+
+        Returns:
+            The last ``limit_chars`` characters, stripped.
+        """
         self.stderr.seek(0)
         return self.stderr.read().decode("utf-8", "replace")[-limit_chars:].strip()
 
@@ -128,7 +151,16 @@ class Worker:
 
 
 def timeout_detail(seconds: float, where: str) -> str:
-    """``"timed out after 2 s: look for an endless loop in f (03_x.py, line 4)"``."""
+    """Describe a check that ran out of time.
+
+    Args:
+        seconds: the time limit it ran out of (seconds).
+        where: the loop's site ("f (03_x.py, line 4)") or the suspects ("f or g"); "" when
+            nothing is known.
+
+    Returns:
+        ``"timed out after 2 s: look for an endless loop in f (03_x.py, line 4)"``.
+    """
     return (f"timed out after {seconds:g} s: look for an endless loop in "
             f"{where or 'the code this check calls'}")
 
@@ -137,15 +169,21 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                   cwd: Path, default_seconds: float) -> tuple[list[CheckResult], str]:
     """Run ``checks`` in one worker process; replace it only after a timeout or a crash.
 
+    After a timeout, the function that spun (or the one function the check names, when no
+    stack said where) is stubbed out in the next worker, so later checks calling it are
+    skipped at once instead of each costing a full time limit.
+
     Args:
         exercise: "03".
         checks: the exercise's check functions, in order (their metadata only is used here).
         load: the worker's load request ``{"implementation", "path"}``.
         cwd: the worker's working directory.
         default_seconds: the time limit of a check that declares none (seconds).
+
     Returns:
         ``(results, error)``: one CheckResult per check; ``error`` says, once, why nothing
         could run (the file does not import), and then every check failed without running.
+
     Raises:
         WorkerError: a worker process could not start.
     """
@@ -153,13 +191,14 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
     results: list[CheckResult] = []
     worker: Worker | None = None
     names: list[str] = []
+    timed_out: list[dict[str, Any]] = []  # the functions stubbed out in every later worker
     error = ""
     try:
         for fn in checks:
             meta, limit = fn.grading, time_limit(fn, default_seconds)
             if worker is None:
                 worker = Worker(cwd=cwd)
-                reply = _ask(worker, load, default_seconds)
+                reply = _ask(worker, {**load, "timed_out": timed_out}, default_seconds)
                 if reply.get("op") != "loaded" or reply["error"]:
                     error = reply.get("error") or _load_failure(reply, load, default_seconds)
                     worker.kill()
@@ -178,8 +217,14 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                                            reply["seconds"]))
                 continue
             if reply.get("op") == "timeout":
-                where = reply.get("where") or " or ".join(names_used(fn, names))
+                suspects = names_used(fn, names)
+                where = reply.get("where") or " or ".join(suspects)
                 detail = timeout_detail(limit, where)
+                function = reply.get("function")
+                if not function and len(suspects) == 1:
+                    function = {"module": None, "qualname": suspects[0]}
+                if function:
+                    timed_out.append({**function, "check": fn.__name__})
             else:
                 detail = (f"the grading process ended while this check ran (exit code "
                           f"{reply.get('exit_code')}): does the code call sys.exit or "

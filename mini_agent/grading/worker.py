@@ -6,15 +6,24 @@ and the caller waits for each result with a deadline. The protocol is one JSON o
 line: the caller writes to the worker's stdin, the worker answers on a private copy of its
 stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothing).
 
-    -> {"op": "load", "exercise": "03", "implementation": "exercises", "path": "/abs/03.py"}
+    -> {"op": "load", "exercise": "03", "implementation": "exercises", "path": "/abs/03.py",
+        "timed_out": [{"module": "_mini_agent_graded_exercises_03_masking",
+                       "qualname": "should_mask", "check": "check_should_mask_threshold"}]}
     <- {"op": "loaded", "error": "", "names": [...]}   (error: the file does not import)
     -> {"op": "run", "name": "check_x", "time_limit_seconds": 10}
     <- {"op": "result", "name": "check_x", "passed": true, "detail": "", "seconds": 0.01}
-    <- {"op": "timeout", "name": "check_x", "where": "mask_old_observations (...)"}
+    <- {"op": "timeout", "name": "check_x", "where": "mask_old_observations (...)",
+        "function": {"module": "...", "qualname": "mask_old_observations"}}
 
 On a time limit a watchdog thread reports where the main thread spins and the caller kills
-the process (which also ends itself soon after, should its caller be gone). A loop that never releases the interpreter gets no report: the caller's own
-deadline kills it. Run as ``python -m mini_agent.grading.worker``.
+the process (which also ends itself soon after, should its caller be gone). A loop that never
+releases the interpreter gets no report: the caller's own deadline kills it. The next worker
+loads the implementation with every function that timed out so far (``timed_out``) stubbed
+out: a later check that calls one fails at once with "skipped: `should_mask` timed out in
+check_should_mask_threshold", so one broken function costs about one time limit, not one per
+check that calls it. Run as ``python -m mini_agent.grading.worker``.
+
+Source: the kit's grading design (``docs/grading.md``); no seed covers grading.
 """
 
 from __future__ import annotations
@@ -27,18 +36,23 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from mini_agent.grading.registry import checks_module, collect_checks
-from mini_agent.grading.runner import (callable_names, import_error, load_module, loop_site, names_used,
-                                       run_check)
+from mini_agent.grading.runner import (callable_names, import_error, load_module, loop_frame,
+                                       loop_site, names_used, run_check, stub_out)
 
 
 EXIT_TIMED_OUT = 3
+"""The worker's exit code after it reported a timeout."""
 ORPHAN_SECONDS = 10.0
 """After reporting a timeout the worker ends itself this many seconds later (seconds), in case
 its caller died before it could kill it."""
 
 
 class Session:
-    """The worker's state: the checks and the implementation loaded, the channel back."""
+    """The worker's state: the checks and the implementation loaded, the channel back.
+
+    Args:
+        channel: the private copy of stdout the replies are written to, one JSON per line.
+    """
 
     def __init__(self, channel: TextIO) -> None:
         self.channel = channel
@@ -47,14 +61,28 @@ class Session:
         self.impl: Any = None
         self.names: list[str] = []
         self.is_graded: Callable[[str], bool] = lambda filename: False
+        self.skipped = ""
 
     def send(self, message: dict[str, Any]) -> None:
-        """Write one JSON line back to the caller."""
+        """Write one JSON line back to the caller.
+
+        Args:
+            message: a reply of the protocol (see the module docstring).
+        """
         self.channel.write(json.dumps(message) + "\n")
         self.channel.flush()
 
     def load(self, request: dict[str, Any]) -> None:
-        """Import the exercise's checks and the implementation; report an import error once."""
+        """Import the exercise's checks and the implementation; report an import error once.
+
+        Functions that timed out in earlier workers (``request["timed_out"]``) are stubbed
+        out, so a check that calls one is skipped at once.
+
+        Args:
+            request: the ``load`` request: ``exercise``, ``implementation`` ("exercises",
+                "solutions" or "package"), ``path`` (None for the package),
+                ``time_limit_seconds`` for the import, and optionally ``timed_out``.
+        """
         self.checks = {fn.__name__: fn for fn in collect_checks(
             checks_module(request["exercise"]))}
         error = ""
@@ -75,26 +103,68 @@ class Session:
                 except (Exception, SystemExit) as exc:  # noqa: BLE001 - the learner's file
                     error = import_error(path, exc)
         self.names = callable_names(self.impl) if not error else []
+        if not error:
+            for spec in request.get("timed_out", []):
+                message = f"skipped: `{spec['qualname']}` timed out in {spec['check']}"
+                stub_out(self.impl, spec.get("module"), spec["qualname"], message, self.skip)
         self.send({"op": "loaded", "error": error, "names": self.names})
 
+    def skip(self, message: str) -> None:
+        """Mark the running check as skipped: it called a function that timed out before.
+
+        Args:
+            message: the detail the check reports ("skipped: `f` timed out in check_x").
+        """
+        self.skipped = self.skipped or message
+
     def run(self, request: dict[str, Any]) -> None:
-        """Run one check under its time limit and send its result (or let the watchdog)."""
+        """Run one check under its time limit and send its result (or let the watchdog).
+
+        A check that called a stubbed-out function fails with the skip message, whatever it
+        did with the exception.
+
+        Args:
+            request: the ``run`` request: ``name`` of the check and ``time_limit_seconds``.
+        """
         fn = self.checks[request["name"]]
+        self.skipped = ""
         with self.watch(request["time_limit_seconds"], fn.__name__, fn=fn) as watch:
             result = run_check(fn, self.impl)
         if not watch.fired:
-            self.send({"op": "result", "name": fn.__name__, "passed": result.passed,
-                       "detail": result.detail, "seconds": result.seconds})
+            passed, detail = result.passed, result.detail
+            if self.skipped:
+                passed, detail = False, self.skipped
+            self.send({"op": "result", "name": fn.__name__, "passed": passed,
+                       "detail": detail, "seconds": result.seconds})
 
     def watch(self, seconds: float, name: str, *, fn: Callable | None = None,
               loading: Path | None = None) -> "Watchdog":
-        """A watchdog for the main thread, reporting a timeout after ``seconds``."""
+        """Make a watchdog for the main thread, reporting a timeout after ``seconds``.
+
+        Args:
+            seconds: the time limit (seconds).
+            name: the check's name ("" while importing the implementation).
+            fn: the check, whose names are the suspects when no stack frame says where.
+            loading: the file being imported, when the watchdog guards the import.
+
+        Returns:
+            The :class:`Watchdog`, to use as a context manager.
+        """
         return Watchdog(self, seconds, name, fn=fn, loading=loading)
 
 
 class Watchdog:
-    """Context manager: after ``seconds``, send a timeout naming where the main thread spins
-    (unless the block ended first; the session lock decides which one speaks)."""
+    """Context manager: after ``seconds``, send a timeout naming where the main thread spins.
+
+    Unless the block ended first; the session lock decides which one speaks.
+
+    Args:
+        session: the worker's session (its lock, channel and implementation).
+        seconds: the time limit (seconds).
+        name: the check's name ("" while importing).
+        fn: the check, or None while importing.
+        loading: the file being imported, or None while a check runs.
+    """
 
     def __init__(self, session: Session, seconds: float, name: str, *,
                  fn: Callable | None, loading: Path | None) -> None:
@@ -116,21 +186,28 @@ class Watchdog:
             os._exit(EXIT_TIMED_OUT)
 
     def fire(self) -> None:
+        """Report the timeout (where the main thread spins), then end the process soon after."""
         with self.session.lock:
             if self.done:
                 return
             self.fired = True
             frame = sys._current_frames().get(self.main)  # noqa: SLF001 - the stuck thread
-            where = loop_site(frame, self.session.is_graded)
-            if where is None and self.fn is not None:
+            stuck = loop_frame(frame, self.session.is_graded)
+            where = loop_site(stuck, self.session.is_graded)
+            function = None
+            if stuck is not None:
+                function = {"module": stuck.f_globals.get("__name__"),
+                            "qualname": stuck.f_code.co_qualname}
+            elif self.fn is not None:
                 where = " or ".join(names_used(self.fn, self.session.names)) or None
-            self.session.send({"op": "timeout", "name": self.name, "where": where or ""})
+            self.session.send({"op": "timeout", "name": self.name, "where": where or "",
+                               "function": function})
         # the caller kills this process; should the caller be gone, never spin on alone
         threading.Timer(ORPHAN_SECONDS, os._exit, (EXIT_TIMED_OUT,)).start()
 
 
 def main() -> None:
-    """Serve requests from stdin until it closes."""
+    """Serve requests from stdin until it closes (``python -m mini_agent.grading.worker``)."""
     channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
     requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
     null = os.open(os.devnull, os.O_RDWR)
