@@ -6,6 +6,9 @@ a worker that cannot start). With ``--json`` it prints exactly one JSON document
 whatever happens: a scorecard, all scorecards (``--all``), or ``{"error": ...}``.
 
 IO: stdout, stderr.
+
+Source: the kit's grading design (``docs/grading.md``: exit codes, one JSON document for an
+LMS); no seed covers grading.
 """
 
 from __future__ import annotations
@@ -25,7 +28,16 @@ EXIT_FULL_MARKS, EXIT_BELOW_FULL_MARKS, EXIT_USAGE = 0, 1, 2
 
 
 def error_document(message: str, *, exercise: str | None = None) -> dict[str, Any]:
-    """The one JSON document ``--json`` prints when grading could not start."""
+    """Build the one JSON document ``--json`` prints when grading could not start.
+
+    Args:
+        message: why grading could not start (also printed on stderr).
+        exercise: the two-digit id when known, else None.
+
+    Returns:
+        A scorecard-shaped dict: ``path`` None, ``score`` and ``total`` 0, no checks, the
+        message in ``error``.
+    """
     return {"exercise": exercise, "path": None, "kit_version": installed_version(),
             "score": 0, "total": 0, "error": message, "checks": []}
 
@@ -40,20 +52,24 @@ def main_grade(exercise: str | None, *, all_exercises: bool = False, as_json: bo
         exercise: "3", "03" or "03_masking"; None with ``all_exercises``.
         all_exercises: grade every exercise in one call.
         as_json: print one JSON document instead of text.
-        implementation: "exercises", "solutions" or "package".
+        implementation: "exercises" (default), "solutions" or "package".
         root: the folder to grade (default: found from the current directory).
-        time_limit_seconds: each check's default limit (seconds).
-        out, err: streams (default: stdout, stderr).
+        time_limit_seconds: each check's default limit (seconds; default 10, must be positive).
+        out: where the scorecard goes (default: stdout).
+        err: where a usage error goes (default: stderr).
+
     Returns:
         0 at full marks, 1 below them, 2 for a usage error (its message on stderr, and in
         the JSON document with ``as_json``).
     """
     out, err = out or sys.stdout, err or sys.stderr
+    wrong = ("give one exercise id (3, 03 or 03_masking) or --all"
+             if all_exercises == (exercise is not None) else
+             f"the time limit must be positive, got {time_limit_seconds:g} s"
+             if time_limit_seconds <= 0 else "")
+    if wrong:
+        return usage_error(wrong, as_json=as_json, exercise=exercise, out=out, err=err)
     try:
-        if all_exercises == (exercise is not None):
-            raise ValueError("give one exercise id (3, 03 or 03_masking) or --all")
-        if time_limit_seconds <= 0:
-            raise ValueError(f"the time limit must be positive, got {time_limit_seconds:g} s")
         if all_exercises:
             result: Any = grade_all(implementation=implementation, root=root,
                                     time_limit_seconds=time_limit_seconds)
@@ -68,7 +84,19 @@ def main_grade(exercise: str | None, *, all_exercises: bool = False, as_json: bo
 
 def usage_error(message: str, *, as_json: bool, exercise: str | None = None,
                 out: TextIO | None = None, err: TextIO | None = None) -> int:
-    """Report a usage error on stderr (and as the JSON document with ``as_json``); return 2."""
+    """Report a usage error on stderr, and as the JSON document with ``as_json``.
+
+    Args:
+        message: what was wrong, printed after ``mini-agent grade: ``.
+        as_json: also print :func:`error_document` on ``out``.
+        exercise: the exercise as given, or None; the JSON carries its two-digit id when it
+            is valid, else the text as given.
+        out: where the JSON document goes (default: stdout).
+        err: where the message goes (default: stderr).
+
+    Returns:
+        2, the usage-error exit code.
+    """
     print(f"mini-agent grade: {message}", file=err or sys.stderr)
     if as_json:
         print(json.dumps(error_document(message, exercise=_id(exercise)), indent=1),
@@ -87,6 +115,14 @@ def main_make_exercises(*, check: bool = False, force: bool = False,
                         root: str | Path | None = None, out: TextIO | None = None,
                         err: TextIO | None = None) -> int:
     """Create missing exercise files; overwrite edited ones only with ``force``.
+
+    Args:
+        check: only compare: list the files of ``exercises/`` that differ from what
+            ``solutions/`` would generate, write nothing.
+        force: overwrite edited exercise files too (discards the learner's edits).
+        root: the folder holding ``solutions/`` (default: found from the current directory).
+        out: where the report goes (default: stdout).
+        err: where an error goes (default: stderr).
 
     Returns:
         0 (edited files kept untouched is the normal case); with ``check``, 1 when

@@ -7,6 +7,8 @@ folder), or of ``root``. The checks come from the installed package. Each check 
 worker process under a time limit (:mod:`.supervisor`).
 
 IO: reads the folder, starts worker processes.
+
+Source: the kit's grading design (``docs/grading.md``); no seed covers grading.
 """
 
 from __future__ import annotations
@@ -44,7 +46,15 @@ def find_root(start: Path | str | None = None, folder: str = "exercises") -> Pat
 
 
 def find_file(folder: str, exercise: str, *, root: Path) -> Path:
-    """Return ``<root>/<folder>/<exercise>_*.py`` (absolute).
+    """Find one exercise's file in a folder.
+
+    Args:
+        folder: "exercises" or "solutions".
+        exercise: the two-digit id ("03").
+        root: the folder holding ``folder/``.
+
+    Returns:
+        ``<root>/<folder>/<exercise>_*.py``, absolute (the first in name order).
 
     Raises:
         FileNotFoundError: no such file (for ``exercises``, the message says how to create it).
@@ -58,7 +68,14 @@ def find_file(folder: str, exercise: str, *, root: Path) -> Path:
 
 
 def resolve_root(implementation: str, root: Path | str | None) -> Path | None:
-    """The folder to grade for ``implementation`` (None for the package).
+    """Find the folder to grade for ``implementation``.
+
+    Args:
+        implementation: "exercises", "solutions" or "package".
+        root: the folder the caller named, or None to search from the current directory.
+
+    Returns:
+        The absolute folder, or None for "package" (nothing is read from a folder).
 
     Raises:
         ValueError: an unknown implementation.
@@ -83,11 +100,14 @@ def grade(exercise: str | int, *, implementation: str = "exercises",
             "package" (``mini_agent`` itself: the kit's own functions).
         root: the folder holding ``exercises/`` (or ``solutions/``); default: the current
             directory or the nearest folder above it that has one. Unused for "package".
-        time_limit_seconds: limit of each check that declares none (seconds).
+        time_limit_seconds: limit of each check that declares none (seconds; default 10).
+
     Returns:
         A Scorecard naming the absolute path graded. A file that does not import scores 0,
         with the error (and its line) once in ``error``; a check that runs out of time fails
-        alone ("timed out after N s: look for an endless loop in <function>").
+        ("timed out after N s: look for an endless loop in <function>") and the later checks
+        calling that function fail at once ("skipped: `<function>` timed out in <check>").
+
     Raises:
         FileNotFoundError: an unknown exercise (the message lists the valid ids), no folder to
             grade, or a missing implementation file.
@@ -116,10 +136,15 @@ def grade_all(*, implementation: str = "exercises", root: Path | str | None = No
     """Grade every exercise that has checks, in one call (one worker process per exercise).
 
     Args:
-        implementation, root, time_limit_seconds: as for :func:`grade`.
+        implementation: "exercises" (default), "solutions" or "package", as for :func:`grade`.
+        root: the folder holding ``exercises/`` (or ``solutions/``); default: found from the
+            current directory, as for :func:`grade`.
+        time_limit_seconds: limit of each check that declares none (seconds; default 10).
+
     Returns:
         Scorecards in exercise order; a missing exercise file is that exercise's ``error``
         (its checks listed, none run), never a reason to stop.
+
     Raises:
         FileNotFoundError: no folder to grade.
         ValueError: an unknown implementation.

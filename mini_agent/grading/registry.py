@@ -7,6 +7,8 @@ checks of exercise NN live in ``mini_agent/grading/checks/checks_NN_topic.py``: 
 the package, so any install (editable or not) can grade.
 
 This module only finds and describes checks; running them is :mod:`.runner`'s job.
+
+Source: the kit's grading design (``docs/grading.md``); no seed covers grading.
 """
 
 from __future__ import annotations
@@ -50,9 +52,12 @@ def check(*, points: int = 1, hint: str = "",
 
 
 def check_files() -> dict[str, str]:
-    """Return ``{"03": "checks_03_masking", ...}``: every exercise that has checks, sorted.
+    """List every exercise that has checks.
 
     Read from the installed package (``importlib.resources``), never from a working copy.
+
+    Returns:
+        ``{"03": "checks_03_masking", ...}``, sorted by exercise id.
     """
     names = sorted(entry.name[:-3] for entry in resources.files(CHECKS_PACKAGE).iterdir()
                    if re.fullmatch(r"checks_\d\d_\w+\.py", entry.name))
@@ -60,18 +65,24 @@ def check_files() -> dict[str, str]:
 
 
 def exercise_ids() -> list[str]:
-    """The exercise numbers that have checks, sorted: ``["01", ..., "08"]``."""
+    """List the exercise ids that have checks.
+
+    Returns:
+        The two-digit ids, sorted: ``["01", ..., "11"]``.
+    """
     return list(check_files())
 
 
 def normalize_exercise(exercise: str | int) -> str:
-    """Return the two-digit id of an exercise written ``3``, ``"03"``, ``"03_masking"`` or
-    ``"03_masking.py"``.
+    """Return the two-digit id of an exercise, however the learner wrote it.
 
     Args:
-        exercise: the id as the learner typed it.
+        exercise: the id as the learner typed it: ``3``, ``"03"``, ``"03_masking"`` or
+            ``"03_masking.py"``.
+
     Returns:
         "03".
+
     Raises:
         FileNotFoundError: no checks for that number, or a topic that does not match them;
             the message lists the valid ids.
@@ -93,7 +104,13 @@ def normalize_exercise(exercise: str | int) -> str:
 
 
 def checks_module(exercise: str | int) -> ModuleType:
-    """Import and return the checks module of an exercise (``3``, ``"03"``, ``"03_masking"``).
+    """Import the checks module of an exercise.
+
+    Args:
+        exercise: ``3``, ``"03"`` or ``"03_masking"`` (see :func:`normalize_exercise`).
+
+    Returns:
+        The module ``mini_agent.grading.checks.checks_NN_topic``.
 
     Raises:
         FileNotFoundError: an unknown exercise (see :func:`normalize_exercise`).
@@ -103,13 +120,28 @@ def checks_module(exercise: str | int) -> ModuleType:
 
 
 def collect_checks(module: ModuleType) -> list[Callable]:
-    """Return the module's :func:`check`-marked ``check_*`` functions in definition order."""
+    """Collect the graded checks of a checks module.
+
+    Args:
+        module: a ``checks_NN_topic`` module.
+
+    Returns:
+        Its :func:`check`-marked ``check_*`` functions in definition order.
+    """
     found = [v for k, v in vars(module).items()
              if k.startswith("check_") and callable(v) and hasattr(v, "grading")]
     return sorted(found, key=lambda fn: fn.__code__.co_firstlineno)
 
 
 def time_limit(fn: Callable, default_seconds: float) -> float:
-    """The time limit of one check in seconds: its own, else ``default_seconds``."""
+    """Return the time limit of one check.
+
+    Args:
+        fn: a :func:`check`-marked function.
+        default_seconds: the grader's default, used when the check declares none (seconds).
+
+    Returns:
+        The check's own limit, else ``default_seconds`` (seconds, as a float).
+    """
     own = fn.grading.get("time_limit_seconds")  # type: ignore[attr-defined]
     return float(own if own is not None else default_seconds)

@@ -13,6 +13,9 @@ and for ``mini-agent grade --all --json``::
      "total": 107, "exercises": [<one scorecard as above>, ...]}
 
 Pure data: no IO here. Shown as a widget by :func:`mini_agent.ui.widgets.scorecard_widget`.
+
+Source: the kit's grading design (``docs/grading.md``: the JSON an LMS collects, the fields
+of each check); no seed covers grading.
 """
 
 from __future__ import annotations
@@ -22,7 +25,11 @@ from typing import Any
 
 
 def installed_version() -> str:
-    """The installed mini-agent version (``mini_agent.__version__``)."""
+    """Read the installed mini-agent version.
+
+    Returns:
+        ``mini_agent.__version__``, e.g. "0.1.0".
+    """
     import mini_agent
     return mini_agent.__version__
 
@@ -50,7 +57,12 @@ class CheckResult:
     seconds: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON shape of one check (see the module docstring)."""
+        """Return the JSON shape of one check.
+
+        Returns:
+            ``{"name", "points", "max_points", "passed", "hint", "detail", "seconds"}`` (see the
+            module docstring), ``seconds`` rounded to milliseconds.
+        """
         return {"name": self.name, "points": self.points, "max_points": self.max_points,
                 "passed": self.passed, "hint": self.hint, "detail": self.detail,
                 "seconds": round(self.seconds, 3)}
@@ -92,20 +104,34 @@ class Scorecard:
         return bool(self.checks) and self.score == self.total and not self.error
 
     def header(self) -> str:
-        """The first line of the text scorecard: exercise, file graded, kit version."""
+        """Return the first line of the text scorecard.
+
+        Returns:
+            ``"Exercise 03: /abs/exercises/03_masking.py (mini-agent 0.1.0)"``: the exercise, the
+            file graded (the implementation's label when no file was read) and the kit version.
+        """
         return (f"Exercise {self.exercise}: {self.path or self.implementation} "
                 f"(mini-agent {self.kit_version})")
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON shape of a scorecard (see the module docstring)."""
+        """Return the JSON shape of a scorecard.
+
+        Returns:
+            The dict of the module docstring, one :meth:`CheckResult.to_dict` per check.
+        """
         return {"exercise": self.exercise, "implementation": self.implementation,
                 "path": self.path, "kit_version": self.kit_version, "score": self.score,
                 "total": self.total, "error": self.error,
                 "checks": [c.to_dict() for c in self.checks]}
 
     def to_text(self) -> str:
-        """Return a plain-text scorecard: the header, one line per check with the hint and
-        what came back under each failure, then the score. An import error is shown once."""
+        """Return a plain-text scorecard.
+
+        Returns:
+            The header, one line per check with the hint and what came back under each failure,
+            then the score. An import error is shown once, above the checks, and their hints left
+            out.
+        """
         lines = [self.header()]
         if self.error:
             lines += [f"  {line}" for line in self.error.splitlines()]
@@ -153,13 +179,22 @@ class Scorecards:
         return bool(self.cards) and all(card.full_marks for card in self.cards)
 
     def to_dict(self) -> dict[str, Any]:
-        """Return the JSON shape of all exercises (see the module docstring)."""
+        """Return the JSON shape of all exercises.
+
+        Returns:
+            The ``--all`` dict of the module docstring, one :meth:`Scorecard.to_dict` per exercise.
+        """
         return {"root": self.root, "implementation": self.implementation,
                 "kit_version": self.kit_version, "score": self.score, "total": self.total,
                 "exercises": [card.to_dict() for card in self.cards]}
 
     def to_text(self) -> str:
-        """Return every scorecard, then one line per exercise and the total."""
+        """Return every scorecard as text, then a summary.
+
+        Returns:
+            The scorecards separated by blank lines, then one line per exercise (marked "does not
+            import" when it did not) and the total.
+        """
         parts = [card.to_text() for card in self.cards]
         summary = [f"All exercises in {self.root} (mini-agent {self.kit_version})"]
         summary += [f"  {card.exercise}: {card.score}/{card.total}"

@@ -7,6 +7,9 @@ keeps the signature and docstring (minitorch's stubs). A learner's copy may have
 ``solutions/``: then there is nothing to generate, and saying "in sync" would be a lie.
 
 IO: reads ``solutions/``, writes ``exercises/``.
+
+Source: nbgrader's ``BEGIN SOLUTION`` / ``END SOLUTION`` markers and minitorch's stubs
+(signature and docstring kept, body raising ``NotImplementedError``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,17 @@ def make_stub(source: str, exercise: str) -> str:
 
     Each ``# BEGIN SOLUTION`` ... ``# END SOLUTION`` region (markers included) becomes
     ``raise NotImplementedError("Exercise NN.k")`` at the BEGIN marker's indentation, k
-    counting regions from 1. Raises ValueError for unbalanced or nested markers (with line).
+    counting regions from 1.
+
+    Args:
+        source: the text of ``solutions/NN_topic.py``.
+        exercise: the two-digit id ("03") written into each ``NotImplementedError``.
+
+    Returns:
+        The stub's text; lines outside the markers are kept as they are.
+
+    Raises:
+        ValueError: unbalanced or nested markers (the message names the line).
 
     >>> make_stub("def f():\\n    # BEGIN SOLUTION\\n    return 1\\n    # END SOLUTION\\n", "03")
     'def f():\\n    raise NotImplementedError("Exercise 03.1")\\n'
@@ -66,10 +79,14 @@ MAINTAINERS_ONLY = ("make-exercises is a maintainer command that generates exerc
 
 
 def solution_files(root: Path | str | None) -> tuple[Path, list[Path]]:
-    """Return the folder holding ``solutions/`` and its ``NN_*.py`` files, sorted.
+    """Find the folder holding ``solutions/`` and its solution files.
 
     Args:
         root: that folder, or None to look from the current directory upwards.
+
+    Returns:
+        ``(folder, files)``: the folder (absolute) and its ``solutions/NN_*.py``, sorted.
+
     Raises:
         FileNotFoundError: no solution file; the message says the command is for
             maintainers, whose copy has ``solutions/``.

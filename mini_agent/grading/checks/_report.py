@@ -3,6 +3,9 @@
 Shared by the checks modules; not a checks module itself (its name does not match
 ``checks_NN_*.py``). Every helper raises ``AssertionError`` with a one-line message that fits
 in a scorecard's detail (:data:`mini_agent.grading.runner.DETAIL_CHARS`).
+
+Source: the kit's grading design: every failing check names its input, the expected value
+and what came back (``docs/grading.md``; enforced by the kit's tests).
 """
 
 from __future__ import annotations
@@ -15,15 +18,32 @@ SHORT_CHARS = 80
 
 
 def short(value: Any, limit: int = SHORT_CHARS) -> str:
-    """``repr(value)``, cut to ``limit`` characters with ``...`` when longer."""
+    """Show a value briefly.
+
+    Args:
+        value: anything; its ``repr`` is shown.
+        limit: the longest text kept (characters; default :data:`SHORT_CHARS`).
+
+    Returns:
+        ``repr(value)``, cut to ``limit`` characters ending in ``...`` when longer.
+    """
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def difference(expected: Any, got: Any, keys: tuple = ()) -> tuple[tuple, Any, Any] | None:
-    """Where ``got`` first differs from ``expected``: ``(keys, expected part, got part)``.
+    """Find where ``got`` first differs from ``expected``.
 
-    Descends into dicts, and into lists and tuples of the same length; None when equal.
+    Descends into dicts with the same keys, and into lists and tuples of the same type and
+    length; anything else that differs is the difference itself.
+
+    Args:
+        expected: the value the check wanted.
+        got: the value that came back.
+        keys: the path walked so far (callers leave the default ``()``).
+
+    Returns:
+        ``(keys, expected part, got part)`` at the first difference, or None when equal.
     """
     if expected == got:
         return None
@@ -42,7 +62,14 @@ def difference(expected: Any, got: Any, keys: tuple = ()) -> tuple[tuple, Any, A
 
 
 def path_text(keys: tuple) -> str:
-    """``(2, "content", 0)`` as ``"[2]['content'][0]"``."""
+    """Write a path of keys the way Python indexes it.
+
+    Args:
+        keys: the keys and indices from :func:`difference`, e.g. ``(2, "content", 0)``.
+
+    Returns:
+        ``"[2]['content'][0]"``.
+    """
     return "".join(f"[{k!r}]" for k in keys)
 
 
@@ -75,8 +102,14 @@ def expect(got: Any, expected: Any, what: str) -> None:
 def returns(call: Callable[[], Any], expected: Any, what: str) -> Any:
     """Assert that ``call()`` returns ``expected``; an exception it raises is what came back.
 
+    Args:
+        call: the call to make, without arguments (a lambda around the learner's function).
+        expected: the value it must return.
+        what: the input, described briefly for the message.
+
     Returns:
         The value returned.
+
     Raises:
         AssertionError: as :func:`expect`, or ``"<what>: expected <expected>, got
             KeyError: 'x'"``. NotImplementedError propagates (an untouched stub).
@@ -87,11 +120,19 @@ def returns(call: Callable[[], Any], expected: Any, what: str) -> Any:
 
 
 def called(call: Callable[[], Any], what: str, expected: Any = None) -> Any:
-    """``call()``; an exception other than NotImplementedError fails with ``what``.
+    """Make a call; an exception other than NotImplementedError fails with ``what``.
+
+    Args:
+        call: the call to make, without arguments.
+        what: the input, described briefly for the message.
+        expected: the value the check wants, shown in the message; None shows "a result".
+
+    Returns:
+        What ``call()`` returned.
 
     Raises:
         AssertionError: ``"<what>: expected <expected>, got KeyError: 'x'"`` (``"expected a
-            result"`` when ``expected`` is None).
+            result"`` when ``expected`` is None). NotImplementedError propagates.
     """
     try:
         return call()
@@ -105,6 +146,11 @@ def called(call: Callable[[], Any], what: str, expected: Any = None) -> Any:
 
 def expect_raises(error: type[BaseException], call: Callable[[], Any], what: str) -> None:
     """Assert that ``call()`` raises ``error`` (or a subclass).
+
+    Args:
+        error: the exception class the call must raise.
+        call: the call to make, without arguments.
+        what: the input, described briefly for the message.
 
     Raises:
         AssertionError: ``"<what>: expected ValueError, got <value returned>"`` or ``"...,
@@ -123,12 +169,25 @@ def expect_raises(error: type[BaseException], call: Callable[[], Any], what: str
 
 
 def snapshot(*values: Any) -> tuple:
-    """Deep copies of the arguments of a call, to compare after it with :func:`unchanged`."""
+    """Copy the arguments of a call deeply, to compare after it with :func:`unchanged`.
+
+    Args:
+        values: the arguments the call will receive.
+
+    Returns:
+        A tuple of deep copies, in order.
+    """
     return copy.deepcopy(values)
 
 
 def unchanged(before: tuple, *after: Any, what: str, names: tuple[str, ...] = ()) -> None:
     """Assert that each argument still equals its :func:`snapshot` (nothing was mutated).
+
+    Args:
+        before: what :func:`snapshot` returned before the call.
+        after: the same arguments after the call, in the same order.
+        what: the input, described briefly for the message.
+        names: the arguments' names for the message (default "argument 1", "argument 2"...).
 
     Raises:
         AssertionError: ``"<what>: expected events unchanged, got a change at
