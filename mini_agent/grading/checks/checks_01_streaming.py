@@ -9,6 +9,10 @@ blocks, a block returned twice when a text or thinking block follows it, running
 ``server_tool_use`` block, changing the events, running a call cut by ``max_tokens`` (or
 dropping every argument-less call of such a reply, or keeping the last one), returning a block
 that never got its ``content_block_stop``.
+
+Source: exercise 01 (``solutions/01_streaming.py``) and its seed, section 1, pitfall 2 of
+002_4516104fd432e704.txt (``input`` at ``content_block_start`` is ``{}``; the joined
+``partial_json`` fragments are complete only at ``content_block_stop``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,20 @@ from mini_agent.grading.checks._report import (
 
 
 def tool_events(index, tool_id, name, fragments, *, stop=True, kind="tool_use"):
+    """Build the stream events of one tool_use block.
+
+    Args:
+        index: the block's ``index`` in the reply.
+        tool_id: its ``id`` ("toolu_1").
+        name: the tool's name.
+        fragments: the ``partial_json`` pieces, in order (cut anywhere, as the API cuts them).
+        stop: end with ``content_block_stop`` (False: the stream broke off inside the block).
+        kind: the block type, "tool_use" or "server_tool_use".
+
+    Returns:
+        ``content_block_start`` with ``input: {}``, one ``input_json_delta`` per fragment,
+        then ``content_block_stop`` when ``stop``.
+    """
     events = [{"type": "content_block_start", "index": index, "content_block": {
         "type": kind, "id": tool_id, "name": name, "input": {}}}]
     events += [{"type": "content_block_delta", "index": index,
@@ -29,6 +47,15 @@ def tool_events(index, tool_id, name, fragments, *, stop=True, kind="tool_use"):
 
 
 def text_events(index, pieces):
+    """Build the stream events of one text block.
+
+    Args:
+        index: the block's ``index`` in the reply.
+        pieces: the ``text_delta`` texts, in order.
+
+    Returns:
+        ``content_block_start``, one ``text_delta`` per piece, ``content_block_stop``.
+    """
     events = [{"type": "content_block_start", "index": index,
                "content_block": {"type": "text", "text": ""}}]
     events += [{"type": "content_block_delta", "index": index,
@@ -37,6 +64,16 @@ def text_events(index, pieces):
 
 
 def thinking_events(index, text):
+    """Build the stream events of one thinking block (one thinking delta, then its signature).
+
+    Args:
+        index: the block's ``index`` in the reply.
+        text: the thinking text.
+
+    Returns:
+        ``content_block_start``, a ``thinking_delta``, a ``signature_delta``,
+        ``content_block_stop``.
+    """
     return [{"type": "content_block_start", "index": index,
              "content_block": {"type": "thinking", "thinking": "", "signature": ""}},
             {"type": "content_block_delta", "index": index,
@@ -47,7 +84,17 @@ def thinking_events(index, text):
 
 
 def reply(blocks, stop_reason="tool_use", *, ended=True):
-    """The events of one reply; ``ended=False``: the stream broke off (no message_delta)."""
+    """Wrap blocks' events into the events of one reply.
+
+    Args:
+        blocks: the event lists of each block (:func:`tool_events`, :func:`text_events`...).
+        stop_reason: the ``message_delta``'s stop reason (default "tool_use").
+        ended: False when the stream broke off: no ``message_delta`` nor ``message_stop``.
+
+    Returns:
+        ``message_start``, a ``ping``, the blocks' events, then ``message_delta`` and
+        ``message_stop`` when ``ended``.
+    """
     events = [{"type": "message_start", "message": {"id": "msg_1", "content": [],
                                                     "usage": {"input_tokens": 10}}},
               {"type": "ping"}]
@@ -60,6 +107,15 @@ def reply(blocks, stop_reason="tool_use", *, ended=True):
 
 
 def split(text, *cuts):
+    """Cut a text at the given positions.
+
+    Args:
+        text: the text, e.g. a tool input's JSON.
+        cuts: increasing character positions.
+
+    Returns:
+        The pieces; joined they give ``text`` back.
+    """
     pieces, last = [], 0
     for c in cuts:
         pieces.append(text[last:c])
@@ -68,11 +124,33 @@ def split(text, *cuts):
 
 
 def tool(tool_id, name, tool_input):
+    """Build the tool_use block the learner's function must return.
+
+    Args:
+        tool_id: the block's ``id``.
+        name: the tool's name.
+        tool_input: the parsed input.
+
+    Returns:
+        ``{"type": "tool_use", "id", "name", "input"}``.
+    """
     return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
 
 
 def assembled(impl, events, what):
-    """``assemble_tool_uses(events)``, failing when the events were changed."""
+    """Call ``assemble_tool_uses(events)``, failing when the events were changed.
+
+    Args:
+        impl: the implementation under test.
+        events: the stream events to pass.
+        what: the input, described briefly for a failure message.
+
+    Returns:
+        What ``assemble_tool_uses`` returned.
+
+    Raises:
+        AssertionError: the call raised, or changed ``events``.
+    """
     before = snapshot(events)
     got = called(lambda: impl.assemble_tool_uses(events), f"assemble_tool_uses({what})")
     unchanged(before, events, what=f"assemble_tool_uses({what})", names=("events",))
@@ -80,11 +158,29 @@ def assembled(impl, events, what):
 
 
 def ids(blocks):
+    """List the ids of blocks, for a first short comparison.
+
+    Args:
+        blocks: tool_use dicts (anything else is listed as it is).
+
+    Returns:
+        Each dict's ``id`` (None when it has none), other items unchanged.
+    """
     return [b.get("id") if isinstance(b, dict) else b for b in blocks]
 
 
 def expect_tools(impl, events, expected, what):
-    """The blocks of ``assemble_tool_uses(events)``: their ids first, then each block."""
+    """Assert the blocks of ``assemble_tool_uses(events)``: their ids first, then each block.
+
+    Args:
+        impl: the implementation under test.
+        events: the stream events to pass.
+        expected: the tool_use blocks it must return, in order.
+        what: the input, described briefly for a failure message.
+
+    Raises:
+        AssertionError: the ids or a block differ (the message names the first difference).
+    """
     got = assembled(impl, events, what)
     expect(ids(got), ids(expected), f"ids from assemble_tool_uses({what})")
     expect(got, expected, f"assemble_tool_uses({what})")

@@ -9,6 +9,10 @@ everything before the first yield, or returning at the first unsettled task; a c
 drain or moved after the yield (a result twice); starting tasks lazily (they no longer run in
 parallel) or with ``create_task`` (a Future is refused); an off-by-one at the tail; a failed
 task swallowed, yielded as a value, or stuck at the head.
+
+Source: exercise 02 (``solutions/02_ordered_drain.py``) and its seed, section 2 of
+002_4516104fd432e704.txt (OrderedDrain: ``drainReady`` takes what is settled at the head,
+``drainAll`` waits for the rest, one cursor).
 """
 
 from __future__ import annotations
@@ -29,10 +33,28 @@ async def settle():
 
 
 async def value(v):
+    """Return ``v`` at once (a task that settles on its first turn).
+
+    Args:
+        v: the result.
+
+    Returns:
+        ``v``.
+    """
     return v
 
 
 async def gated(gate, v, started=None):
+    """Return ``v`` once ``gate`` is set (a task the check settles when it chooses).
+
+    Args:
+        gate: the ``asyncio.Event`` that lets the task finish.
+        v: the result.
+        started: a list the task appends ``v`` to when it starts (to see it ran eagerly).
+
+    Returns:
+        ``v``.
+    """
     if started is not None:
         started.append(v)
     await gate.wait()
@@ -40,6 +62,15 @@ async def gated(gate, v, started=None):
 
 
 async def failing(gate, message):
+    """Raise ``RuntimeError(message)`` once ``gate`` is set (a task that fails when the check says).
+
+    Args:
+        gate: the ``asyncio.Event`` that lets the task fail.
+        message: the error's message.
+
+    Raises:
+        RuntimeError: always, with ``message``.
+    """
     await gate.wait()
     raise RuntimeError(message)
 
@@ -49,9 +80,17 @@ ADDED: list = []
 
 
 def run(coro):
-    """``asyncio.run(coro)``, without the log lines of a failed task nobody read or of a
-    coroutine never started: a wrong answer that loses them is reported by the check, not by
-    asyncio's log or a warning at exit."""
+    """Run a coroutine with ``asyncio.run``, without asyncio's log lines for lost results.
+
+    A failed task nobody read, or a coroutine never started, would otherwise show in asyncio's
+    log or as a warning at exit; a wrong answer that loses them is reported by the check.
+
+    Args:
+        coro: the check's coroutine.
+
+    Returns:
+        What ``coro`` returned.
+    """
     async def quiet():
         def handler(loop, context):
             if "never retrieved" not in context.get("message", ""):
@@ -67,7 +106,16 @@ def run(coro):
 
 
 def add(drain, task_id, awaitable):
-    """``drain.add(task_id, awaitable)``, closing a coroutine if add fails (no stray warnings)."""
+    """Call ``drain.add(task_id, awaitable)``, closing a coroutine if add fails (no stray warnings).
+
+    Args:
+        drain: the OrderedDrain under test.
+        task_id: the id passed to ``add``.
+        awaitable: the coroutine (or Future) passed to ``add``.
+
+    Raises:
+        AssertionError: ``add`` raised (other than NotImplementedError, which propagates).
+    """
     if asyncio.iscoroutine(awaitable):
         ADDED.append(awaitable)
     try:
@@ -79,12 +127,31 @@ def add(drain, task_id, awaitable):
 
 
 def ready(drain, what):
-    """``list(drain.drain_ready())``, an exception being what came back."""
+    """Call ``list(drain.drain_ready())``; an exception is what came back.
+
+    Args:
+        drain: the OrderedDrain under test.
+        what: the situation, described briefly for a failure message.
+
+    Returns:
+        The results ``drain_ready`` yielded.
+    """
     return called(lambda: list(drain.drain_ready()), what)
 
 
 async def all_of(drain, what="drain_all()"):
-    """``[v async for v in drain.drain_all()]``, an exception being what came back."""
+    """Collect ``[v async for v in drain.drain_all()]``; an exception is what came back.
+
+    Args:
+        drain: the OrderedDrain under test.
+        what: the situation, described briefly for a failure message (default "drain_all()").
+
+    Returns:
+        The results ``drain_all`` yielded.
+
+    Raises:
+        AssertionError: ``drain_all`` raised (other than NotImplementedError, which propagates).
+    """
     try:
         return [v async for v in drain.drain_all()]
     except NotImplementedError:

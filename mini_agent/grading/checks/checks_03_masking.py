@@ -11,6 +11,10 @@ by one, from ``splitlines()`` (a trailing newline, U+2028) or from list parts jo
 newline; crashing on a user message with string content; ``should_mask`` with ``>=`` or
 ignoring ``threshold_tokens``. Outputs are longer than the placeholder throughout (the kit's
 own version leaves shorter ones alone, which the exercise does not ask).
+
+Source: exercise 03 (``solutions/03_masking.py``) and its seed, 000_86e3ff2076a5ae37.txt
+(``maskOldObservations`` keep=4, the placeholder ``[observation masked — N lines omitted]``,
+``approxTokens`` characters/4, the 8,000-token trigger).
 """
 
 from __future__ import annotations
@@ -26,7 +30,15 @@ from mini_agent.grading.checks._report import (
 
 
 def png(width: int, height: int) -> str:
-    """A real, all-white PNG of ``width`` x ``height`` pixels, base64 (built here, no file)."""
+    """Build a real, all-white PNG, base64 (built here, no file).
+
+    Args:
+        width: the image's width (pixels).
+        height: the image's height (pixels).
+
+    Returns:
+        The PNG file's bytes in base64 (ASCII), as an image block's ``source.data`` holds them.
+    """
     def chunk(kind: bytes, data: bytes) -> bytes:
         return (struct.pack(">I", len(data)) + kind + data
                 + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
@@ -45,16 +57,43 @@ PAD = " (output padded so that it is longer than its placeholder)"
 
 
 def placeholder(n: int) -> str:
+    """Return the seed's placeholder for a masked result.
+
+    Args:
+        n: the line count of the original output.
+
+    Returns:
+        ``"[observation masked — N lines omitted]"``.
+    """
     return f"[observation masked — {n} lines omitted]"
 
 
 def lines(tag: str, n: int) -> str:
-    """A tool output of ``n`` lines (no trailing newline), distinct per tag."""
+    """Build a tool output of ``n`` lines (no trailing newline), distinct per tag.
+
+    Args:
+        tag: what makes this output's lines differ from another's ("A", "B"...).
+        n: the number of lines.
+
+    Returns:
+        The output text.
+    """
     return "\n".join(f"{tag} line {k}: output the model has already read" for k in range(1, n + 1))
 
 
 def exchange(k: int, output, *, name="read_file", is_error=None, text_after=None):
-    """An assistant tool_use and the user message with its result."""
+    """Build an assistant tool_use and the user message with its result.
+
+    Args:
+        k: the step number; ids are ``toolu_<k:02d>``.
+        output: the tool_result's ``content`` (a str or a list of parts).
+        name: the tool's name (default "read_file").
+        is_error: the result's ``is_error``; None leaves the key out.
+        text_after: a text block after the result in the same user message, or None.
+
+    Returns:
+        ``[assistant message, user message]``.
+    """
     use = {"role": "assistant", "content": [
         {"type": "text", "text": f"Step {k}."},
         {"type": "tool_use", "id": f"toolu_{k:02d}", "name": name, "input": {"path": f"f{k}.py"}}]}
@@ -66,7 +105,15 @@ def exchange(k: int, output, *, name="read_file", is_error=None, text_after=None
 
 
 def history(outputs, **kwargs) -> list[dict]:
-    """A valid history: the task, then one tool_use/tool_result exchange per output."""
+    """Build a valid history: the task, then one tool_use/tool_result exchange per output.
+
+    Args:
+        outputs: the tool outputs, oldest first.
+        kwargs: passed to each :func:`exchange` (``name``, ``is_error``, ``text_after``).
+
+    Returns:
+        The messages, starting with the user's task.
+    """
     messages = [{"role": "user", "content": "Find and fix the failing test."}]
     for k, output in enumerate(outputs, 1):
         messages += exchange(k, output, **kwargs)
@@ -82,8 +129,13 @@ OUT_E = lines("e", 4)
 
 
 def busy_history() -> list[dict]:
-    """Five results A..E; B, C, D answer three tool_use blocks of ONE assistant message; a user
-    message with string content and an assistant message without tools in between."""
+    """Build a history of five results A..E where B, C, D share ONE assistant message.
+
+    A user message with string content and an assistant message without tools sit in between.
+
+    Returns:
+        The messages; the results are at the positions of ``BUSY_RESULTS``.
+    """
     return [
         {"role": "user", "content": "Fix the failing test."},
         {"role": "assistant", "content": [
@@ -117,11 +169,32 @@ BUSY_PLACEHOLDERS = [placeholder(3), placeholder(5), placeholder(7), placeholder
 
 
 def result_contents(view) -> list:
+    """Read the content of each of the five results of :func:`busy_history`.
+
+    Args:
+        view: a (masked) copy of :func:`busy_history`.
+
+    Returns:
+        The ``content`` of results A..E, in order.
+    """
     return [view[i]["content"][j].get("content") for i, j in BUSY_RESULTS]
 
 
 def masked(impl, messages, what, **kwargs):
-    """``mask_old_observations(messages, **kwargs)``; fails if the input was changed."""
+    """Call ``mask_old_observations(messages, **kwargs)``; fail if the input was changed.
+
+    Args:
+        impl: the implementation under test.
+        messages: the history to mask.
+        what: the input, described briefly for a failure message.
+        kwargs: passed on (``keep``).
+
+    Returns:
+        The view the learner's function returned.
+
+    Raises:
+        AssertionError: the call raised, or changed ``messages``.
+    """
     before = snapshot(messages)
     view = called(lambda: impl.mask_old_observations(messages, **kwargs), what)
     unchanged(before, messages, what=what, names=("messages",))
@@ -129,24 +202,69 @@ def masked(impl, messages, what, **kwargs):
 
 
 def tokens(impl, messages, expected, what):
+    """Assert ``approx_tokens(messages) == expected`` and that the input was not changed.
+
+    Args:
+        impl: the implementation under test.
+        messages: the history to estimate.
+        expected: the estimate the seed's rule gives (tokens).
+        what: the input, described briefly for a failure message.
+
+    Raises:
+        AssertionError: another value came back, the call raised, or it changed ``messages``.
+    """
     before = snapshot(messages)
     returns(lambda: impl.approx_tokens(messages), expected, f"approx_tokens({what})")
     unchanged(before, messages, what=f"approx_tokens({what})", names=("messages",))
 
 
 def user(*blocks):
+    """Build a user message of content blocks.
+
+    Args:
+        blocks: the content blocks, in order.
+
+    Returns:
+        ``{"role": "user", "content": [...]}``.
+    """
     return {"role": "user", "content": list(blocks)}
 
 
 def assistant(*blocks):
+    """Build an assistant message of content blocks.
+
+    Args:
+        blocks: the content blocks, in order.
+
+    Returns:
+        ``{"role": "assistant", "content": [...]}``.
+    """
     return {"role": "assistant", "content": list(blocks)}
 
 
 def tool_use(name, tool_input, tool_id="t1"):
+    """Build a tool_use block.
+
+    Args:
+        name: the tool's name.
+        tool_input: its input dict.
+        tool_id: its ``id`` (default "t1").
+
+    Returns:
+        ``{"type": "tool_use", "id", "name", "input"}``.
+    """
     return {"type": "tool_use", "id": tool_id, "name": name, "input": tool_input}
 
 
 def text(value):
+    """Build a text block.
+
+    Args:
+        value: the text.
+
+    Returns:
+        ``{"type": "text", "text": value}``.
+    """
     return {"type": "text", "text": value}
 
 
