@@ -12,6 +12,9 @@ a cut off by one or rounded the wrong way, ``cut == 1``, a str task turned into 
 characters, mutating the task, returning the input list itself, no error for a negative
 ``keep_last``. Outputs are longer than ``CLEARED`` throughout (the kit's own version keeps
 shorter ones, which the exercise does not ask).
+
+Source: exercise 04 (``solutions/04_compaction.py``) and its seed, section 3 of
+002_4516104fd432e704.txt (the cheap stages: clear old tool results, collapse the middle).
 """
 
 from __future__ import annotations
@@ -32,7 +35,15 @@ TASK = "Fix the failing test in src/app.py."
 
 
 def session(names: list[str], task=TASK) -> list[dict]:
-    """Task, then one tool_use/tool_result exchange per tool name."""
+    """Build a history: the task, then one tool_use/tool_result exchange per tool name.
+
+    Args:
+        names: the tool of each exchange, oldest first; ids are ``toolu_<k:02d>``.
+        task: the first user message's content (default :data:`TASK`).
+
+    Returns:
+        The messages; every result's content is :data:`OUTPUT`.
+    """
     messages = [{"role": "user", "content": task}]
     for k, name in enumerate(names, 1):
         messages.append({"role": "assistant", "content": [
@@ -46,9 +57,15 @@ def session(names: list[str], task=TASK) -> list[dict]:
 
 
 def parallel_session() -> list[dict]:
-    """Task; one assistant message with three tool_use blocks (read_file, run_bash, grep)
+    """Build a history whose results share one user message, answered in another order.
+
+    The task; one assistant message with three tool_use blocks (read_file, run_bash, grep)
     answered in ONE user message in another order (run_bash, grep, read_file), with list-shaped
-    content for grep; then a user follow-up with string content and a last read_file."""
+    content for grep; then a user follow-up with string content and a last read_file.
+
+    Returns:
+        The messages.
+    """
     return [
         {"role": "user", "content": TASK},
         {"role": "assistant", "content": [
@@ -74,12 +91,33 @@ def parallel_session() -> list[dict]:
 
 
 def contents(view: list[dict], index: int) -> list:
-    """The contents of the tool_result blocks of ``view[index]``, in block order."""
+    """Read the contents of the tool_result blocks of one message.
+
+    Args:
+        view: a history or a view of it.
+        index: the message's position.
+
+    Returns:
+        The ``content`` of each tool_result block of ``view[index]``, in block order.
+    """
     return [b.get("content") for b in view[index]["content"] if b.get("type") == "tool_result"]
 
 
 def compacted(impl, messages, what, **kwargs):
-    """``micro_compact(messages, **kwargs)``; fails if messages or times were changed."""
+    """Call ``micro_compact(messages, **kwargs)``; fail if messages or times were changed.
+
+    Args:
+        impl: the implementation under test.
+        messages: the history to compact.
+        what: the input, described briefly for a failure message.
+        kwargs: passed on (``times``, ``now``, ``max_age_seconds``, ``clearable_tools``).
+
+    Returns:
+        The view, which has as many messages as the input.
+
+    Raises:
+        AssertionError: the call raised, changed its input, or returned another length.
+    """
     before = snapshot(messages, kwargs.get("times"))
     view = called(lambda: impl.micro_compact(messages, **kwargs), f"micro_compact({what})")
     unchanged(before, messages, kwargs.get("times"), what=f"micro_compact({what})",
@@ -89,8 +127,20 @@ def compacted(impl, messages, what, **kwargs):
 
 
 def collapsed(impl, messages, what, **kwargs):
-    """``context_collapse(messages, **kwargs)``; fails if the input was changed or the view
-    breaks an API rule."""
+    """Call ``context_collapse(messages, **kwargs)``; fail on a changed input or an invalid view.
+
+    Args:
+        impl: the implementation under test.
+        messages: the history to collapse.
+        what: the input, described briefly for a failure message.
+        kwargs: passed on (``keep_last``).
+
+    Returns:
+        The view, which passes :func:`validate_messages`.
+
+    Raises:
+        AssertionError: the call raised, changed ``messages``, or broke an API rule.
+    """
     before = snapshot(messages)
     view = called(lambda: impl.context_collapse(messages, **kwargs), f"context_collapse({what})")
     unchanged(before, messages, what=f"context_collapse({what})", names=("messages",))
@@ -103,7 +153,17 @@ def collapsed(impl, messages, what, **kwargs):
 
 
 def expect_tail(view, messages, cut, what):
-    """``view[1:] == messages[cut:]``, said as the cut index when the lengths differ."""
+    """Assert ``view[1:] == messages[cut:]``, said as the cut index when the lengths differ.
+
+    Args:
+        view: what ``context_collapse`` returned (the task first).
+        messages: the history it was given.
+        cut: the index the exercise's rule puts the cut at.
+        what: the input, described briefly for a failure message.
+
+    Raises:
+        AssertionError: the view keeps another tail.
+    """
     kept = len(view) - 1
     if kept != len(messages) - cut:
         got = (f"the {len(messages)} messages unchanged" if view == messages else

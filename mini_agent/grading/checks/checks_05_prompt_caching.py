@@ -11,6 +11,11 @@ keeps the fingerprints of its first request, or reuses a request it already chec
 breakpoints that keep old markers, land on an empty text block or a thinking block, on the
 first of several tool results, on a tool other than the last one given, or that reorder the
 tools or mutate the request.
+
+Source: exercise 05 (``solutions/05_prompt_caching.py``) and its seed, section 4 of
+002_4516104fd432e704.txt (``CacheBreakDetector``: fingerprints recorded before the request,
+a break when the cache read drops, its causes named); Anthropic's prompt caching docs
+(``cache_control`` breakpoints).
 """
 
 from __future__ import annotations
@@ -33,19 +38,42 @@ SYSTEM = "You are careful." + BOUNDARY + "time 10:00"
 
 
 def short(value, limit: int = 90) -> str:
-    """``repr(value)`` cut to ``limit`` characters: failure messages stay readable."""
+    """Show a value briefly, so failure messages stay readable.
+
+    Args:
+        value: anything; its ``repr`` is shown.
+        limit: the longest text kept (characters; default 90).
+
+    Returns:
+        ``repr(value)``, cut to ``limit`` characters ending in ``...`` when longer.
+    """
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def names(tools) -> str:
-    """``[read_file (marked), grep]``: the tools in order, and which carry a marker."""
+    """List tools by name, marking those that carry a ``cache_control`` marker.
+
+    Args:
+        tools: tool definitions, in order.
+
+    Returns:
+        ``"[read_file (marked), grep]"``.
+    """
     return "[" + ", ".join(t.get("name", "?") + (" (marked)" if "cache_control" in t else "")
                            for t in tools) + "]"
 
 
 def changes(before: dict, after: dict) -> str:
-    """The top-level parts of a request that differ: ``tools [grep, read_file]; messages``."""
+    """Name the top-level parts of a request that differ between two versions.
+
+    Args:
+        before: the request as it was.
+        after: the request as it came back.
+
+    Returns:
+        ``"tools [grep, read_file]; messages ..."``; "" when nothing differs.
+    """
     parts = []
     for key in sorted(set(before) | set(after), key=str):
         if before.get(key) != after.get(key):
@@ -123,7 +151,16 @@ def check_system_fingerprint_static_part(impl):
 # --------------------------------------------------------------------------- break detector
 
 def run_detector(impl, steps):
-    """Feed ``[(system, tools, read), ...]`` to a new detector; return what each check gave."""
+    """Feed requests and their responses to a new detector.
+
+    Args:
+        impl: the implementation under test.
+        steps: ``[(system, tools, cache_read_input_tokens), ...]``, one per request; each
+            response also reports 10 uncached input tokens.
+
+    Returns:
+        What ``check_response`` gave after each request, in order.
+    """
     det = impl.CacheBreakDetector()
     out = []
     for system, tools, read in steps:
@@ -133,10 +170,30 @@ def run_detector(impl, steps):
 
 
 def pair(impl, first_read, second_read, *, system2=SYSTEM, tools2=TOOLS):
+    """Run two requests through a new detector and return the second one's report.
+
+    Args:
+        impl: the implementation under test.
+        first_read: the first response's ``cache_read_input_tokens``.
+        second_read: the second response's ``cache_read_input_tokens``.
+        system2: the second request's system prompt (default: unchanged, :data:`SYSTEM`).
+        tools2: the second request's tools (default: unchanged, :data:`TOOLS`).
+
+    Returns:
+        The second ``check_response`` result (None or a break report).
+    """
     return run_detector(impl, [(SYSTEM, TOOLS, first_read), (system2, tools2, second_read)])[1]
 
 
 def causes(report) -> set:
+    """Read a break report's causes as a set (the order was never promised).
+
+    Args:
+        report: a break report with a ``causes`` list.
+
+    Returns:
+        The causes.
+    """
     return set(report["causes"])
 
 
@@ -223,7 +280,15 @@ def check_detector_needs_a_recorded_request(impl):
 # --------------------------------------------------------------------------- breakpoints
 
 def marker_paths(obj, path: str = "") -> list[str]:
-    """Where the ``cache_control`` markers are: ``["tools[1]", "messages[2].content[0]"]``."""
+    """Find where the ``cache_control`` markers are.
+
+    Args:
+        obj: a request or any part of it.
+        path: the path of ``obj`` itself (callers leave the default "").
+
+    Returns:
+        ``["tools[1]", "messages[2].content[0]"]``, in document order.
+    """
     found = []
     if isinstance(obj, dict):
         if "cache_control" in obj:
@@ -238,7 +303,14 @@ def marker_paths(obj, path: str = "") -> list[str]:
 
 
 def markers(obj) -> list:
-    """Every ``cache_control`` value in ``obj``."""
+    """Collect every ``cache_control`` value in ``obj``.
+
+    Args:
+        obj: a request or any part of it.
+
+    Returns:
+        The marker dicts, in document order.
+    """
     if isinstance(obj, dict):
         own = [obj["cache_control"]] if "cache_control" in obj else []
         return own + [m for k, v in obj.items() if k != "cache_control" for m in markers(v)]
@@ -248,6 +320,14 @@ def markers(obj) -> list:
 
 
 def strip(obj):
+    """Copy a request without its ``cache_control`` markers.
+
+    Args:
+        obj: a request or any part of it.
+
+    Returns:
+        A copy with every ``cache_control`` key left out.
+    """
     if isinstance(obj, dict):
         return {k: strip(v) for k, v in obj.items() if k != "cache_control"}
     if isinstance(obj, list):
@@ -256,6 +336,12 @@ def strip(obj):
 
 
 def request():
+    """Build a request that already carries markers, and ends in a blank text block.
+
+    Returns:
+        A marked first tool, a marked static system block then a dynamic one ("now: 10:00"),
+        a marked first user text, and a last user message ending in a whitespace-only text block.
+    """
     tools = copy.deepcopy(TOOLS)
     tools[0]["cache_control"] = {"type": "ephemeral"}
     return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "tools": tools,
@@ -270,8 +356,23 @@ def request():
 
 
 def placed(impl, req, expected_paths, what):
-    """Run place_breakpoints on ``req``: input unchanged, markers exactly at ``expected_paths``,
-    each ``{"type": "ephemeral"}``, nothing else changed; return the output."""
+    """Run ``place_breakpoints`` on ``req`` and check where its markers land.
+
+    The input must be unchanged, markers exactly at ``expected_paths``, each
+    ``{"type": "ephemeral"}``, and nothing else changed.
+
+    Args:
+        impl: the implementation under test.
+        req: the request to mark.
+        expected_paths: the marker paths (:func:`marker_paths`) the output must have.
+        what: the input, described briefly for a failure message.
+
+    Returns:
+        The marked request.
+
+    Raises:
+        AssertionError: the call raised, changed ``req``, or marked other places.
+    """
     before = copy.deepcopy(req)
     try:
         out = impl.place_breakpoints(req)

@@ -8,6 +8,10 @@ outputs; deciding whether to await from the handler (``iscoroutinefunction``) in
 what it returned; mutating the caller's payload or a handler's output dict; passing an
 ``updatedInput`` only to the very next handler; a ``rm -rf`` pattern that is a plain substring,
 misses ``-fr``, tabs, ``sudo`` or ``/*``, blocks ``/tmp/x``, or ignores the tool name.
+
+Source: exercise 06 (``solutions/06_hooks.py``) and its seed, ``HookManager.fire`` in
+section 5 of 002_4516104fd432e704.txt (handlers in order, later outputs win, a block stops
+the rest; the ``rm -rf`` guard of its usage example).
 """
 
 from __future__ import annotations
@@ -19,7 +23,19 @@ from mini_agent.grading import check
 
 
 def fire(manager, event: str, payload: dict) -> dict:
-    """``manager.fire(event, payload)``, run; an exception names the event and payload."""
+    """Run ``manager.fire(event, payload)`` to its end; an exception names the event and payload.
+
+    Args:
+        manager: the HookManager under test.
+        event: the hook event ("PreToolUse", "Stop"...).
+        payload: the event's payload dict.
+
+    Returns:
+        The merged output ``fire`` returned.
+
+    Raises:
+        AssertionError: ``fire`` raised (other than NotImplementedError, which propagates).
+    """
     try:
         return asyncio.run(manager.fire(event, payload))
     except NotImplementedError:
@@ -30,6 +46,16 @@ def fire(manager, event: str, payload: dict) -> dict:
 
 
 def manager(impl, event: str, *handlers):
+    """Build a HookManager with handlers registered for one event, in order.
+
+    Args:
+        impl: the implementation under test.
+        event: the hook event they are registered on.
+        handlers: the handlers, in registration order.
+
+    Returns:
+        The manager.
+    """
     m = impl.HookManager()
     for handler in handlers:
         m.on(event, handler)
@@ -159,6 +185,16 @@ def check_updated_input_reaches_later_handlers(impl):
 
 
 def decide(impl, tool, command):
+    """Ask the learner's ``block_rm_rf`` about one tool call.
+
+    Args:
+        impl: the implementation under test.
+        tool: the ``tool_name`` of the payload.
+        command: the ``tool_input.command``.
+
+    Returns:
+        What ``block_rm_rf`` returned (a block decision, or None to allow).
+    """
     return impl.block_rm_rf({"tool_name": tool, "tool_input": {"command": command}})
 
 

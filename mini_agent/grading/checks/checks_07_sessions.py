@@ -11,6 +11,10 @@ refused.
 
 Failure messages describe a test file line by line and name its good entries A, B, C (plain
 ASCII), J (Japanese text) and U (text holding U+2028).
+
+Source: exercise 07 (``solutions/07_sessions.py``) and its seed, ``resumeSession`` and
+pitfall 1 in section 6 of 002_4516104fd432e704.txt (a crash leaves a truncated last line;
+skip it, report it, keep the rest).
 """
 
 from __future__ import annotations
@@ -34,10 +38,26 @@ NAMES = {"A": A, "B": B, "C": C, "J": J, "U": U}
 
 
 def line(entry: dict) -> str:
+    """Write one session entry as a JSONL line (non-ASCII kept raw, as the kit writes it).
+
+    Args:
+        entry: the entry dict.
+
+    Returns:
+        The JSON text and a ``"\\n"``.
+    """
     return json.dumps(entry, ensure_ascii=False) + "\n"
 
 
 def name(entry) -> str:
+    """Name an entry for a failure message.
+
+    Args:
+        entry: an entry the learner's function returned.
+
+    Returns:
+        Its letter in :data:`NAMES` ("A", "J"...), else its ``repr`` cut to 40 characters.
+    """
     for key, value in NAMES.items():
         if entry == value:
             return key
@@ -46,13 +66,29 @@ def name(entry) -> str:
 
 
 def describe(result) -> str:
-    """``entries [A, B] and problems [(2, 'corrupt_line')]`` for a resume_session result."""
+    """Describe a ``resume_session`` result briefly.
+
+    Args:
+        result: ``(entries, problems)``.
+
+    Returns:
+        ``"entries [A, B] and problems [(2, 'corrupt_line')]"``.
+    """
     entries, problems = result
     return f"entries [{', '.join(name(e) for e in entries)}] and problems {problems}"
 
 
 def resume(impl, data: str | bytes, *, as_str: bool = False):
-    """Write ``data`` (UTF-8 text, or raw bytes) to a session file and resume it."""
+    """Write ``data`` to a session file in a temporary folder and resume it.
+
+    Args:
+        impl: the implementation under test.
+        data: the file's content: UTF-8 text, or raw bytes (a cut multibyte character).
+        as_str: pass the path as a ``str`` instead of a ``Path``.
+
+    Returns:
+        ``(entries, problems)`` as lists, each problem a tuple.
+    """
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "s.jsonl"
         path.write_bytes(data if isinstance(data, bytes) else data.encode("utf-8"))
@@ -61,7 +97,19 @@ def resume(impl, data: str | bytes, *, as_str: bool = False):
 
 
 def expect(impl, data, entries, problems, file: str, **kwargs):
-    """Resume ``data`` and compare with ``(entries, problems)``; ``file`` describes the data."""
+    """Resume ``data`` and compare with ``(entries, problems)``.
+
+    Args:
+        impl: the implementation under test.
+        data: the file's content (see :func:`resume`).
+        entries: the entries it must return, in order.
+        problems: the ``(line number, kind)`` problems it must report.
+        file: the data, described line by line for a failure message.
+        kwargs: passed to :func:`resume` (``as_str``).
+
+    Raises:
+        AssertionError: another result came back, or the call raised.
+    """
     expected = (entries, problems)
     try:
         got = resume(impl, data, **kwargs)
