@@ -10,6 +10,11 @@ one answering the first tool_use when several tools ran in one message; the last
 ``pattern`` before ``path``; the reasoning taken from the wrong block or longer than its first
 line; the exchange changed in place; the cold store ordered by timestamp (ties reorder, a
 stepped-back clock evicts the wrong segment), newest first, or sorted in place.
+
+Source: exercise 08 (``solutions/08_context_lifecycle.py``) and its seed,
+003_85ccd58041fa7231.txt (four tiers by age, the timeline line
+``[14:30] read_file (seg-047): src/app.py 120 lines; found bug``, the cold store evicted
+oldest first).
 """
 
 from __future__ import annotations
@@ -28,8 +33,14 @@ ZONE_POSIX = "JST-9"  # the same zone for a C library without a zoneinfo databas
 
 @contextlib.contextmanager
 def non_utc_zone():
-    """Run the body with the process time zone set to UTC+9, then restore it (where the
-    platform can change it: ``time.tzset`` does not exist on Windows)."""
+    """Run the body with the process time zone set to UTC+9, then restore it.
+
+    Only where the platform can change it: ``time.tzset`` does not exist on Windows, where the
+    body runs in the machine's zone. Without zoneinfo files the POSIX form ``JST-9`` is used.
+
+    Yields:
+        None, once, while the zone is UTC+9.
+    """
     if not hasattr(time, "tzset"):
         yield
         return
@@ -50,11 +61,31 @@ def non_utc_zone():
 
 
 def short(value, limit: int = 80) -> str:
+    """Show a value briefly for a failure message.
+
+    Args:
+        value: anything; its ``repr`` is shown.
+        limit: the longest text kept (characters; default 80).
+
+    Returns:
+        ``repr(value)``, cut to ``limit`` characters ending in ``...`` when longer.
+    """
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def exchange(name="read_file", inp=None, result="a\nb\nc", text="found bug in parse()"):
+    """Build one exchange: an assistant text and tool_use, then the user message with its result.
+
+    Args:
+        name: the tool's name (default "read_file").
+        inp: the tool's input; None uses ``{"path": "src/app.py"}``.
+        result: the tool_result's content (default three lines).
+        text: the assistant's reasoning text (default "found bug in parse()").
+
+    Returns:
+        ``[assistant message, user message]``, the tool_use id "toolu_1".
+    """
     return [{"role": "assistant", "content": [
                 {"type": "text", "text": text},
                 {"type": "tool_use", "id": "toolu_1", "name": name,
@@ -64,7 +95,21 @@ def exchange(name="read_file", inp=None, result="a\nb\nc", text="found bug in pa
 
 
 def line_for(impl, ex, *, segment="seg-001", time_seconds=T0, what=""):
-    """Call timeline_line under UTC+9; check the exchange is left alone; return the line."""
+    """Call ``timeline_line`` under UTC+9 and check the exchange is left alone.
+
+    Args:
+        impl: the implementation under test.
+        ex: the exchange (see :func:`exchange`).
+        segment: the segment id (default "seg-001").
+        time_seconds: the exchange's time (Unix seconds; default :data:`T0`, 2026-01-01 00:00 UTC).
+        what: the input, described briefly for a failure message.
+
+    Returns:
+        The line the learner's function returned.
+
+    Raises:
+        AssertionError: the call raised, or changed ``ex``.
+    """
     before = copy.deepcopy(ex)
     with non_utc_zone():
         try:
@@ -82,7 +127,19 @@ def line_for(impl, ex, *, segment="seg-001", time_seconds=T0, what=""):
 # --------------------------------------------------------------------------- tiers
 
 def tier(impl, age, **kwargs):
-    """``impl.tier_for_age(age, **kwargs)``; an unexpected exception names the call."""
+    """Call ``impl.tier_for_age(age, **kwargs)``; an unexpected exception names the call.
+
+    Args:
+        impl: the implementation under test.
+        age: the exchange's age in turns, as ``tier_for_age`` counts it (negative: refused).
+        kwargs: the thresholds passed on.
+
+    Returns:
+        The tier it returned.
+
+    Raises:
+        AssertionError: the call raised (other than NotImplementedError, which propagates).
+    """
     try:
         return impl.tier_for_age(age, **kwargs)
     except NotImplementedError:

@@ -6,6 +6,10 @@ stable, not decoding at all, refusing every ``%`` (legal names refused), forgett
 backslashes, NUL after decoding, look-alikes that NFKC does not fold (U+2215), look-alikes that
 only NFKC folds (U+FF0F), lengths off by one, ``..`` resolved past the root, results with a
 trailing slash or ``.``/empty names left in.
+
+Source: exercise 09 (``solutions/09_memory_paths.py``) and its seed, 004_b74ef821c58ee4ec.txt
+(memory tool: normalise every path, refuse what leaves ``/memories``); Anthropic's memory tool
+docs ("Security considerations: path traversal").
 """
 
 from __future__ import annotations
@@ -16,7 +20,17 @@ ROOT = "/memories"
 
 
 def outcome(impl, path, **kwargs):
-    """``("ok", result)`` or ``("refused", message)``; anything but ValueError propagates."""
+    """Call ``validate_memory_path`` and say whether it accepted the path.
+
+    Args:
+        impl: the implementation under test.
+        path: the path to validate.
+        kwargs: passed on (``max_path_chars``).
+
+    Returns:
+        ``("ok", normalised path)`` or ``("refused", the ValueError's message)``; any other
+        exception propagates.
+    """
     try:
         return "ok", impl.validate_memory_path(path, **kwargs)
     except NotImplementedError:
@@ -26,12 +40,32 @@ def outcome(impl, path, **kwargs):
 
 
 def must_refuse(impl, paths, **kwargs):
+    """Assert that every path is refused with a ValueError.
+
+    Args:
+        impl: the implementation under test.
+        paths: the hostile paths.
+        kwargs: passed on (``max_path_chars``).
+
+    Raises:
+        AssertionError: a path was accepted (the message names it and the result).
+    """
     for path in paths:
         kind, got = outcome(impl, path, **kwargs)
         assert kind == "refused", f"validate_memory_path({path!r}) should be refused, got {got!r}"
 
 
 def must_accept(impl, cases, **kwargs):
+    """Assert that every path is accepted and normalised as expected.
+
+    Args:
+        impl: the implementation under test.
+        cases: ``(path, expected normalised path)`` pairs.
+        kwargs: passed on (``max_path_chars``).
+
+    Raises:
+        AssertionError: a path was refused, or normalised otherwise.
+    """
     for path, expected in cases:
         kind, got = outcome(impl, path, **kwargs)
         assert kind == "ok", f"validate_memory_path({path!r}) refused a valid path: {got}"

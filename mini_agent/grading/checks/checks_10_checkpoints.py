@@ -5,6 +5,10 @@ put the parts in another order; a progress file written in place (a kill leaves 
 file elsewhere, no fsync; the result saved before the call or the intent after it; a resume
 that re-executes an intent without asking the system of record, or asks and applies anyway;
 a failure swallowed. A failing check shows the input, what was expected and what came back.
+
+Source: exercise 10 (``solutions/10_checkpoints.py``) and its seed, 004_b74ef821c58ee4ec.txt
+(idempotency keys ``task:target:step``; intent -> execute -> result; on resume, ask the system
+of record before executing again).
 """
 
 from __future__ import annotations
@@ -37,9 +41,27 @@ class FakeStore:
             item.setdefault("key", f"{task}:{item['target']}:{item['step']}")
 
     def item(self, item_id: str) -> dict:
+        """Read one item as saved.
+
+        Args:
+            item_id: the item's id ("inv-7").
+
+        Returns:
+            A deep copy of the item (``target``, ``step``, ``state``, ``key``, ``intent``,
+            ``result``).
+        """
         return copy.deepcopy(self.items[item_id])
 
     def record_intent(self, item_id: str, key: str) -> None:
+        """Save the intent before the external call: the item becomes "in_progress".
+
+        Args:
+            item_id: the item's id.
+            key: the idempotency key the call will carry.
+
+        Raises:
+            ValueError: the item is already done.
+        """
         item = self.items[item_id]
         if item["state"] == "done":
             raise ValueError(f"item {item_id} is done")
@@ -47,6 +69,15 @@ class FakeStore:
         self.journal.append(("intent", item_id, key))
 
     def record_result(self, item_id: str, receipt: dict) -> None:
+        """Save the result after the external call: the item becomes "done".
+
+        Args:
+            item_id: the item's id.
+            receipt: what the system of record returned.
+
+        Raises:
+            ValueError: the item has no intent (the result came before the intent).
+        """
         item = self.items[item_id]
         if not item["intent"]:
             raise ValueError(f"item {item_id} has no intent: record the intent first")
@@ -66,6 +97,19 @@ class FakeSystem:
         self.receipts: dict[str, dict] = {}
 
     def apply(self, key: str, payload: dict) -> dict:
+        """Apply a write; a key seen before returns its first receipt, when keys are honoured.
+
+        Args:
+            key: the idempotency key.
+            payload: the write's fields, copied into the receipt.
+
+        Returns:
+            The receipt ``{"key", "seq", **payload}``; ``seq`` counts the writes made.
+
+        Raises:
+            ConnectionError: once, after the write was applied, when built with
+                ``fail_after_apply=True`` (the response was lost).
+        """
         self.journal.append(("apply", key))
         if key not in self.receipts or not self.honours_keys:
             self.writes.append(key)
@@ -77,17 +121,43 @@ class FakeSystem:
         return copy.deepcopy(self.receipts[key])
 
     def lookup(self, key: str) -> dict | None:
+        """Ask whether a write with this key was applied.
+
+        Args:
+            key: the idempotency key.
+
+        Returns:
+            A copy of its receipt, or None when no write carried it.
+        """
         self.journal.append(("lookup", key))
         return copy.deepcopy(self.receipts.get(key))
 
 
 def fresh(items=({"id": "inv-7"},), **system_options):
+    """Build a journal, a store holding ``items`` and a system of record sharing that journal.
+
+    Args:
+        items: the items' dicts (at least ``id``); default one item "inv-7".
+        system_options: passed to :class:`FakeSystem` (``honours_keys``, ``fail_after_apply``).
+
+    Returns:
+        ``(journal, store, system)``.
+    """
     journal = Journal()
     return journal, FakeStore(journal, [dict(i) for i in items]), FakeSystem(journal,
                                                                            **system_options)
 
 
 def open_intent(store: FakeStore, item_id: str) -> str:
+    """Leave an item as a kill after the intent would: "in_progress" with its intent saved.
+
+    Args:
+        store: the store holding the item.
+        item_id: the item's id.
+
+    Returns:
+        The item's idempotency key.
+    """
     key = store.items[item_id]["key"]
     store.items[item_id].update(state="in_progress", intent={"key": key, "at": 0.0})
     return key

@@ -6,6 +6,9 @@ results; joining pieces without a separator (a fact made up across two blocks) o
 wrong one; loose matching (case, words, stripped spaces); counting an empty fact; counting
 facts not yet stated (``<=`` for ``<``), or all facts instead of those due; silently
 truncating mismatched lists; changing the view in place.
+
+Source: exercise 11 (``solutions/11_retention.py``) and its seed, lab 2 of
+004_b74ef821c58ee4ec.txt (count the essential facts that stay exact in what is sent).
 """
 
 from __future__ import annotations
@@ -17,6 +20,14 @@ from mini_agent.grading import check
 
 
 def conversation():
+    """Build a short conversation whose text sits in every kind of block.
+
+    A user string (Japanese text), a thinking block, a text block, two tool_use inputs, a string
+    tool_result and a list-shaped one whose text ``load_config(x)`` is split around an image.
+
+    Returns:
+        The messages.
+    """
     return [
         {"role": "user", "content": "ポート番号は 8443 にしてください。Fix src/app.py"},
         {"role": "assistant", "content": [
