@@ -15,7 +15,12 @@
 Without ``ANTHROPIC_API_KEY`` everything runs offline (the offline Claude,
 :mod:`mini_agent.offline`, with the DemoBrain) and one line says so; with a key the same code
 talks to the real API (``anthropic.AsyncAnthropic()``, model from ``config.model_name()``).
-IO: terminal, files. Every agent run goes through :class:`mini_agent.harness.agent.Agent` and its loop.
+Every agent run goes through :class:`mini_agent.harness.agent.Agent` and its loop.
+
+IO: terminal, files.
+
+Source: 000_86e3ff2076a5ae37.txt (the REPL and its ``/stats`` and ``/history`` commands;
+``/history`` shows the first 2,000 characters).
 """
 
 from __future__ import annotations
@@ -43,14 +48,28 @@ def _mode_line() -> str:
 
 
 def copy_demo_project(parent: Path | None = None) -> Path:
-    """Copy the bundled demo project (``mini_agent.demo``) to ``<parent>/project`` (default: a
-    new temp dir) and return the workspace path."""
+    """Copy the bundled demo project (``mini_agent.demo``) to ``<parent>/project``.
+
+    Args:
+        parent: the folder to copy into; None makes a new temporary folder.
+
+    Returns:
+        The workspace path (the copy).
+    """
     from mini_agent.demo import copy_demo_workspace
     return copy_demo_workspace(Path(parent) / "project" if parent else None)
 
 
 def make_client(workspace: Path) -> Any:
-    """``anthropic.AsyncAnthropic()`` when online; else the offline client with the DemoBrain."""
+    """Make the client the agent talks to.
+
+    Args:
+        workspace: the folder the agent works in (the offline DemoBrain answers about it).
+
+    Returns:
+        ``anthropic.AsyncAnthropic()`` when online (``ANTHROPIC_API_KEY`` set); else the offline
+        async client with the DemoBrain.
+    """
     if config.is_online():
         import anthropic
         return anthropic.AsyncAnthropic()
@@ -60,13 +79,26 @@ def make_client(workspace: Path) -> Any:
 
 
 def demo_task() -> str:
-    """The prompt of the demo run (``mini_agent.demo.DEMO_TASK``)."""
+    """Return the prompt of the demo run.
+
+    Returns:
+        ``mini_agent.demo.DEMO_TASK``.
+    """
     from mini_agent.demo import DEMO_TASK
     return DEMO_TASK
 
 
 def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
-    """An :class:`~mini_agent.harness.agent.Agent` with the workspace's tools and the right client."""
+    """Build an :class:`~mini_agent.harness.agent.Agent` with the workspace's tools and client.
+
+    Args:
+        workspace: the folder the tools read, edit and run commands in.
+        session: a SessionWriter to log to, or None (no session log).
+        kwargs: passed to ``Agent`` (``max_turns``...).
+
+    Returns:
+        The agent, on the model of ``config.model_name()``.
+    """
     from mini_agent.harness.agent import Agent
     from mini_agent.harness.tools import build_tools
     return Agent(make_client(workspace), model=config.model_name(),
@@ -74,8 +106,16 @@ def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
 
 
 def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None:
-    """The ``"workspace"`` a session's session_start meta entry recorded, or None (no such
-    session, no ``mini_agent.harness.session``, or a session logged before workspaces were recorded)."""
+    """Find the workspace a logged session worked in.
+
+    Args:
+        sessions_dir: the folder of the session logs.
+        session_id: the session's id.
+
+    Returns:
+        The ``"workspace"`` its session_start meta entry recorded, or None (no such session,
+        no ``mini_agent.harness.session``, or a session logged before workspaces were recorded).
+    """
     try:
         from mini_agent.harness.session import resume_session, session_path
         entries, _ = resume_session(session_path(sessions_dir, session_id))
@@ -88,7 +128,15 @@ def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None
 # ------------------------------------------------------------------ subcommands
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
-    """Run the demo task in a fresh copy of the demo project; print transcript and stats."""
+    """Run the demo task in a fresh copy of the demo project; print transcript and stats.
+
+    Args:
+        args: the parsed command line (``workspace``, ``keep_workspace``, ``max_turns``).
+        out: where the transcript goes.
+
+    Returns:
+        0 when the run ended; 1 on an API error (its line on stderr).
+    """
     print(_mode_line(), file=out)
     workspace = copy_demo_project(Path(args.workspace) if args.workspace else None)
     agent = build_agent(workspace, max_turns=args.max_turns)
@@ -112,7 +160,18 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
-    """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent."""
+    """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent.
+
+    An API error is reported on stderr and the session goes on at the next prompt.
+
+    Args:
+        agent: the agent the prompts go to.
+        out: where the transcript goes.
+        read: reads one line after a prompt (default ``input``).
+
+    Returns:
+        0 (``/quit``, ``/exit``, EOF or Ctrl-C).
+    """
     show = event_printer(out)
     while True:
         try:
@@ -142,7 +201,19 @@ def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
 
 
 def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) -> int:
-    """The interactive REPL (offline: in a temp copy of the demo project)."""
+    """Run the interactive REPL, in the workspace that fits.
+
+    The workspace is ``--workspace``, else the one a resumed session recorded, else the current
+    folder online, else (offline) a temporary copy of the demo project, removed at the end.
+
+    Args:
+        args: the parsed command line (``workspace``, ``resume``, ``sessions_dir``).
+        out: where the transcript goes.
+        read: reads one line after a prompt.
+
+    Returns:
+        The REPL's exit code: 0, or 2 when a session cannot be resumed.
+    """
     print(_mode_line(), file=out)
     scratch = None
     tools_note = "the agent can edit files and run commands there"
@@ -214,7 +285,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (subcommands as in the module docstring)."""
+    """Build the argument parser (subcommands as in the module docstring).
+
+    Returns:
+        The parser; a usage error raises :class:`UsageError` instead of exiting.
+    """
     summary = __doc__.splitlines()[0].replace("``", "")  # plain text in a terminal
     parser = _Parser(
         prog="mini-agent", description=f"{summary} Without a COMMAND: the REPL (/stats, "
@@ -299,7 +374,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
          read: Callable[[str], str] = input) -> int:
-    """Entry point of ``mini-agent``; returns the exit code (0 ok, 1 drift, 2 usage error)."""
+    """Run ``mini-agent`` with a command line.
+
+    Args:
+        argv: the arguments after the program name (default ``sys.argv[1:]``).
+        out: where output goes (default stdout).
+        read: reads one line in the REPL (default ``input``).
+
+    Returns:
+        The exit code: 0 ok; 1 when the subcommand reports a failure (below full marks, a
+        drift, an API error); 2 for a usage error (with ``grade --json`` also one JSON document).
+    """
     out = out or sys.stdout
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

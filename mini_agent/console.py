@@ -2,7 +2,13 @@
 
 ``event_printer(out)`` turns the loop's events into the transcript ``mini-agent demo`` and
 ``repl`` print (also used by notebook 01); ``api_error_line`` says in one line what failed
-online and how to go offline instead. IO: writes to the given text stream only.
+online and how to go offline instead.
+
+IO: writes to the given text stream only.
+
+Source: the anthropic SDK's error classes (``APIError`` is the base of
+``APIConnectionError``, ``AuthenticationError`` and every ``APIStatusError``); the transcript's
+line shapes are the kit's own.
 """
 
 from __future__ import annotations
@@ -18,18 +24,27 @@ __all__ = ["anthropic_errors", "api_error_line", "event_printer"]
 
 
 def anthropic_errors() -> tuple[type[BaseException], ...]:
-    """The SDK's errors the CLI reports in one line: ``(anthropic.APIError,)``, the base of
-    APIConnectionError, AuthenticationError and every other APIStatusError."""
+    """List the SDK's errors the CLI reports in one line.
+
+    Returns:
+        ``(anthropic.APIError,)``, the base of APIConnectionError, AuthenticationError and every
+        other APIStatusError.
+    """
     import anthropic
     return (anthropic.APIError,)
 
 
 def api_error_line(error: BaseException) -> str:
-    """One line saying what failed for an SDK error, and how to go offline instead.
+    """Say in one line what failed for an SDK error, and how to go offline instead.
 
-    ``anthropic.AuthenticationError`` (401) -> the key was rejected; ``APIConnectionError``
-    (timeouts included) -> the API could not be reached; any other ``APIStatusError`` -> its
-    status, error type and message; any other ``APIError`` -> its message.
+    Args:
+        error: the SDK error: ``anthropic.AuthenticationError`` (401) -> the key was rejected;
+            ``APIConnectionError`` (timeouts included) -> the API could not be reached; any
+            other ``APIStatusError`` -> its status, error type and message; any other
+            ``APIError`` -> its message.
+
+    Returns:
+        ``"mini-agent: <what failed>; <what to do>, or unset ANTHROPIC_API_KEY to run offline"``.
 
     >>> import anthropic, httpx2
     >>> error = anthropic.APIConnectionError(request=httpx2.Request("POST", "https://x"))
@@ -65,10 +80,17 @@ def _short(value: Any, limit: int = 100) -> str:
 
 
 def event_printer(out: TextIO) -> Callable[[Any], None]:
-    """Return ``on_event`` that prints a live transcript of loop events to ``out``.
+    """Make an ``on_event`` callback that prints a live transcript of loop events.
 
-    Tool results print in completion order, so each line names the tool and the id of the
-    tool_use it answers: ``[tool_result] read_file toolu_01 ok (68 lines) ...``.
+    Text deltas stream as they come; each request starts with ``--- turn N ---``. Tool results
+    print in completion order, so each line names the tool and the id of the tool_use it
+    answers: ``[tool_result] read_file toolu_01 ok (68 lines) ...``.
+
+    Args:
+        out: the text stream the transcript is written to.
+
+    Returns:
+        The callback; its ``end_line()`` ends a text line left open (before an error line).
     """
     state = {"in_text": False}
 

@@ -6,6 +6,10 @@
 SIGKILL at seeded points and resumed each time; it passes when no item was applied twice or
 lost and the final state equals an uninterrupted run. Exit code 0 on a pass, 1 otherwise,
 2 for a usage error. Kept apart from :mod:`mini_agent.cli` so each face stays small.
+
+Source: 004_b74ef821c58ee4ec.txt (lab 1: 50+ items, three forced kills, one right after an
+external write; done when nothing is processed twice and the result equals an uninterrupted
+run).
 """
 
 from __future__ import annotations
@@ -17,7 +21,13 @@ from typing import Any, TextIO
 
 
 def add_lab_parser(sub: Any) -> None:
-    """Register ``lab`` (with its ``checkpoint`` lab) on the CLI's subparsers."""
+    """Register ``lab`` (with its ``checkpoint`` lab) on the CLI's subparsers.
+
+    Args:
+        sub: the CLI's ``add_subparsers()`` object; ``checkpoint`` takes ``--items`` (default
+            60), ``--kills`` (default 3), ``--seed`` (default 0), ``--json``, ``--naive`` and
+            ``--keep``.
+    """
     lab = sub.add_parser("lab", help="run a chapter lab (checkpoint: kill and resume a job)",
                          description="run a chapter lab")
     labs = lab.add_subparsers(dest="lab", metavar="LAB", required=True,
@@ -42,7 +52,17 @@ def add_lab_parser(sub: Any) -> None:
 
 
 def cmd_lab(args: argparse.Namespace, out: TextIO) -> int:
-    """Run the chosen lab and print its report; exit 0 on a pass, 1 on a fail, 2 on bad input."""
+    """Run the chosen lab and print its report.
+
+    Args:
+        args: the parsed command line (``items``, ``kills``, ``seed``, ``naive``, ``keep``,
+            ``json``).
+        out: where the report goes (one JSON object with ``--json``).
+
+    Returns:
+        0 on a pass, 1 on a fail or a lab that could not run, 2 on bad input (its message on
+        stderr).
+    """
     from mini_agent.harness.checkpoint_lab import LabError, run_lab
 
     try:
