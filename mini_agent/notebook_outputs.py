@@ -10,6 +10,9 @@ repository's ``conftest.py`` hands those outputs to nbval before it runs the cel
 their sidecar files; review the diff like any other change of expected values.
 
 Shapes: sidecar ``{"notebook": str, "cells": {cell_id: [nbformat output dicts]}}``.
+
+Source: nbval's ``--nbval-lax`` mode and its ``# NBVAL_CHECK_OUTPUT`` marker (only marked
+cells are compared); cell ids from nbformat 4.5 (nbformat >= 5.1).
 """
 
 from __future__ import annotations
@@ -25,19 +28,40 @@ EXPECTED_DIR = "expected"
 
 
 def is_checked(cell: Any) -> bool:
-    """Return True for a code cell whose source starts with ``# NBVAL_CHECK_OUTPUT``."""
+    """Tell whether a cell's output is checked.
+
+    Args:
+        cell: a notebook cell (an nbformat node or a plain dict).
+
+    Returns:
+        True for a code cell whose source starts with ``# NBVAL_CHECK_OUTPUT``.
+    """
     return cell.get("cell_type") == "code" and cell.get("source", "").lstrip().startswith(
         CHECK_MARKER)
 
 
 def sidecar_path(notebook: Path) -> Path:
-    """Return ``<notebook dir>/expected/<stem>.json``."""
+    """Return where a notebook's expected outputs are kept.
+
+    Args:
+        notebook: the notebook's path.
+
+    Returns:
+        ``<notebook dir>/expected/<stem>.json``.
+    """
     notebook = Path(notebook)
     return notebook.parent / EXPECTED_DIR / f"{notebook.stem}.json"
 
 
 def load_expected(notebook: Path) -> dict[str, list[dict]]:
-    """Return ``{cell_id: outputs}`` for a notebook, ``{}`` when it has no sidecar file."""
+    """Read a notebook's expected outputs.
+
+    Args:
+        notebook: the notebook's path.
+
+    Returns:
+        ``{cell_id: [output dicts]}``; ``{}`` when it has no sidecar file.
+    """
     path = sidecar_path(notebook)
     if not path.exists():
         return {}
@@ -56,9 +80,18 @@ def _clean(output: dict) -> dict:
 def record(notebook: Path, *, timeout_seconds: int = 300) -> Path:
     """Execute ``notebook`` (its own folder as working directory) and write its sidecar file.
 
-    Returns the sidecar path. Raises ``nbclient.exceptions.CellExecutionError`` if a cell
-    fails, ValueError if a checked cell has no id (re-save the notebook with nbformat >= 5.1).
     The notebook file itself is not modified.
+
+    Args:
+        notebook: the notebook's path.
+        timeout_seconds: the longest one cell may run (seconds; default 300).
+
+    Returns:
+        The sidecar path.
+
+    Raises:
+        ValueError: a checked cell has no id (re-save the notebook with nbformat >= 5.1).
+        nbclient.exceptions.CellExecutionError: a cell failed (raised by ``nbclient``).
     """
     from nbclient import NotebookClient
 
@@ -80,7 +113,14 @@ def record(notebook: Path, *, timeout_seconds: int = 300) -> Path:
 
 
 def strip_outputs(notebook: Path) -> bool:
-    """Remove every stored output and execution count from a notebook; True if it changed."""
+    """Remove every stored output and execution count from a notebook, in place.
+
+    Args:
+        notebook: the notebook's path; rewritten only when something was removed.
+
+    Returns:
+        True if it changed.
+    """
     notebook = Path(notebook)
     nb = nbformat.read(notebook, as_version=4)
     changed = False
@@ -97,10 +137,13 @@ def strip_outputs(notebook: Path) -> bool:
 def apply_expected(items: list[Any]) -> list[str]:
     """Give nbval's collected cells their expected outputs from the sidecar files.
 
-    Args: items: pytest items; nbval's cell items (attribute ``cell`` and ``options``) of
-    checked cells get ``cell.outputs`` and an execution count. Returns a list of problems:
-    checked cells with no recorded output (these are left unrun, and so fail loudly in
-    :func:`missing_output_error`).
+    Args:
+        items: pytest items; nbval's cell items (attribute ``cell``) of checked cells get
+            ``cell.outputs`` and an execution count of 1.
+
+    Returns:
+        The problems: one line per checked cell with no recorded output (left unrun; the
+        repository's ``conftest.py`` stops the run with them).
     """
     problems = []
     cache: dict[Path, dict] = {}
@@ -121,7 +164,14 @@ def apply_expected(items: list[Any]) -> list[str]:
 
 
 def main_record(paths: list[str]) -> int:
-    """CLI body of ``mini-agent record-outputs``: record the given notebooks (default: all)."""
+    """Run ``mini-agent record-outputs``: strip, execute and record the given notebooks.
+
+    Args:
+        paths: notebook paths; empty means every ``notebooks/*.ipynb`` of the repository.
+
+    Returns:
+        0; each notebook's sidecar path is printed.
+    """
     from mini_agent.grading import REPO_ROOT
 
     notebooks = [Path(p) for p in paths] or sorted((REPO_ROOT / "notebooks").glob("*.ipynb"))
