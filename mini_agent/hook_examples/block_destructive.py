@@ -3,6 +3,10 @@
 
 Reads the hook payload (JSON) on stdin; looks at ``tool_input.command`` (the kit's run_bash and
 Claude Code's Bash both use that key). Works unchanged as a Claude Code hook.
+
+Source: Claude Code's hooks reference (a command hook's exit code 2 blocks the call and its
+stderr goes back to the model); the ``rm -rf`` guard of section 5 of
+002_4516104fd432e704.txt.
 """
 import json
 import re
@@ -23,8 +27,14 @@ PATTERNS = [
 
 
 def main() -> int:
-    """Read a PreToolUse payload on stdin; exit 2 with the reason on stderr to block a
-    destructive ``command``, else exit 0 (unreadable input is let through). Returns the code."""
+    """Read a PreToolUse payload on stdin and block a destructive ``command``.
+
+    Unreadable input, or a payload without a string ``tool_input.command``, is let through.
+
+    Returns:
+        The exit code: 2 with the reason on stderr to block (a pattern of :data:`PATTERNS`
+        matched), else 0.
+    """
     try:
         payload = json.load(sys.stdin)
     except ValueError:

@@ -5,6 +5,9 @@ Prints ``{"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedMCPTool
 <redacted text>, "additionalContext": "..."}}`` when something was redacted, nothing otherwise.
 mini-agent replaces the tool's output with ``updatedMCPToolOutput`` (Claude Code does so for
 MCP tools), so the secret never reaches the model or the session log.
+
+Source: Claude Code's hooks reference (PostToolUse ``hookSpecificOutput`` with
+``updatedMCPToolOutput`` and ``additionalContext``).
 """
 import json
 import re
@@ -23,7 +26,14 @@ SECRETS = [  # (pattern, replacement)
 
 
 def redact(text: str) -> tuple[str, int]:
-    """Return (text with each secret replaced by [REDACTED], number of replacements)."""
+    """Replace each secret in a text by ``[REDACTED]``.
+
+    Args:
+        text: a tool's output.
+
+    Returns:
+        ``(redacted text, number of replacements)``.
+    """
     total = 0
     for pattern, replacement in SECRETS:
         text, n = pattern.subn(replacement, text)
@@ -32,8 +42,15 @@ def redact(text: str) -> tuple[str, int]:
 
 
 def main() -> int:
-    """Read a PostToolUse payload on stdin; print JSON with the redacted tool output when a
-    secret was found (``updatedMCPToolOutput``, Claude Code's field), nothing otherwise. Returns 0."""
+    """Read a PostToolUse payload on stdin; print the redacted output when a secret was found.
+
+    The output is Claude Code's ``updatedMCPToolOutput`` field; nothing is printed when no secret
+    was found or the input is unreadable. A ``tool_response`` that is not a string is redacted as
+    its JSON.
+
+    Returns:
+        0, always (the hook never blocks).
+    """
     try:
         payload = json.load(sys.stdin)
     except ValueError:
