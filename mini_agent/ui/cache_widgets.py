@@ -2,11 +2,15 @@
 
 :class:`CacheDashboard` shows, for the policy chosen in a dropdown (and the chunk size of
 chunked masking on a slider), the cache hit rate of every request with each cache break
-marked and named (:class:`~mini_agent.core.cache_breaks.CacheBreakDetector`), and the cumulative input
-cost in USD next to "no masking" and "no caching". Replays go through
-:func:`~mini_agent.core.cache_policies.replay_with_cache` (breakpoints, the offline prompt-cache
-simulator, server-side clearing), so the numbers are the ones the offline Claude reports.
-UI only: imported by ``notebooks/05_prompt_caching.ipynb``.
+marked and named (:class:`~mini_agent.core.cache_breaks.CacheBreakDetector`), and the
+cumulative input cost in USD next to "no masking" and "no caching". Replays go through
+:func:`~mini_agent.core.cache_policies.replay_with_cache` (breakpoints, the offline
+prompt-cache simulator, server-side clearing), so the numbers are the ones the offline Claude
+reports. UI only: imported by ``notebooks/05_prompt_caching.ipynb``.
+
+Source: seed 000 (masking breaks the cache; mask in fixed chunks) and section 4 of
+002_4516104fd432e704.txt (the cache break detector); Anthropic's context editing docs
+(``clear_tool_uses_20250919``, ``clear_at_least``).
 """
 
 from __future__ import annotations
@@ -37,8 +41,15 @@ LEGEND_BELOW = {"orientation": "h", "x": 0, "y": -0.3}
 
 
 def label_positions(x: list[int], *, x_max: int) -> list[str]:
-    """Where each break label goes: to the left of points in the right half of the axis, to
-    the right of the others, so no label runs past the plot's edge.
+    """Place each break label so that none runs past the plot's edge.
+
+    Args:
+        x: the labelled points' x values (request numbers).
+        x_max: the right end of the x axis.
+
+    Returns:
+        One textposition per point: "top left" for points in the right half of the axis,
+        "top right" for the others.
 
     >>> label_positions([1, 5, 9], x_max=10)
     ['top right', 'top right', 'top left']
@@ -49,10 +60,20 @@ def label_positions(x: list[int], *, x_max: int) -> list[str]:
 def policy_settings(name: str, *, chunk: int, keep: int, model: str) -> dict[str, Any]:
     """Return ``replay_with_cache`` keyword arguments for a dashboard policy name.
 
-    Raises ValueError for an unknown name. Naive = mask every turn; chunked = boundary moves
-    by ``chunk`` results; server-side = ``clear_tool_uses_20250919`` with the same ``keep`` and
-    ``clear_at_least`` = 1,000 tokens; payback = :class:`PaybackMasking` with resume
-    breakpoints.
+    Args:
+        name: one of :data:`POLICY_NAMES`: "no masking"; "naive masking" (mask every turn);
+            "chunked masking" (the boundary moves by ``chunk`` results); "server-side clearing"
+            (``clear_tool_uses_20250919`` with the same ``keep`` and ``clear_at_least`` = 1,000
+            tokens); "payback masking" (:class:`PaybackMasking` with resume breakpoints).
+        chunk: results per step of chunked masking.
+        keep: tool results kept verbatim.
+        model: the model id; payback masking uses its minimum cacheable length (tokens).
+
+    Returns:
+        The keyword arguments (``{}`` for "no masking").
+
+    Raises:
+        ValueError: an unknown name.
     """
     if name == "no masking":
         return {}
@@ -73,7 +94,26 @@ def policy_settings(name: str, *, chunk: int, keep: int, model: str) -> dict[str
 def replay_policy(history: list[Message], name: str, *, model: str, system: Any = None,
                   tools: list[dict] | None = None, chunk: int = 4, keep: int = 2,
                   caching: bool = True, gap_seconds: float = 20.0) -> list[dict]:
-    """Replay ``history`` under the named policy with a fresh cache and a break detector."""
+    """Replay ``history`` under the named policy with a fresh cache and a break detector.
+
+    Args:
+        history: the full recorded history.
+        name: the policy, one of :data:`POLICY_NAMES` (see :func:`policy_settings`).
+        model: the model id; prices and the minimum cacheable length follow it.
+        system: the system prompt each replayed request carries (None: none).
+        tools: the tool definitions each request carries (None: none).
+        chunk: results per step of chunked masking (default 4).
+        keep: tool results kept verbatim (default 2).
+        caching: False replays without prompt caching ("no caching").
+        gap_seconds: the time between requests (seconds; default 20, inside the 5-minute TTL).
+
+    Returns:
+        One record per request as :func:`replay_with_cache` gives it (``usage``,
+        ``cost_usd`` (input only), ``hit_rate``, ``break``...).
+
+    Raises:
+        ValueError: an unknown policy name.
+    """
     return replay_with_cache(history, model=model, system=system, tools=tools,
                              caching=caching, gap_seconds=gap_seconds,
                              detector=CacheBreakDetector(finer_causes=True),
@@ -81,7 +121,15 @@ def replay_policy(history: list[Message], name: str, *, model: str, system: Any 
 
 
 def totals(records: list[dict]) -> dict[str, float]:
-    """``{"cost_usd", "hit_rate", "breaks"}`` over a replay's records."""
+    """Sum a replay's records.
+
+    Args:
+        records: what :func:`replay_policy` returned.
+
+    Returns:
+        ``{"cost_usd", "hit_rate", "breaks"}``: input cost in USD, the cache hit rate of the
+        summed usage, and the number of requests that broke the cache.
+    """
     return {"cost_usd": sum(r["cost_usd"] for r in records),
             "hit_rate": cache_hit_rate(sum_usage(r["usage"] for r in records)),
             "breaks": sum(1 for r in records if r["break"])}
@@ -90,10 +138,22 @@ def totals(records: list[dict]) -> dict[str, float]:
 class CacheDashboard:
     """Dropdown (policy) + slider (chunk size) over a recorded session; two live charts.
 
-    Attributes: policy (``ipywidgets.Dropdown``), chunk (``IntSlider``), hit_figure and
-    cost_figure (:class:`~mini_agent.ui.plotly_chart.PlotlyChart`), summary (``HTML``), widget (the ``VBox`` to
-    display), records (the current replay). Args: history: a full recorded history;
-    model, system, tools: what each replayed request carries; keep: tool results kept.
+    Args:
+        history: a full recorded history.
+        model: the model id each replayed request names (prices, minimum cacheable length).
+        system: the system prompt each request carries.
+        tools: the tool definitions each request carries.
+        keep: tool results kept verbatim (default 2).
+        chunk: the slider's starting chunk size (default 4; 1 to 16).
+
+    Attributes:
+        policy: the ``ipywidgets.Dropdown`` of :data:`POLICY_NAMES`.
+        chunk: the ``IntSlider`` of the chunk size.
+        hit_figure: the hit rate per request (:class:`~mini_agent.ui.plotly_chart.PlotlyChart`).
+        cost_figure: the cumulative input cost in USD (a PlotlyChart).
+        summary: an ``HTML`` line of totals.
+        widget: the ``VBox`` to display.
+        records: the current replay.
     """
 
     def __init__(self, history: list[Message], *, model: str, system: Any = None,

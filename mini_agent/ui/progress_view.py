@@ -6,6 +6,9 @@ re-reads the progress file (at most every ``min_interval_seconds``, and at every
 redraws. :func:`progress_html` builds the HTML from a progress document, so tests check it
 without a browser. Imported only by notebooks. Taught in
 ``notebooks/10_checkpoints_and_handoff.ipynb``.
+
+Source: 004_b74ef821c58ee4ec.txt (lab 1: a job killed at forced points and resumed from its
+progress file; each item pending, in progress, done or failed).
 """
 
 from __future__ import annotations
@@ -33,6 +36,9 @@ def progress_html(progress: Mapping[str, Any] | None, *, kills: Iterable[Mapping
         kills: ``{"item", "phase"}`` points where the worker was killed (marked with a red
             border and listed).
         title: a line shown above the squares (the lab's phase).
+
+    Returns:
+        The HTML fragment, every text escaped.
     """
     head = f"<div style='font-weight:600'>{html.escape(title)}</div>" if title else ""
     if not progress:
@@ -94,7 +100,11 @@ class ProgressView:
             self.show(event.get("progress_path"))
 
     def show(self, progress_path: str | Path | None) -> None:
-        """Redraw from the file at ``progress_path`` (a missing or torn file shows as waiting)."""
+        """Redraw from the progress file.
+
+        Args:
+            progress_path: the progress file; a missing or torn file (or None) shows as waiting.
+        """
         progress = None
         if progress_path and Path(progress_path).exists():
             try:
