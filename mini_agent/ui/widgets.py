@@ -10,8 +10,11 @@
 
 The logic lives in pure helpers (:func:`chart_series`, :func:`curve_totals`,
 :func:`threshold_label`, :func:`slider_step`, :func:`scorecard_html`) that tests call without a
-browser. Imported only by notebooks (this
-module pulls in plotly and ipywidgets). Taught in ``notebooks/03_observation_masking.ipynb``.
+browser. Imported only by notebooks (this module pulls in plotly and ipywidgets). Taught in
+``notebooks/03_observation_masking.ipynb``.
+
+Source: 000_86e3ff2076a5ae37.txt (``/stats``: raw vs masked approx tokens; keep=4; mask above
+8,000 tokens).
 """
 
 from __future__ import annotations
@@ -32,10 +35,15 @@ VIEW_COLOR = "#d9480f"
 
 
 def chart_series(requests: Iterable[Mapping[str, Any]]) -> tuple[list[int], list[int], list[int]]:
-    """Return ``(request_numbers, raw_tokens, view_tokens)`` from per-request records.
+    """Return the chart's three series from per-request records.
 
-    Shapes: each record is ``{"raw_tokens": int, "view_tokens": int, ...}`` (the Agent's
-    ``agent.requests``); request numbers count from 1 in list order.
+    Args:
+        requests: records ``{"raw_tokens": int, "view_tokens": int, ...}`` (the Agent's
+            ``agent.requests``), in request order.
+
+    Returns:
+        ``(request_numbers, raw_tokens, view_tokens)``; request numbers count from 1 in list
+        order.
 
     >>> chart_series([{"raw_tokens": 10, "view_tokens": 10}, {"raw_tokens": 30, "view_tokens": 12}])
     ([1, 2], [10, 30], [10, 12])
@@ -46,8 +54,15 @@ def chart_series(requests: Iterable[Mapping[str, Any]]) -> tuple[list[int], list
 
 
 def curve_totals(curve: Sequence[tuple[int, int, int]]) -> dict[str, float]:
-    """Sum a masking curve over its requests: ``{"requests", "raw_tokens", "view_tokens",
-    "saved_share"}`` (saved_share = 1 - view/raw, 0..1; 0 for an empty curve).
+    """Sum a masking curve over its requests.
+
+    Args:
+        curve: ``(request, raw_tokens, view_tokens)`` per request, as
+            :func:`~mini_agent.core.masking.masking_curve` gives it.
+
+    Returns:
+        ``{"requests", "raw_tokens", "view_tokens", "saved_share"}``; saved_share = 1 - view/raw,
+        0..1, rounded to 4 places (0 for an empty curve).
 
     >>> curve_totals([(1, 100, 100), (2, 300, 100)])
     {'requests': 2, 'raw_tokens': 400, 'view_tokens': 200, 'saved_share': 0.5}
@@ -59,7 +74,13 @@ def curve_totals(curve: Sequence[tuple[int, int, int]]) -> dict[str, float]:
 
 
 def threshold_label(threshold_tokens: int) -> str:
-    """The text beside the dashed threshold line, with the threshold's value.
+    """Return the text beside the dashed threshold line.
+
+    Args:
+        threshold_tokens: the masking threshold (tokens).
+
+    Returns:
+        The label, with the value's thousands separated.
 
     >>> threshold_label(8_000)
     'mask threshold: 8,000 tokens'
@@ -68,16 +89,18 @@ def threshold_label(threshold_tokens: int) -> str:
 
 
 def slider_step(top: int, *values: int, min_positions: int = 100) -> int:
-    """The largest round step (1, 2 or 5 x 10^k) that lands exactly on every one of ``values``
-    and still gives a slider over ``0..top`` at least ``min_positions`` positions.
+    """Return the largest round step that lands exactly on every one of ``values``.
 
-    A step of ``top // 200`` (8,010 for a top of 40,064) snaps 8,000 to 8,010, so the chart
-    label disagrees with the prose; a round step that divides 8,000 does not.
+    A round step is 1, 2 or 5 x 10^k, and it must still give a slider over ``0..top`` at least
+    ``min_positions`` positions. A step of ``top // 200`` (8,010 for a top of 40,064) snaps
+    8,000 to 8,010, so the chart label disagrees with the prose; a round step that divides 8,000
+    does not.
 
     Args:
         top: the slider's maximum.
         values: the values the slider must be able to show exactly (its start, the prose's).
-        min_positions: the least number of steps from 0 to ``top``.
+        min_positions: the least number of steps from 0 to ``top`` (default 100).
+
     Returns:
         The step (1 when no larger round step divides every value).
 
@@ -128,7 +151,12 @@ class TokenChart:
         return self.chart.figure
 
     def update(self, requests: Iterable[Mapping[str, Any]]) -> None:
-        """Redraw from all records (e.g. ``agent.requests``), in one ``batch_update``."""
+        """Redraw from all records, in one ``batch_update``.
+
+        Args:
+            requests: every request's record so far (e.g. ``agent.requests``); see
+                :func:`chart_series`.
+        """
         self.requests = list(requests)
         x, raw, view = chart_series(self.requests)
         with self.chart.batch_update():
@@ -136,7 +164,12 @@ class TokenChart:
             self.figure.data[1].x, self.figure.data[1].y = x, view
 
     def on_request(self, record: Mapping[str, Any], *_: Any) -> None:
-        """Add one request's record and redraw (a callback for the agent, one per request)."""
+        """Add one request's record and redraw (a callback for the agent, one per request).
+
+        Args:
+            record: the request's record (``raw_tokens``, ``view_tokens``...).
+            _: further callback arguments, ignored.
+        """
         self.update([*self.requests, record])
 
     def _ipython_display_(self) -> None:  # pragma: no cover - notebook display only
@@ -211,11 +244,17 @@ class MaskingExplorer:
 
 
 def scorecard_html(card: Any) -> str:
-    """Render a Scorecard as HTML: a title naming the file graded and the kit version, an
-    import error (once) if the file does not import, then one row per check (pass/fail,
-    points, hint and what came back).
+    """Render a Scorecard as HTML.
 
-    Hints, paths and failure details are HTML-escaped. Returns a str.
+    A title naming the score, the file graded and the kit version; an import error (once) if
+    the file does not import; then one row per check (pass/fail, points, hint and what came
+    back). Hints, paths and failure details are HTML-escaped.
+
+    Args:
+        card: a :class:`~mini_agent.grading.Scorecard`.
+
+    Returns:
+        The HTML fragment.
     """
     rows = []
     for c in card.checks:
@@ -236,7 +275,14 @@ def scorecard_html(card: Any) -> str:
 
 
 def scorecard_widget(card: Any) -> widgets.VBox:
-    """The scorecard as a widget: a progress bar of points and the HTML table."""
+    """Show the scorecard as a widget.
+
+    Args:
+        card: a :class:`~mini_agent.grading.Scorecard`.
+
+    Returns:
+        A ``VBox``: a progress bar of points (green at full marks) and the HTML table.
+    """
     bar = widgets.IntProgress(value=card.score, min=0, max=max(card.total, 1),
                               description=f"{card.score}/{card.total}",
                               bar_style="success" if card.full_marks else "warning")
