@@ -36,8 +36,9 @@ DATA = shared_data_dir()
 """``$MINI_AGENT_SHARED_DATA``, else ``../shared/data`` beside the repository; ``--data DIR``
 points elsewhere."""
 SHORT = {"raw": "raw", "mask-10": "mask10", "chunked-8": "chunk8", "payback": "payback",
-         "micro_compact": "micro", "compact": "compact", "lifecycle": "lifecyc",
-         "server_clear": "s-clear", "server_compact": "s-compact", "summary": "summary"}
+         "breakeven": "breakeven", "micro_compact": "micro", "compact": "compact",
+         "lifecycle": "lifecyc", "server_clear": "s-clear", "server_compact": "s-compact",
+         "summary": "summary"}
 
 
 def uncached_usd(report: dict) -> float:

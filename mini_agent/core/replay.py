@@ -18,7 +18,9 @@ policies and with the bound, not a bill.
 Policy names (:data:`DEFAULT_POLICIES`; ``mask-N`` and ``chunked-N`` take a number):
 ``raw`` (everything, cached), ``mask-N`` (mask all but the newest N results every turn),
 ``chunked-N`` (mask in whole chunks of N), ``payback`` (cache-aware masking with resume
-breakpoints), ``micro_compact``, ``compact`` (``CompactPolicy``), ``lifecycle``,
+breakpoints), ``breakeven`` (masking moved once the reads it would have saved pay for its
+re-write, :mod:`.breakeven_masking`), ``micro_compact``, ``compact`` (``CompactPolicy``),
+``lifecycle``,
 ``server_clear`` (``clear_tool_uses_20250919``), ``server_compact`` (``compact_20260112``),
 ``summary`` (an LLM summary every 21 exchanges keeping 10; offline the deterministic
 summariser writes it).
@@ -34,6 +36,7 @@ import dataclasses
 import re
 from typing import Any, Callable, Sequence
 
+from mini_agent.core.breakeven_masking import BreakEvenMasking
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
 from mini_agent.core.compact_policy import CompactPolicy
 from mini_agent.core.compaction import micro_compact
@@ -49,8 +52,8 @@ from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.retention import Fact, extract_facts, retained_facts
 
-DEFAULT_POLICIES = ("raw", "mask-10", "chunked-8", "payback", "micro_compact", "compact",
-                    "lifecycle", "server_clear", "server_compact", "summary")
+DEFAULT_POLICIES = ("raw", "mask-10", "chunked-8", "payback", "breakeven", "micro_compact",
+                    "compact", "lifecycle", "server_clear", "server_compact", "summary")
 """Every policy the explorer knows, in report order."""
 
 GAP_SECONDS = 20.0
@@ -101,6 +104,8 @@ def policy_spec(name: str, *, summarize=None) -> PolicySpec:
     table = {
         "raw": PolicySpec("raw", lambda c: None),
         "payback": PolicySpec("payback", lambda c: PaybackMasking(), resume=True),
+        "breakeven": PolicySpec("breakeven", lambda c: BreakEvenMasking.for_model(
+            c["model"], system=c["system"]), resume=True),
         "micro_compact": PolicySpec("micro_compact", _micro),
         "compact": PolicySpec("compact", lambda c: CompactPolicy(summarize=c["summarize"])),
         "lifecycle": PolicySpec("lifecycle", lambda c: LifecyclePolicy()),
@@ -167,7 +172,7 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     facts = list(extract_facts(messages) if facts is None else facts)
     request_times = ([times[i] - times[points[0]] for i in points] if times else None)
     bound = masking_bound(messages, points, model=model, system=system, times=request_times)
-    context = {"summarize": summarize, "system": system}
+    context = {"summarize": summarize, "system": system, "model": model}
     report_rows = []
     for spec in specs:
         records = replay_with_cache(messages, model=model, policy=spec.make(context),
