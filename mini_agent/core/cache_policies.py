@@ -55,17 +55,37 @@ def payback_boundary(history: list[Message], *, keep: int = KEEP_RECENT_OBSERVAT
     Replay, at every past request (each user message ends one): the candidate boundary masks
     all but the newest ``keep`` results; it frees ``F`` tokens; the view after the last stable
     cache anchor (the message of the newest already-masked result, where
-    ``place_breakpoints(anchors=True)`` puts a breakpoint, or the first message before any mask) to
-    the end (``S`` tokens, after masking) must be re-written. Move when
+    ``place_breakpoints(anchors=True)`` puts a breakpoint, or the first message before any
+    mask) to the end (``S`` tokens, after masking) must be re-written. Move when
     ``read_multiplier * F * h > (write_multiplier - read_multiplier) * S - read_multiplier * F``
     and ``F >= min_free_tokens`` and ``F >= min_free_ratio * S`` (free a lot at once, the
     API's ``clear_at_least`` idea) and the masked view still holds at least
-    ``min_cacheable_tokens`` (below the model's minimum nothing is cached), with horizon ``h = horizon_ratio * requests so far`` (the
-    session is expected to last half as long again). Defaults (0.5 and 2.0) are the most
-    conservative pair tried in ``benchmarks/cache_policies.py``: the only one that never lost
-    to caching alone on the shared trajectories. Tokens: ``approx_tokens`` per message.
-    Returns an int in ``[0, number of tool results]``; it never decreases as the history grows
-    (a masked result stays masked). Raises ValueError for keep < 0 or horizon_ratio <= 0.
+    ``min_cacheable_tokens`` (below the model's minimum nothing is cached), with horizon
+    ``h = horizon_ratio * requests so far`` (the session is expected to last half as long
+    again). Defaults (0.5 and 2.0) are the most conservative pair tried in
+    ``benchmarks/cache_policies.py``: the only one that never lost to caching alone on the
+    shared trajectories. Tokens: ``approx_tokens`` per message.
+
+    Args:
+        history: the messages of the request being made; never mutated.
+        keep: newest tool results always left verbatim (default 4, seed 000).
+        horizon_ratio: later requests expected per request so far (default 0.5).
+        min_free_tokens: smallest saving worth a move, in tokens (default 2,000).
+        exclude_tools: tool names whose results are never masked.
+        min_cacheable_tokens: the model's minimum cacheable prompt, in tokens (default 1024).
+        min_free_ratio: a move must free at least this many times the tokens it re-writes
+            (default 2.0).
+        write_multiplier: cache write price over the base input price (default 1.25).
+        read_multiplier: cache read price over the base input price (default 0.1, whatever
+            the model; :class:`~mini_agent.core.breakeven_masking.BreakEvenMasking` takes the
+            model's).
+
+    Returns:
+        An int in ``[0, number of tool results]``; it never decreases as the history grows
+        (a masked result stays masked).
+
+    Raises:
+        ValueError: ``keep < 0`` or ``horizon_ratio <= 0``.
     """
     if keep < 0:
         raise ValueError(f"keep must be >= 0, got {keep}")
@@ -237,9 +257,18 @@ def _set_marker(request: dict, path: tuple, marker: dict | None) -> None:
 # --------------------------------------------------------------------------- replay
 
 def request_points(messages: list[Message]) -> list[int]:
-    """Indices ``i`` such that ``messages[:i]`` was one request: each assistant message answers
-    the request made of everything before it. Example: user, assistant, user, assistant ->
-    ``[1, 3]``."""
+    """Return the history length of each request a recorded conversation made.
+
+    Each assistant message answers the request made of everything before it, so ``i`` is a
+    point when ``messages[i]`` is an assistant message (``i > 0``). Example: user,
+    assistant, user, assistant -> ``[1, 3]``.
+
+    Args:
+        messages: the recorded conversation, oldest first.
+
+    Returns:
+        The ascending indices ``i`` such that ``messages[:i]`` was one request.
+    """
     return [i for i, m in enumerate(messages) if m.get("role") == "assistant" and i > 0]
 
 
@@ -254,20 +283,39 @@ def replay_with_cache(messages: list[Message], *, model: str, policy=None,
 
     Each request sends ``policy(messages[:i], ctx)`` (or the full prefix when policy is None);
     with ``caching`` it goes through :func:`~mini_agent.core.cache.place_breakpoints`
-    (``canonical=True, anchors=True``); with
-    ``resume`` it goes through a :class:`ResumeBreakpoints` instead; with
-    ``server_edit`` (a ``clear_tool_uses_20250919`` edit dict) the offline server-side edit
-    is applied to it; then the prompt-cache simulator fills ``usage``. Requests are
-    ``gap_seconds`` apart on the simulator's clock (0, gap, 2*gap...); with ``times`` (Unix
-    seconds per message, ``Transcript.times``) request ``messages[:i]`` is sent at
-    ``times[i]`` instead (the clock starts at 0 on the first request, so a long pause
-    expires the cache) and the policy's ``ViewContext`` carries those times.
-    A :class:`~mini_agent.core.cache_breaks.CacheBreakDetector` given as ``detector`` sees every request
-    (as sent, after any edit) and usage; its report lands in the record's ``"break"``.
-    Returns ``[{"request", "raw_tokens", "view_tokens", "usage", "cost_usd", "hit_rate",
-    "applied_edits", "break"}]`` (input cost only: outputs are the same under every policy),
-    plus ``"view"`` (the messages as sent) when ``keep_views``.
-    Raises ValueError when ``times`` is not parallel to ``messages``.
+    (``canonical=True, anchors=True``); with ``resume`` it goes through a
+    :class:`ResumeBreakpoints` instead; with ``server_edit`` the offline server-side edit is
+    applied to it; then the prompt-cache simulator fills ``usage``. Requests are
+    ``gap_seconds`` apart on the simulator's clock (0, gap, 2*gap...); with ``times``
+    request ``messages[:i]`` is sent at ``times[i]`` instead (the clock starts at 0 on the
+    first request, so a long pause expires the cache) and the policy's ``ViewContext``
+    carries those times.
+
+    Args:
+        messages: the recorded history; never mutated.
+        model: model id for prices and the minimum cacheable length.
+        policy: view policy ``(history, ctx) -> view``; None sends the whole history.
+        caching: place cache breakpoints (default True).
+        server_edit: a ``clear_tool_uses_20250919`` edit dict applied offline, or None.
+        system: the system prompt sent with every request.
+        tools: the tool definitions sent with every request.
+        gap_seconds: seconds between requests when ``times`` is None (default 20).
+        ttl: cache lifetime of the breakpoints, ``"5m"`` or ``"1h"``.
+        simulator: a :class:`~mini_agent.core.prompt_cache.PromptCacheSimulator` (default:
+            a new one).
+        resume: use :class:`ResumeBreakpoints` (re-read up to a moved mask's anchor).
+        detector: a :class:`~mini_agent.core.cache_breaks.CacheBreakDetector` that sees every
+            request (as sent, after any edit) and usage; its report lands in ``"break"``.
+        times: Unix seconds per message (``Transcript.times``), or None.
+        keep_views: also return each request's messages as sent.
+
+    Returns:
+        ``[{"request", "raw_tokens", "view_tokens", "usage", "cost_usd", "hit_rate",
+        "applied_edits", "break"}]`` (input cost only: outputs are the same under every
+        policy), plus ``"view"`` (the messages as sent) when ``keep_views``.
+
+    Raises:
+        ValueError: ``times`` is not parallel to ``messages``.
     """
     from mini_agent.core.cache import place_breakpoints
     from mini_agent.core.pricing import cache_hit_rate, cost_usd

@@ -85,7 +85,8 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
         messages: the whole history; never mutated.
         points: history length of each request, ascending (see ``request_points``).
         model: prices and the minimum cacheable length come from it.
-        system, tools: the fixed part sent with every request (counted, never masked).
+        system: the system prompt sent with every request (counted, never masked).
+        tools: the tool definitions sent with every request (counted, never masked).
         keep: newest tool results every request keeps verbatim.
         times: clock time of each request in seconds (None: no TTL expiry).
         ttl_seconds: cache lifetime; a longer gap between requests reads nothing.

@@ -91,7 +91,17 @@ def _micro(ctx_info: dict) -> Callable:
 def policy_spec(name: str, *, summarize=None) -> PolicySpec:
     """Return the :class:`PolicySpec` for a policy name (see the module doc).
 
-    Raises: UnknownPolicyError for an unknown name or a bad number in ``mask-N``.
+    Args:
+        name: a name of :data:`DEFAULT_POLICIES`, or ``mask-N`` / ``chunked-N``.
+        summarize: unused here (the summariser reaches the policies through the replay's
+            context); kept for callers that pass it.
+
+    Returns:
+        The :class:`PolicySpec` that builds the policy from the replay's context
+        (``summarize``, ``system``, ``model``).
+
+    Raises:
+        UnknownPolicyError: an unknown name or a chunk below 1 in ``chunked-N``.
     """
     m = re.fullmatch(r"(mask|chunked)-(\d+)", name)
     if m:
