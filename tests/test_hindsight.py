@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 
+from mini_agent.core.breakeven_masking import BreakEvenMasking
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.pricing import model_price
@@ -95,7 +96,8 @@ def test_bound_moves_when_results_are_big_and_never_below_zero_keep():
 
 @pytest.mark.parametrize("policy,resume", [
     (None, False), (ThresholdMasking(keep=4, threshold_tokens=0), False),
-    (ChunkedMasking(keep=4, chunk=8, threshold_tokens=0), False), (PaybackMasking(), True)])
+    (ChunkedMasking(keep=4, chunk=8, threshold_tokens=0), False), (PaybackMasking(), True),
+    (BreakEvenMasking.for_model(MODEL, system=SYSTEM), True)])
 def test_no_masking_policy_beats_the_bound(policy, resume):
     history, _ = long_session(30)
     bound = masking_bound(history, request_points(history), model=MODEL, system=SYSTEM)
@@ -120,3 +122,23 @@ def test_ttl_gaps_make_the_bound_dearer_and_bad_input_raises():
         masking_bound(history, points, model=MODEL, keep=-1)
     with pytest.raises(ValueError, match="times"):
         masking_bound(history, points, model=MODEL, times=[0.0])
+
+
+@pytest.mark.parametrize("model", [MODEL, "claude-sonnet-5-5"])
+def test_the_bound_is_reached_by_replaying_its_own_schedule(model):
+    # the bound idealises reads (a cache entry at every changed block); replayed through the
+    # simulator with resume breakpoints, its own schedule costs at most 1% more, never less
+    history, _ = long_session(40)
+    points = request_points(history)
+    bound = masking_bound(history, points, model=model, system=SYSTEM)
+    assert len(bound.moves) >= 2
+    where = {i: b for i, b in zip(points, bound.schedule)}
+
+    def follow(h, ctx=None):
+        b = where[len(h)]
+        total = sum(1 for m in h if m["role"] == "user" and isinstance(m["content"], list))
+        return mask_old_observations(h, keep=total - b) if b else list(h)
+
+    records = replay_with_cache(history, model=model, policy=follow, system=SYSTEM, resume=True)
+    replayed = sum(r["cost_usd"] for r in records)
+    assert bound.usd * (1 - 1e-9) <= replayed <= 1.01 * bound.usd
