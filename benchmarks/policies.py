@@ -6,7 +6,9 @@ Four tables:
    in ``../shared/data``, median error per request on the other half, beside chars/4 alone.
 2. Every session in ``../shared/data`` under every policy (``mini-agent evaluate``): input cost
    with caching normalised to "raw, no caching" = 1.00, ratio to the hindsight bound, cache hit
-   rate and facts kept. Sessions from other vendors are priced as the kit's default model.
+   rate and facts kept, then the means and how many sessions each policy keeps within 10% of
+   the bound (the kit's goal for its best online policy, ``breakeven``). Sessions from other
+   vendors are priced as the kit's default model.
 3. How each policy's cost grows with session length: kit-generated sessions of 10 to 160
    exchanges, USD per policy.
 4. Scale: wall time of ``evaluate_paths`` (process pool, 2 workers) over 1, 10, 100 and 1,000
@@ -76,6 +78,10 @@ def session_table(reports: list[dict]) -> str:
                     for r in ok for p in r["policies"] if p["name"] == n]
             cells.append(f"{sum(vals) / len(vals):>10.2f}")
         lines.append(f"{label:<54}" + "".join(cells))
+    within = [sum(1 for r in ok for p in r["policies"] if p["name"] == n
+                  and p["vs_best"] is not None and p["vs_best"] <= 1.10) for n in names]
+    lines.append(f"{'sessions within 10% of the bound':<54}"
+                 + "".join(f"{w:>7}/{len(ok):<2}" for w in within))
     return "\n".join(lines)
 
 

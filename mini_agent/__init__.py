@@ -83,6 +83,7 @@ _PUBLIC = {
     "cache_hit_rate": "mini_agent.core.pricing",
     "PromptCacheSimulator": "mini_agent.core.prompt_cache",
     "PaybackMasking": "mini_agent.core.cache_policies",
+    "BreakEvenMasking": "mini_agent.core.breakeven_masking",
     "ResumeBreakpoints": "mini_agent.core.cache_policies",
     # episode 06: hooks
     "HookManager": "mini_agent.harness.hooks",
