@@ -326,8 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
                           help="transcript files or folders (e.g. ~/.claude/projects)")
     evaluate.add_argument("--policies", metavar="P,...",
                           help="comma-separated policy names (default: all): raw, mask-N, "
-                               "chunked-N, payback, micro_compact, compact, lifecycle, "
-                               "server_clear, server_compact, summary")
+                               "chunked-N, payback, breakeven, micro_compact, compact, "
+                               "lifecycle, server_clear, server_compact, summary")
     evaluate.add_argument("--model", metavar="M", help="price with this model (default: each "
                                                        "session's own)")
     evaluate.add_argument("--json", action="store_true", help="print a JSON list, one object "
