@@ -41,9 +41,10 @@ def _tokens(history, b):
     return view, bounds
 
 
-def brute_force(messages, points, keep, minimum):
+def brute_force(messages, points, keep, minimum, *, model=MODEL, times=None, ttl=300.0):
     """Cheapest schedule by enumerating every non-decreasing boundary sequence."""
-    price = model_price(MODEL).input_usd_per_mtok / 1e6
+    price = model_price(model).input_usd_per_mtok / 1e6
+    read_x = model_price(model).cache_read_multiplier
     n_results = [sum(1 for m in messages[:i] if m["role"] == "user"
                      and isinstance(m["content"], list)) for i in points]
     tops = [max(0, n - keep) for n in n_results]
@@ -56,7 +57,7 @@ def brute_force(messages, points, keep, minimum):
             _, bounds = _tokens(messages[:i], b)
             t = bounds[-1].prefix_tokens
             read = 0
-            if prev is not None:
+            if prev is not None and (times is None or times[r] - times[r - 1] <= ttl):
                 pb, pbounds = prev
                 pt = pbounds[-1].prefix_tokens
                 # longest common prefix of block hashes = what is unchanged
@@ -66,7 +67,7 @@ def brute_force(messages, points, keep, minimum):
                         break
                     common = x.prefix_tokens
                 read = common if common >= minimum and pt >= minimum else 0
-            total += (0.1 * read + 1.25 * (t - read)) if t >= minimum else t
+            total += (read_x * read + 1.25 * (t - read)) if t >= minimum else t
             prev = (b, bounds)
         best = min(best, total * price)
     return best
@@ -82,6 +83,19 @@ def test_dp_equals_brute_force_on_a_small_session():
     assert len(bound.schedule) == len(points) == len(bound.request_usd)
     assert list(bound.schedule) == sorted(bound.schedule)
     assert bound.usd == pytest.approx(sum(bound.request_usd))
+
+
+@pytest.mark.parametrize("model,keep,minimum,times", [
+    ("claude-sonnet-5-5", 1, 1024, [0.0, 20.0, 400.0, 420.0, 440.0, 1000.0, 1010.0]),  # reads 0.05x
+    (MODEL, 0, 2048, None),                      # early requests below the minimum
+    (MODEL, 2, 512, [0.0, 301.0, 320.0, 340.0, 360.0, 380.0, 700.0])])
+def test_dp_equals_brute_force_with_pauses_prices_and_minimums(model, keep, minimum, times):
+    history, _ = long_session(6)
+    points = request_points(history)
+    bound = masking_bound(history, points, model=model, system=SYSTEM, keep=keep,
+                          min_tokens=minimum, times=times)
+    assert bound.usd == pytest.approx(
+        brute_force(history, points, keep, minimum, model=model, times=times), rel=1e-9)
 
 
 def test_bound_moves_when_results_are_big_and_never_below_zero_keep():
