@@ -13,6 +13,8 @@ SANITIZE = {
     # differ per machine and release: compare the folder and file name only
     r"Exercise (\d\d): (?:.*[/\\])?([^/\\\n]+[/\\]\d\d_\w+\.py) \(mini-agent [^)\n]+\)":
         r"Exercise \1 (\2)",
+    # the same for the package itself (implementation="package")
+    r"Exercise (\d\d): (?:.*[/\\])?mini_agent \(mini-agent [^)\n]+\)": r"Exercise \1 (mini_agent)",
 }
 
 
