@@ -1,8 +1,8 @@
 """Fixtures for the real-browser tests: one JupyterLab server and one Chromium page per run.
 
 The server runs on 127.0.0.1 at a free port, without a token, over a temporary copy of the
-repository's ``notebooks/``, ``exercises/`` and ``solutions/`` (grading walks up from the
-notebook to the folder holding ``exercises/``), with its settings and workspaces in that
+repository's ``notebooks/`` and ``exercises/`` as a student has them, without ``solutions/``
+(grading walks up from the notebook to the folder holding ``exercises/``), with its settings and workspaces in that
 temporary folder too: Lab's autosave and workspace files never touch the repository, and the
 test checks that the repository's notebooks are byte-identical afterwards. News and update
 checks are off. Chromium is Debian's ``/usr/bin/chromium``, driven by Playwright with
@@ -31,7 +31,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 CHROMIUM = Path(os.environ.get("MINI_AGENT_CHROMIUM", "/usr/bin/chromium"))
-COPIED_FOLDERS = ("notebooks", "exercises", "solutions")
+COPIED_FOLDERS = ("notebooks", "exercises")   # a student's copy: no solutions/
 SERVER_START_SECONDS = 60
 SUMMARY: dict = {"artifacts": None, "lines": []}
 """What the terminal summary prints: the screenshots' folder and one timing line per notebook."""
