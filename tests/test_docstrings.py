@@ -1,11 +1,10 @@
 """Every public function, method and module documents itself in one shape.
 
-The shape (h11's, and the one ``CONVENTIONS.md`` asks for): a one-line summary ending in a
-period; then, each on a line of its own, ``Args:`` naming every parameter, ``Returns:`` (or
-``Yields:``) when something comes back, ``Raises:`` naming each exception the function raises
-itself, and a module's ``Source:`` (header alone or followed by the source) where the idea
-comes from. A run-on paragraph that mentions
-the arguments in passing fails. Checked statically with ``ast``: nothing is imported.
+The shape (h11's): a one-line summary ending in a period; then, each on a line of its own,
+``Args:`` naming every parameter, ``Returns:`` (or ``Yields:``) when something comes back,
+``Raises:`` naming each exception the function raises itself, and a module's ``Source:``
+(header alone or followed by the source) where the idea comes from. A run-on paragraph that
+mentions the arguments in passing fails. Checked statically with ``ast``: nothing is imported.
 
 Not covered: the planted demo project (``mini_agent/demo/``), whose files are the agent's
 workspace; the graders' ``check_*`` functions, whose one-line docstring is what the scorecard

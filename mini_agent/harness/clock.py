@@ -3,7 +3,7 @@
 The protocol and :class:`~mini_agent.core.clock.ManualClock` live in ``core/clock.py``.
 
 Source:
-    CONVENTIONS.md (time passed in as an argument; IO at the edges); section 6 of
+    The kit's rule that time is passed in as an argument and read only at the edges; section 6 of
     002_4516104fd432e704.txt (session entries carry a timestamp the caller may override).
 """
 
