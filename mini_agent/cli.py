@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -383,8 +384,23 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
 
     Returns:
         The exit code: 0 ok; 1 when the subcommand reports a failure (below full marks, a
-        drift, an API error); 2 for a usage error (with ``grade --json`` also one JSON document).
+        drift, an API error); 2 for a usage error (with ``grade --json`` also one JSON document);
+        141 when the reader of stdout went away (``mini-agent analyze X | head``), quietly.
     """
+    try:
+        code = _main(argv, out=out, read=read)
+        if out is None:
+            sys.stdout.flush()   # a closed pipe shows here, not in the interpreter's exit
+        return code
+    except BrokenPipeError:
+        # the reader (head, less) closed the pipe: stop quietly, as `cat` does on SIGPIPE
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 141
+
+
+def _main(argv: Sequence[str] | None, *, out: TextIO | None,
+          read: Callable[[str], str]) -> int:
     out = out or sys.stdout
     argv = list(sys.argv[1:] if argv is None else argv)
     try:

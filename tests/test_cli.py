@@ -1,6 +1,7 @@
 """Tests for mini_agent.cli: the offline demo end to end, the REPL, the subcommands' wiring."""
 
 import io
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -8,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from mini_agent import cli, console
+from mini_agent.core.sample_sessions import sample_session_jsonl
 from mini_agent.demo import PROJECT_DIR
 
 
@@ -351,3 +353,30 @@ def test_sessions_dir_works_before_and_after_the_subcommand(tmp_path, capsys):
         assert cli.main(argv) == 0
         assert session_id in capsys.readouterr().out
     assert cli.build_parser().parse_args(["sessions"]).sessions_dir == cli.SESSIONS_DIR
+
+
+def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path):
+    path = tmp_path / "long.jsonl"
+    path.write_text(sample_session_jsonl(400), encoding="utf-8")    # a table of ~400 rows
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from mini_agent.cli import main; "
+         f"sys.exit(main(['analyze', {str(path)!r}]))"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    assert child.stdout.readline().decode().strip() == str(path)
+    child.stdout.close()                                            # `| head -1`
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 141
+    assert b"Traceback" not in err and b"BrokenPipeError" not in err
+
+
+def test_analyze_says_when_there_is_nothing_to_mask(tmp_path, capsys):
+    from mini_agent.harness.analyze import NO_TOOL_RESULTS_NOTE, main_analyze
+    path = tmp_path / "plain.json"     # tool output in user text, as older trajectories do
+    path.write_text(json.dumps([
+        {"role": "system", "content": "You are an autonomous programmer."},
+        {"role": "user", "content": "fix the bug"},
+        {"role": "assistant", "content": "I will run the tests"},
+        {"role": "user", "content": "OBSERVATION: 3 passed, 1 failed"},
+        {"role": "assistant", "content": "done"}]), encoding="utf-8")
+    assert main_analyze(path) == 0
+    assert NO_TOOL_RESULTS_NOTE in capsys.readouterr().out

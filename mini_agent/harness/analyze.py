@@ -123,6 +123,14 @@ class Analysis:
         return data
 
 
+NO_TOOL_RESULTS_NOTE = (
+    "note: no tool_result blocks in this transcript (tool output sits in plain user\n"
+    "      messages, as in older text-only trajectories), so masking has nothing to mask here;\n"
+    "      "
+    "the ratio says nothing about masking")
+"""What the table adds when a transcript has no ``tool_result`` block to mask."""
+
+
 def _tool_result_tokens(messages: list[Message]) -> int:
     """Approx tokens of all tool_result blocks of ``messages`` (one rounding, like the total)."""
     results = [b for _, _, b in iter_blocks(messages) if b.get("type") == "tool_result"]
@@ -235,6 +243,8 @@ def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
     lines.append("-" * len(header))
     lines.append(f"tool_result share of history tokens: {a.tool_result_share:.1%} "
                  f"(~{a.tool_result_tokens:,} of ~{a.history_tokens:,})")
+    if a.tool_result_tokens == 0 and a.history_tokens > 0:
+        lines.append(NO_TOOL_RESULTS_NOTE)
     if a.masked_total_tokens is None:
         lines.append(f"sent over all requests: ~{a.raw_total_tokens:,} tokens raw "
                      "(masking unavailable)")
