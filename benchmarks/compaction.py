@@ -76,8 +76,8 @@ def replay(messages: list[dict], *, times: list[float] | None = None,
     compact = CompactPolicy(CompactThresholds().scaled(scale), summarize=structured_summary)
     base = LifecycleThresholds()
     lifecycle = LifecyclePolicy(LifecycleThresholds(
-        *(max(1, round(x * scale)) for x in (base.hot_turns, base.warm_a_turns,
-                                             base.warm_b_turns))))
+        *(max(1, round(x * scale)) for x in (base.hot_exchanges, base.warm_a_exchanges,
+                                             base.warm_b_exchanges))))
     out: dict[str, list[int]] = {p: [] for p in POLICIES}
     for turn, n in enumerate(request_points(messages), 1):
         prefix, t = messages[:n], times[:n]

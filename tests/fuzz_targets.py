@@ -65,7 +65,7 @@ def _ctx(history: list[dict]) -> ViewContext:
 def _policies() -> dict[str, Callable]:
     small = CompactThresholds(micro_compact_tokens=300, context_collapse_tokens=600,
                               auto_compact_tokens=900)
-    tiers = LifecycleThresholds(hot_turns=1, warm_a_turns=2, warm_b_turns=3,
+    tiers = LifecycleThresholds(hot_exchanges=1, warm_a_exchanges=2, warm_b_exchanges=3,
                                 view_budget_tokens=400)
     return {
         "full_view": full_view,
@@ -95,7 +95,7 @@ def _functions(history: list[dict]) -> dict[str, Callable[[], list[dict]]]:
                                                      summarize=summarize,
                                                      keep_recent_tokens=200),
         "lifecycle_view": lambda: lifecycle_view(history, times=times, thresholds=(
-            LifecycleThresholds(hot_turns=1, warm_a_turns=2, warm_b_turns=3)))[0],
+            LifecycleThresholds(hot_exchanges=1, warm_a_exchanges=2, warm_b_exchanges=3)))[0],
         "apply_compaction_blocks": lambda: apply_compaction_blocks(history),
     }
 

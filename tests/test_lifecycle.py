@@ -43,9 +43,10 @@ def test_fold_exchange_literal_lines():
         "[00:00] reply (seg-010): All done."
 
 
-def test_tiers_by_turn_age_and_relevance():
+def test_tiers_by_exchange_age_and_relevance():
     h, t = session(12)
-    th = LifecycleThresholds(hot_turns=2, warm_a_turns=4, warm_b_turns=8, max_relevant=0)
+    th = LifecycleThresholds(hot_exchanges=2, warm_a_exchanges=4, warm_b_exchanges=8,
+                             max_relevant=0)
     assert assign_tiers(h, thresholds=th) == [COLD] * 4 + [WARM_B] * 4 + [WARM_A] * 2 + [HOT] * 2
     # the request names src/parser.py: the newest older exchange that touched it becomes Hot
     h2 = h + [{"role": "assistant", "content": "Done."},
@@ -60,7 +61,8 @@ def test_tiers_by_turn_age_and_relevance():
 
 def test_budget_demotes_oldest_first_and_keeps_newest_hot():
     h, t = session(20)
-    th = LifecycleThresholds(hot_turns=3, warm_a_turns=6, warm_b_turns=15, max_relevant=0,
+    th = LifecycleThresholds(hot_exchanges=3, warm_a_exchanges=6, warm_b_exchanges=15,
+                             max_relevant=0,
                              view_budget_tokens=2_500)
     view, info = lifecycle_view(h, times=t, thresholds=th)
     assert approx_tokens(view) <= 2_500
@@ -74,7 +76,8 @@ def test_budget_demotes_oldest_first_and_keeps_newest_hot():
 
 def test_view_layout_timeline_and_cold_index():
     h, t = session(12)
-    th = LifecycleThresholds(hot_turns=2, warm_a_turns=4, warm_b_turns=8, max_relevant=0)
+    th = LifecycleThresholds(hot_exchanges=2, warm_a_exchanges=4, warm_b_exchanges=8,
+                             max_relevant=0)
     view, info = lifecycle_view(h, times=t, thresholds=th)
     validate_messages(view)
     head = view[0]["content"]

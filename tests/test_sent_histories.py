@@ -471,8 +471,8 @@ def test_lifecycle_policy_sends_valid_histories():
     @example(READS, 1, 1, 1, None)
     def check(scenario, hot, warm_a, warm_b, budget):
         store = ColdStore()
-        thresholds = LifecycleThresholds(hot_turns=hot, warm_a_turns=hot + warm_a,
-                                         warm_b_turns=hot + warm_a + warm_b,
+        thresholds = LifecycleThresholds(hot_exchanges=hot, warm_a_exchanges=hot + warm_a,
+                                         warm_b_exchanges=hot + warm_a + warm_b,
                                          view_budget_tokens=budget)
         policy = LifecyclePolicy(thresholds, store=store)
         run(scenario, Setup(policy, extra_tools={"recall_segment": recall_segment_tool(store)}))
@@ -532,7 +532,8 @@ def test_regression_lifecycle_cold_segment_extended_after_an_overload_storm():
     # prompt extends U1, so seg-001 grew: ColdStore.put raised ValueError on every later
     # request ("cold segment 'seg-001' is already stored with other messages").
     store = ColdStore()
-    policy = LifecyclePolicy(LifecycleThresholds(hot_turns=1, warm_a_turns=1, warm_b_turns=1),
+    policy = LifecyclePolicy(LifecycleThresholds(hot_exchanges=1, warm_a_exchanges=1,
+                                                  warm_b_exchanges=1),
                              store=store)
     outcome = run(scenario(script=[[read_dir()], [{"type": "text", "text": "Reading now."}],
                                    [read_dir()]],

@@ -19,7 +19,7 @@ message, the task, is always kept; timeline lines and the cold index are appende
 
 When does an exchange cool? The seed left it open; the kit answers with two rules
 (:class:`LifecycleThresholds`): by turn age (an exchange ``age`` exchanges older than the newest
-is Hot below ``hot_turns``, Warm-A below ``warm_a_turns``, Warm-B below ``warm_b_turns``, else
+is Hot below ``hot_exchanges``, Warm-A below ``warm_a_exchanges``, Warm-B below ``warm_b_exchanges``, else
 Cold), and by token budget (while the view is over ``view_budget_tokens``, the oldest exchange
 of the warmest-but-oldest tier goes one tier down: Warm-B to Cold first, then Warm-A to
 Warm-B, then Hot to Warm-A; the newest exchange always stays Hot). An older exchange that
@@ -59,22 +59,22 @@ _IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_
 class LifecycleThresholds:
     """When exchanges cool (ages counted in exchanges; the newest has age 0).
 
-    hot_turns: ages below it are Hot; warm_a_turns: below it Warm-A; warm_b_turns: below it
+    hot_exchanges: ages below it are Hot; warm_a_exchanges: below it Warm-A; warm_b_exchanges: below it
     Warm-B, older ones Cold. view_budget_tokens: if set, demote oldest-first until the view's
     approx tokens fit (None: no budget rule). max_relevant: at most this many older Warm
     exchanges are promoted to Hot for sharing an identifier with the current request.
-    Raises ValueError unless 1 <= hot_turns <= warm_a_turns <= warm_b_turns.
+    Raises ValueError unless 1 <= hot_exchanges <= warm_a_exchanges <= warm_b_exchanges.
     """
 
-    hot_turns: int = 3
-    warm_a_turns: int = 8
-    warm_b_turns: int = 20
+    hot_exchanges: int = 3
+    warm_a_exchanges: int = 8
+    warm_b_exchanges: int = 20
     view_budget_tokens: int | None = None
     max_relevant: int = 2
 
     def __post_init__(self) -> None:
-        if not 1 <= self.hot_turns <= self.warm_a_turns <= self.warm_b_turns:
-            raise ValueError("need 1 <= hot_turns <= warm_a_turns <= warm_b_turns, got "
+        if not 1 <= self.hot_exchanges <= self.warm_a_exchanges <= self.warm_b_exchanges:
+            raise ValueError("need 1 <= hot_exchanges <= warm_a_exchanges <= warm_b_exchanges, got "
                              f"{self}")
 
 
@@ -83,13 +83,13 @@ def segment_id(number: int) -> str:
     return f"seg-{number:03d}"
 
 
-def tier_for_age(age: int, *, hot_turns: int = 3, warm_a_turns: int = 8,
-                 warm_b_turns: int = 20) -> str:
+def tier_for_age(age: int, *, hot_exchanges: int = 3, warm_a_exchanges: int = 8,
+                 warm_b_exchanges: int = 20) -> str:
     """Return the tier of an exchange ``age`` exchanges older than the newest one.
 
     Args:
         age: 0 for the newest exchange.
-        hot_turns, warm_a_turns, warm_b_turns: ages below each are Hot, Warm-A, Warm-B; older
+        hot_exchanges, warm_a_exchanges, warm_b_exchanges: ages below each are Hot, Warm-A, Warm-B; older
             ones are Cold (the defaults of :class:`LifecycleThresholds`).
     Returns:
         "hot", "warm_a", "warm_b" or "cold".
@@ -102,11 +102,11 @@ def tier_for_age(age: int, *, hot_turns: int = 3, warm_a_turns: int = 8,
     """
     if age < 0:
         raise ValueError(f"age must be >= 0, got {age}")
-    if age < hot_turns:
+    if age < hot_exchanges:
         return HOT
-    if age < warm_a_turns:
+    if age < warm_a_exchanges:
         return WARM_A
-    return WARM_B if age < warm_b_turns else COLD
+    return WARM_B if age < warm_b_exchanges else COLD
 
 
 def eviction_order(segments: Sequence[dict[str, Any]]) -> list[str]:
@@ -214,8 +214,9 @@ def assign_tiers(history: Sequence[Message], *,
     th = thresholds
     tiers = []
     for k in range(n):
-        tiers.append(tier_for_age(n - 1 - k, hot_turns=th.hot_turns,
-                                  warm_a_turns=th.warm_a_turns, warm_b_turns=th.warm_b_turns))
+        tiers.append(tier_for_age(n - 1 - k, hot_exchanges=th.hot_exchanges,
+                                  warm_a_exchanges=th.warm_a_exchanges,
+                                  warm_b_exchanges=th.warm_b_exchanges))
     wanted = identifiers(current_request_text(history))
     promoted = 0
     for k in range(n - 1, -1, -1):

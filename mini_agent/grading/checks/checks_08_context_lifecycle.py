@@ -152,13 +152,13 @@ def tier(impl, age, **kwargs):
 @check(points=2, hint="Ages start at 0 for the newest exchange; an age equal to a threshold "
                       "already belongs to the next tier; use the thresholds passed in.")
 def check_tier_boundaries(impl):
-    got = [tier(impl, a, hot_turns=2, warm_a_turns=4, warm_b_turns=6) for a in range(8)]
+    got = [tier(impl, a, hot_exchanges=2, warm_a_exchanges=4, warm_b_exchanges=6) for a in range(8)]
     expected = ["hot", "hot", "warm_a", "warm_a", "warm_b", "warm_b", "cold", "cold"]
     assert got == expected, f"ages 0..7 with 2/4/6: expected {expected}, got {got}"
-    for kwargs, age, expected in (({"hot_turns": 5}, 4, "hot"),
-                                  ({"warm_a_turns": 12}, 10, "warm_a"),
-                                  ({"warm_b_turns": 30}, 25, "warm_b"),
-                                  ({"warm_b_turns": 9}, 9, "cold")):
+    for kwargs, age, expected in (({"hot_exchanges": 5}, 4, "hot"),
+                                  ({"warm_a_exchanges": 12}, 10, "warm_a"),
+                                  ({"warm_b_exchanges": 30}, 25, "warm_b"),
+                                  ({"warm_b_exchanges": 9}, 9, "cold")):
         got = tier(impl, age, **kwargs)
         assert got == expected, f"tier_for_age({age}, {kwargs}): expected {expected!r}, got {got!r}"
 

@@ -10,11 +10,11 @@ import bisect
 import time
 
 
-def tier_for_age(age, *, hot_turns=3, warm_a_turns=8, warm_b_turns=20):
+def tier_for_age(age, *, hot_exchanges=3, warm_a_exchanges=8, warm_b_exchanges=20):
     if age < 0:
         raise ValueError(f"age must be >= 0, got {age}")
     tiers = ("hot", "warm_a", "warm_b", "cold")
-    return tiers[bisect.bisect_right([hot_turns, warm_a_turns, warm_b_turns], age)]
+    return tiers[bisect.bisect_right([hot_exchanges, warm_a_exchanges, warm_b_exchanges], age)]
 
 
 def _blocks(message):

@@ -10,10 +10,11 @@ import heapq
 import math
 
 
-def tier_for_age(age, *, hot_turns=3, warm_a_turns=8, warm_b_turns=20):
+def tier_for_age(age, *, hot_exchanges=3, warm_a_exchanges=8, warm_b_exchanges=20):
     if age < 0:
         raise ValueError("a negative age")
-    for limit, name in ((hot_turns, "hot"), (warm_a_turns, "warm_a"), (warm_b_turns, "warm_b")):
+    for limit, name in ((hot_exchanges, "hot"), (warm_a_exchanges, "warm_a"),
+                        (warm_b_exchanges, "warm_b")):
         if age < limit:
             return name
     return "cold"

@@ -2,7 +2,7 @@
 
 Exercise 08: the four-stage context lifecycle (notebooks/08_context_lifecycle.ipynb).
 
-* 08.1 ``tier_for_age(age, ...)``: Hot / Warm-A / Warm-B / Cold by turn age;
+* 08.1 ``tier_for_age(age, ...)``: Hot / Warm-A / Warm-B / Cold by exchange age;
 * 08.2 ``timeline_line(exchange, *, segment, time_seconds)``: fold one exchange into ONE
   line in the seed's shape ``[14:30] read_file (seg-047): src/app.py 120 lines; found bug``;
 * 08.3 ``eviction_order(segments)``: the order cold segments leave the store: by their
@@ -18,22 +18,22 @@ from __future__ import annotations
 import datetime as dt
 
 
-def tier_for_age(age: int, *, hot_turns: int = 3, warm_a_turns: int = 8,
-                 warm_b_turns: int = 20) -> str:
+def tier_for_age(age: int, *, hot_exchanges: int = 3, warm_a_exchanges: int = 8,
+                 warm_b_exchanges: int = 20) -> str:
     """Return "hot", "warm_a", "warm_b" or "cold" for an exchange ``age`` exchanges old.
 
-    The newest exchange has age 0. Hot when ``age < hot_turns``, Warm-A when
-    ``age < warm_a_turns``, Warm-B when ``age < warm_b_turns``, else Cold.
+    The newest exchange has age 0. Hot when ``age < hot_exchanges``, Warm-A when
+    ``age < warm_a_exchanges``, Warm-B when ``age < warm_b_exchanges``, else Cold.
     Raises: ValueError if age < 0.
     """
     # BEGIN SOLUTION
     if age < 0:
         raise ValueError("age must be >= 0")
-    if age < hot_turns:
+    if age < hot_exchanges:
         return "hot"
-    if age < warm_a_turns:
+    if age < warm_a_exchanges:
         return "warm_a"
-    if age < warm_b_turns:
+    if age < warm_b_exchanges:
         return "warm_b"
     return "cold"
     # END SOLUTION
