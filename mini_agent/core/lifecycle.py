@@ -1,4 +1,4 @@
-"""The four-stage context lifecycle: Hot, Warm-A, Warm-B, Cold. Old exchanges cool down step by step.
+"""The four-stage context lifecycle: Hot, Warm-A, Warm-B, Cold; old exchanges cool step by step.
 
 ==========  =================================================  ============================
 tier        what the view holds                                role
@@ -18,19 +18,22 @@ message that answers it (its ``tool_result`` blocks, or the user's next prompt).
 message, the task, is always kept; timeline lines and the cold index are appended to it.
 
 When does an exchange cool? The seed left it open; the kit answers with two rules
-(:class:`LifecycleThresholds`): by turn age (an exchange ``age`` exchanges older than the newest
-is Hot below ``hot_exchanges``, Warm-A below ``warm_a_exchanges``, Warm-B below ``warm_b_exchanges``, else
-Cold), and by token budget (while the view is over ``view_budget_tokens``, the oldest exchange
-of the warmest-but-oldest tier goes one tier down: Warm-B to Cold first, then Warm-A to
-Warm-B, then Hot to Warm-A; the newest exchange always stays Hot). An older exchange that
-shares an identifier (a path, a ``name()``) with the current request is promoted back to Hot
-("what stays Hot is decided by relevance to the current topic", seed 003).
+(:class:`LifecycleThresholds`): by exchange age (an exchange ``age`` exchanges older than the
+newest is Hot below ``hot_exchanges``, Warm-A below ``warm_a_exchanges``, Warm-B below
+``warm_b_exchanges``, else Cold), and by token budget (while the view is over
+``view_budget_tokens``, the oldest exchange of the warmest-but-oldest tier goes one tier down:
+Warm-B to Cold first, then Warm-A to Warm-B, then Hot to Warm-A; the newest exchange always
+stays Hot). An older exchange that shares an identifier (a path, a ``name()``) with the current
+request is promoted back to Hot ("what stays Hot is decided by relevance to the current topic",
+seed 003).
 
 Pure: the SQLite cold store and the ``recall_segment`` tool live in ``harness/cold_store.py``,
 the timeline line of one exchange in ``core/timeline.py``. Taught in
 ``notebooks/08_context_lifecycle.ipynb``.
-Source: 003_85ccd58041fa7231.txt (four tiers, timeline line shape, reheat by id); Warm-A is
-``masking.mask_old_observations`` (seed 000).
+
+Source:
+    003_85ccd58041fa7231.txt (four tiers, timeline line shape, reheat by id); Warm-A is
+    ``masking.mask_old_observations`` (seed 000).
 """
 
 from __future__ import annotations
@@ -59,11 +62,17 @@ _IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_
 class LifecycleThresholds:
     """When exchanges cool (ages counted in exchanges; the newest has age 0).
 
-    hot_exchanges: ages below it are Hot; warm_a_exchanges: below it Warm-A; warm_b_exchanges: below it
-    Warm-B, older ones Cold. view_budget_tokens: if set, demote oldest-first until the view's
-    approx tokens fit (None: no budget rule). max_relevant: at most this many older Warm
-    exchanges are promoted to Hot for sharing an identifier with the current request.
-    Raises ValueError unless 1 <= hot_exchanges <= warm_a_exchanges <= warm_b_exchanges.
+    Attributes:
+        hot_exchanges: ages below it are Hot (default 3).
+        warm_a_exchanges: ages below it (and not Hot) are Warm-A (default 8).
+        warm_b_exchanges: ages below it (and not Warm-A) are Warm-B, older ones Cold (default 20).
+        view_budget_tokens: if set, demote oldest-first until the view's approx tokens fit;
+            None (the default) applies no budget rule.
+        max_relevant: at most this many older Warm exchanges are promoted to Hot for sharing an
+            identifier with the current request (default 2).
+
+    Raises:
+        ValueError: unless 1 <= hot_exchanges <= warm_a_exchanges <= warm_b_exchanges.
     """
 
     hot_exchanges: int = 3
@@ -79,7 +88,14 @@ class LifecycleThresholds:
 
 
 def segment_id(number: int) -> str:
-    """``seg-NNN`` for the 1-based exchange number. Example: ``segment_id(47) == "seg-047"``."""
+    """Name the segment of a 1-based exchange number.
+
+    Args:
+        number: the exchange's position, 1 for the oldest.
+
+    Returns:
+        ``seg-NNN``, zero-padded to three digits: ``segment_id(47) == "seg-047"``.
+    """
     return f"seg-{number:03d}"
 
 
@@ -88,14 +104,19 @@ def tier_for_age(age: int, *, hot_exchanges: int = 3, warm_a_exchanges: int = 8,
     """Return the tier of an exchange ``age`` exchanges older than the newest one.
 
     Args:
-        age: 0 for the newest exchange.
-        hot_exchanges, warm_a_exchanges, warm_b_exchanges: ages below each are Hot, Warm-A, Warm-B; older
-            ones are Cold (the defaults of :class:`LifecycleThresholds`).
+        age: exchanges between this one and the newest; 0 for the newest exchange.
+        hot_exchanges: ages below it are Hot (default 3, as :class:`LifecycleThresholds`).
+        warm_a_exchanges: ages below it are Warm-A (default 8).
+        warm_b_exchanges: ages below it are Warm-B; older ones are Cold (default 20).
+
     Returns:
         "hot", "warm_a", "warm_b" or "cold".
+
     Raises:
         ValueError: age < 0.
-    Source: 003_85ccd58041fa7231.txt (four tiers); exercise 08.1.
+
+    Source:
+        003_85ccd58041fa7231.txt (four tiers); exercise 08.1.
 
     >>> [tier_for_age(a) for a in (0, 3, 8, 20)]
     ['hot', 'warm_a', 'warm_b', 'cold']
@@ -115,17 +136,26 @@ def eviction_order(segments: Sequence[dict[str, Any]]) -> list[str]:
     Args:
         segments: ``[{"id": str, "time": float, "seq": int}]``; ``seq`` is the store's
             monotonic insertion counter; never mutated.
+
     Returns:
         The ids by ``seq`` only, never by ``time``: equal times keep their insertion order,
         and a segment stored later with an earlier time (a clock that stepped back) still
         leaves later.
-    Source: 003_85ccd58041fa7231.txt (cold store); exercise 08.3.
+
+    Source:
+        003_85ccd58041fa7231.txt (cold store); exercise 08.3.
     """
     return [s["id"] for s in sorted(segments, key=lambda s: s["seq"])]
 
 
 def split_exchanges(history: Sequence[Message]) -> list[tuple[int, int]]:
-    """``(start, end)`` index ranges of the exchanges: each starts at an assistant message.
+    """Split a history into exchanges, each starting at an assistant message.
+
+    Args:
+        history: the messages; the first (the task) belongs to no exchange.
+
+    Returns:
+        ``(start, end)`` index ranges, oldest first; ``end`` is exclusive.
 
     >>> split_exchanges([{"role": "user", "content": "a"}, {"role": "assistant",
     ...     "content": "b"}, {"role": "user", "content": "c"}])
@@ -137,7 +167,14 @@ def split_exchanges(history: Sequence[Message]) -> list[tuple[int, int]]:
 
 
 def identifiers(text: str) -> set[str]:
-    """Paths, ``file.ext`` names and called names (``parse`` from ``parse()``) in ``text``."""
+    """Find the identifiers a text names, the keys of relevance promotion.
+
+    Args:
+        text: any text; None or "" gives an empty set.
+
+    Returns:
+        Paths, ``file.ext`` names and called names (``parse`` from ``parse()``) in ``text``.
+    """
     return set(_IDENT_RE.findall(text or ""))
 
 
@@ -153,7 +190,14 @@ def _exchange_identifiers(messages: Sequence[Message]) -> set[str]:
 
 
 def current_request_text(history: Sequence[Message]) -> str:
-    """The newest user text that is not a tool result (the request being worked on)."""
+    """Return the request being worked on: the newest user text that is not a tool result.
+
+    Args:
+        history: the messages, oldest first.
+
+    Returns:
+        The text blocks of the newest user message that has any, joined by newlines; "" if none.
+    """
     for m in reversed(history):
         if m.get("role") == "user":
             texts = [b["text"] for b in content_blocks(m) if b.get("type") == "text"]
@@ -203,11 +247,23 @@ def assign_tiers(history: Sequence[Message], *,
                  times: Sequence[float] | None = None) -> list[str]:
     """Return one tier per exchange (see :func:`split_exchanges`), oldest first.
 
-    Rules, in order: turn age (``thresholds`` ages); relevance (up to ``max_relevant`` older
+    Rules, in order: exchange age (``thresholds`` ages); relevance (up to ``max_relevant`` older
     Warm exchanges sharing an identifier with :func:`current_request_text` become Hot, newest
     first); budget (while the view is over ``view_budget_tokens``: the oldest Warm-B goes Cold,
     else the oldest Warm-A goes Warm-B, else the oldest Hot but the newest goes Warm-A).
-    Pure; deterministic. Raises ValueError if ``times`` is given and not parallel.
+    Pure; deterministic.
+
+    Args:
+        history: the full history; never mutated.
+        thresholds: the ages, budget and promotion limit.
+        times: Unix seconds per message, parallel to ``history``; only the budget rule renders
+            timeline lines with them (None: 0.0 for every message).
+
+    Returns:
+        "hot", "warm_a", "warm_b" or "cold" for each exchange, oldest first.
+
+    Raises:
+        ValueError: ``times`` is given and not parallel to ``history``.
     """
     ranges = split_exchanges(history)
     n = len(ranges)
@@ -249,12 +305,22 @@ def lifecycle_view(history: list[Message], *, times: Sequence[float],
                    tiers: list[str] | None = None) -> tuple[list[Message], dict[str, Any]]:
     """Build the four-tier view: ``(view, info)``.
 
-    ``view`` = ``[task message + cold index + timeline, *Hot and Warm-A exchanges in order]``
-    (Warm-A with every tool result masked). ``info`` = ``{"tiers": [...], "tokens": {"hot",
-    "warm_a", "warm_b", "cold"}, "timeline": [lines], "cold_index": [entries], "cold":
-    [(segment_id, label, time_seconds, messages)], "fallback": bool}``. When the view would not
-    be smaller than the history, the history itself is the view (``fallback: True``).
-    Returns new lists; the input is not mutated. Raises ValueError for misaligned ``times``.
+    Args:
+        history: the full history; never mutated.
+        times: Unix seconds at which each message was appended, parallel to ``history``.
+        thresholds: the ages, budget and promotion limit used when ``tiers`` is None.
+        tiers: one tier per exchange to use as is, instead of :func:`assign_tiers`.
+
+    Returns:
+        ``view`` = ``[task message + cold index + timeline, *Hot and Warm-A exchanges in order]``
+        (Warm-A with every tool result masked). ``info`` = ``{"tiers": [...], "tokens": {"hot",
+        "warm_a", "warm_b", "cold"}, "timeline": [lines], "cold_index": [entries], "cold":
+        [(segment_id, label, time_seconds, messages)], "fallback": bool}``. When the view would
+        not be smaller than the history, the history itself is the view (``fallback: True``).
+        Both are new lists.
+
+    Raises:
+        ValueError: ``times`` is not parallel to ``history``.
     """
     if len(times) != len(history):
         raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
@@ -279,15 +345,19 @@ class LifecyclePolicy:
     """The lifecycle as an Agent ``view_policy``: tiers each request, cold segments stored.
 
     ``policy(history, ctx) -> view`` builds :func:`lifecycle_view`, puts every Cold exchange
-    in ``store`` (when given), and appends to ``policy.records``::
+    in ``store`` (when given), and appends to ``policy.records``, one per request (``turn`` is
+    the request number from the :class:`ViewContext`)::
 
         {"turn": int, "raw_tokens": int, "view_tokens": int,
          "tokens": {"hot", "warm_a", "warm_b", "cold"}, "counts": {tier: exchanges},
          "fallback": bool}
 
-    Args: thresholds: :class:`LifecycleThresholds`; store: anything with
-    ``put(segment, label, time_seconds, messages)`` (a ``harness.cold_store.ColdStore``) or None.
     Offer ``recall_segment_tool(store)`` to the model so it can reheat what it needs.
+
+    Args:
+        thresholds: the :class:`LifecycleThresholds` for every request.
+        store: anything with ``put(segment, label, time_seconds, messages)`` (a
+            ``harness.cold_store.ColdStore``), or None to keep Cold exchanges nowhere.
     """
 
     def __init__(self, thresholds: LifecycleThresholds = LifecycleThresholds(), *,
