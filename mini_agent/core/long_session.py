@@ -30,11 +30,23 @@ def long_session(steps: int = 40, *, start_seconds: float = 1_767_225_600.0,
     """Build a deterministic coding session of ``steps`` exchanges: ``(history, times)``.
 
     The task is to fix a failing ``parse()`` in ``src/parser.py``. Each exchange is one
-    assistant turn (reasoning text + one ``tool_use``: read_file of 60-220 lines, grep,
+    assistant message (reasoning text + one ``tool_use``: read_file of 60-220 lines, grep,
     run_bash running the tests, or edit_file) and the user message with its ``tool_result``;
-    the last one is the assistant's closing text. ``times[i]`` is when message ``i`` arrived:
-    ``seconds_per_step`` apart per exchange, from ``start_seconds`` (2026-01-01T00:00Z).
-    The history validates; nothing random. Used by the episode 04 and 08 notebooks.
+    the last one is the assistant's closing text. The history validates; nothing random. Used by
+    the episode 04 and 08 notebooks.
+
+    Args:
+        steps: exchanges in the session (>= 1; default 40).
+        start_seconds: Unix time of the first message (default 2026-01-01T00:00Z).
+        seconds_per_step: seconds between exchanges (default 120).
+        task: the first user message; None uses the ``parse()`` bug report.
+
+    Returns:
+        ``(history, times)``: the messages and, parallel to them, the Unix seconds at which each
+        arrived.
+
+    Raises:
+        ValueError: steps < 1.
     """
     if steps < 1:
         raise ValueError(f"steps must be >= 1, got {steps}")

@@ -97,7 +97,11 @@ class MemoryState:
     log: tuple[dict[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the harness stores it)."""
+        """Serialise the state for the harness to store.
+
+        Returns:
+            A JSON-ready dict; :meth:`from_dict` reads it back.
+        """
         return {"items": {k: dataclasses.asdict(v) for k, v in self.items.items()},
                 "candidates": {k: [dataclasses.asdict(o) for o in v]
                                for k, v in self.candidates.items()},
@@ -107,7 +111,15 @@ class MemoryState:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> "MemoryState":
-        """Inverse of :meth:`to_dict`. Raises: KeyError/TypeError on a malformed dict."""
+        """Rebuild a state from :meth:`to_dict`'s output (the inverse).
+
+        Args:
+            data: a mapping as :meth:`to_dict` wrote it; a malformed one raises KeyError or
+                TypeError while it is read.
+
+        Returns:
+            A new :class:`MemoryState`.
+        """
         return cls(items={k: MemoryItem(**v) for k, v in data["items"].items()},
                    candidates={k: tuple(Observation(**o) for o in v)
                                for k, v in data["candidates"].items()},
@@ -192,8 +204,15 @@ def observe(state: MemoryState, obs: Observation, *, promote_after: int = 2,
 
 
 def due_for_recheck(state: MemoryState, *, now: float) -> list[str]:
-    """Keys of items past ``expires_at`` at ``now`` (seconds) or flagged ``needs_recheck``,
-    sorted."""
+    """List the items that must be re-checked before they are trusted again.
+
+    Args:
+        state: the memory; never mutated.
+        now: the current time in seconds, compared with each item's ``expires_at``.
+
+    Returns:
+        Keys of items past ``expires_at`` at ``now`` or flagged ``needs_recheck``, sorted.
+    """
     return sorted(k for k, item in state.items.items()
                   if item.expires_at <= now or item.needs_recheck)
 
@@ -204,11 +223,17 @@ def recheck(state: MemoryState, key: str, current: str | None, *, now: float,
     """Apply the result of re-checking item ``key`` against a trusted source.
 
     Args:
-        state: never mutated. key: an item key. current: the value the source holds now,
-        None when the fact no longer exists. now: seconds. source, evidence: provenance of
-        the check. ttl_seconds: new lifetime when renewed.
+        state: the memory; never mutated.
+        key: an item key.
+        current: the value the source holds now; None when the fact no longer exists.
+        now: the time of the check in seconds.
+        source: provenance of the check, logged with it (default "system_of_record").
+        evidence: what the check saw, logged with it (default "re-check").
+        ttl_seconds: the new lifetime when the item is renewed.
+
     Returns:
         A new state: renewed ("renewed"), replaced, or deleted with propagation.
+
     Raises:
         KeyError: no item ``key``.
     """
@@ -230,7 +255,16 @@ def recheck(state: MemoryState, key: str, current: str | None, *, now: float,
 def add_summary(state: MemoryState, summary_id: str, keys: list[str]) -> MemoryState:
     """Derive a summary (one ``key: value`` line per item) from ``keys``; never mutates state.
 
-    Raises: KeyError for a key that is not a promoted item.
+    Args:
+        state: the memory; never mutated.
+        summary_id: the id under which the summary is stored.
+        keys: the promoted items it is derived from; deleting one of them deletes the summary.
+
+    Returns:
+        A new state holding the summary.
+
+    Raises:
+        KeyError: a key that is not a promoted item.
     """
     text = "\n".join(f"{k}: {state.items[k].value}" for k in keys)
     return dataclasses.replace(state, summaries={**state.summaries,
@@ -244,9 +278,18 @@ def delete(state: MemoryState, key: str, *, now: float, reason: str = "deletion 
     Removes the item, its pending candidates, its index entries, every summary derived from
     it, and replaces its values (``value``, ``previous``) in the change log with DELETED; a
     "deleted" entry (no value) is logged. Deleting an unknown key only removes candidates.
-    Args: state: never mutated; key; now: seconds; reason: for the log.
-    Returns: the new state.
-    Source: 004_b74ef821c58ee4ec.txt ("訂正と削除の伝播").
+
+    Args:
+        state: the memory; never mutated.
+        key: the item to delete.
+        now: the time of the deletion in seconds, for the log.
+        reason: logged with the deletion (default "deletion requested").
+
+    Returns:
+        The new state.
+
+    Source:
+        004_b74ef821c58ee4ec.txt ("訂正と削除の伝播").
     """
     values = {o.value for o in state.candidates.get(key, ())}
     if key in state.items:
@@ -271,6 +314,14 @@ def delete(state: MemoryState, key: str, *, now: float, reason: str = "deletion 
 
 
 def search(state: MemoryState, text: str) -> list[str]:
-    """Keys of items whose index terms match a word of ``text``, sorted."""
+    """Find the items whose index terms match a word of ``text``.
+
+    Args:
+        state: the memory; never mutated.
+        text: a query; each word is looked up in the index.
+
+    Returns:
+        The matching item keys, sorted.
+    """
     words = {w for w in re.findall(r"[\w\-]+", text.lower()) if len(w) > 2}
     return sorted({k for w in words for k in state.index.get(w, ())})

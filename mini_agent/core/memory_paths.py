@@ -90,7 +90,13 @@ def decode_until_stable(text: str, *, max_rounds: int = MAX_DECODE_ROUNDS) -> st
 
 
 def is_lookalike(char: str) -> bool:
-    """True if ``char`` is not one of ``/ \\ .`` but looks like one (NFKC or a confusable).
+    """Tell whether a character passes for a path separator or dot without being one.
+
+    Args:
+        char: one character.
+
+    Returns:
+        True if ``char`` is not one of ``/ \\ .`` but looks like one (NFKC or a confusable).
 
     >>> is_lookalike("\\uff0f"), is_lookalike("\\u2215"), is_lookalike("/"), is_lookalike("a")
     (True, True, False, False)
