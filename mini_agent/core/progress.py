@@ -100,6 +100,14 @@ def job_version(task: str, items: Iterable[dict], *, code: str = str(PROGRESS_FO
 
     Two runs of the same job (same ids, targets, steps and payloads) get the same stamp; any
     change to them gives another, and a progress file written for the old one is refused.
+
+    Args:
+        task: the task id.
+        items: the job's item dicts, as given to :func:`new_progress`; never mutated.
+        code: the code version folded into the stamp (default :data:`PROGRESS_FORMAT`).
+
+    Returns:
+        ``"sha256:"`` and the first 16 hex digits of the digest.
     """
     body = json.dumps({"task": task, "code": code, "items": list(items)}, sort_keys=True,
                       ensure_ascii=True, separators=(",", ":"))
@@ -115,9 +123,15 @@ def new_progress(task: str, items: Iterable[dict], *, goal: str = "",
         task: the task id (the first part of every key).
         items: ``{"id", "target"?, "step"?, "priority"?}`` dicts; ``target`` defaults to the
             id, ``step`` to "apply", ``priority`` to 0 (lower runs first). Never mutated.
-        goal, done_criteria: what the job is for and how "finished" is checked.
+        goal: what the job is for.
+        done_criteria: how "finished" is checked, one criterion per string.
         version: the job stamp; default :func:`job_version` of ``task`` and ``items``.
-        approvals, handles: ``{"id", "expires_at", ...}`` dicts checked on resume.
+        approvals: ``{"id", "expires_at", ...}`` dicts checked on resume.
+        handles: ``{"id", "kind", "expires_at", ...}`` dicts checked on resume.
+
+    Returns:
+        The document in the shape the module docstring shows (``format``, ``lease`` None).
+
     Raises:
         ValueError: duplicate item ids or a bad key part.
     """
@@ -143,6 +157,10 @@ def new_progress(task: str, items: Iterable[dict], *, goal: str = "",
 def check_version(progress: dict, *, expected_job_version: str | None = None) -> None:
     """Refuse a progress document this code must not resume.
 
+    Args:
+        progress: the document as read; never mutated.
+        expected_job_version: the stamp of the job about to run; None skips that check.
+
     Raises:
         ProgressVersionError: ``format`` is not :data:`PROGRESS_FORMAT`, or
             ``expected_job_version`` is given and differs from the document's ``job_version``.
@@ -155,7 +173,18 @@ def check_version(progress: dict, *, expected_job_version: str | None = None) ->
 
 
 def find_item(progress: dict, item_id: str) -> dict:
-    """Return the item ``item_id`` (the document's own dict). Raises KeyError naming the id."""
+    """Return the item ``item_id`` (the document's own dict, not a copy).
+
+    Args:
+        progress: the document.
+        item_id: the item's ``id``.
+
+    Returns:
+        The item dict inside ``progress``.
+
+    Raises:
+        KeyError: no item ``item_id``; the message names the id and the task.
+    """
     for item in progress["items"]:
         if item["id"] == item_id:
             return item
@@ -171,7 +200,17 @@ def _updated(progress: dict, item_id: str, **changes: Any) -> dict:
 def with_intent(progress: dict, item_id: str, key: str, *, now: float) -> dict:
     """Return a copy where ``item_id`` is ``in_progress`` with intent ``{"key", "at": now}``.
 
-    Raises: ValueError when the item is already done (a done item is never executed again).
+    Args:
+        progress: the document; never mutated.
+        item_id: the item about to be executed.
+        key: the idempotency key sent with the external write.
+        now: the time of the intent in seconds.
+
+    Returns:
+        The new document.
+
+    Raises:
+        ValueError: the item is already done (a done item is never executed again).
     """
     item = find_item(progress, item_id)
     if item["state"] == "done":
@@ -184,7 +223,20 @@ def with_result(progress: dict, item_id: str, result: dict, *, now: float,
                 result_path: str | None = None, verified_by: str = "system_of_record") -> dict:
     """Return a copy where ``item_id`` is ``done`` with its result and how it was verified.
 
-    Raises: ValueError when the item has no intent (a result must follow an intent).
+    Args:
+        progress: the document; never mutated.
+        item_id: the item whose write completed.
+        result: what the system of record returned; deep-copied into the item.
+        now: the time of the verification in seconds.
+        result_path: where a large result was written, if not kept inline.
+        verified_by: who confirmed the write, stored in ``verification`` (default
+            "system_of_record").
+
+    Returns:
+        The new document; ``verification`` holds ``{"by", "key", "at"}``.
+
+    Raises:
+        ValueError: the item has no intent (a result must follow an intent).
     """
     item = find_item(progress, item_id)
     if not item["intent"]:
@@ -195,7 +247,16 @@ def with_result(progress: dict, item_id: str, result: dict, *, now: float,
 
 
 def with_failure(progress: dict, item_id: str, error: str) -> dict:
-    """Return a copy where ``item_id`` is ``failed`` with ``error`` (a one-line reason)."""
+    """Return a copy where ``item_id`` is ``failed`` with ``error``.
+
+    Args:
+        progress: the document; never mutated.
+        item_id: the item that failed.
+        error: a one-line reason.
+
+    Returns:
+        The new document.
+    """
     return _updated(progress, item_id, state="failed", error=str(error))
 
 
@@ -204,6 +265,16 @@ def take_lease(progress: dict, owner: str, *, now: float, ttl_seconds: float) ->
 
     The owner of the current lease may renew it (also after a restart under the same name);
     anyone may take an expired lease, which bumps ``generation``.
+
+    Args:
+        progress: the document; never mutated.
+        owner: the worker's name; not empty.
+        now: the current time in seconds.
+        ttl_seconds: the lease's lifetime in seconds (> 0).
+
+    Returns:
+        The new document with ``lease`` = ``{"owner", "expires_at", "generation"}``.
+
     Raises:
         LeaseHeldError: another owner's lease has not expired at ``now``.
         ValueError: ttl_seconds <= 0 or an empty owner.
@@ -222,8 +293,16 @@ def take_lease(progress: dict, owner: str, *, now: float, ttl_seconds: float) ->
 
 
 def expired(progress: dict, *, now: float) -> dict[str, list[str]]:
-    """Return the ids of approvals and handles whose ``expires_at`` is at or before ``now``:
-    ``{"approvals": [...], "handles": [...]}``."""
+    """Return the approvals and handles that have expired by ``now``.
+
+    Args:
+        progress: the document; never mutated.
+        now: the current time in seconds.
+
+    Returns:
+        ``{"approvals": [...], "handles": [...]}``: ids whose ``expires_at`` is at or before
+        ``now``.
+    """
     return {kind: [x["id"] for x in progress.get(kind, []) if x["expires_at"] <= now]
             for kind in ("approvals", "handles")}
 
@@ -261,16 +340,30 @@ def require_fresh_approvals(progress: dict, *, now: float) -> None:
 
 
 def open_intents(progress: dict) -> list[dict]:
-    """Return the items with an intent and no result: ask the system of record about these
-    before anything is redone (copies, in item order)."""
+    """Return the items with an intent and no result.
+
+    Ask the system of record about these before anything is redone.
+
+    Args:
+        progress: the document; never mutated.
+
+    Returns:
+        Copies of those items, in item order.
+    """
     return [dict(i) for i in progress["items"] if i["intent"] and i["state"] != "done"]
 
 
 def remaining(progress: dict) -> list[dict]:
-    """Return the items not done, in the order to work on them (copies).
+    """Return the items not done, in the order to work on them.
 
     Open intents first (they must be reconciled before anything else), then by
     ``priority`` (lower first), then by position in the job.
+
+    Args:
+        progress: the document; never mutated.
+
+    Returns:
+        Copies of the items.
     """
     rows = [(0 if i["intent"] else 1, i["priority"], n, i)
             for n, i in enumerate(progress["items"]) if i["state"] != "done"]
@@ -278,7 +371,13 @@ def remaining(progress: dict) -> list[dict]:
 
 
 def counts(progress: dict) -> dict[str, int]:
-    """Return ``{state: number of items}`` for every state in :data:`ITEM_STATES` (zeros kept).
+    """Count the items in each state.
+
+    Args:
+        progress: the document.
+
+    Returns:
+        ``{state: number of items}`` for every state in :data:`ITEM_STATES` (zeros kept).
 
     >>> counts(new_progress("t", [{"id": "a"}, {"id": "b"}]))
     {'pending': 2, 'in_progress': 0, 'done': 0, 'failed': 0}
