@@ -10,8 +10,9 @@
   "pause_after_compaction": bool, "instructions": str}`` (beta ``compact-2026-01-12``) as a
   pure function; the default offline client applies it whenever a request asks, and
   :class:`ServerCompaction` wraps it as a transport plug-in that records each compaction.
-* :func:`long_session` builds a long, realistic, deterministic coding session (history and
-  arrival times) for the compaction and lifecycle notebooks and tests.
+* :func:`mini_agent.core.long_session.long_session` (a module of its own) builds the long,
+  deterministic coding session (history and arrival times) the compaction and lifecycle
+  notebooks and tests compact.
 
 What the simulation assumes (the API documents the request side; the rest is our reading of
 the SDK types ``BetaCompactionBlock`` / ``BetaCompact20260112EditParam``): when the request's
@@ -29,9 +30,11 @@ block and shows the model its summary instead. Offline the model sees the summar
 message (how the real server frames it internally is not documented); ``instructions`` are
 recorded but the deterministic summariser does not follow them.
 
-Taught in ``notebooks/04_compaction.ipynb``. Sources: Anthropic compaction docs
-(platform.claude.com, "Compaction"); SDK ``anthropic.types.beta``; seed 004 (what a summary
-must keep); seed 002 section 3.
+Taught in ``notebooks/04_compaction.ipynb``.
+
+Source:
+    Anthropic compaction docs (platform.claude.com, "Compaction"); SDK
+    ``anthropic.types.beta``; seed 004 (what a summary must keep); seed 002 section 3.
 """
 
 from __future__ import annotations
@@ -108,8 +111,18 @@ def structured_summary(messages: list[Message]) -> str:
     ``name()`` symbols and tool inputs, exactly as written, first appearance first),
     ``## Open problems`` (first error line of failed or erroring tool results, newest last),
     ``## Next steps`` (the sentences of the last assistant text that say what comes next).
-    Returns a str; the input is not mutated. Raises ValueError for an empty history.
-    Source: the section list of SUMMARY_PROMPT (seed 004: keep decisions, open bugs, details).
+
+    Args:
+        messages: the history to summarise; never mutated.
+
+    Returns:
+        The summary as markdown text.
+
+    Raises:
+        ValueError: ``messages`` is empty.
+
+    Source:
+        the section list of SUMMARY_PROMPT (seed 004: keep decisions, open bugs, details).
 
     >>> s = structured_summary([{"role": "user", "content": "Fix parse() in src/app.py"}])
     >>> s.splitlines()[:2]
@@ -196,7 +209,15 @@ class SummaryBrain:
         self.fallback = fallback
 
     def respond(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Return ``{"content": [text], "stop_reason": "end_turn"}`` with the summary."""
+        """Answer one request: the summary for a summary request, else the fallback's reply.
+
+        Args:
+            request: the Messages API request body.
+
+        Returns:
+            ``{"content": [text], "stop_reason": "end_turn"}`` with the summary, or what
+            ``fallback`` answers (a short text reply without one).
+        """
         messages = request.get("messages", [])
         last = "\n".join(_texts(messages[-1])) if messages else ""
         if last.rstrip().endswith(SUMMARY_PROMPT.rstrip()):
@@ -217,7 +238,14 @@ ENCRYPTED_PREFIX = "offline-compaction-v1:"
 
 
 def compaction_edit(request: dict[str, Any]) -> dict[str, Any] | None:
-    """Return the request's ``compact_20260112`` edit, or None."""
+    """Find the request's server-side compaction edit.
+
+    Args:
+        request: the Messages API request body.
+
+    Returns:
+        The ``compact_20260112`` entry of ``context_management.edits``, or None.
+    """
     edits = (request.get("context_management") or {}).get("edits") or []
     return next((e for e in edits if isinstance(e, dict)
                  and e.get("type") == COMPACT_EDIT_TYPE), None)
@@ -227,10 +255,16 @@ _compact_edit = compaction_edit
 
 
 def encrypt_summary(summary: str) -> str:
-    """The offline ``encrypted_content`` of a summary: reversible, opaque-looking, stable.
+    """Make the offline ``encrypted_content`` of a summary: reversible, opaque-looking, stable.
 
     ASSUMPTION: the real field is opaque; the kit only promises that it round-trips and that
     a block whose ``content`` is null is restored from it.
+
+    Args:
+        summary: the summary text.
+
+    Returns:
+        An ASCII string that :func:`decrypt_summary` turns back into ``summary``.
 
     >>> decrypt_summary(encrypt_summary("## Task\\nFix it"))
     '## Task\\nFix it'
@@ -239,7 +273,14 @@ def encrypt_summary(summary: str) -> str:
 
 
 def decrypt_summary(encrypted: Any) -> str | None:
-    """The summary inside an offline ``encrypted_content``, or None when it is not one."""
+    """Read the summary inside an offline ``encrypted_content``.
+
+    Args:
+        encrypted: the block's ``encrypted_content`` (any value).
+
+    Returns:
+        The summary, or None when ``encrypted`` is not one :func:`encrypt_summary` made.
+    """
     if not isinstance(encrypted, str) or not encrypted.startswith(ENCRYPTED_PREFIX):
         return None
     try:
@@ -249,10 +290,19 @@ def decrypt_summary(encrypted: Any) -> str | None:
 
 
 def apply_compaction_blocks(messages: list[Message]) -> list[Message]:
-    """What the server shows the model: everything before the last ``compaction`` block is
-    dropped and the block's summary becomes a user message. A block with null ``content``
-    is restored from its ``encrypted_content``; one with neither is a no-op ("the server
-    treats them as no-ops", SDK ``BetaCompactionBlock``). Returns a new list."""
+    """Return what the server shows the model after compaction blocks.
+
+    Everything before the last ``compaction`` block is dropped and the block's summary becomes
+    a user message. A block with null ``content`` is restored from its ``encrypted_content``;
+    one with neither is a no-op ("the server treats them as no-ops", SDK
+    ``BetaCompactionBlock``).
+
+    Args:
+        messages: the request's messages; never mutated.
+
+    Returns:
+        A new list.
+    """
     for i in range(len(messages) - 1, -1, -1):
         blocks = content_blocks(messages[i])
         k = next((j for j in range(len(blocks) - 1, -1, -1)
@@ -282,13 +332,20 @@ def compact_request(request: dict[str, Any], edit: dict[str, Any]
 
     Earlier compaction blocks are applied first; then, when the input estimate reaches the
     edit's trigger (default 150,000 tokens), everything before the newest clean cut point is
-    summarised with :func:`structured_summary`.
-    Returns ``(request the model sees, compaction)``; compaction is None when nothing was
-    compacted, else ``{"summary", "encrypted_content", "pause", "instructions",
-    "tokens_before", "tokens_after", "usage"}`` where ``usage`` is the compaction iteration's
-    ``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
-    "cache_read_input_tokens"}`` (ASSUMPTION: the summariser reads the compacted messages
-    uncached and writes the summary). The input is not mutated.
+    summarised with :func:`structured_summary`. The input is not mutated.
+
+    Args:
+        request: the Messages API request body.
+        edit: its ``compact_20260112`` edit (``trigger``, ``pause_after_compaction``,
+            ``instructions``).
+
+    Returns:
+        ``(request the model sees, compaction)``; compaction is None when nothing was
+        compacted, else ``{"summary", "encrypted_content", "pause", "instructions",
+        "tokens_before", "tokens_after", "usage"}`` where ``usage`` is the compaction iteration's
+        ``{"input_tokens", "output_tokens", "cache_creation_input_tokens",
+        "cache_read_input_tokens"}`` (ASSUMPTION: the summariser reads the compacted messages
+        uncached and writes the summary).
     """
     messages = apply_compaction_blocks(request["messages"])
     trigger = (edit.get("trigger") or {}).get("value", DEFAULT_TRIGGER_TOKENS)
@@ -312,7 +369,14 @@ def compact_request(request: dict[str, Any], edit: dict[str, Any]
 
 
 def compaction_block(compaction: dict[str, Any]) -> dict[str, Any]:
-    """The ``compaction`` content block that leads the reply for a compaction."""
+    """Build the ``compaction`` content block that leads the reply for a compaction.
+
+    Args:
+        compaction: the dict :func:`compact_request` returned.
+
+    Returns:
+        ``{"type": "compaction", "content": summary, "encrypted_content": ...}``.
+    """
     return {"type": "compaction", "content": compaction["summary"],
             "encrypted_content": compaction["encrypted_content"]}
 
@@ -325,9 +389,12 @@ class ServerCompaction:
     ``offline_client(edit.wrap(brain), request_transforms=[edit])``). The transform
     (``edit(request) -> (request, extra)``) runs :func:`compact_request`; the wrapped brain
     then puts the ``compaction`` block first in its reply. No ``applied_edits`` entry is
-    reported: the API reports compaction by the block and ``usage.iterations``.
-    Attributes: compactions: one dict per compaction ``{"tokens_before", "tokens_after",
-    "instructions"}``. Not thread-safe (one request at a time, as the transport serves them).
+    reported: the API reports compaction by the block and ``usage.iterations``. Not
+    thread-safe (one request at a time, as the transport serves them).
+
+    Attributes:
+        compactions: one dict per compaction ``{"tokens_before", "tokens_after",
+            "instructions"}``.
     """
 
     def __init__(self) -> None:
@@ -348,7 +415,15 @@ class ServerCompaction:
         return request, {}
 
     def wrap(self, brain: Any) -> "_CompactingBrain":
-        """Return a brain that answers like ``brain`` but leads with the pending compaction block."""
+        """Wrap a brain so its reply leads with the pending compaction block.
+
+        Args:
+            brain: the offline brain that answers the compacted request.
+
+        Returns:
+            A brain that answers like ``brain`` but puts the ``compaction`` block first after a
+            compaction (alone, with ``stop_reason: "compaction"``, when the edit pauses).
+        """
         return _CompactingBrain(self, brain)
 
 
