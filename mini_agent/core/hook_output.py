@@ -1,15 +1,18 @@
 """Hook output: Claude Code's hook output contract, checked field by field.
 
-A hook answers with JSON (module docstring of :mod:`mini_agent.harness.hooks`); :func:`parse_hook_output`
-turns it into a :class:`HookResult`, and :func:`check_result` checks a result a Python handler
-returns directly. A field of the wrong type, with a value outside the contract, sent for an
+A hook answers with JSON (module docstring of :mod:`mini_agent.harness.hooks`);
+:func:`parse_hook_output` turns it into a :class:`HookResult`, and :func:`check_result` checks a
+result a Python handler returns directly. A field of the wrong type, with a value outside the contract, sent for an
 event that does not take it, or unknown, is ignored and named in ``HookResult.errors``:
 hostile or buggy output never raises, never crashes the run and never reaches the API.
 Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
 
-Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``. Source: Claude
-Code hooks reference (docs.anthropic.com/en/docs/claude-code/hooks: "Advanced: JSON output",
-common fields, hookSpecificOutput per event); tool_result content blocks (Messages API).
+Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``.
+
+Source:
+    Claude Code hooks reference (docs.anthropic.com/en/docs/claude-code/hooks: "Advanced: JSON
+    output", common fields, hookSpecificOutput per event); tool_result content blocks
+    (Messages API).
 """
 
 from __future__ import annotations
@@ -58,16 +61,21 @@ _OUTPUT_KEYS = (("updated_input", "updatedInput"), ("updated_output", "updatedTo
 class HookResult(Mapping):
     """The merged outcome of one :meth:`HookManager.fire`.
 
-    Attributes: blocked: a handler said ``block``/``deny``, exited 2, or asked to stop;
-    reason: why (for the model: a blocked tool call's error result, a refused prompt);
-    updated_input: PreToolUse input that replaces the model's; updated_output: PostToolUse
-    tool output (str or blocks) that replaces the tool's; additional_context: text that
-    reaches the model; system_message: text shown to the user only; permission_decision:
-    "allow" | "deny" | "ask" | None; stop: ``"continue": false`` (end the run, show
-    ``stop_reason``); errors: non-blocking failures (exit 1, timeouts, bad JSON) to report.
     Read as a mapping, it is the seed's flat output (:meth:`as_output`), the dict exercise 06
     returns: ``result == {"decision": "block", "reason": "no"}``, ``result["systemMessage"]``.
     Two HookResults are equal when every attribute is, ``errors`` included.
+
+    Attributes:
+        blocked: a handler said ``block``/``deny``, exited 2, or asked to stop.
+        reason: why (for the model: a blocked tool call's error result, a refused prompt).
+        updated_input: PreToolUse input that replaces the model's.
+        updated_output: PostToolUse tool output (str or blocks) that replaces the tool's.
+        additional_context: text that reaches the model.
+        system_message: text shown to the user only.
+        permission_decision: "allow" | "deny" | "ask" | None.
+        stop: ``"continue": false`` (end the run, show ``stop_reason``).
+        stop_reason: the text shown when ``stop`` ends the run.
+        errors: non-blocking failures (exit 1, timeouts, bad JSON) to report.
     """
 
     blocked: bool = False
@@ -82,10 +90,14 @@ class HookResult(Mapping):
     errors: list[str] = dataclasses.field(default_factory=list)
 
     def as_output(self) -> dict[str, Any]:
-        """The seed's flat output dict: ``{"decision": "block", "reason"}`` for a block,
-        ``{"continue": False, "stopReason"}`` for a stop, and each set field under its wire
-        name (``updatedInput``, ``updatedToolOutput``, ``additionalContext``,
-        ``systemMessage``, ``permissionDecision``); ``errors`` are not part of it."""
+        """Return the seed's flat output dict.
+
+        Returns:
+            ``{"decision": "block", "reason"}`` for a block, ``{"continue": False, "stopReason"}``
+            for a stop, and each set field under its wire name (``updatedInput``,
+            ``updatedToolOutput``, ``additionalContext``, ``systemMessage``,
+            ``permissionDecision``); ``errors`` are not part of it.
+        """
         out: dict[str, Any] = {}
         if self.stop:
             out.update({"continue": False, "stopReason": self.stop_reason})
@@ -133,10 +145,17 @@ class HookNotice:
 
 
 def hook_notices(event: str, result: Any) -> list[HookNotice]:
-    """The :class:`HookNotice` for a fired event's ``result``: ``[]`` when it says nothing.
+    """Turn a fired event's ``result`` into what the user is shown.
 
-    Example: ``hook_notices("Stop", HookResult(system_message="bye")) == [HookNotice("Stop",
-    "bye")]``.
+    Args:
+        event: the hook event name (``"Stop"``, ``"PreToolUse"``...).
+        result: the event's :class:`HookResult` (anything with ``system_message`` and
+            ``errors``).
+
+    Returns:
+        One :class:`HookNotice`, or ``[]`` when the result says nothing to the user:
+        ``hook_notices("Stop", HookResult(system_message="bye")) == [HookNotice("Stop",
+        "bye")]``.
     """
     message = getattr(result, "system_message", None)
     errors = tuple(str(e) for e in getattr(result, "errors", None) or ())
@@ -148,11 +167,20 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
 
     Accepts the documented shape (module docstring) and the seed's flat shape
     (``{"decision": "block", "updatedInput": ..., "additionalContext": ...}`` at top level).
-    ``None`` or ``{}`` is "no opinion". Every field is checked against Claude Code's hook
-    output contract (its type, its allowed values, the events that may send it; with
-    ``event`` given): a wrong or unknown field is ignored and named in ``errors``, never
-    raised. A block reason that is not a string becomes one (a block must block).
-    Raises: TypeError if ``data`` is not a dict or None.
+    Every field is checked against Claude Code's hook output contract (its type, its allowed
+    values, the events that may send it; with ``event`` given): a wrong or unknown field is
+    ignored and named in ``errors``, never raised. A block reason that is not a string becomes
+    one (a block must block).
+
+    Args:
+        data: the parsed JSON; ``None`` or ``{}`` is "no opinion".
+        event: the event that fired ("" skips the per-event checks).
+
+    Returns:
+        The checked :class:`HookResult`.
+
+    Raises:
+        TypeError: ``data`` is neither a dict nor None.
 
     >>> parse_hook_output({"decision": "block", "reason": "no"}).blocked
     True
@@ -251,11 +279,17 @@ def _contract_fields(data: dict, event: str, errors: list[str]) -> tuple[dict, d
 
 
 def tool_output_problem(value: Any) -> str | None:
-    """Why ``value`` cannot replace a tool's output (``updatedToolOutput``), or None if it can.
+    """Say why ``value`` cannot replace a tool's output (``updatedToolOutput``).
 
     Valid: a string, or a non-empty list of ``{"type": "text", "text": non-blank str}`` and
     ``{"type": "image", "source": {"type": "base64", "media_type": "image/png"|...,
     "data": str} | {"type": "url", "url": str}}`` blocks: what a tool_result may hold.
+
+    Args:
+        value: the proposed replacement output.
+
+    Returns:
+        The problem in one line, or None when ``value`` is valid.
 
     >>> tool_output_problem([{"type": "bogus"}])
     "block 0 has type 'bogus' (only text and image blocks)"
@@ -297,8 +331,16 @@ _TRUNCATED = re.compile(r"\n\[\.\.\. truncated: [\d,]+ more characters\]")
 
 
 def cap_text(text: str, limit_chars: int = MAX_HOOK_OUTPUT_CHARS) -> str:
-    """Cut ``text`` to ``limit_chars`` characters plus a ``[... truncated: N more characters]``
-    line; a text this function already cut is returned as it is (idempotent).
+    """Cut ``text`` to ``limit_chars`` characters plus a ``[... truncated: N more characters]`` line.
+
+    A text this function already cut is returned as it is (idempotent).
+
+    Args:
+        text: hook text on its way to the model or the user.
+        limit_chars: characters kept (default :data:`MAX_HOOK_OUTPUT_CHARS`).
+
+    Returns:
+        ``text`` itself when short enough or already cut, else the cut text.
 
     >>> cap_text("abcdef", 2)
     'ab\\n[... truncated: 4 more characters]'
@@ -315,7 +357,14 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
     JSON: ``updated_output`` (see :func:`tool_output_problem`), ``updated_input`` (a dict),
     ``additional_context``/``system_message`` (strings), ``permission_decision`` (allow,
     deny, ask); text that reaches the model or the user (reason, additional context, system
-    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent; ``result`` is not mutated.
+    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent.
+
+    Args:
+        result: the handler's result; never mutated.
+        event: the event that fired ("" skips the per-event checks).
+
+    Returns:
+        A HookResult whose ``errors`` name each value removed.
     """
     changes: dict[str, Any] = {}
     errors = list(result.errors)
