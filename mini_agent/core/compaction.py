@@ -22,10 +22,13 @@ result arrived) come from ``ViewContext.times``, never from keys inside blocks: 
 rejects unknown keys.
 
 Pure (the model-backed summariser is ``harness/summarizer.py``). Taught in
-``notebooks/04_compaction.ipynb``. Sources: 002_4516104fd432e704.txt section 3 (microCompact,
-contextCollapse, autoCompact); 004_b74ef821c58ee4ec.txt (what a good compaction keeps:
-decisions, open bugs, exact details); API analogue: the server-side compaction edit
-``compact_20260112`` (simulated in ``core/server_compaction.py``).
+``notebooks/04_compaction.ipynb``.
+
+Source:
+    002_4516104fd432e704.txt section 3 (microCompact, contextCollapse, autoCompact);
+    004_b74ef821c58ee4ec.txt (what a good compaction keeps: decisions, open bugs, exact
+    details); API analogue: the server-side compaction edit ``compact_20260112`` (simulated in
+    ``core/server_compaction.py``).
 """
 
 from __future__ import annotations
@@ -96,11 +99,17 @@ class SummaryError(CompactionError):
 # --------------------------------------------------------------------------- helpers
 
 def clean_cut_points(messages: Sequence[Message]) -> list[int]:
-    """Indexes ``c >= 1`` where ``messages[c:]`` can follow a user message and stay valid.
+    """Return the indexes ``c >= 1`` where ``messages[c:]`` can follow a user message and stay valid.
 
     A cut is clean when ``messages[c]`` is an assistant message: every ``tool_use`` before
     ``c`` was answered in the user message just before ``c``, and every ``tool_result`` at
     or after ``c`` answers a ``tool_use`` at or after ``c``, so no pair is split.
+
+    Args:
+        messages: a history; never mutated.
+
+    Returns:
+        The clean cut indexes, ascending.
 
     >>> clean_cut_points([{"role": "user", "content": "a"}, {"role": "assistant",
     ...     "content": "b"}, {"role": "user", "content": "c"}])
@@ -133,13 +142,25 @@ def micro_compact(messages: list[Message], *, times: Sequence[float], now: float
     old is kept; results of other tools (run_bash, edit_file...) and of unknown tools are kept.
     Clearing twice gives the same view as once; a result shorter than the placeholder is kept.
 
-    Returns a new list of the same length (changed messages are new dicts, the others are the
-    input's own objects); the input is not mutated.
-    Args: times: Unix seconds each message was appended (``ViewContext.times``, parallel to
-    ``messages``); now: current time in seconds; max_age_seconds: the cut-off;
-    clearable_tools: names of tools whose results may be cleared.
-    Raises: ValueError if ``len(times) != len(messages)``; TypeError if clearable_tools is a str.
-    Source: 002_4516104fd432e704.txt section 3 (microCompact, CLEARABLE_TOOLS, 60 minutes).
+    Args:
+        messages: the history; never mutated.
+        times: Unix seconds each message was appended (``ViewContext.times``, parallel to
+            ``messages``).
+        now: the current time in seconds.
+        max_age_seconds: the cut-off age in seconds (default 3,600: 60 minutes).
+        clearable_tools: names of tools whose results may be cleared (default
+            :data:`CLEARABLE_TOOLS`); a collection, not a str.
+
+    Returns:
+        A new list of the same length (changed messages are new dicts, the others are the
+        input's own objects).
+
+    Raises:
+        ValueError: ``len(times) != len(messages)``.
+        TypeError: ``clearable_tools`` is a str.
+
+    Source:
+        002_4516104fd432e704.txt section 3 (microCompact, CLEARABLE_TOOLS, 60 minutes).
 
     >>> h = [{"role": "user", "content": "go"},
     ...      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
@@ -197,19 +218,24 @@ def context_collapse(messages: list[Message], *, keep_last: int = 4,
 
     A task that already ends with the notice (a view collapsed before) does not get a second
     one, so collapsing a collapsed view with the same cut changes nothing. Tool pairing is
-    kept: a ``tool_use`` whose result never arrived (a request that failed mid-turn) is first
-    answered with an ``is_error`` "not executed" result
+    kept: a ``tool_use`` whose result never arrived (a request that failed before its tools
+    ran) is first answered with an ``is_error`` "not executed" result
     (:func:`~mini_agent.core.messages.answer_unanswered_tool_uses`).
 
     Args:
-        keep_last: how many of the newest messages stay at least (>= 0).
+        messages: the history; never mutated (nor the task's content list).
+        keep_last: how many of the newest messages stay at least (>= 0; default 4).
         keep_recent_tokens: instead of ``keep_last``, a token budget for the tail (>= 0).
+
     Returns:
-        A new list; the input (and the task's content list) is not mutated.
+        A new list.
+
     Raises:
         ValueError: ``keep_last < 0`` or ``keep_recent_tokens < 0``.
-    Source: 002_4516104fd432e704.txt section 3 (contextCollapse: the first half of the
-    messages becomes a fixed string); exercise 04.2 (the same checks grade both).
+
+    Source:
+        002_4516104fd432e704.txt section 3 (contextCollapse: the first half of the messages
+        becomes a fixed string); exercise 04.2 (the same checks grade both).
     """
     if keep_last < 0:
         raise ValueError(f"keep_last must be >= 0, got {keep_last}")
@@ -244,7 +270,14 @@ Summarize = Callable[[list[Message]], str]
 
 
 def summary_message(summary: str) -> Message:
-    """The user message that carries a summary: ``{"role": "user", "content": [text]}``."""
+    """Wrap a summary as the user message that carries it.
+
+    Args:
+        summary: the summary text.
+
+    Returns:
+        ``{"role": "user", "content": [text]}``, the text starting with :data:`SUMMARY_PREFIX`.
+    """
     return {"role": "user", "content": [text_block(SUMMARY_PREFIX + summary.strip())]}
 
 
@@ -253,18 +286,28 @@ def auto_compact(messages: list[Message], *, summarize: Summarize) -> list[Messa
 
     The view is ``[summary_message(summarize(messages[:c])), *messages[c:]]`` with ``c`` the
     newest clean cut (the last assistant message), so a pending tool result keeps its
-    ``tool_use``. The summariser sees the part it replaces; online it is
-    :func:`~mini_agent.harness.summarizer.model_summarizer` (the model with :data:`SUMMARY_PROMPT`), offline the
-    deterministic ``core.server_compaction.structured_summary``.
+    ``tool_use``. Nothing to summarise (no clean cut after the first message) returns a copy
+    unchanged without calling ``summarize``; a summary that is not smaller than what it
+    replaces is not used (a copy is returned). Tool pairing is kept: a ``tool_use`` whose
+    result never arrived is answered with an ``is_error`` "not executed" result before the cut
+    is chosen, so the kept tail is always valid.
 
-    Returns a new list; the input is not mutated. Nothing to summarise (no clean cut after
-    the first message) returns a copy unchanged without calling ``summarize``; a summary
-    that is not smaller than what it replaces is not used (a copy is returned). Tool pairing
-    is kept: a ``tool_use`` whose result never arrived is answered with an ``is_error`` "not
-    executed" result before the cut is chosen, so the kept tail is always valid.
-    Raises: SummaryError if ``summarize`` raises or returns an empty/blank string (the
-    caller counts failures; ``CompactPolicy`` stops after 3 in a row).
-    Source: 002_4516104fd432e704.txt section 3 (autoCompact); 004_b74ef821c58ee4ec.txt.
+    Args:
+        messages: the history; never mutated.
+        summarize: ``summarize(messages) -> str``, called on the part it replaces; online
+            :func:`~mini_agent.harness.summarizer.model_summarizer` (the model with
+            :data:`SUMMARY_PROMPT`), offline the deterministic
+            ``core.server_compaction.structured_summary``.
+
+    Returns:
+        A new list.
+
+    Raises:
+        SummaryError: ``summarize`` raises or returns an empty/blank string (the caller counts
+            failures; ``CompactPolicy`` stops after 3 in a row).
+
+    Source:
+        002_4516104fd432e704.txt section 3 (autoCompact); 004_b74ef821c58ee4ec.txt.
     """
     messages = answer_unanswered_tool_uses(messages)
     cuts = clean_cut_points(messages)
@@ -284,7 +327,14 @@ def auto_compact(messages: list[Message], *, summarize: Summarize) -> list[Messa
 
 
 def render_transcript(messages: Iterable[Message]) -> str:
-    """Render a history as plain text lines (``role: text``, tool calls as JSON), for summaries."""
+    """Render a history as plain text for a summariser.
+
+    Args:
+        messages: the messages to render.
+
+    Returns:
+        One ``role: text`` line per text, tool calls and results as JSON.
+    """
     lines = []
     for m in messages:
         for b in content_blocks(m):
