@@ -9,11 +9,13 @@ cause. What it does not do: place breakpoints (``mini_agent.core.cache``), price
 Pure: the detector keeps only the previous request's fingerprints; the clock is an argument.
 Taught in ``notebooks/05_prompt_caching.ipynb``.
 
-Sources (read 2026-11-29):
-  * Seed 002_4516104fd432e704.txt, section 4 (promptCache.ts: CacheBreakDetector with
-    recordRequest / checkResponse, toolsHash, the 2,000-token AND 5% rule).
-  * Seed 004_b74ef821c58ee4ec.txt ("prompt cache and context layout": key order and tool
-    order break the cache).
+Source:
+    Read 2026-11-29.
+
+    * Seed 002_4516104fd432e704.txt, section 4 (promptCache.ts: CacheBreakDetector with
+      recordRequest / checkResponse, toolsHash, the 2,000-token AND 5% rule).
+    * Seed 004_b74ef821c58ee4ec.txt ("prompt cache and context layout": key order and tool
+      order break the cache).
 """
 
 from __future__ import annotations
@@ -40,7 +42,14 @@ ttl_expired (the gap since the previous request exceeds the TTL)."""
 
 
 def sha256_hex(text: str) -> str:
-    """Return the SHA-256 hex digest of ``text`` encoded as UTF-8."""
+    """Hash a text the way every fingerprint here does.
+
+    Args:
+        text: any text; encoded as UTF-8.
+
+    Returns:
+        The SHA-256 hex digest (64 lowercase hex characters).
+    """
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
@@ -60,10 +69,16 @@ def tools_fingerprint(tools: Iterable[Mapping[str, Any]] | None) -> str:
 
 
 def raw_tools_fingerprint(tools: Iterable[Mapping[str, Any]] | None) -> str:
-    """SHA-256 of ``tools`` as the SDK would serialise them (insertion order), no markers.
+    """Fingerprint ``tools`` as the SDK would serialise them (insertion order), no markers.
 
     Differs from :func:`tools_fingerprint` exactly when the bytes changed but the tool set
     did not: a serialization problem, not a new tool.
+
+    Args:
+        tools: the request's ``tools``, or None.
+
+    Returns:
+        The SHA-256 hex digest of their JSON in insertion order.
     """
     return sha256_hex(json.dumps(strip_cache_control(list(tools or [])), ensure_ascii=False))
 
@@ -71,9 +86,13 @@ def raw_tools_fingerprint(tools: Iterable[Mapping[str, Any]] | None) -> str:
 def static_system_text(system: str | list[Mapping[str, Any]] | None) -> str:
     """Return the static part of a request's ``system``.
 
-    A string: the text before :data:`DYNAMIC_BOUNDARY`. A list of text blocks: the texts of
-    the blocks up to and including the last one carrying ``cache_control`` (everything, when
-    none does, each block split at the boundary), joined with newlines. None: ``""``.
+    Args:
+        system: a string: the text before :data:`DYNAMIC_BOUNDARY`. A list of text blocks: the
+            texts of the blocks up to and including the last one carrying ``cache_control``
+            (everything, when none does, each block split at the boundary). None.
+
+    Returns:
+        The static text, list texts joined with newlines; ``""`` for None.
     """
     if system is None:
         return ""
@@ -97,6 +116,7 @@ def system_fingerprint(system: str | list[Mapping[str, Any]] | None) -> str:
         64 hex digits; the dynamic part may change without changing it.
     Source: seed 002 (systemHash of the static part); exercise 05.2.
 
+    >>> from mini_agent.core.cache import DYNAMIC_BOUNDARY
     >>> system_fingerprint("Rules." + DYNAMIC_BOUNDARY + "now: 10:00") == sha256_hex("Rules.")
     True
     """
@@ -175,17 +195,37 @@ class CacheBreakDetector:
         }
 
     def record(self, request: Mapping[str, Any], *, now: float | None = None) -> None:
-        """:meth:`record_request` for a whole request dict (kwargs or body)."""
+        """Fingerprint a whole request dict: :meth:`record_request` on its parts.
+
+        Args:
+            request: the request kwargs or body (``system``, ``tools``, ``messages``).
+            now: clock time in seconds (for ``ttl_expired``; None skips that cause).
+        """
         self.record_request(request.get("system"), request.get("tools"),
                             messages=request.get("messages"), now=now)
 
     def prepare_request(self, request_kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Agent ``prepare_request`` adapter: record the request (no clock) and return it as is."""
+        """Record the request (no clock) and return it as is: the Agent's ``prepare_request`` hook.
+
+        Args:
+            request_kwargs: the keyword arguments about to go to ``messages.create``.
+
+        Returns:
+            ``request_kwargs`` itself, unchanged.
+        """
         self.record(request_kwargs)
         return request_kwargs
 
     def on_request(self, record: Mapping[str, Any], *_: Any) -> CacheBreak | None:
-        """Agent ``on_request`` adapter: check ``record["usage"]``."""
+        """Check the response's usage: the Agent's ``on_request`` hook.
+
+        Args:
+            record: the Agent's request record; its ``"usage"`` is checked.
+            _: further hook arguments, ignored.
+
+        Returns:
+            What :meth:`check_response` returns: a :class:`CacheBreak`, or None.
+        """
         return self.check_response(record.get("usage") or {})
 
     def check_response(self, usage: Any) -> CacheBreak | None:

@@ -10,8 +10,10 @@ failed summaries in a row, and offers ``on_context_overflow`` (:func:`reactive_c
 API said "prompt is too long"; compact harder once, the Agent retries once).
 What it does not do: call a model (the summariser is passed in; the model-backed one is
 ``harness/summarizer.py``) or read a clock (``ViewContext.now`` is passed in). Taught in
-``notebooks/04_compaction.ipynb``. Source: 002_4516104fd432e704.txt section 3 (CompactPolicy,
-reactive compaction).
+``notebooks/04_compaction.ipynb``.
+
+Source:
+    002_4516104fd432e704.txt section 3 (CompactPolicy, reactive compaction).
 """
 
 from __future__ import annotations
@@ -44,7 +46,9 @@ class CompactThresholds:
     micro_compact runs when the estimate is >= ``micro_compact_tokens``; context_collapse
     when it is still >= ``context_collapse_tokens`` afterwards; auto_compact when still >=
     ``auto_compact_tokens``. Defaults 50K / 70K / 90K (seed 002).
-    Raises ValueError unless 0 < micro <= collapse <= auto.
+
+    Raises:
+        ValueError: unless 0 < micro <= collapse <= auto.
     """
 
     micro_compact_tokens: int = 50_000
@@ -58,12 +62,27 @@ class CompactThresholds:
                              f"context_collapse_tokens <= auto_compact_tokens, got {self}")
 
     def scaled(self, factor: float) -> "CompactThresholds":
-        """Return the thresholds times ``factor`` (notebooks use small runs: e.g. 0.05)."""
+        """Scale every threshold, for small runs (notebooks use e.g. 0.05).
+
+        Args:
+            factor: the multiplier applied to each threshold.
+
+        Returns:
+            New :class:`CompactThresholds`, each value ``factor`` times this one's.
+        """
         return CompactThresholds(*(max(1, round(x * factor)) for x in dataclasses.astuple(self)))
 
 
 def overhead_tokens_of(*, system: Any = None, tools: list[dict] | None = None) -> int:
-    """Approx tokens of the fixed part of every request: the system prompt + tool definitions."""
+    """Estimate the fixed part of every request: the system prompt + tool definitions.
+
+    Args:
+        system: the request's ``system`` (a string, blocks, or None).
+        tools: the tool definitions, or None.
+
+    Returns:
+        Their approx tokens.
+    """
     return approx_request_tokens(messages=[], system=system, tools=tools)
 
 
@@ -78,9 +97,21 @@ def reactive_compact(history: list[Message], ctx: ViewContext, *,
     re-fetchable result is cleared), context_collapse down to ``keep_recent_tokens``, then
     auto_compact when ``summarize`` is given (a failed summary keeps the collapsed view).
     The Agent sends the result once; a second overflow is its ``ContextOverflowError``, never
-    a loop. Returns a new list; ``history`` is not mutated.
-    Source: 002_4516104fd432e704.txt ("reactive compaction: catch the 413 in runLoop and run
-    CompactPolicy.apply() before the retry").
+    a loop.
+
+    Args:
+        history: the full history; never mutated.
+        ctx: the request's :class:`ViewContext` (``times`` and ``now`` for micro_compact).
+        summarize: ``messages -> str`` for auto_compact; None skips that stage.
+        keep_recent_tokens: the tail context_collapse keeps, in approx tokens (default 10,000).
+        clearable_tools: tools whose results micro_compact clears.
+
+    Returns:
+        A new list, the view to retry with.
+
+    Source:
+        002_4516104fd432e704.txt ("reactive compaction: catch the 413 in runLoop and run
+        CompactPolicy.apply() before the retry").
     """
     times = ctx.times_for(history)
     view = micro_compact(history, times=times, now=ctx.now, max_age_seconds=-1,
@@ -101,7 +132,7 @@ class CompactPolicy:
 
     Use as an Agent ``view_policy`` (``policy(history, ctx) -> view``) and, for reactive
     compaction, ``on_context_overflow=policy.on_context_overflow``. Each call appends to
-    ``policy.records`` one dict::
+    ``policy.records`` one dict (``turn`` is the request number)::
 
         {"turn": int, "raw_tokens": int, "tokens_before": int, "tokens_after": int,
          "stage": "none" | "micro_compact" | "context_collapse" | "auto_compact" | "reactive",
@@ -118,14 +149,23 @@ class CompactPolicy:
     that summary's size and the context_collapse-to-auto_compact gap (a stage entry with
     ``"skipped"`` says so), instead of summarising again on every request.
 
-    Args: thresholds: :class:`CompactThresholds`; summarize: ``messages -> str`` or None
-    (no auto_compact stage); overhead_tokens: system prompt + tools (see
-    :func:`overhead_tokens_of`); max_age_seconds, clearable_tools: for micro_compact;
-    collapse_keep_recent_tokens: tail budget of context_collapse (default: half the
-    micro_compact threshold).
-    Raises: OverheadTooLargeError (at construction) when ``overhead_tokens`` alone is at or
-    above the micro_compact threshold: every request would compact and never get under it.
-    Source: 002_4516104fd432e704.txt section 3 (CompactPolicy.apply).
+    Args:
+        thresholds: the three :class:`CompactThresholds`.
+        summarize: ``messages -> str``, or None for no auto_compact stage.
+        overhead_tokens: approx tokens of the system prompt + tools (see
+            :func:`overhead_tokens_of`).
+        max_age_seconds: micro_compact's cut-off age in seconds.
+        clearable_tools: tools whose results micro_compact may clear.
+        collapse_keep_recent_tokens: tail budget of context_collapse (default: half the
+            micro_compact threshold).
+        max_consecutive_failures: failed summaries in a row after which auto_compact stops (3).
+
+    Raises:
+        OverheadTooLargeError: (at construction) ``overhead_tokens`` alone is at or above the
+            micro_compact threshold: every request would compact and never get under it.
+
+    Source:
+        002_4516104fd432e704.txt section 3 (CompactPolicy.apply).
     """
 
     def __init__(self, thresholds: CompactThresholds = CompactThresholds(), *,
@@ -175,9 +215,19 @@ class CompactPolicy:
     # -- the pipeline -------------------------------------------------------------------
     def apply(self, history: list[Message], *, times: Sequence[float], now: float,
               turn: int = 1) -> tuple[list[Message], dict[str, Any]]:
-        """Return ``(view, record)`` for one request (the record is not appended here).
+        """Build the view for one request (the record is not appended here).
 
-        Raises: ValueError if ``times`` is not parallel to ``history``.
+        Args:
+            history: the full history; never mutated.
+            times: Unix seconds at which each message was appended, parallel to ``history``.
+            now: the current time in seconds.
+            turn: the 1-based request number, copied into the record.
+
+        Returns:
+            ``(view, record)``, the record in the shape the class docstring shows.
+
+        Raises:
+            ValueError: ``times`` is not parallel to ``history``.
         """
         check_times(history, times)
         th = self.thresholds
@@ -273,8 +323,18 @@ class CompactPolicy:
 
     def on_context_overflow(self, history: list[Message],
                             ctx: ViewContext) -> list[Message]:
-        """Reactive compaction for the Agent: :func:`reactive_compact` with this policy's
-        summariser (unless disabled by failures); appends a record with stage "reactive"."""
+        """Compact hard once for the Agent after "prompt is too long".
+
+        Runs :func:`reactive_compact` with this policy's summariser (unless disabled by failures)
+        and appends a record with stage "reactive".
+
+        Args:
+            history: the full history; never mutated.
+            ctx: the failed request's :class:`ViewContext`.
+
+        Returns:
+            The view to retry with.
+        """
         summarize = (self.summarize if self.consecutive_failures < self.max_consecutive_failures
                      else None)
         before = self._tokens(history)
