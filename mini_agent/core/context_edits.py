@@ -12,8 +12,11 @@ The edited request is what the brain and the prompt-cache simulator see; the res
 ``context_management.applied_edits``. This module does not do thinking-block clearing
 (``clear_thinking_20251015``). Taught in ``notebooks/05_prompt_caching.ipynb``.
 
-Rules (context editing docs, https://platform.claude.com/docs/en/build-with-claude/
-context-editing, and the SDK's ``BetaClearToolUses20250919EditParam``, read 2026-11-29):
+Source:
+    context editing docs, https://platform.claude.com/docs/en/build-with-claude/
+    context-editing, and the SDK's ``BetaClearToolUses20250919EditParam``, read 2026-11-29.
+
+Rules, from those sources:
   * ``trigger``: ``{"type": "input_tokens", "value": N}`` (default 100,000) or
     ``{"type": "tool_uses", "value": N}``; the edit runs once the prompt exceeds it.
   * ``keep``: ``{"type": "tool_uses", "value": N}`` (default 3): the newest N tool uses keep
@@ -57,7 +60,21 @@ def clear_tool_uses_edit(*, trigger_input_tokens: int | None = None,
                          clear_tool_inputs: bool | Sequence[str] = False) -> dict[str, Any]:
     """Build one ``clear_tool_uses_20250919`` edit dict; unset options use the API defaults.
 
-    Raises ValueError when both triggers are given or a number is negative.
+    Args:
+        trigger_input_tokens: run once the prompt exceeds this many input tokens (API default
+            100,000); not with ``trigger_tool_uses``.
+        trigger_tool_uses: run once the prompt holds more than this many tool uses.
+        keep: the newest tool uses whose results stay (API default 3).
+        clear_at_least_tokens: clear only if at least this many tokens can be removed.
+        exclude_tools: tool names whose uses are never cleared.
+        clear_tool_inputs: False (default), True (also clear every cleared tool_use's input),
+            or the tool names whose inputs are cleared.
+
+    Returns:
+        The edit dict for ``context_management.edits``.
+
+    Raises:
+        ValueError: both triggers are given or a number is negative.
 
     >>> clear_tool_uses_edit(keep=2)
     {'type': 'clear_tool_uses_20250919', 'keep': {'type': 'tool_uses', 'value': 2}}
@@ -90,11 +107,20 @@ def apply_clear_tool_uses(request: Mapping[str, Any],
                           edit: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """Apply one ``clear_tool_uses_20250919`` edit to a request body.
 
-    Returns ``(new_request, applied)`` where ``applied`` is ``{"type", "cleared_tool_uses",
-    "cleared_input_tokens"}`` or None when the edit did not run (trigger not exceeded,
-    nothing eligible, or less than ``clear_at_least`` to gain). The input is not mutated;
-    tool_use ids and the tool_use/tool_result pairing are never changed.
-    Raises ValueError for an unknown trigger/keep type.
+    The input is not mutated; tool_use ids and the tool_use/tool_result pairing are never
+    changed.
+
+    Args:
+        request: the Messages API request body.
+        edit: the edit dict (see :func:`clear_tool_uses_edit`).
+
+    Returns:
+        ``(new_request, applied)`` where ``applied`` is ``{"type", "cleared_tool_uses",
+        "cleared_input_tokens"}``, or None when the edit did not run (trigger not exceeded,
+        nothing eligible, or less than ``clear_at_least`` to gain).
+
+    Raises:
+        ValueError: an unknown trigger or keep type.
     """
     trigger = edit.get("trigger") or DEFAULT_TRIGGER
     keep = (edit.get("keep") or DEFAULT_KEEP)
@@ -144,11 +170,17 @@ def apply_clear_tool_uses(request: Mapping[str, Any],
 
 
 def clear_tool_uses_transform(request: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Transport ``request_transform``: apply the request's ``context_management`` edits.
+    """Apply the request's ``context_management`` edits: a transport ``request_transform``.
 
-    A request without ``context_management`` passes unchanged with no extra; one with it gets
-    ``{"context_management": {"applied_edits": [...]}}`` merged into the response (an empty
-    list when no edit ran). Edits of other types are ignored.
+    Edits of other types are ignored.
+
+    Args:
+        request: the Messages API request body.
+
+    Returns:
+        ``(request seen by the model, extra response fields)``: a request without
+        ``context_management`` passes unchanged with no extra; one with it gets
+        ``{"context_management": {"applied_edits": [...]}}`` (an empty list when no edit ran).
     """
     config = request.get("context_management")
     if not config:

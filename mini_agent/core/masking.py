@@ -50,6 +50,12 @@ def placeholder(text: str) -> str:
     The line count follows the seed (``original.split("\\n").length``): newlines + 1, so
     ``""`` is 1 line and ``"a\\nb\\n"`` is 3.
 
+    Args:
+        text: the observation's text.
+
+    Returns:
+        ``[observation masked — N lines omitted]``.
+
     >>> placeholder("line 1\\nline 2")
     '[observation masked — 2 lines omitted]'
     """
@@ -57,7 +63,14 @@ def placeholder(text: str) -> str:
 
 
 def is_masked(block: dict) -> bool:
-    """Return True when a ``tool_result`` block's content is already a placeholder."""
+    """Tell whether a ``tool_result`` block's content is already a placeholder.
+
+    Args:
+        block: a ``tool_result`` block.
+
+    Returns:
+        True when its content is a string in the :func:`placeholder` shape.
+    """
     content = block.get("content")
     return isinstance(content, str) and _PLACEHOLDER_RE.fullmatch(content) is not None
 
@@ -121,7 +134,7 @@ def mask_old_observations(messages: list[Message], keep: int = KEEP_RECENT_OBSER
                           exclude_tools: Collection[str] = ()) -> list[Message]:
     """Replace all but the newest ``keep`` tool results with a one-line placeholder.
 
-    Shapes: messages are MessageParam dicts, oldest first; a tool result is
+    Shapes: messages are Message dicts, oldest first; a tool result is
     ``{"type": "tool_result", "tool_use_id": str, "content": str | list[block],
     "is_error": bool (optional)}`` inside a role="user" message. A masked result becomes
     ``{**block, "content": "[observation masked — N lines omitted]"}`` where N is the line
@@ -136,15 +149,24 @@ def mask_old_observations(messages: list[Message], keep: int = KEEP_RECENT_OBSER
     is shorter than its placeholder (and holds no image): masking it would cost tokens, so
     the estimate never grows.
 
-    Returns a new list of the same length; messages that change are new dicts with new content
-    lists, the others are the input's own objects (treat the view as read-only). The input is
-    not mutated.
-    Args: keep: how many of the newest tool results stay verbatim (a count, not tokens);
-    exclude_tools: tool names whose results are never masked.
-    Raises: ValueError if keep < 0; TypeError if keep is not an int or exclude_tools is a str.
-    Source: 000_86e3ff2076a5ae37.txt (maskOldObservations); JetBrains "The Complexity Trap"
-    (2025); server-side analogue: context edit clear_tool_uses_20250919; exercise 03.2 (the
-    same checks grade both).
+    Args:
+        messages: the history; never mutated.
+        keep: how many of the newest tool results stay verbatim (a count, not tokens; default
+            :data:`KEEP_RECENT_OBSERVATIONS`, 4).
+        exclude_tools: tool names whose results are never masked.
+
+    Returns:
+        A new list of the same length; messages that change are new dicts with new content
+        lists, the others are the input's own objects (treat the view as read-only).
+
+    Raises:
+        ValueError: keep < 0.
+        TypeError: keep is not an int or exclude_tools is a str.
+
+    Source:
+        000_86e3ff2076a5ae37.txt (maskOldObservations); JetBrains "The Complexity Trap" (2025);
+        server-side analogue: context edit clear_tool_uses_20250919; exercise 03.2 (the same
+        checks grade both).
 
     >>> h = [{"role": "user", "content": "go"},
     ...      {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls",
@@ -178,16 +200,30 @@ def should_mask(messages: list[Message],
 
 
 def count_tool_results(messages: list[Message]) -> int:
-    """Return the number of ``tool_result`` blocks in the user messages of ``messages``."""
+    """Count the ``tool_result`` blocks in the user messages of ``messages``.
+
+    Args:
+        messages: a history.
+
+    Returns:
+        The number of tool results.
+    """
     return len(tool_result_positions(messages))
 
 
 def chunked_mask_count(results: int, *, keep: int, chunk: int) -> int:
-    """How many of the oldest ``results`` a chunked boundary masks: whole chunks only.
+    """Say how many of the oldest ``results`` a chunked boundary masks: whole chunks only.
 
-    ``floor((results - keep) / chunk) * chunk`` (0 when results <= keep), so between
-    ``keep`` and ``keep + chunk - 1`` results stay verbatim and the boundary moves only when a
-    whole chunk has aged out. ``chunk=1`` is plain masking.
+    Between ``keep`` and ``keep + chunk - 1`` results stay verbatim and the boundary moves only
+    when a whole chunk has aged out. ``chunk=1`` is plain masking.
+
+    Args:
+        results: tool results in the history.
+        keep: newest results always kept verbatim.
+        chunk: results masked at once when the boundary moves.
+
+    Returns:
+        ``floor((results - keep) / chunk) * chunk``, 0 when results <= keep.
 
     >>> [chunked_mask_count(r, keep=4, chunk=8) for r in (4, 11, 12, 19, 20)]
     [0, 0, 8, 8, 16]
@@ -253,13 +289,23 @@ class ChunkedMasking:
 
 def masking_stats(history: list[Message], *,
                   keep: int = KEEP_RECENT_OBSERVATIONS) -> dict[str, int]:
-    """What ``/stats`` prints: ``{"messages", "raw_tokens", "masked_tokens", "masked_count"}``.
+    """Compute what ``/stats`` prints: ``{"messages", "raw_tokens", "masked_tokens", "masked_count"}``.
 
-    ``messages`` is ``len(history)`` (the seed calls it "turns"; in the kit a turn is one model
-    request); ``raw_tokens`` and ``masked_tokens`` are approx tokens of the history and of
-    ``mask_old_observations(history, keep=keep)`` (always masked, whatever the threshold);
-    ``masked_count`` is how many tool results that masking replaced.
-    Raises: ValueError if keep < 0. Source: 000_86e3ff2076a5ae37.txt ("/stats").
+    Args:
+        history: the full history; never mutated.
+        keep: newest tool results kept verbatim in the masked view (>= 0).
+
+    Returns:
+        ``messages`` is ``len(history)`` (the seed calls it "turns"; in the kit a turn is one
+        model request); ``raw_tokens`` and ``masked_tokens`` are approx tokens of the history
+        and of ``mask_old_observations(history, keep=keep)`` (always masked, whatever the
+        threshold); ``masked_count`` is how many tool results that masking replaced.
+
+    Raises:
+        ValueError: keep < 0.
+
+    Source:
+        000_86e3ff2076a5ae37.txt ("/stats").
 
     >>> masking_stats([{"role": "user", "content": "hello"}])
     {'messages': 1, 'raw_tokens': 2, 'masked_tokens': 2, 'masked_count': 0}
@@ -274,16 +320,27 @@ def masking_stats(history: list[Message], *,
 def masking_curve(history: list[Message], *, keep: int = KEEP_RECENT_OBSERVATIONS,
                   threshold_tokens: int = MASK_THRESHOLD_TOKENS, chunk: int = 1,
                   exclude_tools: Iterable[str] = ()) -> list[tuple[int, int, int]]:
-    """Raw vs view approx tokens of every request a recorded history implies.
+    """Compute raw vs view approx tokens of every request a recorded history implies.
 
     A request is sent each time the history ends with a user message, so request ``r`` sees
-    the prefix ending at the r-th user message. For each it returns
-    ``(r, raw_tokens, view_tokens)`` where view_tokens is what
-    ``ChunkedMasking(keep, chunk, threshold_tokens, exclude_tools)`` (``chunk=1``: the same as
-    ``ThresholdMasking``) would send. Equal to computing every prefix's view and
+    the prefix ending at the r-th user message. Equal to computing every prefix's view and
     ``approx_tokens`` of it, but in one pass (linear in the history), so sliders can redraw a
     long real transcript at once.
-    Raises: ValueError for keep < 0 or chunk < 1.
+
+    Args:
+        history: the recorded history; never mutated.
+        keep: newest tool results kept verbatim (>= 0).
+        threshold_tokens: approx tokens under which nothing is masked (default
+            :data:`MASK_THRESHOLD_TOKENS`, 8,000).
+        chunk: results masked at once (>= 1; 1 is ``ThresholdMasking``).
+        exclude_tools: tool names whose results are never masked.
+
+    Returns:
+        ``(r, raw_tokens, view_tokens)`` per request, where view_tokens is what
+        ``ChunkedMasking(keep, chunk, threshold_tokens, exclude_tools)`` would send.
+
+    Raises:
+        ValueError: keep < 0 or chunk < 1.
 
     >>> masking_curve([{"role": "user", "content": "hello"}])
     [(1, 2, 2)]
