@@ -37,11 +37,18 @@ def _stamp(seconds: float) -> str:
 
 
 def next_action(progress: dict, *, now: float, owner: str | None = None) -> dict | None:
-    """Return the first remaining item, what to do with it and its prerequisites, or None.
+    """Return the first remaining item, what to do with it and its prerequisites.
 
-    ``action`` is ``"reconcile"`` for an intent without a result (ask the system of record by
-    key first), else ``"run"``. Prerequisites name the lease, expired approvals and handles,
-    the version stamp, and the key to ask about.
+    Args:
+        progress: the task's progress document; never mutated.
+        now: the current time in Unix seconds (lease and expiry checks).
+        owner: the worker that will continue; a lease it holds does not block it.
+
+    Returns:
+        ``{"item", "action", "prerequisites"}``, or None when nothing remains. ``action`` is
+        ``"reconcile"`` for an intent without a result (ask the system of record by key first),
+        else ``"run"``. Prerequisites name the lease, expired approvals and handles, the version
+        stamp, and the key to ask about.
     """
     todo = remaining(progress)
     if not todo:
@@ -83,8 +90,10 @@ def build_handoff(progress: dict, *, now: float,
         confirmed: ``{item_id: True/False}`` for done items whose receipt was (or was not)
             found unchanged by key in the system of record; items missing are unchecked.
         session: ``{"session_id"?, "goal"?, "files_written"?: [path]}`` from the session log.
-        facts, assumptions: extra ``{"text", "evidence"}`` / ``{"text", "why"}`` from the run.
+        facts: extra ``{"text", "evidence"}`` facts from the run.
+        assumptions: extra ``{"text", "why"}`` assumptions from the run.
         owner: the worker that will continue (to judge whether the lease blocks it).
+
     Returns:
         A new dict; lists in a stable order (completed in job order, remaining in the order
         to work on them).
@@ -138,7 +147,14 @@ def build_handoff(progress: dict, *, now: float,
 
 
 def render_handoff_markdown(handoff: Mapping[str, Any], *, max_rows: int = 20) -> str:
-    """Return the handoff package as Markdown (long lists cut at ``max_rows`` with a count).
+    """Render the handoff package as Markdown.
+
+    Args:
+        handoff: the package :func:`build_handoff` returned.
+        max_rows: rows shown per list; longer lists are cut with a count (default 20).
+
+    Returns:
+        The Markdown text, starting with ``# Handoff: <task>``.
 
     >>> print(render_handoff_markdown({"task": "t", "goal": "g"}).splitlines()[0])
     # Handoff: t

@@ -12,7 +12,10 @@ them and the highest authority that has a claim wins, with every disagreement re
 agent remembering "refund done" does not make it so: the payment ledger decides.
 
 Pure: layers are snapshots passed in (the harness reads the real system of record). Taught in
-``notebooks/09_memory_and_subagents.ipynb``. Source: 004_b74ef821c58ee4ec.txt ("情報の四つの層").
+``notebooks/09_memory_and_subagents.ipynb``.
+
+Source:
+    004_b74ef821c58ee4ec.txt ("情報の四つの層").
 """
 
 from __future__ import annotations
@@ -47,7 +50,14 @@ class ConversationHistory:
         self.messages = list(messages)
 
     def lookup(self, key: str) -> Claim | None:
-        """The newest claim about ``key`` in the messages' text, or None."""
+        """Find the newest claim about ``key`` in the messages' text.
+
+        Args:
+            key: the fact's name.
+
+        Returns:
+            A :class:`Claim` from this layer, or None.
+        """
         pattern = re.compile(rf"^\s*{re.escape(key)}\s*[:=]\s*(.+?)\s*$", re.MULTILINE)
         for i in range(len(self.messages) - 1, -1, -1):
             content = self.messages[i].get("content")
@@ -73,7 +83,14 @@ class TaskState:
         self.source = source
 
     def lookup(self, key: str) -> Claim | None:
-        """The progress record's value for ``key``, or None."""
+        """Read the progress record's value for ``key``.
+
+        Args:
+            key: the fact's name.
+
+        Returns:
+            A :class:`Claim` from this layer, or None.
+        """
         if key not in self.progress:
             return None
         return Claim(self.name, self.progress[key], self.authority, self.source)
@@ -92,7 +109,14 @@ class LongTermMemory:
         self.state = state
 
     def lookup(self, key: str) -> Claim | None:
-        """The promoted item's value, or None (candidates are not memories yet)."""
+        """Read the promoted item's value for ``key`` (candidates are not memories yet).
+
+        Args:
+            key: the item's key.
+
+        Returns:
+            A :class:`Claim` from this layer, or None.
+        """
         item = self.state.items.get(key)
         if item is None:
             return None
@@ -113,7 +137,14 @@ class SystemOfRecord:
         self.system = system
 
     def lookup(self, key: str) -> Claim | None:
-        """The record's value for ``key``, or None."""
+        """Read the record's value for ``key``.
+
+        Args:
+            key: the record's key.
+
+        Returns:
+            A :class:`Claim` from this layer, or None.
+        """
         if key not in self.records:
             return None
         return Claim(self.name, self.records[key], self.authority, f"{self.system}:{key}")
