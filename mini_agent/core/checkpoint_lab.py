@@ -58,7 +58,14 @@ def build_ledger_job(items: int = 60, *, seed: int = 0, task: str = "ledger") ->
 
 
 def processing_order(progress_items: list[dict]) -> list[str]:
-    """Return item ids in the order a fresh worker runs them: priority, then position."""
+    """Return item ids in the order a fresh worker runs them: priority, then position.
+
+    Args:
+        progress_items: the progress document's ``items``; never mutated.
+
+    Returns:
+        The ids, lower ``priority`` first, ties in job order.
+    """
     ranked = sorted(enumerate(progress_items), key=lambda p: (p[1].get("priority", 0), p[0]))
     return [item["id"] for _, item in ranked]
 
@@ -68,6 +75,14 @@ def kill_plan(order: list[str], kills: int = 3, *, seed: int = 0) -> list[dict]:
 
     Points fall on distinct items after the first and before the last of ``order``; one of
     them (a seeded one) is ``"after_execute"``: the write happened, its result is not recorded.
+
+    Args:
+        order: item ids in processing order (see :func:`processing_order`).
+        kills: how many times the worker is killed (>= 1; default 3).
+        seed: seeds the choice of items and of the ``"after_execute"`` point.
+
+    Returns:
+        The kill points; the same seed gives the same plan.
 
     Raises:
         ValueError: kills < 1, or not enough items (needs kills + 2).
@@ -93,8 +108,10 @@ def lab_verdict(job: dict, reference: dict, run: dict) -> dict:
 
     Args:
         job: :func:`build_ledger_job`'s dict.
-        reference, run: ``{"state": ledger /state, "results": {item: result file},
-            "progress_states": {item: state}}`` of each run.
+        reference: the uninterrupted run: ``{"state": ledger /state, "results": {item: result
+            file}, "progress_states": {item: state}}``.
+        run: the killed and resumed run, in the same shape.
+
     Returns:
         ``{"applied_twice": int, "lost": int, "equal_to_uninterrupted": bool,
         "differences": [str]}``: items with more than one ledger operation; items with none

@@ -8,20 +8,22 @@ thinking modes the model takes. A test (``tests/test_models.py``) fails when the
 ``anthropic`` SDK marks the default deprecated, drops it from its model list, or lists a model
 this table lacks. Pure: constants and one look-up.
 
-Sources (read 2026-12-01): Anthropic pricing page (platform.claude.com/docs/en/about-claude/
-pricing: "Cache hits and refreshes" per model), the models overview and each model's page
-(context window, max output), the prompt caching docs ("Minimum cacheable prompt length"),
-the thinking docs (which models take ``{"type": "enabled"}`` with a budget). Seed 000
-(autoContinue uses 2048 output tokens per attempt).
 Cache reads on Claude Sonnet 5.5 are 0.05x ($0.10) since the price cut of 2026-10-07 (an older
 copy of its model page still says $0.20); Opus 5.5 reads at 0.05x, Fable and Mythos 5.1 at
 0.025x, Fable and Mythos 5 and every other model at 0.1x.
-ASSUMPTIONS, where those pages give no figure: Claude Fable 5.2 and Mythos 5.2 read the cache
+ASSUMPTIONS, where the sources give no figure: Claude Fable 5.2 and Mythos 5.2 read the cache
 at 0.025x like 5.1; Claude Haiku 5.5 is priced at its lower band (prompts up to 100,000
 tokens; longer prompts cost $0.50/$2.50) and caches from 1,024 tokens; Claude Sonnet 5.5 and
 Opus 5.5 from 1,024 and 512 like Sonnet 5 and Opus 5; Claude Mythos Preview costs $25/$125;
 the 5.x models other than those named by the thinking docs refuse manual thinking like
 Sonnet 5 and Opus 5.
+
+Source:
+    Read 2026-12-01: Anthropic pricing page (platform.claude.com/docs/en/about-claude/
+    pricing: "Cache hits and refreshes" per model), the models overview and each model's page
+    (context window, max output), the prompt caching docs ("Minimum cacheable prompt
+    length"), the thinking docs (which models take ``{"type": "enabled"}`` with a budget).
+    Seed 000 (autoContinue uses 2048 output tokens per attempt).
 """
 
 from __future__ import annotations
@@ -116,9 +118,15 @@ class UnknownModelError(KeyError):
 
 
 def model_spec(model: str) -> ModelSpec:
-    """Return the row for ``model``: its exact id, or the id without a ``-YYYYMMDD`` or
-    ``@YYYYMMDD`` snapshot date (``claude-haiku-4-5-20251001`` -> ``claude-haiku-4-5``). No
-    other prefix matching: ``claude-opus-4-7`` is never priced as ``claude-opus-4``.
+    """Return the model table's row for ``model``.
+
+    Args:
+        model: an exact id, or an id with a ``-YYYYMMDD`` or ``@YYYYMMDD`` snapshot date
+            (``claude-haiku-4-5-20251001`` -> ``claude-haiku-4-5``). No other prefix matching:
+            ``claude-opus-4-7`` is never priced as ``claude-opus-4``.
+
+    Returns:
+        The :class:`ModelSpec` row.
 
     Raises:
         UnknownModelError: no row for that id.

@@ -8,7 +8,9 @@ what gets cached (``mini_agent.core.cache``), notice cache breaks
 (``mini_agent.core.prompt_cache``). Pure; no function mutates its input. Taught in
 ``notebooks/05_prompt_caching.ipynb``.
 
-Sources (read 2026-12-01):
+Source:
+  Read 2026-12-01.
+
   * Anthropic pricing, https://platform.claude.com/docs/en/about-claude/pricing : USD per
     million tokens; 5m cache write = 1.25x input, 1h write = 2x, cache hit = 0.1x on most
     models (each model's figure is in :data:`mini_agent.core.models.MODELS`).
@@ -37,7 +39,14 @@ WRITE_TTL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
 # --------------------------------------------------------------------------- reading usage
 
 def usage_tokens(usage: Any, key: str) -> int:
-    """Return ``usage[key]`` as an int, from a dict or an SDK object; absent or None is 0.
+    """Read one token count out of a usage.
+
+    Args:
+        usage: a usage dict or the SDK's ``Usage`` object.
+        key: the field, e.g. ``"cache_read_input_tokens"``.
+
+    Returns:
+        ``usage[key]`` as an int; absent or None is 0.
 
     >>> usage_tokens({"input_tokens": 12, "output_tokens": None}, "output_tokens")
     0
@@ -153,7 +162,13 @@ def _kind(item: Any) -> Any:
 # --------------------------------------------------------------------------- usage sums
 
 def cache_hit_rate(usage: Any) -> float:
-    """Return read / (read + creation + uncached input) for one usage (0.0 when all are 0).
+    """Compute the share of one usage's input tokens read from the cache.
+
+    Args:
+        usage: a usage dict or the SDK's ``Usage`` object.
+
+    Returns:
+        read / (read + creation + uncached input); 0.0 when all three are 0.
 
     >>> cache_hit_rate({"input_tokens": 10, "cache_creation_input_tokens": 10,
     ...                 "cache_read_input_tokens": 80})
