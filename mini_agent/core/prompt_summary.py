@@ -185,7 +185,13 @@ def _extractor(heading: str, description: str) -> Callable[[list[Message]], list
 
 
 def prompt_sections(prompt: str) -> list[tuple[str, str]]:
-    """``(heading, description)`` for each ``## Heading`` line of a summary prompt, in order.
+    """List the sections a summary prompt asks for.
+
+    Args:
+        prompt: a summary prompt with ``## Heading`` lines, each followed by its description.
+
+    Returns:
+        ``(heading, description)`` for each ``## Heading`` line, in order.
 
     >>> prompt_sections("intro\\n## Task\\nThe request.\\n## Next steps\\nWhat comes next.")
     [('Task', 'The request.'), ('Next steps', 'What comes next.')]
@@ -206,10 +212,15 @@ def prompt_sections(prompt: str) -> list[tuple[str, str]]:
 def prompt_summary(messages: list[Message], prompt: str) -> str:
     """Summarise ``messages`` offline by filling each section the prompt asks for.
 
-    Args: messages: the part to summarise (never mutated); prompt: a summary prompt with
-    ``## Section`` headings, each followed by its description.
-    Returns: the summary, ``## Heading`` blocks in the prompt's order.
-    Raises: ValueError for an empty history or a prompt without sections.
+    Args:
+        messages: the part to summarise; never mutated.
+        prompt: a summary prompt with ``## Section`` headings, each followed by its description.
+
+    Returns:
+        The summary, ``## Heading`` blocks in the prompt's order.
+
+    Raises:
+        ValueError: an empty history or a prompt without sections.
     """
     if not messages:
         raise ValueError("prompt_summary needs at least one message")
@@ -225,7 +236,14 @@ def prompt_summary(messages: list[Message], prompt: str) -> str:
 
 
 def prompt_summarizer(prompt: str = REVISED_SUMMARY_PROMPT) -> Callable[[list[Message]], str]:
-    """``summarize(messages) -> str`` for the summary policies, following ``prompt`` offline."""
+    """Make a summariser for the summary policies that follows ``prompt`` offline.
+
+    Args:
+        prompt: the summary prompt (default :data:`REVISED_SUMMARY_PROMPT`).
+
+    Returns:
+        ``summarize(messages) -> str`` calling :func:`prompt_summary`.
+    """
     return lambda messages: prompt_summary(messages, prompt)
 
 
@@ -236,10 +254,11 @@ prompt-following summariser on each prompt."""
 
 
 def lab_rows() -> list[dict]:
-    """The lab on both kit conversations: per summary, facts kept and summary length.
+    """Run the lab on both kit conversations: per summary, facts kept and summary length.
 
-    Returns ``[{"summary": str, "conversation": "en" | "ja", "kept": int, "total": int,
-    "summary_chars": int, "lost": [fact texts]}]`` in :data:`LAB_PROMPTS` order.
+    Returns:
+        ``[{"summary": str, "conversation": "en" | "ja", "kept": int, "total": int,
+        "summary_chars": int, "lost": [fact texts]}]`` in :data:`LAB_PROMPTS` order.
     """
     from mini_agent.core.compaction import SUMMARY_PROMPT, summary_message
     from mini_agent.core.retention import retained_facts
@@ -262,7 +281,15 @@ def lab_rows() -> list[dict]:
 
 
 def format_lab_table(rows: list[dict]) -> str:
-    """The before/after table: one line per summary, kept facts and length per conversation."""
+    """Format the lab's before/after table.
+
+    Args:
+        rows: :func:`lab_rows`'s output.
+
+    Returns:
+        One line per summary: facts kept out of the total and summary length in characters,
+        for the English and the Japanese conversation, under a header line.
+    """
     head = f"{'summary':<34}{'en kept':>8}{'en chars':>10}{'ja kept':>9}{'ja chars':>10}"
     lines = [head, "-" * len(head)]
     for label, _ in LAB_PROMPTS:

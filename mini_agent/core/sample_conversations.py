@@ -84,7 +84,11 @@ def _filler(count: int, files: tuple[str, ...], say: tuple[str, ...], seed: int)
 
 
 def english_conversation() -> tuple[list[Message], list[Fact]]:
-    """A 30+ exchange coding conversation (invoice export, English) and its ten facts."""
+    """Build a 30+ exchange coding conversation in English (invoice export).
+
+    Returns:
+        ``(messages, facts)``: the conversation and the ten facts a summary must keep.
+    """
     files = ("billing/export.py", "billing/models.py", "billing/currency.py",
              "tests/test_export.py", "billing/cli.py")
     say = ("Reading {path} to see how rows are built; I should keep the order because "
@@ -135,7 +139,11 @@ def english_conversation() -> tuple[list[Message], list[Fact]]:
 
 
 def japanese_conversation() -> tuple[list[Message], list[Fact]]:
-    """A 30+ exchange conversation in Japanese (e-book conversion) and its ten facts."""
+    """Build a 30+ exchange conversation in Japanese (e-book conversion).
+
+    Returns:
+        ``(messages, facts)``: the conversation and the ten facts a summary must keep.
+    """
     files = ("scripts/convert_epub.py", "scripts/validate.py", "books.json", "decisions.md",
              "scripts/alt_text.py")
     say = ("{path} を読んで処理の流れを確認します。", "ほかの呼び出し箇所を探します（{k}回目）。",

@@ -11,6 +11,10 @@ the API's. Pure: returns text; nothing random (``variant`` picks a deterministic
 Used by ``benchmarks/policies.py`` (1 to 1,000 sessions), by
 :func:`mini_agent.harness.real_sessions.real_or_generated` when a real session is absent, and
 the tests.
+
+Source:
+    the entry shape of Claude Code's session files, as ``core/transcripts/claude_code.py``
+    reads them; the session itself is the kit's ``long_session``.
 """
 
 from __future__ import annotations
@@ -43,10 +47,16 @@ def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
                          model: str = "claude-sonnet-4-5-20250929") -> str:
     """Return one generated Claude Code session (JSONL text) of ``steps`` tool exchanges.
 
-    Args: steps: exchanges (requests = steps + 1); variant: picks the task and shifts the
-    file sizes (any int); model: the ``message.model`` of assistant lines.
-    Returns: JSONL text, one entry per line, ending with a newline.
-    Raises: ValueError for steps < 1.
+    Args:
+        steps: tool exchanges (requests = steps + 1; >= 1; default 30).
+        variant: picks the task and shifts the file sizes (any int).
+        model: the ``message.model`` of assistant lines.
+
+    Returns:
+        JSONL text, one entry per line, ending with a newline.
+
+    Raises:
+        ValueError: steps < 1.
     """
     from mini_agent.core.calibration import message_features, Calibration
     task = f"{SAMPLE_LABEL}\n{_TASKS[variant % len(_TASKS)]}"
@@ -75,6 +85,14 @@ def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
 
 
 def sample_transcript(steps: int = 30, *, variant: int = 0):
-    """:func:`sample_session_jsonl` loaded as a ``Transcript`` (its path is None)."""
+    """Load :func:`sample_session_jsonl` as a ``Transcript``.
+
+    Args:
+        steps: tool exchanges (requests = steps + 1; default 30).
+        variant: picks the task and shifts the file sizes (any int).
+
+    Returns:
+        The parsed ``Transcript`` named "sample.jsonl" (its path is None).
+    """
     from mini_agent.core.transcripts import parse_text
     return parse_text(sample_session_jsonl(steps, variant=variant), name="sample.jsonl")

@@ -7,8 +7,11 @@ every later session.
 
 Does not: detect every secret (high-entropy strings without a known shape pass), or decide
 what to do with a count (callers report it). Taught in
-``notebooks/09_memory_and_subagents.ipynb``. Source: 004_b74ef821c58ee4ec.txt (memory tool:
-strip secrets before writing); token shapes from the issuers' documentation.
+``notebooks/09_memory_and_subagents.ipynb``.
+
+Source:
+    004_b74ef821c58ee4ec.txt (memory tool: strip secrets before writing); token shapes from
+    the issuers' documentation.
 """
 
 from __future__ import annotations

@@ -9,13 +9,17 @@ A write-ahead session (:mod:`mini_agent.harness.session`) logs entries::
 each tool result as it arrives, the message that carries them is not logged again.
 :func:`rebuild_history` folds the entries into ``(history, times, report)``: the results
 gathered after the assistant message that asked for them, a tool call the log never answered
-(a crash before its result was logged) answered with :data:`~mini_agent.core.messages.NO_RESULT_TEXT`, damaged
-entries skipped and named; the history passes ``validate_messages``.
+(a crash before its result was logged) answered with
+:data:`~mini_agent.core.messages.NO_RESULT_TEXT`, damaged entries skipped and named; the
+history passes ``validate_messages``.
 :func:`history_to_entries` is the inverse, what the Agent writes for a history.
 
 Pure: entries in, a history out (no files: :mod:`mini_agent.harness.session_reader` reads
-them). Taught in ``notebooks/07_sessions.ipynb``. Source: section 6 of
-002_4516104fd432e704.txt (resumeSession, the write-ahead order and its pitfalls).
+them). Taught in ``notebooks/07_sessions.ipynb``.
+
+Source:
+    section 6 of 002_4516104fd432e704.txt (resumeSession, the write-ahead order and its
+    pitfalls).
 """
 
 from __future__ import annotations
@@ -61,15 +65,23 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float]
     so ``rebuild_history(history_to_entries(h))[0] == h``; then any text of a logged user
     message). A tool_use with no logged result (a crash before it was logged) gets
     ``{"type": "tool_result", "tool_use_id": id, "content": NO_RESULT_TEXT,
-    "is_error": True}``. A trailing user message with no reply is kept. ``times[i]`` is the
-    timestamp (seconds) of the entry that completed message i. An entry that is JSON but of
-    the wrong shape (a message entry without a user/assistant message, a tool_result without
-    its block), one that breaks an API rule on its own (a damaged block type or key, a bad
-    ``cache_control``, tool_result content of the wrong type), or an assistant message that
-    reuses a tool_use id is skipped and named in ``report.notes``; the tool calls it left
-    open are answered as interrupted. Entries are not mutated.
-    Raises: MessageValidationError if the entries cannot make a valid history (e.g. a
-    message with an empty text block): a writer bug, not crash damage.
+    "is_error": True}``. A trailing user message with no reply is kept. An entry that is JSON
+    but of the wrong shape (a message entry without a user/assistant message, a tool_result
+    without its block), one that breaks an API rule on its own (a damaged block type or key, a
+    bad ``cache_control``, tool_result content of the wrong type), or an assistant message that
+    reuses a tool_use id is skipped and named in ``report.notes``; the tool calls it left open
+    are answered as interrupted.
+
+    Args:
+        entries: the log's entries in order; never mutated.
+
+    Returns:
+        ``(history, times, report)``: ``times[i]`` is the timestamp (seconds) of the entry that
+        completed message i; ``report`` is a :class:`ResumeReport`.
+
+    Raises:
+        MessageValidationError: the entries cannot make a valid history (e.g. a message with an
+            empty text block): a writer bug, not crash damage.
     """
     history: list[Message] = []
     times: list[float] = []
@@ -222,8 +234,14 @@ def history_to_entries(history: list[Message], times: list[float] | None = None
     Each message becomes ``{"type": "message", ...}``, except that a user message's
     ``tool_result`` blocks become one ``{"type": "tool_result", "block": ...}`` entry each
     (written as they arrive) and only its other blocks, if any, a message entry.
-    ``times`` (seconds, parallel to history) become the timestamps (default 0.0).
     ``rebuild_history(history_to_entries(h))[0] == h`` for a valid ``h``. Pure.
+
+    Args:
+        history: the messages.
+        times: seconds, parallel to ``history``, written as the timestamps (None: 0.0 each).
+
+    Returns:
+        The entries, in log order.
     """
     entries: list[dict] = []
     for i, message in enumerate(history):
