@@ -16,7 +16,7 @@ from hypothesis import given, strategies as st
 
 from mini_agent.core.transcripts import parse_text
 from mini_agent.harness.transcript_files import load
-from mini_agent.core.transcripts.turns import seconds
+from mini_agent.core.transcripts.drafts import seconds
 from test_transcripts import asst, call, jsonl, mini_swe, tr, tu, user
 
 T0 = 1_768_212_000.0  # 2026-01-12T10:00:00Z

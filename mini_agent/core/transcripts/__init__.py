@@ -4,14 +4,15 @@ Formats (detected from the file's content; see ``../shared/data/README.md`` for 
 
 * ``"claude-code"``: Claude Code session JSONL, read by :mod:`.claude_code`;
 * ``"mini-agent-session"``: this kit's own session log (``{"type": "message", "message": ...}``),
-  read here (:func:`_session_turns`);
+  read here (:func:`_session_drafts`);
 * ``"mini-swe-agent"``: ``*.traj.json``, ``{"messages": [...], "info": {...}}`` or a plain list,
   OpenAI-style chat messages (``tool_calls``, ``role: "tool"``, ``role: "exit"``);
 * ``"swe-agent"``: ``*.traj``, ``{"history": [chat messages], "trajectory": [...], "info"}``;
 * ``"messages-json"``: a JSON list of messages, or ``{"messages": [...], "system": ...}``;
   the last three are read by :mod:`.chat`.
 
-Every reader produces :class:`~.turns.Turn` lists; :mod:`.repair` then makes the history valid.
+Every reader produces :class:`~.drafts.MessageDraft` lists; :mod:`.repair` then makes the history
+valid.
 Each change to what the file says is written to ``Transcript.repairs`` with its line or
 message number, never silently; the result passes ``validate_messages``.
 
@@ -41,12 +42,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mini_agent.core.messages import Message
-from mini_agent.core.transcripts.chat import TEXT_ACTION_RE, chat_turns
-from mini_agent.core.transcripts.claude_code import (SKIPPED_ENTRY_TYPES, SYNTHETIC_MODEL, claude_code_turns,
+from mini_agent.core.transcripts.chat import TEXT_ACTION_RE, chat_drafts
+from mini_agent.core.transcripts.claude_code import (SKIPPED_ENTRY_TYPES, SYNTHETIC_MODEL,
+                                                     claude_code_drafts,
                                                      join_split_responses, parse_jsonl)
 from mini_agent.core.messages import MISSING_START_TEXT, NO_RESULT_TEXT
 from mini_agent.core.transcripts.repair import clean_blocks, drop_all_thinking, finish
-from mini_agent.core.transcripts.turns import TranscriptError, Turn, content_blocks, seconds
+from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
+                                                seconds)
 
 __all__ = ["MISSING_START_TEXT", "NO_RESULT_TEXT", "SKIPPED_ENTRY_TYPES", "SYNTHETIC_MODEL",
            "TEXT_ACTION_RE", "Transcript", "TranscriptError", "parse_text"]
@@ -62,7 +65,7 @@ class Transcript:
     ``cache_read_input_tokens``, ``output_tokens``; OpenAI usage is mapped to them) or None;
     repairs: human-readable lines, one per change made to what the file says, each with the
     line (JSONL, 1-based) or ``messages[i]`` position; source_format: see the module doc;
-    model: the model name most assistant turns used, or None; path: the file read;
+    model: the model name most assistant messages used, or None; path: the file read;
     system: the system prompt when the file records one; info: counts and extra fields
     (``api_turns``, ``compactions``, ``skipped_entries``, ``exit``...); times: Unix seconds
     per message, parallel to ``messages`` (``ViewContext.times``), or None when the file
@@ -121,10 +124,10 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
             raise TranscriptError(f"{label}: not a transcript (no JSON lines found)")
         if any(e.get("type") == "message" and "uuid" not in e for _, e in entries):
             fmt, system = "mini-agent-session", None
-            turns = _session_turns(entries, repairs, info)
+            drafts = _session_drafts(entries, repairs, info)
         elif any(e.get("type") in ("user", "assistant") for _, e in entries):
             fmt, system = "claude-code", None
-            turns = claude_code_turns(entries, repairs, info, compaction)
+            drafts = claude_code_drafts(entries, repairs, info, compaction)
         else:
             raise TranscriptError(f"{label}: unknown JSONL format (no user/assistant entries)")
     else:
@@ -133,41 +136,42 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
             info.update({k: doc[k] for k in ("instance_id", "trajectory_format") if k in doc})
             stats = (doc.get("info") or {}) if isinstance(doc.get("info"), dict) else {}
             info.update({k: stats[k] for k in ("exit_status", "model_stats") if k in stats})
-        turns, system = chat_turns(chat, repairs, info, text_actions)
+        drafts, system = chat_drafts(chat, repairs, info, text_actions)
         if isinstance(doc, dict) and isinstance(doc.get("system"), str):
             system = "\n\n".join(s for s in (doc["system"], system) if s)
     if thinking == "drop":
-        drop_all_thinking(turns, repairs)
-    clean_blocks(turns, repairs)
+        drop_all_thinking(drafts, repairs)
+    clean_blocks(drafts, repairs)
     if fmt == "claude-code":
-        turns = join_split_responses(turns)
-    messages, usage, times = finish(turns, repairs, label)
+        drafts = join_split_responses(drafts)
+    messages, usage, times = finish(drafts, repairs, label)
     models = collections.Counter(info.pop("_models", []))
     return Transcript(messages=messages, usage=usage, repairs=repairs, source_format=fmt,
                       model=models.most_common(1)[0][0] if models else None, path=path,
                       system=system, info=info, times=times)
 
 
-def _session_turns(entries: list[tuple[int, dict]], repairs: list[str],
-                   info: dict[str, Any]) -> list[Turn]:
-    """Turns of this kit's session log (see :mod:`mini_agent.harness.session` for the entry shapes)."""
-    turns = []
+def _session_drafts(entries: list[tuple[int, dict]], repairs: list[str],
+                   info: dict[str, Any]) -> list[MessageDraft]:
+    """Message drafts of this kit's session log (entry shapes: :mod:`mini_agent.harness.session`)."""
+    drafts = []
     for n, e in entries:
         kind = e.get("type")
         if kind == "meta" and isinstance(e.get("model"), str) and e["model"]:
             info["_models"] = [e["model"]]
         elif kind == "tool_result" and isinstance(e.get("block"), dict):
-            turns.append(Turn("user", [dict(e["block"])], "line", [n],
+            drafts.append(MessageDraft("user", [dict(e["block"])], "line", [n],
                               time=seconds(e.get("timestamp"))))
         elif kind == "message" and isinstance(e.get("message"), dict):
             role = e["message"].get("role")
             if role not in ("user", "assistant"):
                 repairs.append(f"line {n}: message with role {role!r} ignored")
                 continue
-            turns.append(Turn(role, content_blocks(e["message"].get("content")), "line", [n],
-                              e["message"].get("usage"), time=seconds(e.get("timestamp"))))
-    info["api_turns"] = sum(1 for t in turns if t.role == "assistant")
-    return turns
+            drafts.append(MessageDraft(role, content_blocks(e["message"].get("content")), "line",
+                                       [n], e["message"].get("usage"),
+                                       time=seconds(e.get("timestamp"))))
+    info["api_turns"] = sum(1 for t in drafts if t.role == "assistant")
+    return drafts
 
 
 def _classify(doc: Any, name: str, label: str) -> tuple[str, list]:

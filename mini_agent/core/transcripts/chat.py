@@ -1,4 +1,4 @@
-"""Read OpenAI-style chat messages into turns (notebook 03_observation_masking).
+"""Read OpenAI-style chat messages into drafts (notebook 03_observation_masking).
 
 Covers mini-swe-agent ``*.traj.json`` (``{"messages": [...], "info": {...}}`` or a plain
 list), SWE-agent ``*.traj`` (its ``history`` list) and a plain messages JSON list:
@@ -16,7 +16,7 @@ list), SWE-agent ``*.traj`` (its ``history`` list) and a plain messages JSON lis
   one on assistant and tool messages, not on the system, task or exit messages; SWE-agent
   and older mini-swe-agent files record none).
 
-Pure (parsed JSON in, turns out). Does not detect the format (:mod:`mini_agent.core.transcripts`
+Pure (parsed JSON in, drafts out). Does not detect the format (:mod:`mini_agent.core.transcripts`
 does) nor pair, merge or validate (:mod:`.repair`).
 """
 
@@ -28,7 +28,7 @@ from typing import Any
 
 from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS
 from mini_agent.core.messages import Block
-from mini_agent.core.transcripts.turns import Turn, content_blocks, format_ranges, seconds
+from mini_agent.core.transcripts.drafts import MessageDraft, content_blocks, format_ranges, seconds
 
 TEXT_ACTION_RE = re.compile(r"```(?:mswea_bash_command|bash|sh)?[ \t]*\n(.*?)\n```", re.DOTALL)
 """A fenced command in a text-action reply (mini-swe-agent's ``mswea_bash_command`` format)."""
@@ -69,10 +69,10 @@ def _tool_input(arguments: Any, where: str, repairs: list[str]) -> dict:
     return value if isinstance(value, dict) else {"arguments": value}
 
 
-def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
-               text_actions: str) -> tuple[list[Turn], str | None]:
-    """Turn OpenAI- or Anthropic-style chat messages into turns; return ``(turns, system)``."""
-    turns: list[Turn] = []
+def chat_drafts(chat: list, repairs: list[str], info: dict[str, Any],
+               text_actions: str) -> tuple[list[MessageDraft], str | None]:
+    """MessageDraft OpenAI- or Anthropic-style chat messages into drafts; return ``(drafts, system)``."""
+    drafts: list[MessageDraft] = []
     system: list[str] = []
     models: list[str] = []
     pending_action: str | None = None  # id of a text action waiting for its observation
@@ -86,17 +86,18 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
         extra = m.get("extra") if isinstance(m.get("extra"), dict) else {}
         at = {"unit": "messages", "positions": [i], "time": seconds(extra.get("timestamp"))}
         if role == "system":
-            if turns:
+            if drafts:
                 repairs.append(f"{where}: system message moved to Transcript.system")
             system.append(_text_of(m.get("content")))
         elif role == "exit":
             info["exit"] = _text_of(m.get("content"))
-            last = turns[-1] if turns else None
+            last = drafts[-1] if drafts else None
             waiting = [b["id"] for b in last.blocks if b.get("type") == "tool_use"] \
                 if last is not None and last.role == "assistant" else []
             if waiting:
-                turns.append(Turn("user", [{"type": "tool_result", "tool_use_id": waiting[0],
-                                            "content": info["exit"]}], **at))
+                result = {"type": "tool_result", "tool_use_id": waiting[0],
+                          "content": info["exit"]}
+                drafts.append(MessageDraft("user", [result], **at))
                 repairs.append(f"{where}: 'exit' message (the final submission) used as the "
                                f"tool_result of {waiting[0]}; also in Transcript.info['exit']")
             else:
@@ -106,21 +107,23 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
             ids = m.get("tool_call_ids") or [m.get("tool_call_id")]
             if not ids[0]:
                 repairs.append(f"{where}: tool message without tool_call_id kept as user text")
-                turns.append(Turn("user", content_blocks(_text_of(m.get("content"))), **at))
+                drafts.append(MessageDraft("user", content_blocks(_text_of(m.get("content"))),
+                                           **at))
                 continue
             blocks = [{"type": "tool_result", "tool_use_id": ids[0],
                        "content": _text_of(m.get("content"))}]
             blocks += [{"type": "tool_result", "tool_use_id": x,
                         "content": f"[see the result of {ids[0]}]"} for x in ids[1:]]
-            turns.append(Turn("user", blocks, **at))
+            drafts.append(MessageDraft("user", blocks, **at))
         elif role == "user":
             content = m.get("content")
             if pending_action is not None:
-                turns.append(Turn("user", [{"type": "tool_result", "tool_use_id": pending_action,
-                                            "content": _text_of(content)}], **at))
+                result = {"type": "tool_result", "tool_use_id": pending_action,
+                          "content": _text_of(content)}
+                drafts.append(MessageDraft("user", [result], **at))
                 pending_action = None
             else:
-                turns.append(Turn("user", _chat_blocks(content, where, repairs), **at))
+                drafts.append(MessageDraft("user", _chat_blocks(content, where, repairs), **at))
         elif role == "assistant":
             blocks: list[Block] = []
             reasoning = m.get("reasoning_content")
@@ -152,7 +155,7 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
             if isinstance(response.get("model"), str) and response["model"]:
                 models.append(response["model"])
             usage = _openai_usage(response.get("usage") or m.get("usage"))
-            turns.append(Turn("assistant", blocks, **at, usage=usage))
+            drafts.append(MessageDraft("assistant", blocks, **at, usage=usage))
         else:
             repairs.append(f"{where}: unknown role {role!r}, ignored")
     if mapped:
@@ -160,8 +163,8 @@ def chat_turns(chat: list, repairs: list[str], info: dict[str, Any],
                        f"blocks (id text_action_<i>, next observation as tool_result) at "
                        f"messages[{format_ranges(mapped)}]")
     info["_models"] = models
-    info["api_turns"] = sum(1 for t in turns if t.role == "assistant")
-    return turns, "\n\n".join(s for s in system if s) or None
+    info["api_turns"] = sum(1 for t in drafts if t.role == "assistant")
+    return drafts, "\n\n".join(s for s in system if s) or None
 
 
 def _chat_blocks(content: Any, where: str, repairs: list[str]) -> list[Block]:

@@ -1,4 +1,4 @@
-"""Read a Claude Code session JSONL file into turns (notebook 03_observation_masking).
+"""Read a Claude Code session JSONL file into drafts (notebook 03_observation_masking).
 
 Entries, one per line of ``~/.claude/projects/<proj>/<session>.jsonl``: ``{"type": "user" |
 "assistant" | "system" | "progress" | ..., "uuid", "parentUuid", "isSidechain", "message"}``.
@@ -20,7 +20,7 @@ Entries, one per line of ``~/.claude/projects/<proj>/<session>.jsonl``: ``{"type
   after compacting; ``compaction="full"`` follows the boundary's ``logicalParentUuid`` and
   loads the pre-compaction history too, summary included.
 
-Pure (text in, turns out). Does not clean blocks, pair tool results or validate: that is
+Pure (text in, drafts out). Does not clean blocks, pair tool results or validate: that is
 :mod:`.repair`, shared with the other formats.
 """
 
@@ -30,7 +30,8 @@ import collections
 import json
 from typing import Any
 
-from mini_agent.core.transcripts.turns import TranscriptError, Turn, content_blocks, format_span, seconds
+from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
+                                                format_span, seconds)
 
 SKIPPED_ENTRY_TYPES = ("progress", "system", "queue-operation", "file-history-snapshot", "pr-link")
 """Claude Code entry types that carry no API message (counted in ``info["skipped_entries"]``)."""
@@ -67,9 +68,9 @@ def _is_message_entry(entry: dict) -> bool:
     return entry.get("type") in ("user", "assistant") and isinstance(entry.get("message"), dict)
 
 
-def claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
-                      info: dict[str, Any], compaction: str) -> list[Turn]:
-    """Follow the ``parentUuid`` chain and build turns (see the module doc for the rules)."""
+def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
+                      info: dict[str, Any], compaction: str) -> list[MessageDraft]:
+    """Follow the ``parentUuid`` chain and build drafts (see the module doc for the rules)."""
     entries = [(n, _clean_ids(n, e, repairs)) for n, e in entries]
     by_uuid = {e["uuid"]: (n, e) for n, e in entries if isinstance(e.get("uuid"), str)}
     candidates = [(n, e) for n, e in entries if _is_message_entry(e) and not e.get("isSidechain")]
@@ -110,7 +111,7 @@ def claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
     chain_ids = {e["message"].get("id") for _, e in candidates
                  if e.get("uuid") in chain and e["type"] == "assistant"} - {None}
     included: set[str] = set()
-    turns: list[Turn] = []
+    drafts: list[MessageDraft] = []
     api_turns: set[str] = set()
     models: list[str] = []
     synthetic: list[int] = []
@@ -127,8 +128,9 @@ def claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
             models.append(message.get("model"))
             mid = message.get("id")
             api_turns.add(mid or f"line {n}")
-            turns.append(Turn("assistant", content_blocks(message.get("content")), "line", [n],
-                              message.get("usage"), mid, seconds(e.get("timestamp"))))
+            drafts.append(MessageDraft("assistant", content_blocks(message.get("content")), "line",
+                                       [n], message.get("usage"), mid,
+                                       seconds(e.get("timestamp"))))
         else:
             blocks = content_blocks(message.get("content"))
             results_only = bool(blocks) and all(b.get("type") == "tool_result" for b in blocks)
@@ -136,14 +138,15 @@ def claude_code_turns(entries: list[tuple[int, dict]], repairs: list[str],
             if not (on_chain or sibling):
                 continue
             included.add(e.get("uuid"))
-            turns.append(Turn("user", blocks, "line", [n], time=seconds(e.get("timestamp"))))
+            drafts.append(MessageDraft("user", blocks, "line", [n],
+                                       time=seconds(e.get("timestamp"))))
     if synthetic:
         repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {format_span(synthetic)}: "
                        f"dropped {len(synthetic)} <synthetic> "
                        "assistant entries (written by Claude Code, not the model)")
     info["api_turns"] = len(api_turns)
     info["_models"] = [m for m in models if isinstance(m, str) and m]
-    return turns
+    return drafts
 
 
 def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
@@ -163,26 +166,26 @@ def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
     return entry
 
 
-def join_split_responses(turns: list[Turn]) -> list[Turn]:
+def join_split_responses(drafts: list[MessageDraft]) -> list[MessageDraft]:
     """Fold assistant lines sharing one ``message.id`` into the first (Claude Code quirk).
 
     Only tool_result-only user lines may sit between them (Claude Code writes each result
     right after its tool_use line); the usage kept is the last line's (the final count), and
     so is the time.
     """
-    out: list[Turn] = []
-    last_assistant: Turn | None = None
-    for turn in turns:
-        if turn.role == "assistant":
-            if (last_assistant is not None and turn.msg_id
-                    and last_assistant.msg_id == turn.msg_id):
-                last_assistant.blocks.extend(turn.blocks)
-                last_assistant.positions.append(turn.positions[0])
-                last_assistant.usage = turn.usage or last_assistant.usage
-                last_assistant.time = turn.time if turn.time is not None else last_assistant.time
+    out: list[MessageDraft] = []
+    last_assistant: MessageDraft | None = None
+    for draft in drafts:
+        if draft.role == "assistant":
+            if (last_assistant is not None and draft.msg_id
+                    and last_assistant.msg_id == draft.msg_id):
+                last_assistant.blocks.extend(draft.blocks)
+                last_assistant.positions.append(draft.positions[0])
+                last_assistant.usage = draft.usage or last_assistant.usage
+                last_assistant.time = draft.time if draft.time is not None else last_assistant.time
                 continue
-            last_assistant = turn
-        elif any(b.get("type") != "tool_result" for b in turn.blocks):
+            last_assistant = draft
+        elif any(b.get("type") != "tool_result" for b in draft.blocks):
             last_assistant = None
-        out.append(turn)
+        out.append(draft)
     return out

@@ -7,12 +7,13 @@ messages are merged; a reused ``tool_use`` id gets a ``_dupN`` suffix; a ``tool_
 ``tool_use`` is not in the previous assistant message is dropped; a ``tool_use`` with no
 recorded result gets an ``is_error`` result saying so
 (:data:`~mini_agent.core.messages.NO_RESULT_TEXT`); a history that starts with an assistant
-turn gets a placeholder first user message (:data:`~mini_agent.core.messages.MISSING_START_TEXT`);
-the result passes ``validate_messages``. Each change appends one line to ``repairs`` naming the line or message number. Merged messages keep the time of their
-last part; messages added here get their time from :func:`message_times`.
+message gets a placeholder first user message
+(:data:`~mini_agent.core.messages.MISSING_START_TEXT`); the result passes ``validate_messages``.
+Each change appends one line to ``repairs`` naming the line or message number. Merged messages
+keep the time of their last part; messages added here get their time from :func:`message_times`.
 
-Works on :class:`~mini_agent.core.transcripts.turns.Turn` lists in place (they are the loader's
-own copies, never the caller's data). Does not read files or know any file format.
+Works on :class:`~mini_agent.core.transcripts.drafts.MessageDraft` lists in place (they are the
+loader's own copies, never the caller's data). Does not read files or know any file format.
 """
 
 from __future__ import annotations
@@ -25,60 +26,60 @@ from typing import Iterable
 from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS
 from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, Message,
                                       MessageValidationError, validate_messages)
-from mini_agent.core.transcripts.turns import TranscriptError, Turn, format_span
+from mini_agent.core.transcripts.drafts import MessageDraft, TranscriptError, format_span
 
 
-def drop_all_thinking(turns: list[Turn], repairs: list[str]) -> None:
+def drop_all_thinking(drafts: list[MessageDraft], repairs: list[str]) -> None:
     dropped = 0
-    for turn in turns:
-        kept = [b for b in turn.blocks if b.get("type") not in ("thinking", "redacted_thinking")]
-        dropped += len(turn.blocks) - len(kept)
-        turn.blocks = kept
+    for draft in drafts:
+        kept = [b for b in draft.blocks if b.get("type") not in ("thinking", "redacted_thinking")]
+        dropped += len(draft.blocks) - len(kept)
+        draft.blocks = kept
     if dropped:
         repairs.append(f"thinking='drop': removed {dropped} thinking blocks")
 
 
-def clean_blocks(turns: list[Turn], repairs: list[str]) -> None:
+def clean_blocks(drafts: list[MessageDraft], repairs: list[str]) -> None:
     """Drop empty text / signature-only thinking, strip non-API keys; report per kind."""
     found: dict[str, list[str]] = collections.defaultdict(list)
     found_ids: list[str] = []
-    for turn in turns:
+    for draft in drafts:
         kept = []
-        for block in turn.blocks:
+        for block in draft.blocks:
             kind = block.get("type")
             if kind == "text" and not str(block.get("text") or "").strip():
-                found["dropped empty or whitespace-only text blocks"].append(turn.where)
+                found["dropped empty or whitespace-only text blocks"].append(draft.where)
                 continue
             if kind == "thinking" and not str(block.get("thinking") or "").strip():
-                found["dropped signature-only (empty) thinking blocks"].append(turn.where)
+                found["dropped signature-only (empty) thinking blocks"].append(draft.where)
                 continue
             allowed = ALLOWED_BLOCK_KEYS.get(kind)
             if allowed and set(block) - allowed:
                 keys = ", ".join(sorted(set(block) - allowed))
-                found[f"stripped non-API keys ({keys}) from {kind} blocks"].append(turn.where)
+                found[f"stripped non-API keys ({keys}) from {kind} blocks"].append(draft.where)
                 block = {k: v for k, v in block.items() if k in allowed}
             if kind == "tool_use" and not (isinstance(block.get("id"), str) and block["id"]):
                 found["gave tool_use blocks without a string id one (toolu_missing_<n>)"].append(
-                    turn.where)
+                    draft.where)
                 block = {**block, "id": f"toolu_missing_{len(found_ids)}"}
                 found_ids.append(block["id"])
             if kind == "tool_result" and not isinstance(block.get("tool_use_id"), str):
                 found["dropped tool_result blocks without a string tool_use_id"].append(
-                    turn.where)
+                    draft.where)
                 continue
             if kind == "tool_use" and not isinstance(block.get("input"), dict):
                 found["wrapped tool_use inputs that were not objects as {'input': ...}"].append(
-                    turn.where)
+                    draft.where)
                 block = {**block, "input": {"input": block.get("input")}}
             if kind == "tool_result" and isinstance(block.get("content"), list):
                 parts = [p for p in block["content"] if not (
                     isinstance(p, dict) and p.get("type") == "text"
                     and not str(p.get("text") or "").strip())]
                 if len(parts) != len(block["content"]):
-                    found["dropped empty text parts in tool_result content"].append(turn.where)
+                    found["dropped empty text parts in tool_result content"].append(draft.where)
                     block = {**block, "content": parts}
             kept.append(block)
-        turn.blocks = kept
+        draft.blocks = kept
     for what, wheres in found.items():
         repairs.append(f"{what}: {len(wheres)} at {format_span(_unique(wheres))}")
 
@@ -87,63 +88,63 @@ def _unique(items: Iterable[str]) -> list[str]:
     return list(dict.fromkeys(items))
 
 
-def _merge(turns: list[Turn], repairs: list[str]) -> list[Turn]:
-    """Drop empty turns, merge consecutive same-role turns (assistant usage: the later one's)."""
-    merged: list[Turn] = []
-    for turn in turns:
-        if not turn.blocks:
-            if turn.role == "assistant" or turn.usage is not None:
-                repairs.append(f"{turn.where}: empty {turn.role} message dropped")
+def _merge(drafts: list[MessageDraft], repairs: list[str]) -> list[MessageDraft]:
+    """Drop empty drafts, merge consecutive same-role drafts (assistant usage: the later one's)."""
+    merged: list[MessageDraft] = []
+    for draft in drafts:
+        if not draft.blocks:
+            if draft.role == "assistant" or draft.usage is not None:
+                repairs.append(f"{draft.where}: empty {draft.role} message dropped")
             continue
-        if merged and merged[-1].role == turn.role:
+        if merged and merged[-1].role == draft.role:
             last = merged[-1]
-            if turn.role == "assistant":
-                repairs.append(f"{last.where} + {turn.where}: consecutive assistant messages "
+            if draft.role == "assistant":
+                repairs.append(f"{last.where} + {draft.where}: consecutive assistant messages "
                                "merged into one")
-                last.usage = turn.usage or last.usage
-            last.time = turn.time if turn.time is not None else last.time
-            last.blocks = last.blocks + turn.blocks
-            last.positions = last.positions + turn.positions
+                last.usage = draft.usage or last.usage
+            last.time = draft.time if draft.time is not None else last.time
+            last.blocks = last.blocks + draft.blocks
+            last.positions = last.positions + draft.positions
             continue
-        merged.append(dataclasses.replace(turn, blocks=list(turn.blocks),
-                                          positions=list(turn.positions)))
+        merged.append(dataclasses.replace(draft, blocks=list(draft.blocks),
+                                          positions=list(draft.positions)))
     return merged
 
 
-def _pair(turns: list[Turn], repairs: list[str]) -> bool:
+def _pair(drafts: list[MessageDraft], repairs: list[str]) -> bool:
     """Fix tool_use/tool_result pairing in place; return True when anything changed."""
     changed = False
-    for i, turn in enumerate(turns):
-        if turn.role == "assistant":
-            ids = [b.get("id") for b in turn.blocks if b.get("type") == "tool_use"]
-            nxt = turns[i + 1] if i + 1 < len(turns) and turns[i + 1].role == "user" else None
+    for i, draft in enumerate(drafts):
+        if draft.role == "assistant":
+            ids = [b.get("id") for b in draft.blocks if b.get("type") == "tool_use"]
+            nxt = drafts[i + 1] if i + 1 < len(drafts) and drafts[i + 1].role == "user" else None
             answered = {b.get("tool_use_id") for b in nxt.blocks} if nxt else set()
             missing = [x for x in ids if x not in answered]
             if missing:
                 filler = [{"type": "tool_result", "tool_use_id": x, "content": NO_RESULT_TEXT,
                            "is_error": True} for x in missing]
                 if nxt is None:
-                    turns.insert(i + 1, Turn("user", filler, f"after {turn.where}", []))
+                    drafts.insert(i + 1, MessageDraft("user", filler, f"after {draft.where}", []))
                 else:
                     nxt.blocks = filler + nxt.blocks
-                repairs.append(f"{turn.where}: tool_use {', '.join(missing)} had no tool_result; "
+                repairs.append(f"{draft.where}: tool_use {', '.join(missing)} had no tool_result; "
                                "added an is_error result saying so")
                 changed = True
         else:
-            previous = turns[i - 1] if i > 0 and turns[i - 1].role == "assistant" else None
+            previous = drafts[i - 1] if i > 0 and drafts[i - 1].role == "assistant" else None
             asked = {b.get("id") for b in previous.blocks
                      if b.get("type") == "tool_use"} if previous else set()
             kept, seen = [], set()
-            for block in turn.blocks:
+            for block in draft.blocks:
                 if block.get("type") == "tool_result":
                     tid = block.get("tool_use_id")
                     if tid not in asked or tid in seen:
                         why = "duplicate" if tid in seen else "orphan"
                         size = len(json.dumps(block.get("content"), ensure_ascii=False))
-                        repairs.append(f"{turn.where}: dropped {why} tool_result {tid} "
+                        repairs.append(f"{draft.where}: dropped {why} tool_result {tid} "
                                        f"({size} chars; its tool_use is not in the previous "
                                        "assistant message)" if why == "orphan" else
-                                       f"{turn.where}: dropped duplicate tool_result {tid}")
+                                       f"{draft.where}: dropped duplicate tool_result {tid}")
                         changed = True
                         continue
                     seen.add(tid)
@@ -151,77 +152,78 @@ def _pair(turns: list[Turn], repairs: list[str]) -> bool:
             results = [b for b in kept if b.get("type") == "tool_result"]
             others = [b for b in kept if b.get("type") != "tool_result"]
             if kept != results + others:
-                repairs.append(f"{turn.where}: tool_result blocks moved before the user's text")
+                repairs.append(f"{draft.where}: tool_result blocks moved before the user's text")
                 changed = True
-            turn.blocks = results + others
+            draft.blocks = results + others
     return changed
 
 
-def _rename_duplicate_ids(turns: list[Turn], repairs: list[str]) -> None:
+def _rename_duplicate_ids(drafts: list[MessageDraft], repairs: list[str]) -> None:
     """Give a reused ``tool_use`` id (and the result right after it) a ``_dupN`` suffix."""
     seen: collections.Counter[str] = collections.Counter()
     renamed: list[str] = []
-    for i, turn in enumerate(turns):
-        if turn.role != "assistant":
+    for i, draft in enumerate(drafts):
+        if draft.role != "assistant":
             continue
         mapping = {}
-        for j, block in enumerate(turn.blocks):
+        for j, block in enumerate(draft.blocks):
             if block.get("type") != "tool_use":
                 continue
             tid = block.get("id")
             seen[tid] += 1
             if seen[tid] > 1:
                 mapping[tid] = f"{tid}_dup{seen[tid]}"
-                turn.blocks[j] = {**block, "id": mapping[tid]}
-                renamed.append(f"{turn.where} ({tid})")
-        if mapping and i + 1 < len(turns) and turns[i + 1].role == "user":
-            turns[i + 1].blocks = [
+                draft.blocks[j] = {**block, "id": mapping[tid]}
+                renamed.append(f"{draft.where} ({tid})")
+        if mapping and i + 1 < len(drafts) and drafts[i + 1].role == "user":
+            drafts[i + 1].blocks = [
                 {**b, "tool_use_id": mapping[b["tool_use_id"]]}
                 if b.get("type") == "tool_result" and b.get("tool_use_id") in mapping else b
-                for b in turns[i + 1].blocks]
+                for b in drafts[i + 1].blocks]
     if renamed:
         repairs.append(f"renamed {len(renamed)} reused tool_use ids (with their tool_result) "
                        f"to <id>_dupN at {format_span(renamed, 4)}")
 
 
-def message_times(turns: list[Turn]) -> list[float] | None:
-    """One time per turn: its own, else the previous turn's, else (at the start) the first one.
+def message_times(drafts: list[MessageDraft]) -> list[float] | None:
+    """One time per draft: its own, else the previous draft's, else (at the start) the first one.
 
-    None when no turn has a time. Example: times None, 5.0, None, 9.0 -> ``[5.0, 5.0, 5.0, 9.0]``.
+    None when no draft has a time. Example: times None, 5.0, None, 9.0 -> ``[5.0, 5.0, 5.0, 9.0]``.
     """
-    known = [t.time for t in turns if t.time is not None]
+    known = [t.time for t in drafts if t.time is not None]
     if not known:
         return None
     times, last = [], known[0]
-    for turn in turns:
-        last = turn.time if turn.time is not None else last
+    for draft in drafts:
+        last = draft.time if draft.time is not None else last
         times.append(last)
     return times
 
 
-def finish(turns: list[Turn], repairs: list[str], label: str
+def finish(drafts: list[MessageDraft], repairs: list[str], label: str
            ) -> tuple[list[Message], list[dict | None], list[float] | None]:
-    """Merge and pair turns until stable; validate; return ``(messages, usage, times)``.
+    """Merge and pair drafts until stable; validate; return ``(messages, usage, times)``.
 
-    ``times`` is :func:`message_times` of the final turns (None when the file has none).
+    ``times`` is :func:`message_times` of the final drafts (None when the file has none).
 
-    Expects turns already through :func:`clean_blocks` (and, for Claude Code, the split
+    Expects drafts already through :func:`clean_blocks` (and, for Claude Code, the split
     responses joined). Raises TranscriptError naming ``label`` when no repair makes the
     history valid.
     """
-    turns = _merge(turns, repairs)
-    _rename_duplicate_ids(turns, repairs)
+    drafts = _merge(drafts, repairs)
+    _rename_duplicate_ids(drafts, repairs)
     for _ in range(5):
-        if not _pair(turns, repairs):
+        if not _pair(drafts, repairs):
             break
-        turns = _merge(turns, repairs)
-    if turns and turns[0].role == "assistant":
-        turns.insert(0, Turn("user", [{"type": "text", "text": MISSING_START_TEXT}], "start", []))
-        repairs.append(f"{turns[1].where}: the history starts with an assistant turn; "
+        drafts = _merge(drafts, repairs)
+    if drafts and drafts[0].role == "assistant":
+        drafts.insert(0, MessageDraft("user", [{"type": "text", "text": MISSING_START_TEXT}],
+                                      "start", []))
+        repairs.append(f"{drafts[1].where}: the history starts with an assistant draft; "
                        "a placeholder user message was put first")
-    messages = [{"role": t.role, "content": t.blocks} for t in turns]
+    messages = [{"role": t.role, "content": t.blocks} for t in drafts]
     try:
         validate_messages(messages, request=False)
     except MessageValidationError as err:
         raise TranscriptError(f"{label}: cannot repair into a valid history: {err}") from err
-    return messages, [t.usage for t in turns if t.role == "assistant"], message_times(turns)
+    return messages, [t.usage for t in drafts if t.role == "assistant"], message_times(drafts)

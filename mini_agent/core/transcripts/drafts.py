@@ -1,8 +1,8 @@
 """The shared intermediate form of every transcript reader: a message under construction.
 
 Each reader (:mod:`.claude_code`, :mod:`.chat`, and this kit's own session log in
-:mod:`mini_agent.core.transcripts`) turns a file into a list of :class:`Turn`: a role, content
-blocks, and the line or message numbers they came from, so that every repair in
+:mod:`mini_agent.core.transcripts`) turns a file into a list of :class:`MessageDraft`: a role,
+content blocks, and the line or message numbers they came from, so that every repair in
 :mod:`.repair` can say where it changed the file. Also holds :class:`TranscriptError`,
 the one error every reader raises, and the small formatters of those positions.
 
@@ -25,7 +25,7 @@ class TranscriptError(ValueError):
 
 
 @dataclasses.dataclass
-class Turn:
+class MessageDraft:
     """A message under construction: blocks plus where they came from and the API usage.
 
     ``time``: Unix seconds the file records for this message (the latest part's, once parts
