@@ -1,4 +1,4 @@
-"""Load real agent transcripts into plain ``MessageParam`` histories the API would accept.
+"""Load real agent transcripts into plain ``Message`` histories the API would accept.
 
 Formats (detected from the file's content; see ``../shared/data/README.md`` for real samples):
 
@@ -26,9 +26,9 @@ timed one take that first time. Times are kept as recorded, not forced to increa
 ``times`` is None when no loaded message has a time (SWE-agent, older mini-swe-agent,
 plain messages JSON).
 
-This module holds the entry points (:func:`load`, :func:`parse_text`), the
-:class:`Transcript` result and the format dispatch. It reads one file; everything else is
-pure. It does not interpret any one format beyond telling them apart. Used by
+This module holds the entry point (:func:`parse_text`), the :class:`Transcript` result and
+the format dispatch; reading the file is ``harness/transcript_files.load``. Pure. It does not
+interpret any one format beyond telling them apart. Used by
 :mod:`mini_agent.harness.analyze` and ``mini-agent analyze``; taught in
 ``notebooks/03_observation_masking.ipynb``.
 """
@@ -89,11 +89,29 @@ def parse_text(text: str, *, name: str = "", path: Path | None = None,
                compaction: Literal["restart", "full"] = "restart",
                thinking: Literal["keep", "drop"] = "keep",
                text_actions: Literal["keep", "tools"] = "keep") -> Transcript:
-    """Parse a transcript from its text (same options as :func:`load`; ``name`` hints the format).
+    """Parse a transcript from its text.
 
     A whole-document JSON value is a trajectory or messages file; otherwise the text is read as
-    JSONL. A leading UTF-8 byte order mark is ignored. Raises TranscriptError when neither
-    fits, and for a field of an impossible type that no repair covers (the message names it).
+    JSONL. A leading UTF-8 byte order mark is ignored.
+
+    Args:
+        text: the file's whole text.
+        name: the file name; hints the format and labels the repairs ("" for none).
+        path: where the text came from, kept in ``Transcript.path`` (None: not from a file).
+        compaction: Claude Code only: ``"restart"`` starts the history at the last compaction
+            summary, ``"full"`` loads what came before it too.
+        thinking: ``"drop"`` removes every thinking block (reported); ``"keep"`` keeps them.
+        text_actions: ``"tools"`` turns text-format actions (mini-swe-agent's fenced command,
+            SWE-agent's ``action`` field) into a ``bash`` ``tool_use`` answered by the next
+            observation (reported); ``"keep"`` leaves them as plain text.
+
+    Returns:
+        The loaded and repaired :class:`Transcript`.
+
+    Raises:
+        TranscriptError: neither JSON nor JSONL fits, no repair makes the history valid, or a
+            field has an impossible type that no repair covers (the message names it).
+        ValueError: ``compaction`` is neither "restart" nor "full".
     """
     if compaction not in ("restart", "full"):
         raise ValueError(f"compaction must be 'restart' or 'full', got {compaction!r}")

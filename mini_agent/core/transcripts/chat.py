@@ -1,4 +1,4 @@
-"""Read OpenAI-style chat messages into drafts (notebook 03_observation_masking).
+"""Read OpenAI-style chat messages into message drafts (notebook 03_observation_masking).
 
 Covers mini-swe-agent ``*.traj.json`` (``{"messages": [...], "info": {...}}`` or a plain
 list), SWE-agent ``*.traj`` (its ``history`` list) and a plain messages JSON list:
@@ -16,8 +16,12 @@ list), SWE-agent ``*.traj`` (its ``history`` list) and a plain messages JSON lis
   one on assistant and tool messages, not on the system, task or exit messages; SWE-agent
   and older mini-swe-agent files record none).
 
-Pure (parsed JSON in, drafts out). Does not detect the format (:mod:`mini_agent.core.transcripts`
-does) nor pair, merge or validate (:mod:`.repair`).
+Pure (parsed JSON in, drafts out). Does not detect the format
+(:mod:`mini_agent.core.transcripts` does) nor pair, merge or validate (:mod:`.repair`).
+
+Source:
+    the trajectory files of mini-swe-agent (1.1) and SWE-agent; the OpenAI chat message
+    shape (``tool_calls``, ``role: "tool"``) as LiteLLM records it.
 """
 
 from __future__ import annotations
@@ -71,7 +75,20 @@ def _tool_input(arguments: Any, where: str, repairs: list[str]) -> dict:
 
 def chat_drafts(chat: list, repairs: list[str], info: dict[str, Any],
                text_actions: str) -> tuple[list[MessageDraft], str | None]:
-    """MessageDraft OpenAI- or Anthropic-style chat messages into drafts; return ``(drafts, system)``."""
+    """Turn OpenAI- or Anthropic-style chat messages into message drafts.
+
+    Args:
+        chat: the chat messages, in order; never mutated.
+        repairs: the loader's repair log; each change is appended to it.
+        info: the transcript's info dict; ``api_turns`` (assistant messages) and ``exit`` are
+            set in it.
+        text_actions: ``"tools"`` turns text-format actions into ``bash`` tool calls, ``"keep"``
+            leaves them as text.
+
+    Returns:
+        ``(drafts, system)``: the drafts in order and the system prompt (system messages joined
+        by blank lines), or None when there is none.
+    """
     drafts: list[MessageDraft] = []
     system: list[str] = []
     models: list[str] = []

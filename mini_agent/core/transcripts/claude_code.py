@@ -1,4 +1,4 @@
-"""Read a Claude Code session JSONL file into drafts (notebook 03_observation_masking).
+"""Read a Claude Code session JSONL file into message drafts (notebook 03_observation_masking).
 
 Entries, one per line of ``~/.claude/projects/<proj>/<session>.jsonl``: ``{"type": "user" |
 "assistant" | "system" | "progress" | ..., "uuid", "parentUuid", "isSidechain", "message"}``.
@@ -22,6 +22,10 @@ Entries, one per line of ``~/.claude/projects/<proj>/<session>.jsonl``: ``{"type
 
 Pure (text in, drafts out). Does not clean blocks, pair tool results or validate: that is
 :mod:`.repair`, shared with the other formats.
+
+Source:
+    real Claude Code session files (``../shared/data/``) and their entry fields as listed
+    above.
 """
 
 from __future__ import annotations
@@ -41,7 +45,16 @@ SYNTHETIC_MODEL = "<synthetic>"
 
 
 def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
-    """Return ``(line_number, entry)`` pairs; bad lines are skipped and reported."""
+    """Read JSONL text into entries; bad lines are skipped and reported.
+
+    Args:
+        text: the file's text.
+        repairs: the loader's repair log; a line that is not a JSON object (a truncated last
+            line included) is named in it.
+
+    Returns:
+        ``(line_number, entry)`` pairs, line numbers 1-based.
+    """
     lines = text.split("\n")
     last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
     entries = []
@@ -70,7 +83,22 @@ def _is_message_entry(entry: dict) -> bool:
 
 def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
                       info: dict[str, Any], compaction: str) -> list[MessageDraft]:
-    """Follow the ``parentUuid`` chain and build drafts (see the module doc for the rules)."""
+    """Follow the ``parentUuid`` chain and build message drafts (the module doc gives the rules).
+
+    Args:
+        entries: ``(line_number, entry)`` pairs from :func:`parse_jsonl`.
+        repairs: the loader's repair log; each change is appended to it.
+        info: the transcript's info dict; skipped entries, compactions and ``api_turns``
+            (distinct ``message.id`` values: model requests) are counted in it.
+        compaction: ``"restart"`` starts at the last compaction summary, ``"full"`` loads what
+            came before it too.
+
+    Returns:
+        The drafts along the chain, oldest first.
+
+    Raises:
+        TranscriptError: no user or assistant entries outside sidechains.
+    """
     entries = [(n, _clean_ids(n, e, repairs)) for n, e in entries]
     by_uuid = {e["uuid"]: (n, e) for n, e in entries if isinstance(e.get("uuid"), str)}
     candidates = [(n, e) for n, e in entries if _is_message_entry(e) and not e.get("isSidechain")]
@@ -172,6 +200,12 @@ def join_split_responses(drafts: list[MessageDraft]) -> list[MessageDraft]:
     Only tool_result-only user lines may sit between them (Claude Code writes each result
     right after its tool_use line); the usage kept is the last line's (the final count), and
     so is the time.
+
+    Args:
+        drafts: the drafts in file order; the first of each group is extended in place.
+
+    Returns:
+        A new list without the folded lines.
     """
     out: list[MessageDraft] = []
     last_assistant: MessageDraft | None = None

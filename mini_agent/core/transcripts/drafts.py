@@ -8,6 +8,10 @@ the one error every reader raises, and the small formatters of those positions.
 
 Does not read files, detect formats or repair anything. Part of
 ``notebooks/03_observation_masking.ipynb`` (loading real transcripts).
+
+Source:
+    the kit's own intermediate form; positions as the file formats number them (JSONL lines
+    1-based, chat list indexes).
 """
 
 from __future__ import annotations
@@ -52,7 +56,14 @@ class MessageDraft:
 
 
 def format_ranges(numbers: list[int]) -> str:
-    """``[5, 6, 7, 9]`` -> ``"5-7, 9"`` (sorted, duplicates removed)."""
+    """Format numbers as ranges: ``[5, 6, 7, 9]`` -> ``"5-7, 9"``.
+
+    Args:
+        numbers: line or message numbers, in any order, duplicates allowed.
+
+    Returns:
+        Sorted ranges without duplicates, comma-separated.
+    """
     out: list[str] = []
     for x in sorted(set(numbers)):
         if out and x == end + 1:
@@ -65,7 +76,14 @@ def format_ranges(numbers: list[int]) -> str:
 
 
 def content_blocks(content: Any) -> list[Block]:
-    """Content (str or list of blocks) as a new list of shallow-copied blocks."""
+    """Copy a message's content as a list of blocks.
+
+    Args:
+        content: a string or a list of blocks.
+
+    Returns:
+        A new list of shallow-copied blocks; a string becomes one text block, anything else [].
+    """
     if isinstance(content, str):
         return [{"type": "text", "text": content}]
     if isinstance(content, list):
@@ -75,9 +93,14 @@ def content_blocks(content: Any) -> list[Block]:
 
 
 def seconds(value: Any) -> float | None:
-    """A recorded time as Unix seconds: a finite number, or an ISO 8601 string; else None.
+    """Read a recorded time as Unix seconds.
 
-    A string without a zone is read as UTC. Example: ``seconds("1970-01-01T00:01:00.5Z") == 60.5``.
+    Args:
+        value: a finite number, or an ISO 8601 string (without a zone: UTC).
+
+    Returns:
+        The time in seconds, or None for anything else: ``seconds("1970-01-01T00:01:00.5Z") ==
+        60.5``.
     """
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         return float(value) if math.isfinite(value) else None
@@ -93,6 +116,14 @@ def seconds(value: Any) -> float | None:
 
 
 def format_span(numbers: list[Any], limit: int = 8) -> str:
-    """``[3, 5, 9]`` -> ``"3, 5, 9"``; long lists are cut with ``...``."""
+    """List numbers for a repair message, long lists cut: ``[3, 5, 9]`` -> ``"3, 5, 9"``.
+
+    Args:
+        numbers: the numbers, in the order given.
+        limit: how many are shown before ``... (N in all)`` (default 8).
+
+    Returns:
+        The comma-separated list.
+    """
     shown = ", ".join(str(x) for x in numbers[:limit])
     return shown + (f", ... ({len(numbers)} in all)" if len(numbers) > limit else "")

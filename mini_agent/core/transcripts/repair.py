@@ -14,6 +14,10 @@ keep the time of their last part; messages added here get their time from :func:
 
 Works on :class:`~mini_agent.core.transcripts.drafts.MessageDraft` lists in place (they are the
 loader's own copies, never the caller's data). Does not read files or know any file format.
+
+Source:
+    the Messages API's validity rules as ``core/messages.validate_messages`` checks them, and
+    the damage found in real transcripts (``../shared/data/``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,13 @@ from mini_agent.core.transcripts.drafts import MessageDraft, TranscriptError, fo
 
 
 def drop_all_thinking(drafts: list[MessageDraft], repairs: list[str]) -> None:
+    """Remove every thinking and redacted_thinking block, for ``thinking="drop"``.
+
+    Args:
+        drafts: the drafts, changed in place.
+        repairs: the loader's repair log; one line with the count is appended when any was
+            removed.
+    """
     dropped = 0
     for draft in drafts:
         kept = [b for b in draft.blocks if b.get("type") not in ("thinking", "redacted_thinking")]
@@ -40,7 +51,12 @@ def drop_all_thinking(drafts: list[MessageDraft], repairs: list[str]) -> None:
 
 
 def clean_blocks(drafts: list[MessageDraft], repairs: list[str]) -> None:
-    """Drop empty text / signature-only thinking, strip non-API keys; report per kind."""
+    """Drop empty text and signature-only thinking, strip non-API keys; report per kind.
+
+    Args:
+        drafts: the drafts, changed in place.
+        repairs: the loader's repair log; one line per kind of change, naming where.
+    """
     found: dict[str, list[str]] = collections.defaultdict(list)
     found_ids: list[str] = []
     for draft in drafts:
@@ -186,9 +202,14 @@ def _rename_duplicate_ids(drafts: list[MessageDraft], repairs: list[str]) -> Non
 
 
 def message_times(drafts: list[MessageDraft]) -> list[float] | None:
-    """One time per draft: its own, else the previous draft's, else (at the start) the first one.
+    """Give every draft a time: its own, else the previous draft's, else the first one's.
 
-    None when no draft has a time. Example: times None, 5.0, None, 9.0 -> ``[5.0, 5.0, 5.0, 9.0]``.
+    Args:
+        drafts: the final drafts, in order.
+
+    Returns:
+        One Unix time per draft (times None, 5.0, None, 9.0 -> ``[5.0, 5.0, 5.0, 9.0]``), or
+        None when no draft has a time.
     """
     known = [t.time for t in drafts if t.time is not None]
     if not known:
@@ -202,13 +223,23 @@ def message_times(drafts: list[MessageDraft]) -> list[float] | None:
 
 def finish(drafts: list[MessageDraft], repairs: list[str], label: str
            ) -> tuple[list[Message], list[dict | None], list[float] | None]:
-    """Merge and pair drafts until stable; validate; return ``(messages, usage, times)``.
-
-    ``times`` is :func:`message_times` of the final drafts (None when the file has none).
+    """Merge and pair drafts until stable, then validate.
 
     Expects drafts already through :func:`clean_blocks` (and, for Claude Code, the split
-    responses joined). Raises TranscriptError naming ``label`` when no repair makes the
-    history valid.
+    responses joined).
+
+    Args:
+        drafts: the drafts; changed in place.
+        repairs: the loader's repair log; each change is appended to it.
+        label: the file's name, for the error message.
+
+    Returns:
+        ``(messages, usage, times)``: the valid history, the usage of each assistant message
+        (None where the file has none), and :func:`message_times` of the final drafts (None when
+        the file has no times).
+
+    Raises:
+        TranscriptError: no repair makes the history valid; the message names ``label``.
     """
     drafts = _merge(drafts, repairs)
     _rename_duplicate_ids(drafts, repairs)
