@@ -75,7 +75,7 @@ def timeline_line(exchange: Sequence[Message], *, segment: str,
 
 def fold_exchange(messages: Sequence[Message], *, segment: str,
                   time_seconds: float) -> str:
-    """Fold one exchange (assistant turn + its answer) into ONE timeline line.
+    """Fold one exchange (an assistant message + its answer) into ONE timeline line.
 
     Shape: ``[HH:MM] <tools> (<segment>): <what happened>; <reasoning>`` where HH:MM is
     ``time_seconds`` in UTC; <tools> the tool names joined by ``+`` (``reply`` when no tool
@@ -83,7 +83,17 @@ def fold_exchange(messages: Sequence[Message], *, segment: str,
     the result text) or ``<main input> error: <first line>`` for an ``is_error`` result; the
     reasoning is the first sentence of the assistant's text (90 chars at most); a user text
     in the answer adds ``; user: <first sentence>``. Deterministic, no model involved.
-    Source: 003_85ccd58041fa7231.txt (``[14:30] Handler (seg-047): #42 → done``).
+
+    Args:
+        messages: the exchange: the assistant message, then the user message answering it.
+        segment: its segment id (``seg-047``).
+        time_seconds: when the exchange started, Unix seconds.
+
+    Returns:
+        The timeline line.
+
+    Source:
+        003_85ccd58041fa7231.txt (``[14:30] Handler (seg-047): #42 → done``).
 
     >>> fold_exchange([{"role": "assistant", "content": [
     ...     {"type": "text", "text": "Found bug in parse(). Reading on."},
@@ -124,7 +134,14 @@ def fold_exchange(messages: Sequence[Message], *, segment: str,
 
 
 def cold_label(messages: Sequence[Message]) -> str:
-    """A short label for the cold index: ``<tools> <main input>`` (``reply`` when no tool)."""
+    """Label an exchange for the cold index.
+
+    Args:
+        messages: the exchange: the assistant message, then its answer.
+
+    Returns:
+        ``<tools> <main input>``; ``reply`` when no tool was called.
+    """
     uses = [b for m in messages for b in content_blocks(m) if b.get("type") == "tool_use"]
     if not uses:
         return "reply"

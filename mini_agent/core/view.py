@@ -2,10 +2,13 @@
 
 The agent keeps the FULL history (the record: the session log, "show me what the agent read")
 and sends a VIEW built by a policy each request (seed 000: "store full, send masked").
-A view policy is any callable ``policy(history, ctx) -> list[MessageParam]`` that returns a
+A view policy is any callable ``policy(history, ctx) -> list[Message]`` that returns a
 new list and never mutates ``history``. Facts the policies need about each message (when it
 arrived) live in :class:`ViewContext`, beside the messages, never inside them: the API rejects
 unknown keys in content blocks.
+
+Source:
+    000_86e3ff2076a5ae37.txt ("store full, send masked").
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ from mini_agent.core.messages import Message
 class ViewContext:
     """Per-request facts a view policy may use.
 
-    Attributes: times: Unix seconds at which each history message was appended, parallel to
-    the history (``len(times) == len(history)``); now: the agent clock's time in seconds;
-    turn: 1-based request number within the agent's life.
+    Attributes:
+        times: Unix seconds at which each history message was appended, parallel to the history
+            (``len(times) == len(history)``).
+        now: the agent clock's time in seconds.
+        turn: 1-based request number within the agent's life (a turn is one model request).
     """
 
     times: tuple[float, ...] = ()
@@ -30,9 +35,14 @@ class ViewContext:
     turn: int = 1
 
     def times_for(self, history: Sequence[Message]) -> tuple[float, ...]:
-        """``times`` when parallel to ``history``, else ``now`` for every message (seconds).
+        """Return the arrival times to use for ``history``.
 
-        Example: ``ViewContext(now=5.0).times_for([{"role": "user", "content": "hi"}]) == (5.0,)``.
+        Args:
+            history: the history the policy was given.
+
+        Returns:
+            ``times`` when parallel to ``history``, else ``now`` for every message (seconds):
+            ``ViewContext(now=5.0).times_for([{"role": "user", "content": "hi"}]) == (5.0,)``.
         """
         return self.times if len(self.times) == len(history) else (self.now,) * len(history)
 
@@ -59,7 +69,15 @@ class ViewPolicy(Protocol):
 
 
 def full_view(history: list[Message], ctx: ViewContext) -> list[Message]:
-    """The identity policy: send the whole history (a shallow copy of the list)."""
+    """The identity policy: send the whole history.
+
+    Args:
+        history: the full history.
+        ctx: the request's facts (unused).
+
+    Returns:
+        A shallow copy of the list.
+    """
     return list(history)
 
 
@@ -68,6 +86,12 @@ def chain(*policies: ViewPolicy) -> Callable[[list[Message], ViewContext], list[
 
     Only valid for policies that keep the message count (masking, micro-compaction); a
     policy that drops messages makes ``ctx.times`` misaligned for the next one.
+
+    Args:
+        policies: the view policies, applied in order.
+
+    Returns:
+        One policy ``(history, ctx) -> view`` that returns a new list.
     """
     def run(history: list[Message], ctx: ViewContext) -> list[Message]:
         view = history
