@@ -89,7 +89,7 @@ def test_sigkill_at_random_points_loses_no_fsynced_entry(tmp_path, capsys):
         history, _, report = rebuild_history(entries)
         assert history[-1] == {"role": "assistant", "content": "done"}
         assert sum(m["role"] == "assistant" for m in history) == TURNS
-        assert not report.pending_user_turn
+        assert not report.pending_user_message
     assert kills >= 50
     with capsys.disabled():
         print(f"\n[crash] kills={kills} acked entries checked={checked} lost=0 "
@@ -137,6 +137,6 @@ def test_sigkill_a_real_offline_agent_then_resume_to_completion(tmp_path, capsys
         acked |= set(run_agent_child(root, sid, kill_after_acks=None))
         entries, _ = check_resume(path, acked)
         history, _, report = rebuild_history(entries)
-        assert history[-1]["role"] == "assistant" and not report.pending_user_turn
+        assert history[-1]["role"] == "assistant" and not report.pending_user_message
     with capsys.disabled():
         print(f"\n[agent crash] kills={kills} interrupted tool calls answered={interrupted} lost=0")

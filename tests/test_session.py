@@ -213,7 +213,7 @@ def test_crash_between_tool_use_and_result_answers_the_unanswered_call():
             {"type": "tool_result", "tool_use_id": "t2", "content": NO_RESULT_TEXT,
              "is_error": True}]}]
     assert times == [T0 + 1, T0 + 2, T0 + 3]
-    assert report.interrupted == [("t2", "grep")] and report.pending_user_turn
+    assert report.interrupted == [("t2", "grep")] and report.pending_user_message
     assert report.meta["model"] == "m"
     assert "t2 (grep): answered with an is_error result" in str(report)
     validate_messages(history)
@@ -230,7 +230,7 @@ def test_results_are_folded_in_logged_order_before_the_next_assistant_turn():
                result("b", "B"), result("a", "A"), msg("assistant", "done")]
     history, times, report = rebuild_history(entries)
     assert history[3] == {"role": "assistant", "content": "done"}
-    assert report.interrupted == [] and not report.pending_user_turn
+    assert report.interrupted == [] and not report.pending_user_message
     assert str(report) == "clean: nothing to repair"
 
 
@@ -240,7 +240,7 @@ def test_trailing_user_message_is_kept_and_unanswered_prompts_merge():
     history, _, report = rebuild_history(entries)
     assert history[2] == {"role": "user", "content": [{"type": "text", "text": "second"},
                                                       {"type": "text", "text": "third"}]}
-    assert report.pending_user_turn and len(report.notes) == 1
+    assert report.pending_user_message and len(report.notes) == 1
 
 
 def test_orphan_results_unknown_entries_and_missing_first_prompt_are_reported():

@@ -36,23 +36,25 @@ from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, Messag
 class ResumeReport:
     """What :func:`rebuild_history` did to make the entries a valid history.
 
-    ``interrupted``: ``[(tool_use_id, tool_name)]`` answered with an ``is_error`` result
-    (the chosen strategy: never re-run a tool on resume, the model decides); ``notes``:
-    other repairs (merged messages, dropped orphan results, unknown entry types);
-    ``meta``: the first ``meta`` entry, if any; ``pending_user_turn``: the history ends with
-    a user message, so the next API call continues the run.
+    Attributes:
+        interrupted: ``[(tool_use_id, tool_name)]`` answered with an ``is_error`` result (the
+            chosen strategy: never re-run a tool on resume, the model decides).
+        notes: other repairs (merged messages, dropped orphan results, unknown entry types).
+        meta: the first ``meta`` entry, if any.
+        pending_user_message: the history ends with a user message, so the next API call
+            continues the run.
     """
 
     interrupted: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     notes: list[str] = dataclasses.field(default_factory=list)
     meta: dict | None = None
-    pending_user_turn: bool = False
+    pending_user_message: bool = False
 
     def __str__(self) -> str:
         lines = [f"interrupted tool call {i} ({name}): answered with an is_error result"
                  for i, name in self.interrupted] + self.notes
-        if self.pending_user_turn:
-            lines.append("the history ends with a user turn: the run can continue")
+        if self.pending_user_message:
+            lines.append("the history ends with a user message: the run can continue")
         return "\n".join(lines) or "clean: nothing to repair"
 
 
@@ -169,7 +171,7 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float]
             report.notes.append(f"entry {n}: unknown entry type {kind!r} skipped")
     if open_uses is not None:
         answer_open([], results_time or times[-1])
-    report.pending_user_turn = bool(history) and history[-1]["role"] == "user"
+    report.pending_user_message = bool(history) and history[-1]["role"] == "user"
     if history:
         validate_messages(history, request=False)
     return history, times, report
