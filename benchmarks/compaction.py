@@ -15,7 +15,7 @@ format), or with ``--clock assumed``, requests are assumed one minute apart (mes
 arrives at ``60 s * number of assistant messages up to it``). ``min`` is the span of the clock
 used, first message to last, in minutes. Thresholds are the kit defaults (masking keep=4;
 CompactPolicy 50K/70K/90K with the offline ``structured_summary``; lifecycle hot 3 / warm-A 8 /
-warm-B 20 exchanges), and a scaled run (``--scale 0.25``: token thresholds and lifecycle turn
+warm-B 20 exchanges), and a scaled run (``--scale 0.25``: token thresholds and lifecycle exchange
 ages times 0.25) shows the same policies on shorter contexts. Without the shared data folder
 the table covers kit-generated long sessions (``sample_transcript`` of
 ``mini_agent.core.sample_sessions``: Claude Code's format, with times) and says so.
