@@ -99,7 +99,7 @@ class SummaryError(CompactionError):
 # --------------------------------------------------------------------------- helpers
 
 def clean_cut_points(messages: Sequence[Message]) -> list[int]:
-    """Return the indexes ``c >= 1`` where ``messages[c:]`` can follow a user message and stay valid.
+    """Return the clean cuts: indexes where ``messages[c:]`` can follow a user message.
 
     A cut is clean when ``messages[c]`` is an assistant message: every ``tool_use`` before
     ``c`` was answered in the user message just before ``c``, and every ``tool_result`` at
@@ -109,7 +109,7 @@ def clean_cut_points(messages: Sequence[Message]) -> list[int]:
         messages: a history; never mutated.
 
     Returns:
-        The clean cut indexes, ascending.
+        The indexes ``c >= 1`` of the clean cuts, ascending; ``messages[c:]`` stays valid.
 
     >>> clean_cut_points([{"role": "user", "content": "a"}, {"role": "assistant",
     ...     "content": "b"}, {"role": "user", "content": "c"}])

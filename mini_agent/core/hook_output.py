@@ -2,9 +2,10 @@
 
 A hook answers with JSON (module docstring of :mod:`mini_agent.harness.hooks`);
 :func:`parse_hook_output` turns it into a :class:`HookResult`, and :func:`check_result` checks a
-result a Python handler returns directly. A field of the wrong type, with a value outside the contract, sent for an
-event that does not take it, or unknown, is ignored and named in ``HookResult.errors``:
-hostile or buggy output never raises, never crashes the run and never reaches the API.
+result a Python handler returns directly. A field of the wrong type, with a value outside the
+contract, sent for an event that does not take it, or unknown, is ignored and named in
+``HookResult.errors``: hostile or buggy output never raises, never crashes the run and never
+reaches the API.
 Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
 
 Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``.
@@ -331,7 +332,7 @@ _TRUNCATED = re.compile(r"\n\[\.\.\. truncated: [\d,]+ more characters\]")
 
 
 def cap_text(text: str, limit_chars: int = MAX_HOOK_OUTPUT_CHARS) -> str:
-    """Cut ``text`` to ``limit_chars`` characters plus a ``[... truncated: N more characters]`` line.
+    """Cut ``text`` to ``limit_chars`` characters plus a ``[... truncated: N more characters]``.
 
     A text this function already cut is returned as it is (idempotent).
 

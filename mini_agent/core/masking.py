@@ -289,15 +289,16 @@ class ChunkedMasking:
 
 def masking_stats(history: list[Message], *,
                   keep: int = KEEP_RECENT_OBSERVATIONS) -> dict[str, int]:
-    """Compute what ``/stats`` prints: ``{"messages", "raw_tokens", "masked_tokens", "masked_count"}``.
+    """Compute what ``/stats`` prints: messages, raw and masked tokens, results masked.
 
     Args:
         history: the full history; never mutated.
         keep: newest tool results kept verbatim in the masked view (>= 0).
 
     Returns:
-        ``messages`` is ``len(history)`` (the seed calls it "turns"; in the kit a turn is one
-        model request); ``raw_tokens`` and ``masked_tokens`` are approx tokens of the history
+        ``{"messages", "raw_tokens", "masked_tokens", "masked_count"}``: ``messages`` is
+        ``len(history)`` (the seed calls it "turns"; in the kit a turn is one model
+        request); ``raw_tokens`` and ``masked_tokens`` are approx tokens of the history
         and of ``mask_old_observations(history, keep=keep)`` (always masked, whatever the
         threshold); ``masked_count`` is how many tool results that masking replaced.
 

@@ -171,7 +171,7 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
 
 def _session_drafts(entries: list[tuple[int, dict]], repairs: list[str],
                    info: dict[str, Any]) -> list[MessageDraft]:
-    """Message drafts of this kit's session log (entry shapes: :mod:`mini_agent.harness.session`)."""
+    """Message drafts of this kit's session log (entries: :mod:`mini_agent.harness.session`)."""
     drafts = []
     for n, e in entries:
         kind = e.get("type")
