@@ -51,7 +51,7 @@ class ColdStore:
 
         Storing the same id again with the same messages is a no-op; with messages that only
         EXTEND the stored ones (same messages, the last one's content grew at its end: an open
-        user turn that a later prompt extended, seen cold by a continuation request) it
+        user message that a later prompt extended, seen cold by a continuation request) it
         replaces the messages and label under the same ``seq`` (the time stays the first one).
 
         Args:
