@@ -43,10 +43,11 @@ from mini_agent.core.streaming import TextDelta
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.harness.config import DEFAULT_MAX_TOKENS, model_name
-from mini_agent.harness.loop import (DEFAULT_MAX_TURNS, LoopEnd, LoopEvent, ToolResult, TurnEnd,
-                                     TurnStart, run_loop, view_context)
+from mini_agent.harness.loop import (DEFAULT_MAX_TURNS, LoopEnd, LoopEvent, MessageAppended,
+                                     ToolResult, TurnEnd, TurnStart, run_loop, view_context)
 from mini_agent.harness.hooks import HookFields
-from mini_agent.harness.model import ContextOverflowError, sdk_model  # noqa: F401 (raised here)
+from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, ContextOverflowError,  # noqa: F401
+                                      StreamFaultError, sdk_model)
 from mini_agent.harness.resume_tools import load_session
 from mini_agent.harness.session import SessionRecorder
 
@@ -102,6 +103,8 @@ class Agent:
         on_request: ``record -> None`` (sync or async) after each request (widgets).
         stream: use the streaming API (True) or plain requests.
         auto_continue: continue through ``max_tokens`` (seed 000).
+        max_stream_retries: requests sent again, in a row, when a reply's stream breaks
+            mid-way (default 2; see :func:`~mini_agent.harness.loop.run_loop`).
         workspace: the folder the tools work in, logged as ``"workspace"`` in the
             session_start meta entry so a resume can find it again.
     Attributes:
@@ -117,6 +120,7 @@ class Agent:
                  prepare_request: Sequence[Callable[[dict], dict]] = (),
                  on_context_overflow: Callable | None = None, on_request: Callable | None = None,
                  stream: bool = True, auto_continue: bool = True,
+                 max_stream_retries: int = DEFAULT_STREAM_RETRIES,
                  workspace: str | Path | None = None) -> None:
         self.client = client
         self.model = model or model_name()
@@ -133,6 +137,7 @@ class Agent:
         self.on_request = on_request
         self.stream = stream
         self.auto_continue = auto_continue
+        self.max_stream_retries = max_stream_retries
         self.workspace = workspace
         self.history: list[Message] = []
         self.times: list[float] = []
@@ -184,24 +189,36 @@ class Agent:
         model = sdk_model(self.client, model=self.model, max_tokens=self.max_tokens,
                           system=self.system, tools=self.tools, stream=self.stream,
                           prepare_request=self.prepare_request)
-        async for event in run_loop(
-                model, self.history, times=self.times, clock=self.clock,
-                prompt=blocks, tools=self.tools, view=self.view_policy,
-                on_context_overflow=self.on_context_overflow, hooks=hooks,
-                max_turns=self.max_turns, auto_continue=self.auto_continue,
-                first_turn=len(self.requests) + 1):
-            if isinstance(event, ToolResult):
-                for notice in event.outcome.hook_notices:
-                    yield notice
-            elif isinstance(event, TurnEnd):
-                self.requests.append(event.record())
-                self.last_view = event.request.get("messages", [])
-                await _maybe_await(self.on_request and self.on_request(self.requests[-1]))
-            elif isinstance(event, LoopEnd):
-                end = event
+        events = run_loop(
+            model, self.history, times=self.times, clock=self.clock,
+            prompt=blocks, tools=self.tools, view=self.view_policy,
+            on_context_overflow=self.on_context_overflow, hooks=hooks,
+            max_turns=self.max_turns, auto_continue=self.auto_continue,
+            max_stream_retries=self.max_stream_retries, first_turn=len(self.requests) + 1)
+        logged = len(self.history)   # messages the session holds (or that need no entry)
+        try:
+            async for event in events:
+                if isinstance(event, ToolResult):
+                    for notice in event.outcome.hook_notices:
+                        yield notice
+                elif isinstance(event, TurnEnd):
+                    self.requests.append(event.record())
+                    self.last_view = event.request.get("messages", [])
+                    await _maybe_await(self.on_request and self.on_request(self.requests[-1]))
+                elif isinstance(event, LoopEnd):
+                    end = event
+                if recorder:
+                    recorder.record(event)
+                if isinstance(event, MessageAppended):
+                    logged = len(self.history)
+                yield event
+        finally:
+            # interrupted (aclose, cancel, Ctrl-C) or failed: close the loop NOW, so it settles
+            # its tools and answers every call, then log what it appended without an event
+            await events.aclose()
             if recorder:
-                recorder.record(event)
-            yield event
+                for message in self.history[logged:]:
+                    recorder.record(MessageAppended(message))
         if hooks is not None:
             stopped = await hooks.fire("Stop", {"exit_status": end.exit_status})
             for notice in hook_notices("Stop", stopped):
@@ -230,11 +247,38 @@ class Agent:
         return RunResult("".join(step_text).strip(), end.exit_status, end.turns, events)
 
     def run(self, text: str, *, on_event: Callable | None = None) -> RunResult:
-        """Synchronous :meth:`arun`. Runs on the agent's own event-loop thread, so it also
-        works where a loop is already running (Jupyter) and keeps one loop for the client's
-        connections across calls. Raises: as :meth:`astream`."""
-        return asyncio.run_coroutine_threadsafe(self.arun(text, on_event=on_event),
-                                                self._background_loop()).result()
+        """Run one user prompt to the end from sync code: :meth:`arun` on the agent's thread.
+
+        The coroutine runs on the agent's own event-loop thread, so this also works where a
+        loop is already running (Jupyter) and keeps one loop for the client's connections
+        across calls. Ctrl-C (``KeyboardInterrupt``) cancels the run and waits until it has
+        settled (tools not started stay unstarted, running ones finish, every call is
+        answered in the history and the session) before it is raised again.
+
+        Args:
+            text: the user's prompt.
+            on_event: ``event -> None`` (sync or async) called with each event.
+
+        Returns:
+            A :class:`RunResult`.
+
+        Raises:
+            KeyboardInterrupt: Ctrl-C, once the run has settled. Otherwise as :meth:`astream`.
+        """
+        settled = threading.Event()
+
+        async def main() -> RunResult:
+            try:
+                return await self.arun(text, on_event=on_event)
+            finally:
+                settled.set()
+        future = asyncio.run_coroutine_threadsafe(main(), self._background_loop())
+        try:
+            return future.result()
+        except KeyboardInterrupt:
+            future.cancel()   # cancels the task on the agent's loop; its finally settles
+            settled.wait()
+            raise
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
         with self._loop_lock:

@@ -48,6 +48,12 @@ into the history and the session file."""
 SIBLING_ABORTED = "Sibling tool aborted"
 """Content of the results of tools skipped after a failing write tool (seed wording)."""
 
+INTERRUPTED_TEXT = ("Not run: the run was interrupted (closed, cancelled or Ctrl-C) before this "
+                    "tool started, so it had no effect.")
+"""Content of the ``is_error`` results of tools that had not started when the run was
+interrupted (:meth:`StreamingExecutor.interrupt`): unlike a crash, the executor knows they
+never ran."""
+
 
 def error_text(name: str, exc: BaseException) -> str:
     """The is_error result text for a failed tool: a ToolError's own (actionable) message,
@@ -186,6 +192,7 @@ class StreamingExecutor:
         self._all: list[asyncio.Future] = []       # every scheduled task, in order
         self._last_write: asyncio.Future | None = None
         self._write_failed = False
+        self._interrupted = False
 
     def schedule(self, block: Block) -> None:
         """Start (or queue) the tool for a complete ``tool_use`` block. Never raises for
@@ -212,6 +219,8 @@ class StreamingExecutor:
     async def _run(self, call: _Call, tool: Any, waits: list[asyncio.Future]) -> ToolOutcome:
         if waits:
             await asyncio.wait(waits)
+        if self._interrupted:
+            return await self._finish(call, INTERRUPTED_TEXT, True)
         if self._write_failed:
             return await self._finish(call, SIBLING_ABORTED, True)
         if self.hooks is not None:
@@ -222,6 +231,8 @@ class StreamingExecutor:
                 return await self._finish(call, f"Blocked by hook: {pre.reason}", True)
             if pre.updated_input is not None:
                 call.input = dict(pre.updated_input)
+        if self._interrupted:   # interrupted while the PreToolUse hook ran
+            return await self._finish(call, INTERRUPTED_TEXT, True)
         call.started_at = time.perf_counter()
         try:
             latency = float(getattr(tool, "latency_seconds", 0.0) or 0.0)
@@ -261,12 +272,39 @@ class StreamingExecutor:
         return outcome
 
     def drain_ready(self) -> Iterator[ToolOutcome]:
-        """Settled results from the head, in tool_use order (never waits)."""
+        """Hand out the settled results from the head, in tool_use order, without waiting.
+
+        Returns:
+            An iterator of :class:`ToolOutcome`; it stops at the first unsettled call.
+        """
         return self.drain.drain_ready()
 
     def drain_all(self) -> AsyncIterator[ToolOutcome]:
-        """Every remaining result, in tool_use order (waits for each)."""
+        """Hand out every remaining result, in tool_use order, waiting for each.
+
+        Returns:
+            An async iterator of :class:`ToolOutcome`.
+        """
         return self.drain.drain_all()
+
+    def interrupt(self) -> None:
+        """Stop every call that has not started: it answers :data:`INTERRUPTED_TEXT`.
+
+        A call has started once its PreToolUse hook let it through (``started_at`` is set);
+        a started call runs to its end (a thread cannot be stopped safely). Calls scheduled
+        after this are not started either. Idempotent.
+        """
+        self._interrupted = True
+
+    async def settle(self) -> list[ToolOutcome]:
+        """Interrupt, then wait for the running calls and return every undrained result.
+
+        Returns:
+            The results not yet handed out, in tool_use order: a running call's real result,
+            an unstarted call's ``is_error`` :data:`INTERRUPTED_TEXT`.
+        """
+        self.interrupt()
+        return [outcome async for outcome in self.drain_all()]
 
 
 async def run_serially(tools: Mapping[str, Any], blocks: list[Block]) -> list[ToolOutcome]:

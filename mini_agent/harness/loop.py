@@ -19,18 +19,33 @@ step of :func:`run_loop` (seed 002, section 1):
 5. **decide**: no tool ran -> ``"completed"``; a hook said ``"continue": false`` ->
    ``"hook_stopped"``; ``max_turns`` requests made -> ``"max_turns_reached"``; else the next step.
 
+**A stream that breaks mid-way** (an ``overloaded_error`` or ``api_error`` event, a dropped
+connection: :func:`~mini_agent.harness.model.stream_fault_kind`) is not the end of the run.
+The tool calls that arrived complete before the break were already scheduled, so they may
+have run: the history KEEPS them (the partial assistant message, text included) and their
+results, and the next request carries those results, so no tool runs twice and the model
+does not ask for what it already has (the API accepts it: every tool_use is answered in the
+next message). A break before any complete tool call drops the piece and sends the same
+request again. After ``max_stream_retries`` breaks in a row the loop raises
+:class:`~mini_agent.harness.model.StreamFaultError`, its history valid. A 400 is never retried.
+
 The loop owns the history and its times: it appends each message to ``history`` and the clock
 time to ``times`` (same index), and yields a :class:`MessageAppended` event for each, so a
 caller can log it (write-ahead: the generator waits while the caller handles the event).
-If the loop is interrupted after the assistant message was stored, every unanswered tool_use
-gets an ``is_error`` result (:data:`~mini_agent.core.messages.NO_RESULT_TEXT`) so the history
-stays valid.
+**Interrupted** (the caller closes the event stream with ``aclose()``, the task is
+cancelled, Ctrl-C): tools not yet started never start (they answer
+:data:`~mini_agent.harness.executor.INTERRUPTED_TEXT`, ``is_error``), running ones finish, a
+reply still streaming keeps its complete tool calls as above, and the step's results are
+appended as ONE user message before the generator closes, so the history stays valid. That
+message is appended without an event (a closing generator cannot yield): the caller reads it
+from ``history`` (the Agent logs it to the session).
 
 Events, in order: :class:`TurnStart`, the stream chunks as they come
 (:class:`~mini_agent.core.streaming.TextDelta`, :class:`~mini_agent.core.streaming.ToolUseReady`,
 :class:`~mini_agent.core.streaming.ToolUseTruncated`), :class:`ToolResult` (interleaved, in
 tool_use order), :class:`TurnEnd`, :class:`~mini_agent.core.continuation.Continuing` (another
-turn of the same step follows), :class:`MessageAppended`, and last :class:`LoopEnd` whose
+turn of the same step follows), :class:`StreamRetry` (the stream broke),
+:class:`MessageAppended`, and last :class:`LoopEnd` whose
 ``exit_status`` is the loop's result (an async generator cannot ``return`` a value).
 The :class:`~mini_agent.harness.agent.Agent` and the CLI run on this loop; it is the only one.
 
@@ -41,12 +56,11 @@ Source: 002_4516104fd432e704.txt sections 1-2 (runLoop, flushText, drainReady/dr
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any, AsyncIterator, Callable, Mapping
 
 from mini_agent.core.clock import Clock
-from mini_agent.core.continuation import MAX_CONTINUE_ATTEMPTS, Continuation, Continuing
-from mini_agent.core.hook_output import HookNotice
+from mini_agent.core.continuation import (MAX_CONTINUE_ATTEMPTS, Continuation, Continuing,
+                                          merge_pieces)
 from mini_agent.core.messages import (NO_RESULT_TEXT, Block, Message, content_blocks,
                                       tool_result_block, tool_uses)
 from mini_agent.core.streaming import StreamDone, TextDelta, ToolUseReady, ToolUseTruncated
@@ -54,7 +68,10 @@ from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, full_view
 from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.executor import StreamingExecutor, ToolOutcome
-from mini_agent.harness.model import Model, open_request
+from mini_agent.harness.loop_events import (LoopEnd, LoopEvent, MessageAppended, StreamRetry,
+                                            ToolResult, TurnEnd, TurnStart)
+from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, Model, StreamFaultError,
+                                      open_request, stream_fault_kind)
 
 DEFAULT_MAX_TURNS = 30
 """Model requests one ``run_loop`` may make before it stops with ``"max_turns_reached"``."""
@@ -63,90 +80,23 @@ DROPPED_NOTE = ("[The tool_use {name} ({id}) was cut off by max_tokens before it
                 "complete; it was not run.]")
 
 
-# ------------------------------------------------------------------ events
-
-@dataclasses.dataclass(frozen=True)
-class TurnStart:
-    """A model request begins; ``turn`` numbers the requests (from ``first_turn``)."""
-
-    turn: int
-
-
-@dataclasses.dataclass(frozen=True)
-class TurnEnd:
-    """A model request's reply ended.
-
-    Attributes:
-        turn: the request's number.
-        stop_reason: the API's stop_reason of this reply (None if the stream broke off).
-        usage: its token counts (``input_tokens``, ``output_tokens``,
-            ``cache_creation_input_tokens``, ``cache_read_input_tokens``).
-        raw_tokens: approx tokens of the history (and continuation messages) it was built from.
-        view_tokens: approx tokens of the messages it sent.
-        message_count: messages it sent.
-        overflow_retry: it is the retry with ``on_context_overflow``'s view.
-        request: the ``messages.create`` kwargs sent (not compared).
-    """
-
-    turn: int
-    stop_reason: str | None
-    usage: dict[str, int]
-    raw_tokens: int = 0
-    view_tokens: int = 0
-    message_count: int = 0
-    overflow_retry: bool = False
-    request: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
-
-    def record(self) -> dict[str, Any]:
-        """``{"turn", "raw_tokens", "view_tokens", "usage", "stop_reason", "messages",
-        "overflow_retry"}``: the per-request record widgets read (``messages`` is a count)."""
-        return {"turn": self.turn, "raw_tokens": self.raw_tokens,
-                "view_tokens": self.view_tokens, "usage": dict(self.usage),
-                "stop_reason": self.stop_reason, "messages": self.message_count,
-                "overflow_retry": self.overflow_retry}
-
-
-@dataclasses.dataclass(frozen=True)
-class ToolResult:
-    """A tool's result, in tool_use order; ``outcome.block`` is the tool_result block."""
-
-    outcome: ToolOutcome
-
-    @property
-    def block(self) -> Block:
-        """The ``tool_result`` block sent back to the model."""
-        return self.outcome.block
-
-
-@dataclasses.dataclass(frozen=True)
-class MessageAppended:
-    """The loop appended ``message`` to the history (a user message that follows a user
-    message is merged into it: ``message`` is then only the new part)."""
-
-    message: Message
-
-
-@dataclasses.dataclass(frozen=True)
-class LoopEnd:
-    """The loop's result: ``exit_status`` is ``"completed"``, ``"max_turns_reached"`` or
-    ``"hook_stopped"`` (the Agent adds ``"prompt_blocked"``); ``turns``: requests made."""
-
-    exit_status: str
-    turns: int
-
-
-LoopEvent = (TurnStart | TextDelta | ToolUseReady | ToolUseTruncated | ToolResult | TurnEnd
-             | Continuing | MessageAppended | LoopEnd | HookNotice)
-
-
 # ------------------------------------------------------------------ the history and its times
 
 def append_message(history: list[Message], times: list[float], message: Message,
                    now: float) -> MessageAppended:
-    """Append ``message`` and its time ``now`` (seconds); merge a user message into a user
-    message that ends the history (a run that stopped on tool results, then a new prompt).
+    """Append ``message`` and its time to the history, merging user into user.
 
-    Returns the :class:`MessageAppended` event to yield. Mutates ``history`` and ``times``.
+    A user message that follows a user message (a run that stopped on tool results, then a
+    new prompt) is merged into it, and that message's time becomes ``now``.
+
+    Args:
+        history: the conversation; MUTATED (appended to, or its last message replaced).
+        times: clock seconds parallel to ``history``; MUTATED in step.
+        message: the message to add.
+        now: its time (clock seconds).
+
+    Returns:
+        The :class:`MessageAppended` event to yield (its ``message`` is only the new part).
     """
     if history and history[-1]["role"] == message["role"] == "user":
         history[-1] = {"role": "user",
@@ -159,8 +109,17 @@ def append_message(history: list[Message], times: list[float], message: Message,
 
 
 def view_context(times: list[float], message_count: int, *, now: float, turn: int) -> ViewContext:
-    """The :class:`ViewContext` of a request over ``message_count`` messages: the recorded
-    times, then ``now`` for messages that are not in the history (a continuation's)."""
+    """Build the :class:`ViewContext` of a request over ``message_count`` messages.
+
+    Args:
+        times: the recorded clock seconds of the history's messages.
+        message_count: messages the request is built from (a continuation adds some).
+        now: the current clock time (seconds), also used for messages not in ``times``.
+        turn: the request's number.
+
+    Returns:
+        ``ViewContext(times, now, turn)`` with one time per message.
+    """
     padded = list(times[:message_count]) + [now] * (message_count - len(times))
     return ViewContext(times=tuple(padded), now=now, turn=turn)
 
@@ -181,6 +140,7 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                    on_context_overflow: Callable | None = None, hooks: Any = None,
                    max_turns: int = DEFAULT_MAX_TURNS, auto_continue: bool = True,
                    max_continue_attempts: int = MAX_CONTINUE_ATTEMPTS,
+                   max_stream_retries: int = DEFAULT_STREAM_RETRIES,
                    first_turn: int = 1) -> AsyncIterator[LoopEvent]:
     """Run steps until the model stops asking for tools or ``max_turns`` requests were made.
 
@@ -196,16 +156,22 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
         view: the view policy ``(messages, ctx) -> view`` (default: everything).
         on_context_overflow: ``(messages, ctx) -> view`` tried once on "prompt is too long".
         hooks: a HookManager for PreToolUse/PostToolUse, or None.
-        max_turns: model requests allowed (>= 1); a continuation never goes past it.
+        max_turns: model requests allowed (>= 1); a continuation or a retry never goes past it.
         auto_continue: continue replies cut by ``max_tokens`` (:mod:`mini_agent.core.continuation`).
         max_continue_attempts: requests per reply at most, the first included.
+        max_stream_retries: requests sent again, in a row, after a stream broke mid-way
+            (default 2; 0 gives up at the first break).
         first_turn: the number of the first request (the Agent counts over its life).
+
     Yields:
-        the events above; the last one is :class:`LoopEnd`.
+        The events above; the last one is :class:`LoopEnd`.
+
     Raises:
         ValueError: max_turns < 1, or times not parallel to history.
-        ContextOverflowError, MessageValidationError and the SDK's errors propagate. Tool
-        errors never raise: they are ``is_error`` results.
+        StreamFaultError: a reply's stream broke ``max_stream_retries + 1`` times in a row
+            (the history is valid: see :class:`~mini_agent.harness.model.StreamFaultError`).
+        ContextOverflowError, MessageValidationError and the SDK's other errors propagate.
+        Tool errors never raise: they are ``is_error`` results.
     """
     if max_turns < 1:
         raise ValueError(f"max_turns must be >= 1, got {max_turns}")
@@ -218,14 +184,18 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
         yield append_message(history, times, {"role": "user", "content": prompt}, clock.now())
     last_turn = first_turn + max_turns - 1
     turn = first_turn - 1
+    faults_in_a_row = 0
     while True:
         executor = StreamingExecutor(tools, hooks=hooks)
         results: list[ToolOutcome] = []
         notes: list[str] = []
         attempts = min(max_continue_attempts, last_turn - turn) if auto_continue else 1
         reply = Continuation(history, max_attempts=attempts)
+        piece: list[Block] = []
+        given_up: StreamFaultError | None = None
+        stored = finished = False
         try:
-            # 1. request and stream, turn after turn while the reply is continued
+            # 1. request and stream, turn after turn while the reply is continued or retried
             while True:
                 turn += 1
                 yield TurnStart(turn)
@@ -233,58 +203,91 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                 sent = await open_request(model, reply.messages, ctx, view=view,
                                           on_context_overflow=on_context_overflow,
                                           max_tokens_scale=reply.max_tokens_scale)
-                piece: list[Block] = []
-                cut: list[str] = []
-                done = StreamDone(None, {})
-                async for chunk in sent.chunks:
-                    if isinstance(chunk, StreamDone):
-                        done = chunk
-                        continue
-                    if isinstance(chunk, TextDelta):
-                        _add_text(piece, chunk.text)
-                    elif isinstance(chunk, ToolUseReady):
-                        piece.append(chunk.block)
-                        executor.schedule(chunk.block)  # the tool starts now
-                    elif isinstance(chunk, ToolUseTruncated):
-                        cut.append(chunk.id)
-                        notes.append(DROPPED_NOTE.format(name=chunk.name, id=chunk.id))
-                    yield chunk
-                    for outcome in executor.drain_ready():
-                        results.append(outcome)
-                        yield ToolResult(outcome)
+                piece, cut, done, fault = [], [], StreamDone(None, {}), None
+                try:
+                    async for chunk in sent.chunks:
+                        if isinstance(chunk, StreamDone):
+                            done = chunk
+                            continue
+                        if isinstance(chunk, TextDelta):
+                            _add_text(piece, chunk.text)
+                        elif isinstance(chunk, ToolUseReady):
+                            piece.append(chunk.block)
+                            executor.schedule(chunk.block)  # the tool starts now
+                        elif isinstance(chunk, ToolUseTruncated):
+                            cut.append(chunk.id)
+                            notes.append(DROPPED_NOTE.format(name=chunk.name, id=chunk.id))
+                        yield chunk
+                        for outcome in executor.drain_ready():
+                            results.append(outcome)
+                            yield ToolResult(outcome)
+                except Exception as exc:  # noqa: BLE001 - only a stream fault is caught
+                    if stream_fault_kind(exc) is None:
+                        raise
+                    fault = exc
                 messages = sent.request["messages"]
                 yield TurnEnd(turn, done.stop_reason, dict(done.usage),
                               raw_tokens=approx_tokens(reply.messages),
                               view_tokens=approx_tokens(messages), message_count=len(messages),
                               overflow_retry=sent.overflow_retry, request=sent.request)
+                if fault is not None:
+                    # 1b. the stream broke: keep the tool calls that arrived (they may have
+                    # run), drop the rest of the piece, and send the request again
+                    faults_in_a_row += 1
+                    kept = kept_reply(reply.pieces, piece)
+                    retrying = faults_in_a_row <= max_stream_retries and (
+                        bool(kept) or turn < last_turn)
+                    kind = stream_fault_kind(fault) or "connection"
+                    yield StreamRetry(turn, faults_in_a_row, kind, str(fault),
+                                      tuple(b["id"] for b in tool_uses(
+                                          {"role": "assistant", "content": kept})), retrying)
+                    if not retrying:
+                        given_up = StreamFaultError(
+                            f"the reply's stream broke {faults_in_a_row} time(s) in a row "
+                            f"(last: {kind}: {fault}); the history is valid and ends with "
+                            f"{'the kept tool calls and their results' if kept else 'the last user message'}",
+                            kind=kind, attempts=faults_in_a_row)
+                        given_up.__cause__ = fault
+                        if not kept:
+                            raise given_up
+                    if kept:   # those tools' results go back in the next request
+                        content = kept
+                        break
+                    continue   # nothing kept: the same request again
+                faults_in_a_row = 0
                 action = reply.feed(piece, stop_reason=done.stop_reason, usage=done.usage,
                                     dropped_tool_use_ids=cut)
                 if action in ("done", "give_up"):
+                    content = reply.content
                     break
                 yield Continuing(reply.attempts, action)
             # 2. store the reply
-            if reply.content:
-                yield append_message(history, times, {"role": "assistant",
-                                                      "content": reply.content}, clock.now())
+            if content:
+                appended = append_message(history, times, {"role": "assistant",
+                                                           "content": content}, clock.now())
+                stored = True
+                yield appended
+            stored = True
             # 3. drain the rest, in tool_use order
             async for outcome in executor.drain_all():
                 results.append(outcome)
                 yield ToolResult(outcome)
             # 4. store every result in one user message
             if results:
-                content = [o.block for o in results]
+                blocks = [o.block for o in results]
                 if notes:  # tell the model its cut tool call did not run
-                    content.append({"type": "text", "text": "\n".join(notes)})
-                yield append_message(history, times, {"role": "user", "content": content},
-                                     clock.now())
+                    blocks.append({"type": "text", "text": "\n".join(notes)})
+                appended = append_message(history, times, {"role": "user", "content": blocks},
+                                          clock.now())
+                finished = True
+                yield appended
+            finished = True
         finally:
-            if history and history[-1]["role"] == "assistant" and tool_uses(history[-1]):
-                # interrupted mid-step: answer every tool_use, so the history stays valid
-                done_ids = {o.tool_use_id for o in results}
-                missing = [tool_result_block(b["id"], NO_RESULT_TEXT, is_error=True)
-                           for b in tool_uses(history[-1]) if b["id"] not in done_ids]
-                history.append({"role": "user", "content": [o.block for o in results] + missing})
-                times.append(clock.now())
+            if not finished:   # interrupted (closed, cancelled, Ctrl-C) or an error
+                await _settle_interrupted(history, times, clock.now(), executor, results,
+                                          [] if stored else kept_reply(reply.pieces, piece))
+        if given_up is not None:
+            raise given_up
         # 5. decide
         turns = turn - first_turn + 1
         if not results:
@@ -296,3 +299,44 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
         if turn >= last_turn:
             yield LoopEnd("max_turns_reached", turns)
             return
+
+
+def kept_reply(pieces: list[list[Block]], piece: list[Block]) -> list[Block]:
+    """Return what of an unfinished reply is stored: all of it when it holds a tool call.
+
+    A tool_use that arrived complete was scheduled at once, so it may have run; the history
+    keeps it (and the text around it) so that its result can follow it. A reply with no
+    complete tool call is dropped whole: nothing of it happened outside the stream.
+
+    Args:
+        pieces: the reply's earlier pieces (a continuation's), oldest first; not mutated.
+        piece: the blocks of the piece that was streaming when the reply stopped.
+
+    Returns:
+        The merged reply (:func:`~mini_agent.core.continuation.merge_pieces`) if it holds a
+        ``tool_use`` block, else ``[]``.
+    """
+    merged = merge_pieces([*pieces, piece])
+    return merged if any(b.get("type") == "tool_use" for b in merged) else []
+
+
+async def _settle_interrupted(history: list[Message], times: list[float], now: float,
+                              executor: StreamingExecutor, results: list[ToolOutcome],
+                              kept: list[Block]) -> None:
+    """Leave the history valid after an interrupted step: no tool starts afterwards, the
+    running ones finish, and every tool_use of the stored reply gets its answer."""
+    if kept:   # the reply was still streaming: its complete tool calls may have run
+        history.append({"role": "assistant", "content": kept})
+        times.append(now)
+    settled = await executor.settle()
+    if history and history[-1]["role"] == "assistant" and tool_uses(history[-1]):
+        answers = {o.tool_use_id: o.block for o in [*results, *settled]}
+        history.append({"role": "user", "content": [
+            answers.get(b["id"]) or tool_result_block(b["id"], NO_RESULT_TEXT, is_error=True)
+            for b in tool_uses(history[-1])]})
+        times.append(now)
+
+
+__all__ = ["DEFAULT_MAX_TURNS", "DROPPED_NOTE", "LoopEnd", "LoopEvent", "MessageAppended",
+           "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message", "kept_reply",
+           "run_loop", "view_context"]

@@ -13,7 +13,10 @@ through the SDK (``client.messages.create(stream=True)``, or one plain request) 
 the reply as loop chunks (:mod:`mini_agent.core.streaming`): the SDK's errors are raised by
 ``send`` itself, before any chunk. :func:`open_request` is what the loop calls for each turn:
 the view policy, the request, and ONE retry with ``on_context_overflow``'s view when the API
-answers "prompt is too long".
+answers "prompt is too long". :func:`stream_fault_kind` tells a stream that broke mid-way and
+is worth sending again (an ``overloaded_error`` or ``api_error`` event, a dropped connection)
+from an error that would only come back (a 400); the loop retries those and, when its retries
+run out, raises :class:`StreamFaultError`.
 
 IO: network (through the SDK). Taught in ``notebooks/01_agent_loop.ipynb``.
 Source: 002_4516104fd432e704.txt section 1; Anthropic "Messages" and "Streaming Messages" docs.
@@ -26,6 +29,7 @@ import dataclasses
 from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 
 import anthropic
+import httpx2
 
 from mini_agent.core.messages import Message, validate_messages
 from mini_agent.core.streaming import Chunk, StreamAssembler, message_chunks
@@ -51,6 +55,61 @@ class ContextOverflowError(RuntimeError):
         self.raw_tokens = raw_tokens
         self.view_tokens = view_tokens
         self.api_message = api_message
+
+
+RETRYABLE_ERROR_TYPES = ("overloaded_error", "api_error")
+"""Error types of a mid-stream ``error`` event worth sending the request again for (the API's
+529 "Overloaded" and 500 "Internal server error"); a 400 ``invalid_request_error`` would only
+come back."""
+
+DEFAULT_STREAM_RETRIES = 2
+"""Requests the loop sends again after a stream broke mid-way, in a row, before it gives up
+with :class:`StreamFaultError`."""
+
+
+class StreamFaultError(RuntimeError):
+    """A reply's stream broke mid-way on every attempt the loop was allowed.
+
+    The history is valid when this is raised: a tool call that arrived complete before a
+    break ran once and is stored with its result; nothing else of a broken reply is kept.
+    The last fault is the exception's ``__cause__``.
+
+    Args:
+        message: what happened, for the user.
+        kind: :func:`stream_fault_kind` of the last fault (``"overloaded_error"``,
+            ``"api_error"`` or ``"connection"``).
+        attempts: requests whose stream broke, in a row (the first one included).
+    """
+
+    def __init__(self, message: str, *, kind: str, attempts: int) -> None:
+        super().__init__(message)
+        self.kind = kind
+        self.attempts = attempts
+
+
+def stream_fault_kind(exc: BaseException) -> str | None:
+    """Name a mid-stream failure worth a retry, or None for one that would come back.
+
+    Args:
+        exc: what reading the reply's stream raised.
+
+    Returns:
+        ``"overloaded_error"`` or ``"api_error"`` for an ``error`` event (or a 529 / 500
+        status) of those types, ``"connection"`` for a dropped or timed-out connection
+        (``anthropic.APIConnectionError``, ``httpx2.TransportError``), else None (a 400,
+        a 401, a bug of ours).
+    """
+    if isinstance(exc, (anthropic.APIConnectionError, httpx2.TransportError)):
+        return "connection"
+    if isinstance(exc, anthropic.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        error = body.get("error") if isinstance(body.get("error"), dict) else body
+        kind = error.get("type")
+        if kind in RETRYABLE_ERROR_TYPES:
+            return kind
+        if exc.status_code in (500, 529):
+            return "api_error" if exc.status_code == 500 else "overloaded_error"
+    return None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -80,6 +139,13 @@ class Model:
     def build_request(self, messages: list[Message], *, max_tokens_scale: int = 1) -> dict:
         """Return validated ``messages.create`` kwargs for ``messages`` (not mutated).
 
+        Args:
+            messages: the view to send.
+            max_tokens_scale: the continuation's factor on :attr:`max_tokens` (1, 2, 4...).
+
+        Returns:
+            The request dict, after every ``prepare_request`` step.
+
         Raises:
             MessageValidationError: the request breaks an API rule.
         """
@@ -98,6 +164,9 @@ class Model:
 
     async def send(self, request: dict[str, Any]) -> AsyncIterator[Chunk]:
         """Send ``request`` and return its reply as an async iterator of chunks.
+
+        Args:
+            request: ``messages.create`` kwargs from :meth:`build_request`.
 
         Returns:
             TextDelta / ToolUseReady / ToolUseTruncated chunks, then one StreamDone.
@@ -157,6 +226,9 @@ def sdk_model(client: Any, *, model: str, max_tokens: int, system: Any = None,
         tools: ``{name: Tool}``; their ``definition()`` go into every request.
         stream: stream the replies (True) or make plain requests.
         prepare_request: one ``request -> request`` step or a sequence of them.
+
+    Returns:
+        The frozen :class:`Model`.
     """
     steps = (() if prepare_request is None else (prepare_request,)
              if callable(prepare_request) else tuple(prepare_request))

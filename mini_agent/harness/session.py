@@ -158,8 +158,10 @@ class SessionRecorder:
     Call :meth:`record` with every event the loop yields, before asking it for the next one.
     A :class:`~mini_agent.harness.loop.MessageAppended` of the assistant is logged as a
     ``message`` entry, then every tool result that was drained while it streamed; later
-    results are logged as they arrive (``tool_result`` entries); of a user message only the
-    blocks that are not tool results are logged (the prompt, a note about a cut tool call).
+    results are logged as they arrive (``tool_result`` entries); of a user message the
+    blocks that are not tool results are logged (the prompt, a note about a cut tool call),
+    and so are the results it holds that were not logged yet (the answers an interrupted loop
+    appends without an event: the Agent passes that message in a ``MessageAppended``).
 
     Args:
         writer: the session's :class:`SessionWriter`.
@@ -170,25 +172,45 @@ class SessionRecorder:
         self.writer = writer
         self.clock = clock
         self._waiting: list[dict] | None = []  # results before their assistant message is logged
+        self._logged: set[str] = set()          # tool_use ids of the results logged since
 
     def log(self, entry: dict[str, Any]) -> None:
-        """Append ``entry`` with the clock's timestamp (fsynced before this returns)."""
+        """Append ``entry`` with the clock's timestamp (fsynced before this returns).
+
+        Args:
+            entry: a session entry without its ``timestamp``.
+        """
         self.writer.append({**entry, "timestamp": self.clock.now()})
 
+    def _log_result(self, block: dict) -> None:
+        self.log({"type": "tool_result", "block": block})
+        self._logged.add(block.get("tool_use_id"))
+
     def record(self, event: Any) -> None:
-        """Log what ``event`` adds to the history (other events are ignored)."""
+        """Log what ``event`` adds to the history (other events are ignored).
+
+        Args:
+            event: a loop event; only ``ToolResult`` and ``MessageAppended`` write entries.
+        """
         if isinstance(event, ToolResult):
             if self._waiting is None:
-                self.log({"type": "tool_result", "block": event.block})
+                self._log_result(event.block)
             else:
                 self._waiting.append(event.block)
         elif isinstance(event, MessageAppended) and event.message["role"] == "assistant":
             self.log({"type": "message", "message": event.message})
+            self._logged = set()
             for block in self._waiting or []:
-                self.log({"type": "tool_result", "block": block})
+                self._log_result(block)
             self._waiting = None
         elif isinstance(event, MessageAppended):
-            extra = [b for b in content_blocks(event.message) if b.get("type") != "tool_result"]
+            blocks = content_blocks(event.message)
+            if self._waiting is None:   # results of the logged assistant message
+                for block in blocks:
+                    if (block.get("type") == "tool_result"
+                            and block.get("tool_use_id") not in self._logged):
+                        self._log_result(block)
+            extra = [b for b in blocks if b.get("type") != "tool_result"]
             if extra:
                 self.log({"type": "message", "message": {"role": "user", "content": extra}})
             self._waiting = []

@@ -1,0 +1,123 @@
+"""The events of the agent loop: what :func:`~mini_agent.harness.loop.run_loop` yields, in order.
+
+:class:`TurnStart`, the stream chunks (:class:`~mini_agent.core.streaming.TextDelta`,
+:class:`~mini_agent.core.streaming.ToolUseReady`, :class:`~mini_agent.core.streaming.ToolUseTruncated`),
+:class:`ToolResult`, :class:`TurnEnd`, :class:`~mini_agent.core.continuation.Continuing`,
+:class:`StreamRetry`, :class:`MessageAppended`, and last :class:`LoopEnd`. Plain frozen
+dataclasses: the Agent, the session recorder and the CLI read them; nothing here does IO.
+Taught in ``notebooks/01_agent_loop.ipynb``.
+Source: 002_4516104fd432e704.txt section 1 (the loop's events).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from mini_agent.core.continuation import Continuing
+from mini_agent.core.hook_output import HookNotice
+from mini_agent.core.messages import Block, Message
+from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
+from mini_agent.harness.executor import ToolOutcome
+
+
+@dataclasses.dataclass(frozen=True)
+class TurnStart:
+    """A model request begins; ``turn`` numbers the requests (from ``first_turn``)."""
+
+    turn: int
+
+
+@dataclasses.dataclass(frozen=True)
+class TurnEnd:
+    """A model request's reply ended.
+
+    Attributes:
+        turn: the request's number.
+        stop_reason: the API's stop_reason of this reply (None if the stream broke off).
+        usage: its token counts (``input_tokens``, ``output_tokens``,
+            ``cache_creation_input_tokens``, ``cache_read_input_tokens``).
+        raw_tokens: approx tokens of the history (and continuation messages) it was built from.
+        view_tokens: approx tokens of the messages it sent.
+        message_count: messages it sent.
+        overflow_retry: it is the retry with ``on_context_overflow``'s view.
+        request: the ``messages.create`` kwargs sent (not compared).
+    """
+
+    turn: int
+    stop_reason: str | None
+    usage: dict[str, int]
+    raw_tokens: int = 0
+    view_tokens: int = 0
+    message_count: int = 0
+    overflow_retry: bool = False
+    request: dict = dataclasses.field(default_factory=dict, compare=False, repr=False)
+
+    def record(self) -> dict[str, Any]:
+        """Return the per-request record widgets read.
+
+        Returns:
+            ``{"turn", "raw_tokens", "view_tokens", "usage", "stop_reason", "messages",
+            "overflow_retry"}`` (``messages`` is a count; ``stop_reason`` None when the
+            stream broke).
+        """
+        return {"turn": self.turn, "raw_tokens": self.raw_tokens,
+                "view_tokens": self.view_tokens, "usage": dict(self.usage),
+                "stop_reason": self.stop_reason, "messages": self.message_count,
+                "overflow_retry": self.overflow_retry}
+
+
+@dataclasses.dataclass(frozen=True)
+class ToolResult:
+    """A tool's result, in tool_use order; ``outcome.block`` is the tool_result block."""
+
+    outcome: ToolOutcome
+
+    @property
+    def block(self) -> Block:
+        """The ``tool_result`` block sent back to the model."""
+        return self.outcome.block
+
+
+@dataclasses.dataclass(frozen=True)
+class StreamRetry:
+    """The reply's stream broke mid-way (after this turn's :class:`TurnEnd`).
+
+    Attributes:
+        turn: the request whose stream broke.
+        attempt: breaks in a row so far (1 for the first).
+        kind: ``"overloaded_error"``, ``"api_error"`` or ``"connection"``.
+        error: the SDK's error text.
+        kept_tool_use_ids: the complete tool calls kept in the history with their results
+            (empty: the piece was dropped and the same request is sent again).
+        retrying: False when this was the last break allowed (the loop then raises
+            :class:`~mini_agent.harness.model.StreamFaultError` once the history is valid).
+    """
+
+    turn: int
+    attempt: int
+    kind: str
+    error: str
+    kept_tool_use_ids: tuple[str, ...]
+    retrying: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class MessageAppended:
+    """The loop appended ``message`` to the history (a user message that follows a user
+    message is merged into it: ``message`` is then only the new part)."""
+
+    message: Message
+
+
+@dataclasses.dataclass(frozen=True)
+class LoopEnd:
+    """The loop's result: ``exit_status`` is ``"completed"``, ``"max_turns_reached"`` or
+    ``"hook_stopped"`` (the Agent adds ``"prompt_blocked"``); ``turns``: requests made."""
+
+    exit_status: str
+    turns: int
+
+
+LoopEvent = (TurnStart | TextDelta | ToolUseReady | ToolUseTruncated | ToolResult | TurnEnd
+             | Continuing | StreamRetry | MessageAppended | LoopEnd | HookNotice)
