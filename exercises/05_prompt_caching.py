@@ -22,9 +22,10 @@ comparing fingerprints of the request with the previous one.
   hold, in any order), else "unknown". Always remember this response as the new "previous".
 * 05.4 ``place_breakpoints(request)``: return a copy of the request with ``cache_control``
   ``{"type": "ephemeral"}`` on the last tool, at the end of the static system part (the
-  caller's own system marker, else the last system block), and on the last non-empty
-  text/tool_result block of the last message: never more than 4 markers in total, never on
-  an empty text block, tools kept in their order, input not mutated.
+  caller's own system marker, else the last system block; a whitespace-only block passes it
+  back to the last non-empty one before it), and on the last non-empty block of the last
+  message: never more than 4 markers in total, never on an empty or whitespace-only text
+  block (a 400), tools kept in their order, input not mutated.
 
 Grade with ``mini-agent grade 05``; the same checks pass on the kit's own functions
 (``from mini_agent import tools_fingerprint, system_fingerprint, CacheBreakDetector,
@@ -106,9 +107,12 @@ def place_breakpoints(request: dict) -> dict:
     marker (the last one, if several: the blocks after it are dynamic and must not be
     cached), else the last system block gets one; the last non-empty block of the last
     message (text with non-whitespace text, or any non-text block except thinking; a
-    tool_result takes the marker itself, not its content; string content becomes one text
-    block). Every other existing marker is removed; nothing else changes. Never mutates
-    ``request``.
+    tool_result takes the marker itself, not its content; non-empty string content becomes
+    one text block). Never on an empty or whitespace-only text block (the API answers 400
+    "cache_control cannot be set for empty text blocks"): the system marker goes on the
+    last non-empty block at or before the end of the static part (never after it), and
+    empty string content stays as it is. Every other existing marker is removed; nothing
+    else changes. Never mutates ``request``.
     """
     raise NotImplementedError("Exercise 05.4")
 

@@ -114,6 +114,40 @@ def test_never_more_than_four_markers_nor_on_empty_text(contents, system, with_t
     assert out == kit_breakpoints(out)  # idempotent
 
 
+system_blocks = st.builds(
+    lambda t, marked: {"type": "text", "text": t,
+                       **({"cache_control": {"type": "ephemeral"}} if marked else {})},
+    st.sampled_from(["Rules.", "", " ", "\n\t", "規則。", "now: 10:00"]), st.booleans())
+contents = st.one_of(st.sampled_from(["", "  ", "go", "ポート"]),
+                     st.lists(blocks, min_size=1, max_size=3))
+
+
+@settings(max_examples=120, deadline=None)
+@given(st.lists(system_blocks, min_size=1, max_size=4),
+       st.lists(contents, min_size=1, max_size=5), st.booleans())
+def test_no_marker_on_empty_text_is_marked_kept_or_created(system, contents, anchors):
+    """The API: "cache_control cannot be set for empty text blocks" (issue 10)."""
+    msgs = [{"role": "user" if i % 2 == 0 else "assistant", "content": c}
+            for i, c in enumerate(contents)]
+    req = {"model": "m", "system": system, "messages": msgs}
+    out = place_breakpoints(req, canonical=True, anchors=anchors)
+    for block in out["system"] + [b for m in out["messages"]
+                                  if isinstance(m["content"], list) for b in m["content"]]:
+        if "cache_control" in block:
+            assert block["type"] != "thinking"
+            assert block["type"] != "text" or block["text"].strip()
+    for before, after in zip(msgs, out["messages"]):   # no block created nor dropped
+        if isinstance(before["content"], str) and not before["content"].strip():
+            assert after["content"] == before["content"]
+        elif isinstance(before["content"], list):
+            assert len(after["content"]) == len(before["content"])
+    marked = [i for i, b in enumerate(system) if "cache_control" in b]
+    end = marked[-1] if marked else len(system) - 1
+    got = [i for i, b in enumerate(out["system"]) if "cache_control" in b]
+    expected = [i for i in range(end + 1) if system[i]["text"].strip()][-1:]
+    assert got == expected      # the end of the static part, or the last non-empty before it
+
+
 def test_serialization_is_byte_stable_for_shuffled_keys_and_tools():
     shuffled = [{"input_schema": {"properties": {"path": {"type": "string"}},
                                   "type": "object"}, "description": "Read", "name": "read_file"},

@@ -160,12 +160,17 @@ def place_breakpoints(request: Mapping[str, Any], *, ttl: str = "5m",
          system block: it marks the end of the static part (the blocks after it may change);
       2. the last tool, in the order given, gets one (``static_ttl``);
       3. a list ``system`` keeps that marker or, with none, its last non-empty block gets
-         one; a string ``system`` becomes :func:`build_system_blocks` (the marker on the
+         one; a caller's marker on a block that may not carry one (a whitespace-only text)
+         moves back to the last block before it that may, never forward into the dynamic
+         part; a string ``system`` becomes :func:`build_system_blocks` (the marker on the
          static part, never on the dynamic part) (``static_ttl``);
       4. a rolling one on the last markable block of the LAST message (written now, read by
          the next request): not a thinking block nor a whitespace-only text block; a
          tool_result takes it itself; string content becomes one text block.
-    Never more than :data:`~mini_agent.core.messages.MAX_CACHE_CONTROL_MARKERS`. Mixed TTLs:
+    Never more than :data:`~mini_agent.core.messages.MAX_CACHE_CONTROL_MARKERS`, and never
+    one on an empty or whitespace-only text block, marked, kept or created (the API answers
+    400 "cache_control cannot be set for empty text blocks"): empty string content stays a
+    string, and no block is added or dropped. Mixed TTLs:
     the docs require longer TTLs before shorter ones, so ``static_ttl`` may only be longer
     than or equal to ``ttl``; a caller's own system marker shorter than a marker after it
     shortens that marker (:func:`~mini_agent.core.wire_rules.shorten_later_ttls`).
@@ -213,14 +218,14 @@ def place_breakpoints(request: Mapping[str, Any], *, ttl: str = "5m",
             out.pop("system")
     elif isinstance(system, list) and system:
         marked = [i for i, b in enumerate(system) if b.get("cache_control")]
-        for i, b in enumerate(system):
-            if not marked or i != marked[-1]:
-                b.pop("cache_control", None)  # keep only the caller's last system marker
-        if not marked:
-            for b in reversed(system):
-                if _is_markable(b):
-                    b["cache_control"] = cache_control(static_ttl)
-                    break
+        end = marked[-1] if marked else len(system) - 1   # the end of the static part
+        own = system[end].get("cache_control") or cache_control(static_ttl)
+        for b in system:
+            b.pop("cache_control", None)
+        for b in reversed(system[:end + 1]):   # never after the end: that part is dynamic
+            if _is_markable(b):                # never an empty text block (the API's 400)
+                b["cache_control"] = own
+                break
         budget -= sum(1 for b in system if b.get("cache_control"))
     messages = strip_cache_control(out.get("messages", []))
     out["messages"] = messages

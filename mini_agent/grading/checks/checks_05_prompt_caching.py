@@ -474,3 +474,23 @@ def check_breakpoints_on_string_content(impl):
         f"earlier messages must stay as they were, got {short(out['messages'][:2])}"
     assert "tools" not in out and "system" not in out, \
         f"no tools or system in the request: expected none in the copy, got {sorted(out)}"
+
+
+@check(points=1, hint="The API refuses cache_control on an empty text block: the system marker "
+                      "goes on the last non-empty block at or before the end of the static "
+                      "part (never after it), and empty string content gets no block at all.")
+def check_breakpoints_never_on_empty_text(impl):
+    go = [{"role": "user", "content": "go"}]
+    req = {"system": [{"type": "text", "text": "Rules."}, {"type": "text", "text": " \n"}],
+           "messages": go}
+    placed(impl, req, ["system[0]", "messages[0].content[0]"],
+           "system ['Rules.', ' \\n'], no marker given")
+    req = {"system": [{"type": "text", "text": "Rules."},
+                      {"type": "text", "text": "  ", "cache_control": dict(MARKER)},
+                      {"type": "text", "text": "now: 10:00"}], "messages": go}
+    placed(impl, req, ["system[0]", "messages[0].content[0]"],
+           "system ['Rules.', '  ' (marked), 'now: 10:00']")
+    req = {"messages": [{"role": "user", "content": "go"}, {"role": "assistant", "content": ""}]}
+    out = placed(impl, req, [], "last message: an assistant prefill with content ''")
+    assert out["messages"] == req["messages"], \
+        f"content '' must stay '', got {short(out['messages'][-1])}"

@@ -74,10 +74,11 @@ def place_breakpoints(request):
     if out.get("tools"):
         out["tools"][-1] = {**out["tools"][-1], "cache_control": dict(marker)}
     if out.get("system"):
-        at = marked_system[-1] if marked_system else -1
-        out["system"][at] = {**out["system"][at],
-                             "cache_control": dict(request["system"][at].get("cache_control")
-                                                   or marker)}
+        end = marked_system[-1] if marked_system else len(out["system"]) - 1
+        own = dict(request["system"][end].get("cache_control") or marker)
+        at = next((i for i in range(end, -1, -1) if _markable(out["system"][i])), None)
+        if at is not None:
+            out["system"][at] = {**out["system"][at], "cache_control": own}
     messages = out.get("messages") or []
     if messages:
         content = messages[-1]["content"]

@@ -82,11 +82,12 @@ def place_breakpoints(request):
         tools[-1]["cache_control"] = {"type": "ephemeral"}
     static_end = max((i for i, b in enumerate(system) if "cache_control" in b),
                      default=len(system) - 1)
-    for i, block in enumerate(system):
-        if i == static_end:
-            block.setdefault("cache_control", {"type": "ephemeral"})
-        else:
-            block.pop("cache_control", None)
+    for block in system:
+        block.pop("cache_control", None)
+    static = [b for b in system[:static_end + 1]
+              if b.get("type") != "text" or b.get("text", "").strip()]
+    if static:
+        static[-1]["cache_control"] = {"type": "ephemeral"}
     if out.get("messages"):
         last = out["messages"][-1]
         blocks = last["content"]
