@@ -4,7 +4,9 @@ What the API refuses before it looks at the conversation: fields the version doe
 (``temperature``, ``top_p`` and ``top_k`` are gone, "even at default values"), a ``max_tokens``
 above the model's ceiling, a thinking budget out of range, ``document`` blocks in assistant
 turns and citations on user text (both refused since 2026-10-21), context-management edits
-sent without their beta flag, a compaction trigger under 50,000 tokens. Also two things the
+sent without their beta flag, a compaction trigger under 50,000 tokens, a ``role: "system"``
+message on a model that does not take one, or misplaced
+(:mod:`mini_agent.core.system_messages`). Also two things the
 API does before checking the conversation: it combines consecutive same-role turns, and it
 places the automatic ``cache_control`` of a request that has one at the top level.
 
@@ -30,6 +32,8 @@ from __future__ import annotations
 
 import copy
 from typing import Any, Mapping, Protocol
+
+from mini_agent.core.system_messages import system_messages_problem
 
 API_VERSION = "2026-10-21"
 """The ``anthropic-version`` the installed SDK (2.x) sends."""
@@ -326,4 +330,5 @@ def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
             return problem
     return (thinking_problem(body, limits) or automatic_cache_control_problem(body)
             or context_management_problem(body, betas)
+            or system_messages_problem(body.get("messages"), body["model"])
             or version_content_problem(body.get("messages")))

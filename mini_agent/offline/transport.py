@@ -7,9 +7,10 @@ transport plays the API's part:
 
 * validates each request body like the API of the version the SDK sends (2026-10-21:
   :mod:`mini_agent.core.request_rules` for the top-level rules, then ``validate_messages``
-  on the conversation with consecutive same-role turns combined, as the API combines them)
-  and answers 400 with the API's error JSON when a rule is broken, so a kit bug shows up
-  offline as it would online;
+  on the conversation with consecutive same-role turns combined, as the API combines them;
+  ``role: "system"`` messages only on the models that take them,
+  :mod:`mini_agent.core.system_messages`) and answers 400 with the API's error JSON when a
+  rule is broken, so a kit bug shows up offline as it would online;
 * answers ``prompt is too long: N tokens > M maximum`` above the model's context window
   (:data:`mini_agent.core.models.MODELS`) or ``context_window_tokens`` when given;
 * by default does what the API does for every request: prompt caching through
@@ -54,6 +55,7 @@ from mini_agent.core.prompt_cache import PromptCacheSimulator
 from mini_agent.core.request_rules import (API_VERSION, BETA_FIELDS, MESSAGES_FIELDS,
                                            combine_consecutive_turns,
                                            place_automatic_cache_control, request_problem)
+from mini_agent.core.system_messages import without_system_messages
 from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_request,
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
@@ -224,8 +226,9 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                 isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
             return "tools: Input should be a list of tool objects, each with a name"
         placed = place_automatic_cache_control(body)
-        try:
-            validate_messages(combine_consecutive_turns(placed["messages"]),
+        try:   # system messages passed request_problem; the rest is checked without them
+            validate_messages(combine_consecutive_turns(without_system_messages(
+                placed["messages"])),
                               system=placed.get("system"), tools=placed.get("tools"))
         except MessageValidationError as exc:
             return str(exc)
