@@ -62,13 +62,17 @@ def test_an_edit_that_landed_is_not_run_again(tmp_path):
                                  "content": RESUME_TEXTS["applied"]}
     assert (workspace / "rate.py").read_text() == "RATE = 0.08\n"
     assert not (workspace / "rate.py.bak").exists()            # edit_file never ran
-    assert got["toolu_read"]["content"].startswith(RESUME_TEXTS["rerun"])
+    assert got["toolu_read"]["content"].startswith(RESUME_TEXTS["reread"])
     assert "RATE = 0.08" in got["toolu_read"]["content"]
     assert got["toolu_bash"]["is_error"] is True
-    assert "cannot be told" in got["toolu_bash"]["content"]
+    assert got["toolu_bash"]["content"] == RESUME_TEXTS["not_rerun"].format(
+        call="the command `echo hi >> log.txt`")
+    assert "run it again if you still need it" not in got["toolu_bash"]["content"].lower()
     assert not (workspace / "log.txt").exists()                 # run_bash never re-run
     assert report.interrupted == [("toolu_bash", "run_bash")]
     assert "interrupted tool call toolu_edit (edit_file): applied" in report.notes
+    assert "interrupted tool call toolu_read (read_file): reread" in report.notes
+    assert "interrupted tool call toolu_bash (run_bash): not_rerun" in report.notes
     # the answers are logged: a second resume finds nothing interrupted
     _, _, again = rebuild_history(resume_session(sessions / "cut.jsonl")[0])
     assert again.interrupted == []

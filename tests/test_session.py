@@ -466,7 +466,7 @@ def test_agent_resume_reports_and_skips_a_damaged_record(tmp_path):
     report = agent.resume("c", directory=tmp_path)
     # the damaged result leaves t1 unanswered; a read-only call is simply run again on resume
     assert report.interrupted == []
-    assert "interrupted tool call t1 (read_file): rerun" in report.notes
+    assert "interrupted tool call t1 (read_file): reread" in report.notes
     assert agent.history[2]["content"][0]["content"].endswith("text")
     assert any(n.startswith("line 3: checksum_mismatch") for n in report.notes)
     validate_messages(agent.history, request=False)

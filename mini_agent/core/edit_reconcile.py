@@ -32,6 +32,13 @@ RESUME_TEXTS = {
                 "took effect cannot be told from the workspace ({why}). Check the state it "
                 "would have changed (read the file, list the directory) before running it "
                 "again."),
+    "reread": ("Re-run on resume: the session stopped before this read-only call returned; "
+               "reading changes nothing, so it was run again now. Its result:\n"),
+    "not_rerun": ("Not run again on resume: the session stopped before {call} returned, so it "
+                  "may have run in full, in part or not at all, and its output was not "
+                  "recorded. Commands are never re-run on resume: repeating one may not be "
+                  "safe. Check what it would have changed (files, running processes) before "
+                  "running it again."),
 }
 
 

@@ -36,7 +36,8 @@ Block = dict[str, Any]
 """One content block as a plain dict (``{"type": "text", "text": str}``, ...)."""
 
 NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
-                  "returned, so its result is unknown. Run it again if you still need it.")
+                  "returned, so its result is unknown and whether it took effect was not "
+                  "checked. Check what it would have changed before running it again.")
 """The ``is_error`` tool_result content for a tool call that never got a result: the loop
 interrupted before its tools finished, a session log cut by a crash, a transcript with no
 recorded result, a request that failed after its tool calls were kept

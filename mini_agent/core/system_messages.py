@@ -6,7 +6,7 @@ long-running agent can add instructions without restating (and re-caching) its w
 prompt; older models answer 400 ``Unexpected role "system"``. The offline API follows the
 API, model by model (:data:`MID_CONVERSATION_SYSTEM_MODELS`); the kit's own
 ``validate_messages`` stays stricter as a teaching aid (its histories hold user and assistant
-messages only; notebook 01 says so).
+messages only; notebook 01 says where and why).
 
 Shapes: ``{"role": "system", "content": str | [{"type": "text", "text": str}]}``.
 What this module does not do: send anything, or decide what the model makes of the message.

@@ -3,18 +3,25 @@
 :func:`mini_agent.core.session_entries.rebuild_history` answers every unanswered ``tool_use`` with an
 ``is_error`` "interrupted" result, because it cannot see the workspace. The agent can, so on
 :meth:`Agent.resume <mini_agent.harness.agent.Agent.resume>` :func:`reconcile_interrupted_calls`
-replaces each of those answers:
+replaces each of those answers, one named behaviour per kind of tool (the ``outcome`` word):
 
-* a read-only tool (read_file, grep, ...) has no effect: it is simply run again;
-* a write tool with ``check_applied`` (edit_file) is checked against the file: an edit that
-  landed is answered as done and not run again; one that did not land is run now;
-* anything else (run_bash, an unknown tool, an edit that cannot be told) keeps an ``is_error``
-  answer that says what could not be confirmed and asks to look before redoing it.
+* ``"reread"``: a read-only tool (read_file, grep, list_files...) changes nothing, so it is
+  simply run again and its fresh result is the answer;
+* ``"applied"`` / ``"rerun"`` / ``"unknown"``: a write tool with ``check_applied``
+  (edit_file) is checked against the file: an edit that landed is answered as done and not
+  run again; one that did not land is run now; one that cannot be told runs nothing;
+* ``"not_rerun"``: any other write tool (run_bash) is never run again, since repeating a
+  command may not be safe; its answer says so, names the command and what is known (it may
+  have run in full, in part or not at all; its output was not recorded);
+* ``"unknown"``: a tool name this agent does not have.
 
-Calls re-run here do not fire PreToolUse/PostToolUse hooks again (run_bash, the tool hooks
-usually guard, is never re-run). The decision for edits is the pure :func:`mini_agent.core.edit_reconcile.edit_outcome`.
-Taught in ``notebooks/07_sessions.ipynb``. Source: 004_b74ef821c58ee4ec.txt (resume: compare
-with the external state before redoing; never ask the model what was done).
+The model is never left to guess ("run it again if you still need it" is the mistake seed
+004 names): each answer says what the kit checked and what it did. Calls re-run here do not
+fire PreToolUse/PostToolUse hooks again (run_bash, the tool hooks usually guard, is never
+re-run). The decision for edits is the pure :func:`mini_agent.core.edit_reconcile.edit_outcome`.
+Taught in ``notebooks/07_sessions.ipynb``.
+Source: 004_b74ef821c58ee4ec.txt chapter 3 (resume: compare with the external state before
+redoing; never ask the model what was done).
 """
 
 from __future__ import annotations
@@ -41,22 +48,38 @@ def _tool_inputs(history: list[dict]) -> dict[str, dict]:
     return inputs
 
 
-def settle_call(tool: Tool | None, name: str, input: dict) -> tuple[str, str, bool]:
-    """Return ``(outcome, content, is_error)`` for one interrupted call; may run the tool.
+def _call_text(name: str, input: dict) -> str:
+    """How a not-re-run call is named in its answer: the command itself when it has one."""
+    command = input.get("command") if isinstance(input, dict) else None
+    if isinstance(command, str) and command.strip():
+        return f"the command `{command.strip()[:200]}`"
+    return f"this {name} call"
 
-    ``outcome`` is ``"applied"`` (not run again), ``"rerun"`` (run now; content is its
-    result) or ``"unknown"`` (nothing run).
+
+def settle_call(tool: Tool | None, name: str, input: dict) -> tuple[str, str, bool]:
+    """Settle one interrupted call by its tool's named behaviour; may run the tool.
+
+    Args:
+        tool: the agent's tool of that name, or None when it has none.
+        name: the tool name of the ``tool_use``.
+        input: the call's input (as logged).
+
+    Returns:
+        ``(outcome, content, is_error)``: ``outcome`` is ``"reread"`` (a read-only call run
+        again; content is its result), ``"applied"`` (an edit found done, not run again),
+        ``"rerun"`` (an edit found not done, run now), ``"not_rerun"`` (a command, never run
+        again; content says what is known) or ``"unknown"`` (nothing run: the state cannot
+        be told).
     """
     if tool is None:
         return "unknown", RESUME_TEXTS["unknown"].format(
             why=f"{name!r} is not one of this agent's tools"), True
     if tool.safety == "read-only":
-        state = "not_applied"                     # reading has no effect: redo it
-    elif tool.check_applied is None:
-        return "unknown", RESUME_TEXTS["unknown"].format(
-            why=f"{name} has effects the kit cannot inspect"), True
-    else:
-        state = tool.check_applied(input)
+        content, is_error = run_tool({name: tool}, name, input)
+        return "reread", RESUME_TEXTS["reread"] + content, is_error
+    if tool.check_applied is None:
+        return "not_rerun", RESUME_TEXTS["not_rerun"].format(call=_call_text(name, input)), True
+    state = tool.check_applied(input)
     if state == "applied":
         return "applied", RESUME_TEXTS["applied"], False
     if state == "not_applied":
@@ -137,7 +160,7 @@ def load_session(directory: str | Path, session_id: str, *, tools: dict[str, Too
             report.notes.append(f"interrupted tool call {item['tool_use_id']} ({item['name']}): "
                                 f"{item['outcome']}")
         report.interrupted = [(i["tool_use_id"], i["name"]) for i in outcomes
-                              if i["outcome"] == "unknown"]
+                              if i["outcome"] in ("unknown", "not_rerun")]
     return list(history), list(times), report, writer
 
 
