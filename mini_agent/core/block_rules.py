@@ -9,7 +9,7 @@ What it does not do: look across blocks or messages (roles, tool pairing, marker
 ``validate_messages``'s). Pure: no IO, inputs never mutated. Taught in
 ``notebooks/01_agent_loop.ipynb``.
 
-Sources: the SDK's ``*BlockParam`` types (anthropic 2.14, stable and beta) for the keys and
+Source: the SDK's ``*BlockParam`` types (anthropic 2.14, stable and beta) for the keys and
 types; the API's 400 answers "Extra inputs are not permitted", "Input tag ... does not match
 any of the expected tags", "text content blocks must be non-empty" and "must contain
 non-whitespace text", "cache_control cannot be set for empty text blocks".
@@ -97,6 +97,9 @@ def text_problem(block: dict[str, Any], index: int, where: str = "") -> Problem 
         block: a ``{"type": "text"}`` block.
         index: the position of its message in the history.
         where: the block's path inside its message (``"content.1"``), or "".
+
+    Returns:
+        ``("empty_text", sentence)`` for a missing, empty or whitespace-only text, else None.
 
     >>> text_problem({"type": "text", "text": " "}, 2)
     ('empty_text', 'messages: text content blocks must contain non-whitespace text')

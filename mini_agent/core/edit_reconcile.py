@@ -46,8 +46,10 @@ def edit_outcome(old_string: str, new_string: str, text: str | None) -> str:
     """Return whether an ``edit_file`` call is visible in a file's current ``text``.
 
     Args:
-        old_string, new_string: the call's input (``old_string == ""`` creates a file).
+        old_string: the call's ``old_string`` (``""`` creates a file).
+        new_string: the call's ``new_string``.
         text: the file's content now, or None when the file does not exist.
+
     Returns:
         ``"applied"``, ``"not_applied"`` or ``"unknown"`` (see the module docstring).
 

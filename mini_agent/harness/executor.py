@@ -56,8 +56,16 @@ never ran."""
 
 
 def error_text(name: str, exc: BaseException) -> str:
-    """The is_error result text for a failed tool: a ToolError's own (actionable) message,
-    else ``"<name> failed: <ExceptionType>: <message>"``."""
+    """Word the ``is_error`` result text of a failed tool.
+
+    Args:
+        name: the tool's name.
+        exc: what the tool raised.
+
+    Returns:
+        A :class:`ToolError`'s own (actionable) message, else ``"<name> failed:
+        <ExceptionType>: <message>"``.
+    """
     if isinstance(exc, ToolError):
         return str(exc) or f"{name} failed"
     return f"{name} failed: {type(exc).__name__}: {exc}"
@@ -70,6 +78,14 @@ def cap_result_content(content: str | list[Block], limit_chars: int = MAX_TOOL_R
     A string keeps its first ``limit_chars`` characters and gets a ``[... truncated: N more
     characters]`` line; in a list, text blocks share the budget in order and an image whose
     data does not fit is replaced by a text note. Content under the cap is returned as is.
+
+    Args:
+        content: a tool_result's content, a string or a list of text and image blocks.
+        limit_chars: the cap in characters (an image counts its base64 data); default
+            :data:`MAX_TOOL_RESULT_CHARS`.
+
+    Returns:
+        The content as is when it fits, else a new, cut string or list.
 
     >>> cap_result_content("abcdef", 3)
     'abc\\n[... truncated: 3 more characters]'
@@ -195,8 +211,15 @@ class StreamingExecutor:
         self._interrupted = False
 
     def schedule(self, block: Block) -> None:
-        """Start (or queue) the tool for a complete ``tool_use`` block. Never raises for
-        tool problems: they become error results. Call inside a running event loop."""
+        """Start (or queue) the tool of a complete ``tool_use`` block.
+
+        Call inside a running event loop. Never raises for tool problems: an unknown tool, a
+        hook's block or a failure becomes an ``is_error`` result. After :meth:`interrupt`, the
+        call is answered :data:`INTERRUPTED_TEXT` without starting.
+
+        Args:
+            block: ``{"type": "tool_use", "id", "name", "input"}``, complete (never a cut one).
+        """
         raw = block.get("input")
         call = _Call(block, dict(raw) if isinstance(raw, dict) else raw if raw is not None
                      else {}, time.perf_counter())
@@ -308,8 +331,18 @@ class StreamingExecutor:
 
 
 async def run_serially(tools: Mapping[str, Any], blocks: list[Block]) -> list[ToolOutcome]:
-    """Run tool_use blocks one after another (the naive ReAct baseline for benchmarks):
-    each tool starts only when the previous one has finished. Same error handling."""
+    """Run tool_use blocks one after another: the naive ReAct baseline for benchmarks.
+
+    Each tool starts only when the previous one has finished; errors are handled as in
+    :class:`StreamingExecutor`.
+
+    Args:
+        tools: ``{name: Tool}``.
+        blocks: the ``tool_use`` blocks, in order.
+
+    Returns:
+        One :class:`ToolOutcome` per block, in order.
+    """
     outcomes = []
     for block in blocks:
         executor = StreamingExecutor(tools)
@@ -325,6 +358,15 @@ def run_tool(tools: Mapping[str, Any], name: str, input: Any) -> tuple[Any, bool
     drivers): the tool's latency is awaited, the input checked, any failure and an unknown
     name become ``(actionable message, True)``; never raises for tool failures. Works inside
     a running event loop too (Jupyter).
+
+    Args:
+        tools: ``{name: Tool}``.
+        name: the tool to call.
+        input: its input dict.
+
+    Returns:
+        ``(content, is_error)``: the tool_result content and whether it is an error.
+
     Example: ``run_tool({}, "nope", {}) == ("Unknown tool: nope (available: none)", True)``.
     """
     block = {"type": "tool_use", "id": "toolu_run_tool", "name": name, "input": input}
@@ -334,6 +376,12 @@ def run_tool(tools: Mapping[str, Any], name: str, input: Any) -> tuple[Any, bool
 
 def encodable_text(text: str) -> str:
     """Make ``text`` valid UTF-8: a non-UTF-8 file name (surrogate escapes) shows as U+FFFD.
+
+    Args:
+        text: any str, possibly holding lone surrogates.
+
+    Returns:
+        ``text`` itself when it encodes, else a copy with U+FFFD in place of the bad parts.
 
     >>> encodable_text("caf\\udce9.txt") == "caf\\ufffd.txt"
     True
@@ -352,8 +400,15 @@ def _only_escapes(text: str) -> bool:
 
 
 def encodable_content(content: Any) -> Any:
-    """tool_result ``content`` whose text is valid UTF-8 (:func:`encodable_text` on a string
-    and on each text block; a new list, input not mutated)."""
+    """Return tool_result ``content`` whose text is valid UTF-8.
+
+    Args:
+        content: a string, a list of blocks, or anything else (returned as is).
+
+    Returns:
+        :func:`encodable_text` of a string; for a list, a new list with each text block's
+        text made encodable (input not mutated).
+    """
     if isinstance(content, str):
         return encodable_text(content)
     if isinstance(content, list):

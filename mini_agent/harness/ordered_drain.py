@@ -36,7 +36,12 @@ class OrderedDrain(Generic[T]):
         self._cursor = 0
 
     def add(self, task_id: str, awaitable: Awaitable[T]) -> None:
-        """Register a task; its result will leave after every task added before it."""
+        """Register a task; its result will leave after every task added before it.
+
+        Args:
+            task_id: the id the result answers (a tool_use id).
+            awaitable: the task's coroutine or future; started at once (``ensure_future``).
+        """
         self._tasks.append((task_id, asyncio.ensure_future(awaitable)))
 
     def __len__(self) -> int:
@@ -48,7 +53,11 @@ class OrderedDrain(Generic[T]):
         return len(self._tasks) - self._cursor
 
     def drain_ready(self) -> Iterator[T]:
-        """Yield settled results from the head, in order; stop at the first unsettled task."""
+        """Yield settled results from the head, in order; stop at the first unsettled task.
+
+        Returns:
+            A generator of results (it never waits); a task that raised re-raises here.
+        """
         while self._cursor < len(self._tasks):
             _, future = self._tasks[self._cursor]
             if not future.done():
@@ -57,7 +66,11 @@ class OrderedDrain(Generic[T]):
             yield future.result()
 
     async def drain_all(self) -> AsyncIterator[T]:
-        """Yield every remaining result in order, awaiting each unsettled one."""
+        """Yield every remaining result in order, awaiting each unsettled one.
+
+        Returns:
+            An async generator of results; a task that raised re-raises when its turn comes.
+        """
         while self._cursor < len(self._tasks):
             _, future = self._tasks[self._cursor]
             await asyncio.wait([future])

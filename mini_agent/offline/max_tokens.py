@@ -5,6 +5,9 @@ mid-input keeps the JSON streamed so far (parsed in partial mode, as the SDK's s
 accumulator does). A fault plan can force a cut in text or in a tool call. The budget is
 approximate: 4 characters per output token (a named assumption: the offline API has no
 tokenizer). Taught in ``notebooks/01_agent_loop.ipynb`` and ``03_observation_masking.ipynb``.
+
+Source: Anthropic "Messages" docs (``stop_reason: "max_tokens"``); the SDK's stream
+accumulator (``input_json_delta`` parsed in partial mode).
 """
 
 from __future__ import annotations
@@ -20,9 +23,17 @@ def enforce_max_tokens(content: list[dict], stop_reason: str, max_tokens: int,
                        forced: str | None) -> tuple[list[dict], str, dict[int, str]]:
     """Cut the reply where the output budget runs out (or where a fault says).
 
-    Returns ``(content, stop_reason, partial_json)``; ``partial_json`` maps the index of a
-    tool_use cut mid-input to the JSON text streamed so far (its ``input`` in the JSON
-    reply is that text parsed in partial mode, as the SDK's stream accumulator does).
+    Args:
+        content: the brain's reply blocks (not mutated).
+        stop_reason: the brain's stop_reason, kept when nothing is cut.
+        max_tokens: the request's output budget (tokens, 4 characters each).
+        forced: ``"text"`` or ``"tool_use"`` to cut there whatever the budget (a fault
+            plan's ``max_tokens_at``), or None.
+
+    Returns:
+        ``(content, stop_reason, partial_json)``; ``partial_json`` maps the index of a
+        tool_use cut mid-input to the JSON text streamed so far (its ``input`` in the JSON
+        reply is that text parsed in partial mode, as the SDK's stream accumulator does).
     """
     content = [dict(b) for b in content]
     if forced == "text":

@@ -6,7 +6,8 @@ that can break mid-way.
 ``_stop``, ``message_delta``, ``message_stop``); :class:`EventStream` hands the events to
 httpx2 one per chunk, paced, and injects the stream faults of a ``FaultPlan`` (an ``error``
 event, a dropped connection). Used by :mod:`mini_agent.offline.transport`; the SDK's own
-stream parser reads what it produces. Source: Anthropic "Streaming Messages" docs; the SDK's
+stream parser reads what it produces.
+Source: Anthropic "Streaming Messages" docs; the SDK's
 ``BetaCompactionContentBlockDelta`` (a compaction block starts empty and arrives in one
 ``compaction_delta``).
 """
@@ -77,6 +78,15 @@ _ERROR_TEXTS = {"overloaded_error": "Overloaded", "api_error": "Internal server 
 
 
 def sse_frame(event: str, data: dict[str, Any]) -> bytes:
+    """Encode one server-sent event as the API writes it.
+
+    Args:
+        event: the event name (``"message_start"``, ``"content_block_delta"``, ``"error"``...).
+        data: its JSON payload (written compact, no spaces).
+
+    Returns:
+        ``b"event: <event>\\ndata: <json>\\n\\n"``, UTF-8.
+    """
     return f"event: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
 
 
@@ -96,8 +106,18 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
 
     Text is split into small ``text_delta`` pieces and tool input JSON into
     ``input_json_delta`` fragments cut at arbitrary points (an empty first fragment, as the
-    API sends); ``partial_json`` gives the streamed text of a tool_use cut by max_tokens.
-    Deterministic for a given ``seed``. Source: Anthropic "Streaming Messages" docs.
+    API sends). Deterministic for a given ``seed``. Source: Anthropic "Streaming Messages" docs.
+
+    Args:
+        message: ``{"id", "type": "message", "role", "model", "content", "stop_reason",
+            "usage", "context_management"?}``.
+        partial_json: ``{block index: JSON text}``: the streamed text of a tool_use cut by
+            max_tokens (default: none).
+        seed: seeds the piece sizes (the offline API passes the request number).
+
+    Returns:
+        A generator of SSE frames (``event:`` line, ``data:`` line, blank line), in the API's
+    order.
     """
     rng = random.Random(seed)
     partial_json = partial_json or {}
