@@ -20,7 +20,8 @@ the view it returns; a second failure raises :class:`ContextOverflowError`.
 runs on the agent's own event-loop thread). ``stats()`` / ``stats_line()`` is ``/stats``;
 ``history_text()`` is ``/history``; ``requests`` holds one record per API request for widgets.
 IO: network (SDK), tools, session file. Taught in ``notebooks/01_agent_loop.ipynb`` and
-``03_observation_masking.ipynb``. Source: 000_86e3ff2076a5ae37.txt (turn, /stats, /history),
+``03_observation_masking.ipynb``.
+Source: 000_86e3ff2076a5ae37.txt (turn, /stats, /history),
 002_4516104fd432e704.txt (loop, hooks, session).
 """
 
@@ -150,14 +151,23 @@ class Agent:
 
     # ------------------------------------------------------------------ running
     async def astream(self, text: str) -> AsyncIterator[LoopEvent]:
-        """Run one user prompt; yield every loop event live, and what hooks say; the last is
-        LoopEnd.
+        """Run one user prompt and yield every loop event live, and what the hooks say.
 
-        A UserPromptSubmit hook that blocks ends it at once with
-        ``LoopEnd("prompt_blocked", 0)`` (nothing sent, nothing stored).
+        A UserPromptSubmit hook that blocks ends it at once with ``LoopEnd("prompt_blocked", 0)``
+        (nothing sent, nothing stored). Closed early (``aclose()``), cancelled or interrupted, it
+        closes the loop at once: tools not yet started never start, running ones finish, and
+        every tool call is answered in the history and in the session before it returns.
+
+        Args:
+            text: the user's prompt (not empty, not only whitespace).
+
+        Yields:
+            Loop events (:mod:`mini_agent.harness.loop_events`) and hook notices; the last
+            event of the loop is its ``LoopEnd``.
+
         Raises:
             ValueError: an empty prompt.
-            ContextOverflowError; the SDK's errors.
+            ContextOverflowError, StreamFaultError and the SDK's errors propagate from the loop.
         """
         if not text or not text.strip():
             raise ValueError("the prompt is empty (the API rejects empty text blocks)")
@@ -227,10 +237,15 @@ class Agent:
     async def arun(self, text: str, *, on_event: Callable | None = None) -> RunResult:
         """Run one user prompt to the end; ``on_event(event)`` (sync or async) sees each event.
 
+        Args:
+            text: the user's prompt.
+            on_event: ``event -> None`` called with each event, or None.
+
         Returns:
-            a :class:`RunResult`.
+            A :class:`RunResult`.
+
         Raises:
-            as :meth:`astream`.
+            ValueError: an empty prompt (and the errors of :meth:`astream`).
         """
         events: list = []
         step_text: list[str] = []
@@ -291,17 +306,25 @@ class Agent:
 
     # ------------------------------------------------------------------ inspection
     def view(self) -> list[Message]:
-        """The view the next request would send (the policy applied to the full history)."""
+        """Build the view the next request would send (the policy applied to the full history).
+
+        Returns:
+            The messages the view policy returns now (the history itself is not changed).
+        """
         ctx = view_context(self.times, len(self.history), now=self.clock.now(),
                            turn=len(self.requests) + 1)
         return self.view_policy(list(self.history), ctx)
 
     def stats(self) -> dict[str, int]:
-        """``/stats``: ``{"turns", "messages", "raw_tokens", "view_tokens", "masked_count"}``.
+        """Count what ``/stats`` shows.
 
         turns = model requests made; messages = messages in the history (the seed's
         "turns"); tokens are approx tokens of the full history and of the current view;
         masked_count = tool results whose content the view changed.
+
+        Returns:
+            ``{"turns", "messages", "raw_tokens", "view_tokens", "masked_count"}``.
+
         Source: 000_86e3ff2076a5ae37.txt ("/stats").
         """
         view = self.view()
@@ -315,13 +338,24 @@ class Agent:
                 "masked_count": masked}
 
     def stats_line(self) -> str:
-        """``turns: 13   messages: 26   raw: ~9077 tok   view: ~2026 tok   masked: 14``."""
+        """Format :meth:`stats` on one line, as ``/stats`` prints it.
+
+        Returns:
+            ``turns: 13   messages: 26   raw: ~9077 tok   view: ~2026 tok   masked: 14``.
+        """
         s = self.stats()
         return (f"turns: {s['turns']}   messages: {s['messages']}   raw: ~{s['raw_tokens']} tok"
                 f"   view: ~{s['view_tokens']} tok   masked: {s['masked_count']}")
 
     def history_text(self, limit_chars: int = 2000) -> str:
-        """``/history``: the FULL history as indented JSON, cut to ``limit_chars`` characters."""
+        """Format the FULL history as indented JSON, as ``/history`` prints it.
+
+        Args:
+            limit_chars: the most characters shown (default 2000); the rest is counted.
+
+        Returns:
+            The JSON text, cut with ``... [N more characters]`` when longer.
+        """
         text = json.dumps(self.history, indent=2, ensure_ascii=False)
         if len(text) > limit_chars:
             return text[:limit_chars] + f"\n... [{len(text) - limit_chars} more characters]"

@@ -19,7 +19,8 @@ damaged file and reports every line it could not use;
 the API accepts, answering tool calls a crash interrupted.
 
 What this module does not do: call the model or run tools. Taught in
-``notebooks/07_sessions.ipynb``. Source: section 6 of 002_4516104fd432e704.txt (SessionWriter,
+``notebooks/07_sessions.ipynb``.
+Source: section 6 of 002_4516104fd432e704.txt (SessionWriter,
 resumeSession, the write-ahead order and its pitfalls).
 """
 
@@ -51,13 +52,31 @@ _SECRET_PATTERN = re.compile(r"sk-ant-[A-Za-z0-9_\-]{16,}")
 
 
 def new_session_id(clock: Clock | None = None) -> str:
-    """Return a sortable, unique id: ``YYYYmmdd-HHMMSS-<8 hex>`` (UTC of ``clock.now()``)."""
+    """Return a sortable, unique session id: ``YYYYmmdd-HHMMSS-<8 hex>``.
+
+    Args:
+        clock: the time source (default: the system clock); the date is UTC.
+
+    Returns:
+        The id, e.g. ``20261201-124800-1a2b3c4d``.
+    """
     now = (clock or SystemClock()).now()
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime(now)) + "-" + uuid.uuid4().hex[:8]
 
 
 def session_path(directory: str | Path, session_id: str) -> Path:
-    """Return ``<directory>/<session_id>.jsonl``. Raises ValueError for an id that is a path."""
+    """Return the path of a session file, ``<directory>/<session_id>.jsonl``.
+
+    Args:
+        directory: where session files live.
+        session_id: a file name (letters, digits, ``.``, ``_``, ``-``), never a path.
+
+    Returns:
+        The file's path (it may not exist yet).
+
+    Raises:
+        ValueError: an id that is empty or shaped like a path.
+    """
     if not SESSION_ID_PATTERN.fullmatch(session_id or ""):
         raise ValueError(f"invalid session id {session_id!r}: use letters, digits, '.', '_', '-'")
     return Path(directory) / f"{session_id}.jsonl"
@@ -65,6 +84,12 @@ def session_path(directory: str | Path, session_id: str) -> Path:
 
 def scrub_secrets(line: str) -> str:
     """Replace the current ``$ANTHROPIC_API_KEY`` and anything shaped like ``sk-ant-...``.
+
+    Args:
+        line: one session line (JSON text).
+
+    Returns:
+        The line with each secret replaced by ``[REDACTED]``.
 
     >>> scrub_secrets('{"k": "sk-ant-0123456789abcdefXYZ"}')
     '{"k": "[REDACTED]"}'
@@ -79,10 +104,20 @@ def scrub_secrets(line: str) -> str:
 
 
 def encode_entry(entry: dict[str, Any], timestamp: float = 0.0) -> bytes:
-    """Return the session line for ``entry``: compact JSON with ``timestamp`` first (the
-    entry's own wins over ``timestamp``), secrets scrubbed, ``"crc"`` last, then a newline.
+    """Return the session line of ``entry``: compact JSON, its checksum last, a newline.
 
-    A ``"crc"`` key in ``entry`` is replaced. Raises: TypeError if not JSON-serialisable.
+    ``timestamp`` comes first (the entry's own wins over the argument), secrets are
+    scrubbed, and a ``"crc"`` key in ``entry`` is replaced by the new checksum.
+
+    Args:
+        entry: the session entry (a JSON-serialisable dict).
+        timestamp: seconds used when ``entry`` has no ``timestamp`` of its own.
+
+    Returns:
+        The UTF-8 line, ending ``,"crc":"<8 hex>"}`` and a newline.
+
+    Raises:
+        TypeError: ``entry`` is not JSON-serialisable (raised by ``json.dumps``).
 
     >>> encode_entry({"type": "meta"}, 1.0)
     b'{"timestamp":1.0,"type":"meta","crc":"fd384266"}\\n'
@@ -122,9 +157,15 @@ class SessionWriter:
         """Write ``entry`` as one JSON line, flush and fsync it; returns once it is on disk.
 
         ``timestamp`` defaults to ``clock.now()``; a ``timestamp`` in ``entry`` wins (seed 002,
-        section 6, pitfall 2: tests pin times). The API key (and ``sk-ant-...`` strings) are replaced by
-        ``[REDACTED]``. Raises: TypeError if entry is not a dict or not JSON-serialisable;
-        ValueError after :meth:`close`.
+        section 6, pitfall 2: tests pin times). The API key (and ``sk-ant-...`` strings) are
+        replaced by ``[REDACTED]``.
+
+        Args:
+            entry: a dict such as ``{"type": "message", "message": ...}``.
+
+        Raises:
+            TypeError: ``entry`` is not a dict or not JSON-serialisable.
+            ValueError: the writer was closed (:meth:`close`).
         """
         if not isinstance(entry, dict):
             raise TypeError(f"a session entry is a dict, got {type(entry).__name__}")
@@ -219,11 +260,15 @@ class SessionRecorder:
 def list_sessions(directory: str | Path) -> list[dict]:
     """Summarise each ``*.jsonl`` session in ``directory``, oldest first.
 
-    Returns ``[{"session_id", "path", "entries", "prompts", "replies", "first_time",
-    "last_time", "model", "problems"}]``: prompts = user text messages, replies = assistant
-    messages (a reply continued through max_tokens counts once, so replies may be fewer than
-    model requests), times in Unix seconds (None for an empty file),
-    problems = count of damaged lines. A missing directory gives ``[]``.
+    Args:
+        directory: the sessions folder; a missing one gives ``[]``.
+
+    Returns:
+        ``[{"session_id", "path", "entries", "prompts", "replies", "first_time",
+        "last_time", "model", "problems"}]``: prompts = user text messages, replies =
+        assistant messages (a reply continued through max_tokens counts once, so replies may
+        be fewer than model requests), times in Unix seconds (None for an empty file),
+        problems = count of damaged lines.
     """
     folder = Path(directory)
     if not folder.is_dir():
@@ -246,7 +291,14 @@ def list_sessions(directory: str | Path) -> list[dict]:
 
 
 def main_sessions(directory: str | Path = "sessions") -> int:
-    """CLI body of ``mini-agent sessions``: print one line per session; exit code 0."""
+    """Print one line per session: the CLI body of ``mini-agent sessions``.
+
+    Args:
+        directory: the sessions folder (default ``sessions``).
+
+    Returns:
+        The exit code, 0.
+    """
     rows = list_sessions(directory)
     if not rows:
         print(f"no sessions in {directory}")
