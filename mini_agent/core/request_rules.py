@@ -18,7 +18,7 @@ Used by the offline API (``mini_agent/offline/transport.py``); taught in
 ``notebooks/01_agent_loop.ipynb`` (what the API refuses) and ``05_prompt_caching.ipynb``
 (automatic caching).
 
-Sources: API migration guide for 2026-10-21 (platform.claude.com/docs/en/api/
+Source: API migration guide for 2026-10-21 (platform.claude.com/docs/en/api/
 migration-2026-10-21, read 2026-12-01); the SDK 2.14 param types
 (``MessageCreateParamsBase``, ``BetaCompact20260112EditParam``, ``ThinkingConfigParam``:
 "a budget_tokens of at least 1,024"); 400 bodies quoted in public bug reports for the
@@ -92,7 +92,16 @@ class ModelLimits(Protocol):
 
 def fields_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
                    api_version: str = API_VERSION, betas: tuple[str, ...] = ()) -> str | None:
-    """The API's refusal of a top-level field the request may not carry, or None.
+    """Return the API's refusal of a top-level field the request may not carry, or None.
+
+    Args:
+        body: the JSON request body.
+        count_tokens: True for ``/v1/messages/count_tokens`` (fewer fields).
+        api_version: the ``anthropic-version`` header (the legacy one still takes sampling).
+        betas: the ``anthropic-beta`` flags (beta-only fields need one).
+
+    Returns:
+        ``"<field>: Extra inputs are not permitted"`` for the first such field, else None.
 
     >>> fields_problem({"model": "m", "max_tokens": 1, "messages": [], "temperature": 1.0})
     'temperature: Extra inputs are not permitted'
@@ -108,8 +117,16 @@ def fields_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
 
 def max_tokens_problem(body: Mapping[str, Any], model: str,
                        limits: ModelLimits | None) -> str | None:
-    """The refusal of a missing, negative or too large ``max_tokens``, or None (0 pre-warms
-    the cache: it is allowed).
+    """Return the refusal of a missing, negative or too large ``max_tokens``, or None.
+
+    Args:
+        body: the JSON request body.
+        model: its model id (named in the ceiling's message).
+        limits: the model's limits, or None (no ceiling). ``max_tokens: 0`` is allowed: it
+            pre-warms the cache.
+
+    Returns:
+        The API's message, or None.
 
     >>> max_tokens_problem({"max_tokens": -1}, "m", None)
     'max_tokens: Input should be greater than or equal to 0'
@@ -128,8 +145,16 @@ def max_tokens_problem(body: Mapping[str, Any], model: str,
 
 
 def thinking_problem(body: Mapping[str, Any], limits: ModelLimits | None) -> str | None:
-    """The refusal of a ``thinking`` setting the model does not take, or of a budget out of
-    range (at least 1,024 and below ``max_tokens``), or None."""
+    """Return the refusal of a ``thinking`` setting, or None.
+
+    Args:
+        body: the JSON request body.
+        limits: the model's limits (which thinking modes it takes), or None.
+
+    Returns:
+        The message for a mode the model does not take or a budget out of range (at least
+        1,024 and below ``max_tokens``), else None.
+    """
     thinking = body.get("thinking")
     if not isinstance(thinking, Mapping):
         return None
@@ -154,8 +179,14 @@ def thinking_problem(body: Mapping[str, Any], limits: ModelLimits | None) -> str
 
 
 def version_content_problem(messages: Any) -> str | None:
-    """The 2026-10-21 refusals inside the conversation: a ``document`` block in an assistant
-    turn, non-empty ``citations`` on a user text block. None when neither occurs.
+    """Return the 2026-10-21 refusals inside the conversation, or None.
+
+    Args:
+        messages: the request's messages (anything; non-lists are left to other checks).
+
+    Returns:
+        The message for a ``document`` block in an assistant turn or non-empty
+        ``citations`` on a user text block, else None.
 
     >>> version_content_problem([{"role": "user", "content": [
     ...     {"type": "text", "text": "x", "citations": [{"type": "char_location"}]}]}])
@@ -176,11 +207,18 @@ def version_content_problem(messages: Any) -> str | None:
 
 def context_management_problem(body: Mapping[str, Any],
                                betas: tuple[str, ...] = ()) -> str | None:
-    """The refusal of ``context_management`` without its beta flag or with a compaction
-    trigger under :data:`MIN_COMPACTION_TRIGGER_TOKENS`, or None.
+    """Return the refusal of a ``context_management`` setting, or None.
 
     ASSUMPTION: the wording of the missing-flag refusal (the API documents only that the
     flag is required) and of the trigger refusal (pydantic style, like its other range errors).
+
+    Args:
+        body: the JSON request body.
+        betas: the ``anthropic-beta`` flags of the request.
+
+    Returns:
+        The message for an edit sent without its beta flag or a compaction trigger under
+        :data:`MIN_COMPACTION_TRIGGER_TOKENS`, else None.
     """
     config = body.get("context_management")
     if config is None:
@@ -208,11 +246,16 @@ def context_management_problem(body: Mapping[str, Any],
 
 
 def combine_consecutive_turns(messages: list[dict]) -> list[dict]:
-    """Merge consecutive messages of the same role into one, as the API does ("Consecutive
-    user or assistant turns in your request will be combined into a single turn").
+    """Merge consecutive messages of the same role into one, as the API does.
 
-    Returns a new list; string contents become text blocks when merged. The input is not
-    mutated. Source: SDK ``MessageCreateParamsBase.messages`` docstring.
+    "Consecutive user or assistant turns in your request will be combined into a single
+    turn" (SDK ``MessageCreateParamsBase.messages`` docstring).
+
+    Args:
+        messages: the request's messages (not mutated).
+
+    Returns:
+        A new list; string contents become text blocks when merged.
 
     >>> combine_consecutive_turns([{"role": "user", "content": "a"},
     ...                            {"role": "user", "content": "b"}])[0]["content"]
@@ -242,9 +285,15 @@ def _cacheable(block: Any) -> bool:
 
 
 def automatic_cache_control_problem(body: Mapping[str, Any]) -> str | None:
-    """The refusal of a malformed top-level ``cache_control``, or None.
+    """Return the refusal of a malformed top-level ``cache_control``, or None.
 
     ASSUMPTION: the wording (pydantic style, like the API's other field errors).
+
+    Args:
+        body: the JSON request body.
+
+    Returns:
+        The message, or None when there is none or it is well formed.
     """
     marker = body.get("cache_control")
     if marker is None:
@@ -257,15 +306,20 @@ def automatic_cache_control_problem(body: Mapping[str, Any]) -> str | None:
 
 
 def place_automatic_cache_control(body: Mapping[str, Any]) -> dict[str, Any]:
-    """Return a copy of ``body`` whose top-level ``cache_control`` sits on the last cacheable
-    block (automatic caching); a body without one is returned as a shallow copy.
+    """Put a body's top-level ``cache_control`` on its last cacheable block.
 
     The last block of the prompt in the order tools, system, messages is marked; when it
     cannot carry a marker (a thinking block, an empty text) the marker walks back to the
     block before it. A string ``content`` or ``system`` becomes one text block. A block that
     already has its own marker keeps it (ASSUMPTION: the automatic breakpoint then uses no
-    extra slot). The input is not mutated. Source: prompt caching docs, "Automatic caching":
-    "the system automatically applies the cache breakpoint to the last cacheable block".
+    extra slot). Source: prompt caching docs, "Automatic caching": "the system automatically
+    applies the cache breakpoint to the last cacheable block".
+
+    Args:
+        body: the JSON request body (not mutated).
+
+    Returns:
+        A copy with the marker placed; a body without one comes back as a shallow copy.
 
     >>> placed = place_automatic_cache_control({"cache_control": {"type": "ephemeral"},
     ...     "messages": [{"role": "user", "content": "hi"}]})
@@ -306,8 +360,10 @@ def place_automatic_cache_control(body: Mapping[str, Any]) -> dict[str, Any]:
 def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
                     api_version: str = API_VERSION, betas: tuple[str, ...] = (),
                     limits: ModelLimits | None = None) -> str | None:
-    """Every top-level rule of this module, in the order the API checks them (ASSUMPTION:
-    fields, model, max_tokens, thinking, cache_control, context management, content).
+    """Run every top-level rule, in the order the API checks them.
+
+    ASSUMPTION on the order: fields, model, max_tokens, thinking, cache_control, context
+    management, system messages, content.
 
     Args:
         body: the JSON request body.
@@ -315,6 +371,7 @@ def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
         api_version: the request's ``anthropic-version`` header.
         betas: the request's ``anthropic-beta`` flags.
         limits: the model's limits, or None for a model the kit does not know (no ceilings).
+
     Returns:
         The first refusal's message, or None when these rules accept the request.
     """

@@ -31,18 +31,16 @@ transport plays the API's part:
 The brain is any object with ``respond(request: dict) -> {"content": [...], "stop_reason":
 str}``; see :mod:`mini_agent.offline.brains` and :mod:`mini_agent.offline.demo_brain`.
 
-Sources: Messages API reference and streaming docs (docs.anthropic.com, "Streaming Messages":
+Source: Messages API reference and streaming docs (docs.anthropic.com, "Streaming Messages":
 event order message_start, content_block_start/delta/stop, message_delta, message_stop);
 errors docs (error JSON ``{"type": "error", "error": {"type", "message"}}``, 529 overloaded).
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import threading
-import time
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Sequence
 
 import anthropic
 import httpx2
@@ -60,6 +58,8 @@ from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
 from mini_agent.offline.max_tokens import enforce_max_tokens
+from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
+                                         RequestTransform, UsageModel, _WallClock, api_error)
 from mini_agent.offline.sse import EventStream, sse_events
 
 __all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "OfflineTransport",
@@ -75,69 +75,6 @@ OFFLINE_API_KEY = "offline-no-key"
 ALLOWED_REQUEST_KEYS = MESSAGES_FIELDS | BETA_FIELDS
 """Top-level fields a ``/v1/messages`` body may carry in version 2026-10-21 (beta included)."""
 
-
-class Brain(Protocol):
-    """Decides the assistant's reply from the request. Stateless and deterministic."""
-
-    def respond(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Return ``{"content": [blocks], "stop_reason": "end_turn" | "tool_use" | ...}``."""
-        ...  # pragma: no cover - protocol
-
-
-class UsageModel(Protocol):
-    """Computes the input side of ``usage`` for a request (e.g. a prompt-cache simulator)."""
-
-    def usage(self, request: dict[str, Any], *, now: float) -> dict[str, Any]:
-        """Return ``{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}``."""
-        ...  # pragma: no cover - protocol
-
-
-RequestTransform = Callable[[dict[str, Any]], "tuple[dict[str, Any], dict[str, Any]]"]
-
-
-@dataclasses.dataclass
-class FaultPlan:
-    """Faults to inject, by request number (1-based count of ``/v1/messages`` HTTP requests).
-
-    Attributes: max_tokens_at: ``{n: "text" | "tool_use"}``: cut request n's reply inside its
-    first text block, or inside its last tool_use's JSON input, with ``stop_reason:
-    "max_tokens"``; overloaded_at: request numbers answered with 529 ``overloaded_error``
-    (the SDK retries these by itself); stream_error_at: ``{n: "overloaded_error" | ...}``:
-    request n's stream sends an ``error`` event of that type after its first content block
-    (the SDK raises it mid-stream; it does not retry a stream that has started);
-    stream_drop_at: request numbers whose connection drops after the first content block
-    (tools may have started); stream_delay_seconds: pause between SSE events, so tools
-    visibly start while the model is still streaming.
-    """
-
-    max_tokens_at: dict[int, str] = dataclasses.field(default_factory=dict)
-    overloaded_at: set[int] = dataclasses.field(default_factory=set)
-    stream_error_at: dict[int, str] = dataclasses.field(default_factory=dict)
-    stream_drop_at: set[int] = dataclasses.field(default_factory=set)
-    stream_delay_seconds: float = 0.0
-
-
-class DefaultUsage:
-    """Usage without prompt caching: every input token is uncached (``approx_body_tokens``)."""
-
-    def usage(self, request: dict[str, Any], *, now: float) -> dict[str, Any]:
-        """Return the input-side usage fields; cache fields are 0."""
-        tokens = approx_body_tokens(request)
-        return {"input_tokens": tokens, "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 0}
-
-
-def api_error(status: int, kind: str, message: str) -> httpx2.Response:
-    """Return an API-shaped error response ``{"type": "error", "error": {"type", "message"}}``."""
-    body = {"type": "error", "error": {"type": kind, "message": message}}
-    return httpx2.Response(status, json=body, headers={"request-id": "req_offline_error"})
-
-
-class _WallClock:
-    """The wall clock the transport uses when given none (``time.time()``, seconds)."""
-
-    def now(self) -> float:
-        return time.time()
 
 
 class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
@@ -172,12 +109,26 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
     # -- httpx2 entry points -------------------------------------------------------------
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        """Serve one request synchronously (httpx2.BaseTransport)."""
+        """Serve one request synchronously (``httpx2.BaseTransport``).
+
+        Args:
+            request: the SDK's HTTP request.
+
+        Returns:
+            The API's answer: a message (JSON or SSE), a count, or an error.
+        """
         request.read()
         return self._route(request, is_async=False)
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        """Serve one request for an async client (httpx2.AsyncBaseTransport)."""
+        """Serve one request for an async client (``httpx2.AsyncBaseTransport``).
+
+        Args:
+            request: the SDK's HTTP request.
+
+        Returns:
+            The API's answer: a message (JSON or SSE), a count, or an error.
+        """
         await request.aread()
         return self._route(request, is_async=True)
 
@@ -359,10 +310,17 @@ def offline_client(brain: Brain | None = None, *, max_retries: int = 2,
                    **transport_kwargs: Any) -> anthropic.Anthropic:
     """Return a real ``anthropic.Anthropic`` client served by an :class:`OfflineTransport`.
 
-    Args: brain: the reply policy (default: :class:`~mini_agent.offline.brains.EchoBrain`);
-    max_retries: the SDK's retry count (it retries 529/overload by itself);
-    transport_kwargs: passed to OfflineTransport. The transport is reachable as
-    ``client.offline_transport`` (requests seen, counters). No network, no API key needed.
+    No network, no API key needed. The transport is reachable as ``client.offline_transport``
+    (requests seen, counters).
+
+    Args:
+        brain: the reply policy (default: :class:`~mini_agent.offline.brains.EchoBrain`).
+        max_retries: the SDK's retry count (it retries a 529 "Overloaded" by itself; a
+            stream that broke after it started is the loop's to retry).
+        transport_kwargs: passed to :class:`OfflineTransport` (``faults``, ``usage_model``...).
+
+    Returns:
+        The client.
     """
     return _build(anthropic.Anthropic, httpx2.Client, brain, max_retries, transport_kwargs)
 
@@ -371,7 +329,13 @@ def offline_async_client(brain: Brain | None = None, *, max_retries: int = 2,
                          **transport_kwargs: Any) -> anthropic.AsyncAnthropic:
     """Return a real ``anthropic.AsyncAnthropic`` client over an :class:`OfflineTransport`.
 
-    Same arguments as :func:`offline_client`; ``client.offline_transport`` is the transport.
+    Args:
+        brain: the reply policy (default: :class:`~mini_agent.offline.brains.EchoBrain`).
+        max_retries: the SDK's retry count.
+        transport_kwargs: passed to :class:`OfflineTransport`.
+
+    Returns:
+        The client; ``client.offline_transport`` is the transport.
     """
     return _build(anthropic.AsyncAnthropic, httpx2.AsyncClient, brain, max_retries,
                   transport_kwargs)
