@@ -17,23 +17,23 @@ Shapes (Messages API, https://docs.anthropic.com/en/api/messages)::
           | {"type": "tool_result", "tool_use_id": str, "content": str | list[block],
              "is_error": bool (optional)}
           | {"type": "image", "source": {...}} | {"type": "thinking", ...} | ...
+
+Source: Messages API reference (docs.anthropic.com/en/api/messages) and tool-use docs; the
+API's 400 texts; 002_4516104fd432e704.txt pitfall 1 (every tool_use answered, in order).
 """
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 from mini_agent.core.block_rules import (ALLOWED_MESSAGE_KEYS, KNOWN_BLOCK_TYPES, Problem,
                                          block_keys_problem, text_problem,
                                          tool_result_content_problem)
-from mini_agent.core.wire_rules import cache_markers, final_whitespace_problem, ttl_order_problem
-
-Message = dict[str, Any]
-"""One message as a plain dict, ``{"role": "user" | "assistant", "content": str | list[Block]}``:
-the shape of the SDK's ``MessageParam``, named apart from that type (this is only an alias)."""
-
-Block = dict[str, Any]
-"""One content block as a plain dict (``{"type": "text", "text": str}``, ...)."""
+from mini_agent.core.message_parts import (  # noqa: F401 (re-exported)
+    Block, Message, assistant, content_blocks, count_cache_control, iter_blocks, text_block,
+    tool_names_by_id, tool_result_block, tool_result_positions, tool_result_text, tool_results,
+    tool_use_block, tool_uses, user)
+from mini_agent.core.wire_rules import final_whitespace_problem, ttl_order_problem
 
 NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
                   "returned, so its result is unknown and whether it took effect was not "
@@ -71,106 +71,6 @@ class MessageValidationError(ValueError):
 
 # --------------------------------------------------------------------------- builders
 
-def text_block(text: str) -> Block:
-    """Return ``{"type": "text", "text": text}``. Example: ``text_block("hi")["type"] == "text"``."""
-    return {"type": "text", "text": text}
-
-
-def user(content: str | list[Block]) -> Message:
-    """Return a user message ``{"role": "user", "content": content}`` (content is not copied)."""
-    return {"role": "user", "content": content}
-
-
-def assistant(content: str | list[Block]) -> Message:
-    """Return an assistant message ``{"role": "assistant", "content": content}``."""
-    return {"role": "assistant", "content": content}
-
-
-def tool_use_block(id: str, name: str, input: dict[str, Any]) -> Block:
-    """Return a ``tool_use`` block ``{"type": "tool_use", "id", "name", "input"}``."""
-    return {"type": "tool_use", "id": id, "name": name, "input": input}
-
-
-def tool_result_block(tool_use_id: str, content: str | list[Block], *,
-                      is_error: bool = False) -> Block:
-    """Return a ``tool_result`` block; ``is_error`` is written only when True.
-
-    Example: ``tool_result_block("toolu_1", "ok") == {"type": "tool_result",
-    "tool_use_id": "toolu_1", "content": "ok"}``.
-    """
-    block: Block = {"type": "tool_result", "tool_use_id": tool_use_id, "content": content}
-    if is_error:
-        block["is_error"] = True
-    return block
-
-
-# --------------------------------------------------------------------------- readers
-
-def content_blocks(message: Message) -> list[Block]:
-    """Return a message's content as a list of blocks (a string becomes one text block).
-
-    The returned list is new, the blocks are the message's own (do not mutate them).
-    """
-    content = message.get("content")
-    if isinstance(content, str):
-        return [text_block(content)]
-    return list(content or [])
-
-
-def iter_blocks(messages: Iterable[Message]) -> Iterator[tuple[int, int, Block]]:
-    """Yield ``(message_index, block_index, block)`` for every block, oldest first."""
-    for i, message in enumerate(messages):
-        for j, block in enumerate(content_blocks(message)):
-            yield i, j, block
-
-
-def tool_uses(message: Message) -> list[Block]:
-    """Return the ``tool_use`` blocks of one message, in order."""
-    return [b for b in content_blocks(message) if b.get("type") == "tool_use"]
-
-
-def tool_results(message: Message) -> list[Block]:
-    """Return the ``tool_result`` blocks of one message, in order."""
-    return [b for b in content_blocks(message) if b.get("type") == "tool_result"]
-
-
-def tool_result_text(block: Block) -> str:
-    """Return the text of a ``tool_result`` (str content, or the text parts of list content joined).
-
-    Example: ``tool_result_text({"type": "tool_result", "tool_use_id": "t",
-    "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]}) == "ab"``.
-    """
-    content = block.get("content", "")
-    if isinstance(content, str):
-        return content
-    return "".join(part.get("text", "") for part in content or [] if part.get("type") == "text")
-
-
-def tool_result_positions(messages: list[Message]) -> list[tuple[int, int]]:
-    """``(message_index, block_index)`` of every ``tool_result`` in a user message, oldest first.
-
-    Example: ``tool_result_positions([user("go"), assistant([tool_use_block("t", "ls", {})]),
-    user([tool_result_block("t", "ok")])]) == [(2, 0)]``.
-    """
-    return [(i, j) for i, message in enumerate(messages) if message.get("role") == "user"
-            and not isinstance(message.get("content"), str)
-            for j, block in enumerate(message.get("content") or [])
-            if block.get("type") == "tool_result"]
-
-
-def tool_names_by_id(messages: Iterable[Message]) -> dict[str, str]:
-    """Map each ``tool_use`` id in the history to its tool name."""
-    return {b["id"]: b.get("name", "") for _, _, b in iter_blocks(messages)
-            if b.get("type") == "tool_use"}
-
-
-def count_cache_control(request_parts: Iterable[Any]) -> int:
-    """Count ``cache_control`` markers in any nested structure (tools, system, messages)."""
-    return len(cache_markers(list(request_parts)))
-
-
-# --------------------------------------------------------------------------- validation
-
 def _raise_on(problem: Problem | None, index: int) -> None:
     """Raise a block's ``(rule, sentence)`` problem as the error of message ``index``."""
     if problem:
@@ -205,11 +105,17 @@ def validate_messages(messages: list[Message], *, system: Any = None,
         blocks;
       * with ``request``: "final assistant content cannot end with trailing whitespace".
 
-    Args: messages: oldest first; system: the request's ``system`` (str or blocks), only
-    counted for cache markers; tools: the request's tool definitions, likewise; request:
-    False checks a stored history instead of a request body (its final assistant turn is
-    not sent as it is: a user turn follows it first).
-    Returns: None. Raises: MessageValidationError with ``index``/``tool_use_id`` set.
+    Args:
+        messages: the history, oldest first (never mutated).
+        system: the request's ``system`` (str or blocks), only counted for cache markers.
+        tools: the request's tool definitions, likewise.
+        request: True (default) checks a request body; False checks a stored history,
+            whose final assistant message is not sent as it is (a user message follows it
+            first).
+
+    Raises:
+        MessageValidationError: the first broken rule, with ``index`` / ``tool_use_id`` set.
+
     Source: Messages API reference and tool-use docs (docs.anthropic.com); pitfall 1 of
     002_4516104fd432e704.txt; empty-text rule from the same seed.
     """
@@ -361,8 +267,13 @@ def answer_unanswered_tool_uses(messages: list[Message], *,
     front of the next user message, or in a new user message when the call is the last
     message or is followed by another assistant message.
 
-    Returns a new list (unchanged messages are shared, never mutated); a history with nothing
-    unanswered comes back equal to the input.
+    Args:
+        messages: the history (never mutated).
+        text: the answers' content (default :data:`NO_RESULT_TEXT`).
+
+    Returns:
+        A new list (unchanged messages are shared); a history with nothing unanswered comes
+        back equal to the input.
 
     >>> fixed = answer_unanswered_tool_uses([user("go"), assistant([tool_use_block(
     ...     "toolu_1", "grep", {})])])
