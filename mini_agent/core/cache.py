@@ -9,7 +9,7 @@ do: notice cache breaks (``mini_agent.core.cache_breaks``), price usage
 or talk to the network. Pure; no function mutates its input. Taught in
 ``notebooks/05_prompt_caching.ipynb``.
 
-Sources (read 2026-11-29):
+Source: (read 2026-11-29)
   * Seed 002_4516104fd432e704.txt, section 4 (promptCache.ts: DYNAMIC_BOUNDARY,
     splitSystemPrompt).
   * Seed 004_b74ef821c58ee4ec.txt ("prompt cache and context layout": tools -> system ->
@@ -46,8 +46,14 @@ CLEARED_TOOL_RESULT = "[Old tool result content cleared]"
 def split_system_prompt(prompt: str) -> tuple[str, str]:
     """Split ``prompt`` at the first :data:`DYNAMIC_BOUNDARY` into ``(static, dynamic)``.
 
-    Without the marker the whole prompt is static and dynamic is ``""``. The marker itself
-    is dropped. Source: splitSystemPrompt in 002_4516104fd432e704.txt.
+    Source: splitSystemPrompt in 002_4516104fd432e704.txt.
+
+    Args:
+        prompt: the whole system prompt.
+
+    Returns:
+        ``(static, dynamic)``; without the marker the whole prompt is static and dynamic is
+        ``""``. The marker itself is dropped.
 
     >>> split_system_prompt("rules" + DYNAMIC_BOUNDARY + "time: 12:00")
     ('rules', 'time: 12:00')
@@ -61,9 +67,18 @@ def split_system_prompt(prompt: str) -> tuple[str, str]:
 
 
 def cache_control(ttl: str = "5m") -> dict[str, str]:
-    """Return the ``cache_control`` value for a TTL: ``{"type": "ephemeral"}`` for "5m" (the
-    API default, written without ``ttl`` so requests stay minimal) or
-    ``{"type": "ephemeral", "ttl": "1h"}``. Raises ValueError for any other ttl."""
+    """Return the ``cache_control`` value for a TTL.
+
+    Args:
+        ttl: ``"5m"`` (the API default) or ``"1h"``.
+
+    Returns:
+        ``{"type": "ephemeral"}`` for "5m" (written without ``ttl`` so requests stay
+        minimal) or ``{"type": "ephemeral", "ttl": "1h"}``.
+
+    Raises:
+        ValueError: any other ttl.
+    """
     if ttl not in TTL_SECONDS:
         raise ValueError(f"cache ttl must be one of {sorted(TTL_SECONDS)}, got {ttl!r}")
     return {"type": "ephemeral"} if ttl == "5m" else {"type": "ephemeral", "ttl": ttl}
@@ -72,10 +87,19 @@ def cache_control(ttl: str = "5m") -> dict[str, str]:
 def build_system_blocks(prompt: str, *, ttl: str = "5m") -> list[dict[str, Any]]:
     """Return system text blocks with ``cache_control`` on the static part only.
 
-    Shapes: ``[{"type": "text", "text": static, "cache_control": {...}},
-    {"type": "text", "text": dynamic}]``; an empty (or whitespace-only) part is left out,
-    because the API rejects empty text blocks; a prompt with no static text gets no marker.
-    Raises ValueError for an unknown ttl. Source: seed 002 section 4.
+    Source: seed 002 section 4.
+
+    Args:
+        prompt: the system prompt, possibly holding :data:`DYNAMIC_BOUNDARY`.
+        ttl: the static part's TTL (``"5m"`` or ``"1h"``).
+
+    Returns:
+        ``[{"type": "text", "text": static, "cache_control": {...}}, {"type": "text",
+        "text": dynamic}]``; an empty (or whitespace-only) part is left out, because the API
+        rejects empty text blocks; a prompt with no static text gets no marker.
+
+    Raises:
+        ValueError: an unknown ttl (from :func:`cache_control`).
 
     >>> [b.get("cache_control") for b in build_system_blocks("A" + DYNAMIC_BOUNDARY + "B")]
     [{'type': 'ephemeral'}, None]
@@ -90,7 +114,14 @@ def build_system_blocks(prompt: str, *, ttl: str = "5m") -> list[dict[str, Any]]
 
 
 def strip_cache_control(obj: Any) -> Any:
-    """Return a deep copy of ``obj`` with every ``cache_control`` key removed (input untouched)."""
+    """Remove every ``cache_control`` key, at any depth, from a copy of ``obj``.
+
+    Args:
+        obj: any nesting of dicts and lists (untouched).
+
+    Returns:
+        A deep copy without the markers.
+    """
     if isinstance(obj, dict):
         return {k: strip_cache_control(v) for k, v in obj.items() if k != "cache_control"}
     if isinstance(obj, list):
@@ -109,6 +140,12 @@ def _sorted_keys(obj: Any) -> Any:
 def canonical_json(obj: Any) -> str:
     """Serialise ``obj`` the same way every time: sorted keys, no spaces, UTF-8 kept.
 
+    Args:
+        obj: any JSON-serialisable value.
+
+    Returns:
+        The JSON text.
+
     >>> canonical_json({"b": 1, "a": [2, {"d": 3, "c": 4}]})
     '{"a":[2,{"c":4,"d":3}],"b":1}'
     """
@@ -120,7 +157,13 @@ def canonical_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     The SDK writes dicts in insertion order, so rebuilding them sorted makes the wire bytes
     depend only on the content (seed 004: tool order and key order must not change between
-    requests). Returns new dicts; the input is not mutated.
+    requests).
+
+    Args:
+        tools: tool definitions (not mutated).
+
+    Returns:
+        New dicts, sorted.
     """
     return [_sorted_keys(copy.deepcopy(dict(t))) for t in sorted(tools, key=lambda t: t["name"])]
 
@@ -265,5 +308,11 @@ def request_bytes(request_kwargs: Mapping[str, Any]) -> bytes:
 
     Used to show that :func:`place_breakpoints` with ``canonical=True`` gives the same bytes
     for the same logical request, whatever the order its dicts were built in.
+
+    Args:
+        request_kwargs: ``messages.create`` kwargs.
+
+    Returns:
+        The compact UTF-8 JSON bytes.
     """
     return json.dumps(dict(request_kwargs), ensure_ascii=False, separators=(",", ":")).encode()

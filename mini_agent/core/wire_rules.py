@@ -4,7 +4,8 @@
 ``tool_result`` content may hold, and the final assistant turn's trailing whitespace. Each
 function returns a problem sentence or None; :func:`mini_agent.core.messages.validate_messages`
 raises on them. Pure: no IO, inputs never mutated. Taught in ``notebooks/05_prompt_caching.ipynb``
-(TTLs) and ``01_agent_loop.ipynb``. Source: prompt caching docs ("Mixing different TTLs":
+(TTLs) and ``01_agent_loop.ipynb``.
+Source: prompt caching docs ("Mixing different TTLs":
 longer TTLs must appear before shorter ones, in the order tools, system, messages); the
 SDK's ``ToolResultBlockParam`` and ``CacheControlEphemeralParam`` types; the API's 400s
 "final assistant content cannot end with trailing whitespace" and "a ttl='1h' cache_control
@@ -24,7 +25,14 @@ CACHE_TTL_ORDER = {"5m": 0, "1h": 1}
 
 
 def cache_control_problem(marker: Any) -> str | None:
-    """Why ``marker`` is not a valid ``cache_control`` value (None: valid, or absent).
+    """Say why ``marker`` is not a valid ``cache_control`` value.
+
+    Args:
+        marker: the value of a ``cache_control`` key.
+
+    Returns:
+        The problem sentence, or None for a valid marker
+        (``{"type": "ephemeral", "ttl"?: "5m" | "1h"}``).
 
     >>> cache_control_problem({"type": "ephemeral", "ttl": "2h"}) is not None
     True
@@ -39,7 +47,13 @@ def cache_control_problem(marker: Any) -> str | None:
 
 
 def cache_markers(parts: Any) -> list[dict]:
-    """Every ``cache_control`` value inside ``parts``, in document order (depth first).
+    """Collect every ``cache_control`` value inside ``parts``, in document order (depth first).
+
+    Args:
+        parts: any nesting of dicts and lists (``[tools, system, messages]``).
+
+    Returns:
+        The marker values, in order.
 
     >>> cache_markers([[{"cache_control": {"type": "ephemeral"}}], []])
     [{'type': 'ephemeral'}]
@@ -58,13 +72,26 @@ def cache_markers(parts: Any) -> list[dict]:
 
 
 def ttl_rank(marker: Any) -> int:
-    """The rank of a marker's TTL in :data:`CACHE_TTL_ORDER` (unknown values rank as "5m")."""
+    """Rank a marker's TTL in :data:`CACHE_TTL_ORDER`.
+
+    Args:
+        marker: a ``cache_control`` value.
+
+    Returns:
+        Its TTL's index (unknown values rank as "5m").
+    """
     return CACHE_TTL_ORDER.get(marker.get("ttl", "5m"), 0) if isinstance(marker, dict) else 0
 
 
 def cache_markers_with_paths(parts: Any) -> list[tuple[str, dict]]:
-    """Every ``cache_control`` in ``[tools, system, messages]`` with the API's path to its
-    block (``"tools.2"``, ``"system.0"``, ``"messages.4.content.1"``), in document order.
+    """Collect every ``cache_control`` in ``[tools, system, messages]`` with its API path.
+
+    Args:
+        parts: ``[tools, system, messages]`` (each a list, possibly empty).
+
+    Returns:
+        ``[(path, marker)]`` in document order, the path as the API names the block
+        (``"tools.2"``, ``"system.0"``, ``"messages.4.content.1"``).
 
     >>> cache_markers_with_paths([[], [{"cache_control": {"type": "ephemeral"}}], []])
     [('system.0', {'type': 'ephemeral'})]
@@ -88,8 +115,14 @@ def cache_markers_with_paths(parts: Any) -> list[tuple[str, dict]]:
 
 
 def ttl_order_problem(parts: Any) -> str | None:
-    """The API's refusal when a marker in ``parts`` (``[tools, system, messages]``) has a
-    longer TTL than one before it ("longer TTLs must come first"), or None.
+    """Return the API's refusal of a marker with a longer TTL than one before it, or None.
+
+    Args:
+        parts: ``[tools, system, messages]``, processed in that order by the API.
+
+    Returns:
+        The 400 message naming the offending marker's path, or None ("longer TTLs must come
+        first" holds).
 
     >>> print(ttl_order_problem([[], [], [{"role": "user", "content": [
     ...     {"cache_control": {"type": "ephemeral"}},
@@ -110,8 +143,14 @@ def ttl_order_problem(parts: Any) -> str | None:
 
 
 def final_whitespace_problem(message: Any) -> str | None:
-    """The API's refusal when ``message`` (the last of a request) is an assistant turn whose
-    content ends in whitespace, else None.
+    """Return the API's refusal of a final assistant message ending in whitespace, or None.
+
+    Args:
+        message: the last message of a request.
+
+    Returns:
+        ``"final assistant content cannot end with trailing whitespace"`` for an assistant
+        message whose content ends in whitespace, else None.
 
     >>> final_whitespace_problem({"role": "assistant", "content": "Done.\\n"})
     'final assistant content cannot end with trailing whitespace'
@@ -128,12 +167,16 @@ def final_whitespace_problem(message: Any) -> str | None:
 
 
 def shorten_later_ttls(parts: Any) -> int:
-    """Give every ``cache_control`` marker in ``parts`` (``[tools, system, messages]``) a TTL
-    no longer than any marker before it, so longer TTLs always come first.
+    """Shorten every marker whose TTL is longer than one before it, so longer TTLs come first.
 
     A later, longer marker is shortened (never an earlier one lengthened: that would raise
     the write price). MUTATES the markers in ``parts``: pass a copy you own.
-    Returns: how many markers were shortened.
+
+    Args:
+        parts: ``[tools, system, messages]``.
+
+    Returns:
+        How many markers were shortened.
 
     >>> parts = [[], [{"cache_control": {"type": "ephemeral"}}],
     ...          [{"cache_control": {"type": "ephemeral", "ttl": "1h"}}]]
