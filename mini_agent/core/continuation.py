@@ -26,7 +26,8 @@ each piece (its complete blocks, stop_reason and usage) and it says what to do n
 messages and ``max_tokens`` scale the next request takes. :func:`auto_continue` /
 :func:`async_auto_continue` drive it with plain ``client.messages.create`` calls; the agent
 loop (:func:`mini_agent.harness.loop.run_loop`) drives it with streamed pieces. Taught in
-``notebooks/03_observation_masking.ipynb``. Source: 000_86e3ff2076a5ae37.txt (autoContinue).
+``notebooks/03_observation_masking.ipynb``.
+Source: 000_86e3ff2076a5ae37.txt (autoContinue).
 """
 
 from __future__ import annotations
@@ -55,14 +56,19 @@ class Continuing:
 
 
 def merge_pieces(pieces: list[list[Block]]) -> list[Block]:
-    """Concatenate content pieces into one list; adjacent text blocks joined, then text that
-    is empty or whitespace-only dropped (the API refuses such blocks).
+    """Merge content pieces into one reply: adjacent text joined, blank text dropped.
 
-    Returns a new list (inputs not mutated); ``[]`` when no piece held anything but
-    whitespace (there is no reply to store, as in the streaming loop). Example:
-    ``merge_pieces([[{"type": "text", "text": "Hel"}], [{"type": "text", "text": "lo"}]])
-    == [{"type": "text", "text": "Hello"}]``; ``merge_pieces([[{"type": "text", "text":
-    "\\n"}]]) == []``.
+    Text that is empty or whitespace-only after joining is dropped (the API refuses such
+    blocks).
+
+    Args:
+        pieces: the pieces' content blocks, oldest first (not mutated).
+
+    Returns:
+        A new list; ``[]`` when no piece held anything but whitespace (there is no reply to
+        store, as in the streaming loop). Example: ``merge_pieces([[{"type": "text", "text":
+        "Hel"}], [{"type": "text", "text": "lo"}]]) == [{"type": "text", "text": "Hello"}]``;
+        ``merge_pieces([[{"type": "text", "text": "\\n"}]]) == []``.
     """
     merged: list[Block] = []
     for piece in pieces:
@@ -79,10 +85,17 @@ def merge_pieces(pieces: list[list[Block]]) -> list[Block]:
 
 
 def continuation_messages(messages: list[Message], text_so_far: str) -> list[Message]:
-    """Return ``messages + [assistant(text, trailing whitespace stripped), user(CONTINUE_PROMPT)]``.
+    """Return the messages of a continuation request.
 
-    Raises ValueError if the stripped text is empty (an empty assistant message is invalid).
-    The input list is not mutated.
+    Args:
+        messages: the history the reply answers (not mutated).
+        text_so_far: the reply's text so far.
+
+    Returns:
+        ``messages + [assistant(text, trailing whitespace stripped), user(CONTINUE_PROMPT)]``.
+
+    Raises:
+        ValueError: the stripped text is empty (an empty assistant message is invalid).
     """
     text = text_so_far.rstrip()
     if not text:
@@ -92,8 +105,20 @@ def continuation_messages(messages: list[Message], text_so_far: str) -> list[Mes
 
 def next_step(*, stop_reason: str | None, text_so_far: str, has_complete_tool_use: bool,
               attempt: int, max_attempts: int = MAX_CONTINUE_ATTEMPTS) -> str:
-    """Decide what follows a reply piece: ``"done"``, ``"continue"``, ``"retry_larger"`` or
-    ``"give_up"`` (attempts exhausted: synthetic end_turn). ``attempt`` counts from 1."""
+    """Decide what follows a reply piece.
+
+    Args:
+        stop_reason: the piece's stop_reason.
+        text_so_far: the merged reply's text so far.
+        has_complete_tool_use: the merged reply holds a complete tool_use.
+        attempt: requests made for this reply, counting from 1.
+        max_attempts: requests allowed, the first included.
+
+    Returns:
+        ``"done"``, ``"continue"`` (text to continue from), ``"retry_larger"`` (nothing to
+        send back: double ``max_tokens``) or ``"give_up"`` (attempts exhausted: synthetic
+        end_turn).
+    """
     if stop_reason != "max_tokens" or has_complete_tool_use:
         return "done"
     if attempt >= max_attempts:
@@ -118,9 +143,15 @@ def drop_truncated(content: list[Block], stop_reason: str | None) -> tuple[list[
 
 
 def add_usage(total: dict[str, int], usage: dict[str, Any] | None) -> dict[str, int]:
-    """Return ``total`` plus ``usage``, field by field over :data:`USAGE_FIELDS` (new dict).
+    """Add two usage dicts field by field over :data:`USAGE_FIELDS`.
 
-    Example: ``add_usage({"input_tokens": 1}, {"input_tokens": 2})["input_tokens"] == 3``.
+    Args:
+        total: the counts so far.
+        usage: one response's ``usage`` (None counts as zeros).
+
+    Returns:
+        A new dict. Example: ``add_usage({"input_tokens": 1}, {"input_tokens":
+        2})["input_tokens"] == 3``.
     """
     return {key: total.get(key, 0) + int((usage or {}).get(key) or 0) for key in USAGE_FIELDS}
 
@@ -197,8 +228,12 @@ class Continuation:
         return step
 
     def result(self) -> dict[str, Any]:
-        """``{"role": "assistant", "content", "stop_reason", "usage", "attempts",
-        "dropped_tool_use_ids"}``: what :func:`auto_continue` returns."""
+        """Return the merged reply, as :func:`auto_continue` returns it.
+
+        Returns:
+            ``{"role": "assistant", "content", "stop_reason", "usage", "attempts",
+            "dropped_tool_use_ids"}``.
+        """
         return {"role": "assistant", "content": self.content, "stop_reason": self.stop_reason,
                 "usage": dict(self.usage), "attempts": self.attempts,
                 "dropped_tool_use_ids": list(self.dropped_tool_use_ids)}
@@ -245,7 +280,18 @@ def auto_continue(client: Any, *, max_attempts: int = MAX_CONTINUE_ATTEMPTS,
 
 async def async_auto_continue(client: Any, *, max_attempts: int = MAX_CONTINUE_ATTEMPTS,
                               **create_kwargs: Any) -> dict[str, Any]:
-    """The same as :func:`auto_continue` for an ``anthropic.AsyncAnthropic`` client."""
+    """Continue through ``max_tokens`` with an ``anthropic.AsyncAnthropic`` client.
+
+    The same algorithm as :func:`auto_continue`.
+
+    Args:
+        client: an ``anthropic.AsyncAnthropic`` (online or ``offline_async_client()``).
+        max_attempts: requests at most, the first included.
+        create_kwargs: ``model``, ``max_tokens``, ``messages`` (not mutated), ...
+
+    Returns:
+        The same dict as :func:`auto_continue`.
+    """
     continuation = Continuation(create_kwargs["messages"], max_attempts=max_attempts)
     while _feed_response(continuation, await client.messages.create(
             **_request(continuation, create_kwargs))) in ("continue", "retry_larger"):

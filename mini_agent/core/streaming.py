@@ -25,7 +25,8 @@ tool_use with an empty fragment sequence is held until the next block starts or 
 
 This module does no IO: events in, chunks out (sans-IO, like h11). It accepts the SDK's
 ``RawMessageStreamEvent`` objects or their plain dicts. Taught in
-``notebooks/01_agent_loop.ipynb``; exercise ``01``. Source: 002_4516104fd432e704.txt section 1
+``notebooks/01_agent_loop.ipynb``; exercise ``01``.
+Source: 002_4516104fd432e704.txt section 1
 (pitfall 2: "content_block_start input is always {}"); Anthropic "Streaming Messages" docs.
 """
 
@@ -82,7 +83,17 @@ USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
 
 
 def event_dict(event: Any) -> dict[str, Any]:
-    """Return a raw stream event as a plain dict (SDK pydantic objects or dicts accepted)."""
+    """Return a raw stream event as a plain dict (SDK pydantic objects or dicts accepted).
+
+    Args:
+        event: a ``RawMessageStreamEvent`` (or any pydantic model) or a dict.
+
+    Returns:
+        The event's dict (a dict is returned as is).
+
+    Raises:
+        TypeError: anything else.
+    """
     if isinstance(event, dict):
         return event
     if hasattr(event, "to_dict"):
@@ -159,7 +170,18 @@ class StreamAssembler:
 
     # -- the state machine -------------------------------------------------------------
     def feed(self, event: Any) -> list[Chunk]:
-        """Consume one raw event and return the chunks it completes (often none)."""
+        """Consume one raw event and return the chunks it completes (often none).
+
+        Args:
+            event: the next raw stream event (object or dict).
+
+        Returns:
+            The :class:`TextDelta`, :class:`ToolUseReady`, :class:`ToolUseTruncated` and
+            :class:`StreamDone` chunks it completes, in order.
+
+        Raises:
+            ValueError: an event before ``message_start``, or a delta for an unknown block.
+        """
         ev = event_dict(event)
         kind = ev.get("type")
         if kind == "message_start":
@@ -245,16 +267,24 @@ class StreamAssembler:
         return out
 
     def finish(self) -> list[Chunk]:
-        """Close a stream that ended without ``message_stop`` (a broken connection): open
-        tool_use blocks are reported truncated; returns the remaining chunks, StreamDone last."""
+        """Close a stream that ended without ``message_stop`` (a broken connection).
+
+        Returns:
+            The remaining chunks: open tool_use blocks reported truncated, :class:`StreamDone`
+            last.
+        """
         return self._finish()
 
 
 def assemble(events: Iterable[Any]) -> tuple[list[Chunk], StreamAssembler]:
     """Run a whole event sequence through a :class:`StreamAssembler`.
 
-    Returns ``(chunks, assembler)``; ``assembler.content`` is the reply's content blocks.
-    Example: ``assemble(events)[1].content == [{"type": "text", "text": "Hi"}]``.
+    Args:
+        events: the raw events of one reply.
+
+    Returns:
+        ``(chunks, assembler)``; ``assembler.content`` is the reply's content blocks.
+        Example: ``assemble(events)[1].content == [{"type": "text", "text": "Hi"}]``.
     """
     assembler = StreamAssembler()
     chunks: list[Chunk] = []
@@ -286,11 +316,16 @@ def assemble_tool_uses(events: Iterable[Any]) -> list[Block]:
 
 
 def message_chunks(message: Any) -> list[Chunk]:
-    """Chunks for a complete (non-streamed) Message: the same shape the loop consumes.
+    """Return the chunks of a complete (non-streamed) Message: the shape the loop consumes.
 
-    Text blocks become one TextDelta each (empty text skipped); tool_use blocks become
-    ToolUseReady, except the last one when ``stop_reason == "max_tokens"`` (its input is
-    the partial JSON parsed leniently, so it is reported truncated); then StreamDone.
+    Args:
+        message: an SDK ``Message`` or its dict.
+
+    Returns:
+        One :class:`TextDelta` per text block (empty text skipped), :class:`ToolUseReady`
+        per tool_use except the last one when ``stop_reason == "max_tokens"`` (its input is
+        the partial JSON parsed leniently, so it is reported truncated), then
+        :class:`StreamDone`.
     """
     msg = event_dict(message)
     out: list[Chunk] = []
