@@ -100,8 +100,15 @@ def test_cancelling_the_task_settles_and_logs_every_answer(tmp_path):
     effects = []
     agent = make_agent(tmp_path, effects)
 
+    stored = asyncio.Event()
+
+    def on_event(event):   # the whole reply is stored: all three calls were scheduled
+        if isinstance(event, MessageAppended) and event.message["role"] == "assistant":
+            stored.set()
+
     async def main():
-        task = asyncio.create_task(agent.arun("Do three things."))
+        task = asyncio.create_task(agent.arun("Do three things.", on_event=on_event))
+        await stored.wait()
         while "slow_read started" not in effects:
             await asyncio.sleep(0.01)
         task.cancel()
