@@ -10,13 +10,15 @@ result. When the retries run out, it stops with :class:`StreamFaultError` and a 
 import anthropic
 import httpx2
 import pytest
+from hypothesis import given, settings
 
 from mini_agent import Agent, offline_async_client
 from mini_agent.core.messages import tool_results, tool_uses, validate_messages
-from mini_agent.harness.loop import StreamRetry, TurnEnd
+from mini_agent.harness.loop import StreamRetry, TurnEnd, kept_reply
 from mini_agent.harness.model import StreamFaultError, stream_fault_kind
 from mini_agent.harness.tools import Tool
 from mini_agent.offline import FaultPlan, ScriptedBrain, offline_client
+from strategies import histories, reply_pieces
 
 SONNET = "claude-sonnet-5-5"
 TOOLS = [{"name": "read_file", "input_schema": {"type": "object"}}]
@@ -153,3 +155,25 @@ def test_a_400_mid_stream_is_raised_not_retried_and_the_history_stays_valid():
     assert agent.client.offline_transport.request_count == 1
     assert calls == ["README.md"]                 # it had started: kept with its result
     assert_valid_for_the_api(agent)
+
+
+# ------------------------------------------------------------------ what a broken reply keeps
+
+
+@settings(max_examples=80, deadline=None)
+@given(histories(max_turns=4), reply_pieces())
+def test_a_kept_reply_and_its_answers_extend_any_history_validly(history, pieces):
+    if history[-1]["role"] == "assistant":
+        history = history + [{"role": "user", "content": "Go on — 続けて."}]
+    before = repr(pieces)
+    kept = kept_reply(pieces[:-1], pieces[-1])
+    assert repr(pieces) == before                       # input never mutated
+    asked = [b["id"] for piece in pieces for b in piece if b["type"] == "tool_use"]
+    assert [b["id"] for b in kept if b["type"] == "tool_use"] == asked
+    if not asked:
+        assert kept == []                               # nothing happened: dropped whole
+        return
+    assert all(b["text"].strip() for b in kept if b["type"] == "text")
+    answers = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in asked]}
+    validate_messages(history + [{"role": "assistant", "content": kept}, answers])
