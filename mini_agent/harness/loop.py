@@ -261,27 +261,23 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                     content = reply.content
                     break
                 yield Continuing(reply.attempts, action)
-            # 2. store the reply
-            if content:
-                appended = append_message(history, times, {"role": "assistant",
-                                                           "content": content}, clock.now())
-                stored = True
-                yield appended
+            # 2. store the reply (from here on, the reply is the history's)
             stored = True
+            if content:
+                yield append_message(history, times, {"role": "assistant", "content": content},
+                                     clock.now())
             # 3. drain the rest, in tool_use order
             async for outcome in executor.drain_all():
                 results.append(outcome)
                 yield ToolResult(outcome)
             # 4. store every result in one user message
+            finished = True
             if results:
                 blocks = [o.block for o in results]
                 if notes:  # tell the model its cut tool call did not run
                     blocks.append({"type": "text", "text": "\n".join(notes)})
-                appended = append_message(history, times, {"role": "user", "content": blocks},
-                                          clock.now())
-                finished = True
-                yield appended
-            finished = True
+                yield append_message(history, times, {"role": "user", "content": blocks},
+                                     clock.now())
         finally:
             if not finished:   # interrupted (closed, cancelled, Ctrl-C) or an error
                 await _settle_interrupted(history, times, clock.now(), executor, results,
