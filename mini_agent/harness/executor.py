@@ -35,15 +35,12 @@ from typing import Any, AsyncIterator, Iterator, Mapping
 from mini_agent.core.hook_output import HookNotice, hook_notices, tool_output_problem
 from mini_agent.core.messages import Block, tool_result_block
 from mini_agent.harness.ordered_drain import OrderedDrain
+from mini_agent.harness.result_text import (MAX_TOOL_RESULT_CHARS,  # noqa: F401 (re-exported)
+                                          cap_result_content, encodable_content,
+                                          encodable_text)
 from mini_agent.harness.threads import call_outside_event_loop, to_thread
 from mini_agent.harness.tools import Tool, check_input
 from mini_agent.harness.workspace import ToolError
-
-MAX_TOOL_RESULT_CHARS = 100_000
-"""Cap on one tool_result's content as the executor stores and sends it (characters; an
-image counts its base64 data). The kit's own tools cut their output far lower
-(``DEFAULT_MAX_OUTPUT_CHARS``); this bounds what other tools and PostToolUse hooks may put
-into the history and the session file."""
 
 SIBLING_ABORTED = "Sibling tool aborted"
 """Content of the results of tools skipped after a failing write tool (seed wording)."""
@@ -69,50 +66,6 @@ def error_text(name: str, exc: BaseException) -> str:
     if isinstance(exc, ToolError):
         return str(exc) or f"{name} failed"
     return f"{name} failed: {type(exc).__name__}: {exc}"
-
-
-def cap_result_content(content: str | list[Block], limit_chars: int = MAX_TOOL_RESULT_CHARS
-                       ) -> str | list[Block]:
-    """Return tool_result ``content`` cut to ``limit_chars`` characters (input not mutated).
-
-    A string keeps its first ``limit_chars`` characters and gets a ``[... truncated: N more
-    characters]`` line; in a list, text blocks share the budget in order and an image whose
-    data does not fit is replaced by a text note. Content under the cap is returned as is.
-
-    Args:
-        content: a tool_result's content, a string or a list of text and image blocks.
-        limit_chars: the cap in characters (an image counts its base64 data); default
-            :data:`MAX_TOOL_RESULT_CHARS`.
-
-    Returns:
-        The content as is when it fits, else a new, cut string or list.
-
-    >>> cap_result_content("abcdef", 3)
-    'abc\\n[... truncated: 3 more characters]'
-    """
-    if isinstance(content, str):
-        if len(content) <= limit_chars:
-            return content
-        return (content[:limit_chars]
-                + f"\n[... truncated: {len(content) - limit_chars:,} more characters]")
-    sizes = [len(b.get("text", "")) if b.get("type") == "text"
-             else len(str((b.get("source") or {}).get("data", ""))) for b in content]
-    if sum(sizes) <= limit_chars:
-        return content
-    out: list[Block] = []
-    left = limit_chars
-    for block, size in zip(content, sizes):
-        if block.get("type") == "text":
-            if left > 0:
-                out.append({**block, "text": cap_result_content(block["text"], left)})
-            left -= size
-        elif size <= left:
-            out.append(block)
-            left -= size
-        else:
-            out.append({"type": "text", "text": f"[an image of {size:,} characters was "
-                        "dropped: over the tool result size cap]"})
-    return out
 
 
 def _append_text(content: Any, extra: str) -> Any:
@@ -372,48 +325,3 @@ def run_tool(tools: Mapping[str, Any], name: str, input: Any) -> tuple[Any, bool
     block = {"type": "tool_use", "id": "toolu_run_tool", "name": name, "input": input}
     outcome, = call_outside_event_loop(asyncio.run, run_serially(tools, [block]))
     return outcome.block["content"], outcome.is_error
-
-
-def encodable_text(text: str) -> str:
-    """Make ``text`` valid UTF-8: a non-UTF-8 file name (surrogate escapes) shows as U+FFFD.
-
-    Args:
-        text: any str, possibly holding lone surrogates.
-
-    Returns:
-        ``text`` itself when it encodes, else a copy with U+FFFD in place of the bad parts.
-
-    >>> encodable_text("caf\\udce9.txt") == "caf\\ufffd.txt"
-    True
-    """
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        data = text.encode("utf-8", "surrogateescape") if _only_escapes(text) \
-            else text.encode("utf-8", "replace")
-        return data.decode("utf-8", "replace")
-
-
-def _only_escapes(text: str) -> bool:
-    return all("\udc80" <= c <= "\udcff" for c in text if "\ud800" <= c <= "\udfff")
-
-
-def encodable_content(content: Any) -> Any:
-    """Return tool_result ``content`` whose text is valid UTF-8.
-
-    Args:
-        content: a string, a list of blocks, or anything else (returned as is).
-
-    Returns:
-        :func:`encodable_text` of a string; for a list, a new list with each text block's
-        text made encodable (input not mutated).
-    """
-    if isinstance(content, str):
-        return encodable_text(content)
-    if isinstance(content, list):
-        return [{**b, "text": encodable_text(b["text"])}
-                if b.get("type") == "text" and isinstance(b.get("text"), str) else b
-                for b in content]
-    return content
-
