@@ -129,6 +129,7 @@ def test_retries_run_out_with_a_named_error_and_a_valid_history():
         agent.run("Read the README.")
     assert (info.value.kind, info.value.attempts) == ("overloaded_error", 3)
     assert isinstance(info.value.__cause__, anthropic.APIStatusError)
+    assert isinstance(info.value, anthropic.APIError)   # caught where the SDK's errors are
     assert agent.client.offline_transport.request_count == 3   # 1 + max_stream_retries
     assert calls == ["README.md"]
     assert_valid_for_the_api(agent)
@@ -177,3 +178,20 @@ def test_a_kept_reply_and_its_answers_extend_any_history_validly(history, pieces
     answers = {"role": "user", "content": [
         {"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in asked]}
     validate_messages(history + [{"role": "assistant", "content": kept}, answers])
+
+
+def test_the_repl_reports_exhausted_retries_and_goes_back_to_the_prompt(capsys):
+    import io
+
+    from mini_agent.cli import repl
+    calls = []
+    plan = FaultPlan(stream_drop_at={1, 2, 3})
+    agent = agent_with([REPLY, "Done."], plan, calls)
+    lines = iter(["Read the README.", "Go on.", "/quit"])
+    out = io.StringIO()
+    assert repl(agent, out=out, read=lambda _prompt: next(lines)) == 0
+    err = capsys.readouterr().err
+    assert err.startswith("mini-agent: ") and "stream broke 3 time(s) in a row" in err
+    assert calls == ["README.md"]
+    assert agent.history[-1]["role"] == "assistant"     # "Go on." was answered
+    assert_valid_for_the_api(agent)

@@ -242,12 +242,12 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                                       tuple(b["id"] for b in tool_uses(
                                           {"role": "assistant", "content": kept})), retrying)
                     if not retrying:
+                        ends = ("the kept tool calls and their results" if kept
+                                else "the last user message")
                         given_up = StreamFaultError(
                             f"the reply's stream broke {faults_in_a_row} time(s) in a row "
                             f"(last: {kind}: {fault}); the history is valid and ends with "
-                            f"{'the kept tool calls and their results' if kept else 'the last user message'}",
-                            kind=kind, attempts=faults_in_a_row)
-                        given_up.__cause__ = fault
+                            f"{ends}", kind=kind, attempts=faults_in_a_row, cause=fault)
                         if not kept:
                             raise given_up
                     if kept:   # those tools' results go back in the next request

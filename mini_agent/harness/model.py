@@ -67,24 +67,31 @@ DEFAULT_STREAM_RETRIES = 2
 with :class:`StreamFaultError`."""
 
 
-class StreamFaultError(RuntimeError):
+class StreamFaultError(anthropic.APIError):
     """A reply's stream broke mid-way on every attempt the loop was allowed.
 
     The history is valid when this is raised: a tool call that arrived complete before a
     break ran once and is stored with its result; nothing else of a broken reply is kept.
-    The last fault is the exception's ``__cause__``.
+    The last fault is the exception's ``__cause__``. It is an ``anthropic.APIError``, so
+    code that catches the SDK's errors (the REPL, which reports them in one line and goes
+    back to the prompt) catches it too.
 
     Args:
         message: what happened, for the user.
         kind: :func:`stream_fault_kind` of the last fault (``"overloaded_error"``,
             ``"api_error"`` or ``"connection"``).
         attempts: requests whose stream broke, in a row (the first one included).
+        cause: the last fault; it becomes ``__cause__``, and its HTTP request this error's.
     """
 
-    def __init__(self, message: str, *, kind: str, attempts: int) -> None:
-        super().__init__(message)
+    def __init__(self, message: str, *, kind: str, attempts: int,
+                 cause: BaseException | None = None) -> None:
+        request = cause.request if isinstance(cause, anthropic.APIError) else \
+            httpx2.Request("POST", "/v1/messages")
+        super().__init__(message, request, body=None)
         self.kind = kind
         self.attempts = attempts
+        self.__cause__ = cause
 
 
 def stream_fault_kind(exc: BaseException) -> str | None:
