@@ -2,7 +2,8 @@
 
 The Messages API wants every ``tool_use`` of an assistant message answered by a
 ``tool_result`` in the next user message; the kit keeps them in ``tool_use`` order through an
-:class:`~mini_agent.harness.ordered_drain.OrderedDrain`. :class:`StreamingExecutor` schedules each complete tool_use the moment it arrives:
+:class:`~mini_agent.harness.ordered_drain.OrderedDrain`. :class:`StreamingExecutor` schedules each
+complete tool_use the moment it arrives:
 
 * a ``"read-only"`` tool runs at once, in parallel with other reads, but after the last write
   scheduled before it has finished;

@@ -5,8 +5,9 @@ tool results that answers it; it takes one turn, or more when a reply is cut by
 ``max_tokens`` and continued (:class:`~mini_agent.core.continuation.Continuation`). Each
 step of :func:`run_loop` (seed 002, section 1):
 
-1. **request and stream**: the view of the history is sent (:func:`~mini_agent.harness.model.open_request`:
-   view policy, the request built in one place, one retry on "prompt is too long"). The reply
+1. **request and stream**: the view of the history is sent
+   (:func:`~mini_agent.harness.model.open_request`: view policy, the request built in one
+   place, one retry on "prompt is too long"). The reply
    arrives as chunks; each complete tool_use is scheduled on the
    :class:`~mini_agent.harness.executor.StreamingExecutor` at once, and results already settled
    are drained (in order) after every chunk. A reply cut by ``max_tokens`` is continued.

@@ -1,7 +1,8 @@
 """The events of the agent loop: what :func:`~mini_agent.harness.loop.run_loop` yields, in order.
 
 :class:`TurnStart`, the stream chunks (:class:`~mini_agent.core.streaming.TextDelta`,
-:class:`~mini_agent.core.streaming.ToolUseReady`, :class:`~mini_agent.core.streaming.ToolUseTruncated`),
+:class:`~mini_agent.core.streaming.ToolUseReady`,
+:class:`~mini_agent.core.streaming.ToolUseTruncated`),
 :class:`ToolResult`, :class:`TurnEnd`, :class:`~mini_agent.core.continuation.Continuing`,
 :class:`StreamRetry`, :class:`MessageAppended`, and last :class:`LoopEnd`. Plain frozen
 dataclasses: the Agent, the session recorder and the CLI read them; nothing here does IO.

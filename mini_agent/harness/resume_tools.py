@@ -1,9 +1,10 @@
 """On resume, settle the tool calls a crash interrupted: check first, redo only what did not happen.
 
-:func:`mini_agent.core.session_entries.rebuild_history` answers every unanswered ``tool_use`` with an
-``is_error`` "interrupted" result, because it cannot see the workspace. The agent can, so on
-:meth:`Agent.resume <mini_agent.harness.agent.Agent.resume>` :func:`reconcile_interrupted_calls`
-replaces each of those answers, one named behaviour per kind of tool (the ``outcome`` word):
+:func:`mini_agent.core.session_entries.rebuild_history` answers every unanswered ``tool_use``
+with an ``is_error`` "interrupted" result, because it cannot see the workspace. The agent
+can, so on :meth:`Agent.resume <mini_agent.harness.agent.Agent.resume>`
+:func:`reconcile_interrupted_calls` replaces each of those answers, one named behaviour per
+kind of tool (the ``outcome`` word):
 
 * ``"reread"``: a read-only tool (read_file, grep, list_files...) changes nothing, so it is
   simply run again and its fresh result is the answer;
