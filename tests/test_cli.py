@@ -357,12 +357,12 @@ def test_sessions_dir_works_before_and_after_the_subcommand(tmp_path, capsys):
 
 def test_a_reader_that_closes_the_pipe_ends_the_command_quietly(tmp_path):
     path = tmp_path / "long.jsonl"
-    path.write_text(sample_session_jsonl(400), encoding="utf-8")    # a table of ~400 rows
-    child = subprocess.Popen(
+    path.write_text(sample_session_jsonl(400), encoding="utf-8")
+    child = subprocess.Popen(        # --json: ~400 rows of ~300 bytes, beyond a 64 KiB pipe
         [sys.executable, "-c", "import sys; from mini_agent.cli import main; "
-         f"sys.exit(main(['analyze', {str(path)!r}]))"],
+         f"sys.exit(main(['analyze', '--json', {str(path)!r}]))"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
-    assert child.stdout.readline().decode().strip() == str(path)
+    assert child.stdout.readline().decode().strip() == "{"
     child.stdout.close()                                            # `| head -1`
     _, err = child.communicate(timeout=120)
     assert child.returncode == 141
