@@ -48,6 +48,7 @@ from mini_agent.core.context_edits import clear_tool_uses_edit
 from mini_agent.core.view import ViewContext
 from mini_agent.core.calibration import (Calibration, estimate_requests, median_abs_error, request_features,
                                          system_features)
+from mini_agent.core.fast_replay import BlockMemo, Unsupported, replay_usage
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.retention import Fact, extract_facts, retained_facts
@@ -147,7 +148,7 @@ def _model(transcript_model: str | None, model: str | None) -> str:
 def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
                      model: str | None = None, calibration: Calibration | None = None,
                      facts: Sequence[Fact] | None = None, summarize=None,
-                     keep_views: bool = False) -> dict[str, Any]:
+                     keep_views: bool = False, reference: bool = False) -> dict[str, Any]:
     """Replay one session under each policy; return the explorer's report as a dict.
 
     Shape: ``{"path", "format", "model", "overhead_tokens", "estimator_median_abs_error",
@@ -183,21 +184,30 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     request_times = ([times[i] - times[points[0]] for i in points] if times else None)
     bound = masking_bound(messages, points, model=model, system=system, times=request_times)
     context = {"summarize": summarize, "system": system, "model": model}
+    memo = None if keep_views or reference else _memo(messages)
     report_rows = []
     for spec in specs:
-        records = replay_with_cache(messages, model=model, policy=spec.make(context),
-                                    server_edit=spec.server_edit, system=system,
-                                    resume=spec.resume, times=times, keep_views=True,
-                                    gap_seconds=GAP_SECONDS)
-        total = sum_usage(r["usage"] for r in records)
-        usd = sum(r["cost_usd"] for r in records)
-        last = records[-1]["view"] if records else []
+        if keep_views or reference:
+            records = replay_with_cache(messages, model=model, policy=spec.make(context),
+                                        server_edit=spec.server_edit, system=system,
+                                        resume=spec.resume, times=times, keep_views=True,
+                                        gap_seconds=GAP_SECONDS)
+            usages, costs = [r["usage"] for r in records], [r["cost_usd"] for r in records]
+            total = sum_usage(usages)
+            last = records[-1]["view"] if records else []
+        else:
+            run = replay_usage(messages, model=model, policy=spec.make(context),
+                               server_edit=spec.server_edit, system=system, resume=spec.resume,
+                               times=times, gap_seconds=GAP_SECONDS, memo=memo,
+                               make_policy=lambda spec=spec: spec.make(context))
+            usages, costs, total, last = run.usage, run.cost_usd, run.total, run.last_view
+        usd = sum(costs)
         due = [f for f in facts if f.message < (points[-1] if points else 0)]
         row = {"name": spec.name,
                "tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
                + total["cache_read_input_tokens"],
                "usd": usd, "hit_rate": cache_hit_rate(total),
-               "cache_breaks": _breaks(records),
+               "cache_breaks": _breaks(usages),
                "retained_facts": sum(retained_facts(last, due)), "total_facts": len(due),
                "vs_best": usd / bound.usd if bound.usd else None}
         if keep_views:
@@ -216,14 +226,20 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     }
 
 
-def _breaks(records: list[dict]) -> int:
+def _memo(messages):
+    try:
+        return BlockMemo(messages)
+    except Unsupported:
+        return None
+
+
+def _breaks(usages: list[dict]) -> int:
     """Requests after the first that read less than the previous request's whole input
     while the previous request was cacheable: the cached prefix was (partly) lost."""
     count = 0
-    for prev, cur in zip(records, records[1:]):
-        before = prev["usage"]
+    for before, cur in zip(usages, usages[1:]):
         cached = before["cache_read_input_tokens"] + before["cache_creation_input_tokens"]
-        if cached and cur["usage"]["cache_read_input_tokens"] < cached:
+        if cached and cur["cache_read_input_tokens"] < cached:
             count += 1
     return count
 
