@@ -305,7 +305,8 @@ def _marks(infos: list[MessageInfo], starts: list[int], system_marks: list[int]
 def fast_replay(messages: list[Message], *, model: str, policy: Callable | None = None,
                 server_edit: dict | None = None, system: str | None = None,
                 resume: bool = False, times: Sequence[float] | None = None,
-                gap_seconds: float = 20.0, memo: BlockMemo | None = None) -> FastReplay:
+                gap_seconds: float = 20.0, memo: BlockMemo | None = None,
+                trace: list | None = None) -> FastReplay:
     """Replay a recorded history under one policy and return each request's cache usage.
 
     The same requests as ``replay_with_cache(messages, model=model, policy=policy,
@@ -323,6 +324,9 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
         times: Unix seconds per message (``Transcript.times``); None: ``gap_seconds`` apart.
         gap_seconds: seconds between requests when ``times`` is None.
         memo: the session's :class:`BlockMemo` (share one between the policies of a session).
+        trace: a list that receives, per request, ``[(block index, prefix tokens)]`` of each
+            breakpoint (block index counts system blocks first, as ``prefix_boundaries``
+            does), for tests; None: nothing recorded.
 
     Returns:
         A :class:`FastReplay`.
@@ -391,6 +395,8 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
         if resume:
             marks = _resume(marks, second, pid, pos, prefix.pid_index, remembered, n + 1,
                             sys_marks)
+        if trace is not None:
+            trace.append([(m, cum[m]) for m in marks])
         usage = _usage(entries, marks, pid, pos, cum, now, minimum)
         usages.append(usage)
         w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
