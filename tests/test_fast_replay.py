@@ -68,7 +68,7 @@ def _assert_same(messages, *, system, make_policy=lambda: None, server_edit=None
         assert got == want, f"request {n + 1}"
     assert len(fast.usage) == len(usage)
     assert fast.cost_usd == cost          # the same floats, not just close ones
-    assert view_text(fast.last_view) == text
+    assert fast.last_text == text
     return usage
 
 
@@ -248,7 +248,7 @@ def test_inputs_it_does_not_model_fall_back_to_the_reference():
         fast_replay(transcript.messages, model=MODEL, system=system)
     got = replay_usage(transcript.messages, model=MODEL, system=system)
     usage, cost, text = _reference(transcript.messages, system=system)
-    assert got.usage == usage and got.cost_usd == cost and view_text(got.last_view) == text
+    assert got.usage == usage and got.cost_usd == cost and got.last_text == text
 
 
 def test_times_that_go_back_fall_back_with_a_fresh_policy():

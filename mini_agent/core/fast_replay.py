@@ -132,6 +132,7 @@ class BlockMemo:
         self._fixed: dict[int, tuple[Message, MessageInfo]] = {}
         self._recent: dict[int, tuple[Message, MessageInfo]] = {}
         self._older: dict[int, tuple[Message, MessageInfo]] = {}
+        self._texts: dict[int, tuple[Message, str | None]] = {}
         for message in keep:
             self._fixed[id(message)] = (message, self._summarise(message))
 
@@ -168,6 +169,27 @@ class BlockMemo:
         info = self._summarise(message)
         self._recent[ident] = (message, info)
         return info
+
+    def text(self, view: Sequence[Message]) -> str:
+        """``view_text`` of ``view`` as the reference sends it, each message read once.
+
+        Args:
+            view: the messages of one request; never mutated.
+
+        Returns:
+            The pieces of every message (tool inputs with sorted keys, as
+            ``place_breakpoints(canonical=True)`` sends them) joined by newlines.
+        """
+        from mini_agent.core.retention import message_pieces
+        texts = []
+        for message in view:
+            hit = self._texts.get(id(message))
+            if hit is None or hit[0] is not message:
+                parts = message_pieces(message, canonical=True)
+                hit = self._texts[id(message)] = (message, "\n".join(parts) if parts else None)
+            if hit[1] is not None:
+                texts.append(hit[1])
+        return "\n".join(texts)
 
     def rotate(self) -> None:
         """Forget fresh messages not seen since the previous call (call once per request)."""
@@ -221,13 +243,16 @@ class FastReplay:
 
     Attributes: usage: one usage dict per request (the simulator's shape); cost_usd: the
     input cost of each request (USD, as ``cost_usd(usage, model, include_output=False)``);
-    last_view: the messages of the last request as sent (breakpoints placed, server edit
-    applied), for retention; total: the usages added up (``sum_usage``'s shape).
+    last_view: the messages of the last request (the policy's view, server edit applied; no
+    markers, keys as the policy wrote them); last_text: ``view_text`` of the last request as
+    the reference sends it (keys sorted), for retention; total: the usages added up
+    (``sum_usage``'s shape).
     """
 
     usage: list[dict[str, Any]]
     cost_usd: list[float]
     last_view: list[Message]
+    last_text: str
     total: dict[str, Any]
 
 
@@ -415,8 +440,9 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
              "cache_read_input_tokens": totals[2], "output_tokens": 0,
              "cache_creation": {"ephemeral_5m_input_tokens": totals[3],
                                 "ephemeral_1h_input_tokens": totals[4]}}
-    last_view = _as_sent(view, model, system) if points else []
-    return FastReplay(usages, costs, last_view, total)
+    if not points:
+        view = []
+    return FastReplay(usages, costs, view, memo.text(view), total)
 
 
 def _check_edit(edit: dict) -> None:
@@ -535,14 +561,6 @@ def _usage(entries: dict[int, list], marks: list[int], pid: list[int], pos: list
                                "ephemeral_1h_input_tokens": 0}}
 
 
-def _as_sent(view: list[Message], model: str, system: str) -> list[Message]:
-    """The last request's messages as the reference sends them (sorted keys, markers)."""
-    from mini_agent.core.cache import place_breakpoints
-    request = place_breakpoints({"model": model, "max_tokens": 1024, "messages": view,
-                                 "system": system}, canonical=True, anchors=True)
-    return request["messages"]
-
-
 def replay_usage(messages: list[Message], *, model: str, policy: Callable | None = None,
                  server_edit: dict | None = None, system: Any = None, resume: bool = False,
                  times: Sequence[float] | None = None, gap_seconds: float = 20.0,
@@ -570,10 +588,11 @@ def replay_usage(messages: list[Message], *, model: str, policy: Callable | None
         pass
     from mini_agent.core.cache_policies import replay_with_cache
     from mini_agent.core.pricing import sum_usage
+    from mini_agent.core.retention import view_text
     records = replay_with_cache(messages, model=model,
                                 policy=make_policy() if make_policy else policy,
                                 server_edit=server_edit, system=system, resume=resume,
                                 times=times, keep_views=True, gap_seconds=gap_seconds)
-    return FastReplay([r["usage"] for r in records], [r["cost_usd"] for r in records],
-                      records[-1]["view"] if records else [],
-                      sum_usage(r["usage"] for r in records))
+    last = records[-1]["view"] if records else []
+    return FastReplay([r["usage"] for r in records], [r["cost_usd"] for r in records], last,
+                      view_text(last), sum_usage(r["usage"] for r in records))

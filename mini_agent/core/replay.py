@@ -32,6 +32,7 @@ Source: the kit's evaluation chapter; JetBrains "The Complexity Trap" (2025); se
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import re
 from typing import Any, Callable, Sequence
@@ -48,10 +49,11 @@ from mini_agent.core.context_edits import clear_tool_uses_edit
 from mini_agent.core.view import ViewContext
 from mini_agent.core.calibration import (Calibration, estimate_requests, median_abs_error, request_features,
                                          system_features)
+from mini_agent.core.tokens import token_memo
 from mini_agent.core.fast_replay import BlockMemo, Unsupported, replay_usage
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
-from mini_agent.core.retention import Fact, extract_facts, retained_facts
+from mini_agent.core.retention import Fact, extract_facts, facts_in_text, view_text
 
 DEFAULT_POLICIES = ("raw", "mask-10", "chunked-8", "payback", "breakeven", "micro_compact",
                     "compact", "lifecycle", "server_clear", "server_compact", "summary")
@@ -167,6 +169,14 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     Raises:
         UnknownPolicyError, UnknownModelError (an explicit ``model`` with no price).
     """
+    # the policies are pure: the fast path counts each message's tokens once
+    with contextlib.nullcontext() if keep_views or reference else token_memo():
+        return _report(transcript, policies, model, calibration, facts, summarize,
+                       keep_views, reference)
+
+
+def _report(transcript, policies, model, calibration, facts, summarize, keep_views,
+            reference) -> dict[str, Any]:
     specs = [policy_spec(p, summarize=summarize) for p in policies]
     model = _model(transcript.model, model)
     messages = transcript.messages
@@ -194,13 +204,13 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
                                         gap_seconds=GAP_SECONDS)
             usages, costs = [r["usage"] for r in records], [r["cost_usd"] for r in records]
             total = sum_usage(usages)
-            last = records[-1]["view"] if records else []
+            text = view_text(records[-1]["view"]) if records else ""
         else:
             run = replay_usage(messages, model=model, policy=spec.make(context),
                                server_edit=spec.server_edit, system=system, resume=spec.resume,
                                times=times, gap_seconds=GAP_SECONDS, memo=memo,
                                make_policy=lambda spec=spec: spec.make(context))
-            usages, costs, total, last = run.usage, run.cost_usd, run.total, run.last_view
+            usages, costs, total, text = run.usage, run.cost_usd, run.total, run.last_text
         usd = sum(costs)
         due = [f for f in facts if f.message < (points[-1] if points else 0)]
         row = {"name": spec.name,
@@ -208,7 +218,7 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
                + total["cache_read_input_tokens"],
                "usd": usd, "hit_rate": cache_hit_rate(total),
                "cache_breaks": _breaks(usages),
-               "retained_facts": sum(retained_facts(last, due)), "total_facts": len(due),
+               "retained_facts": sum(facts_in_text(text, due)), "total_facts": len(due),
                "vs_best": usd / bound.usd if bound.usd else None}
         if keep_views:
             row["records"] = records

@@ -50,25 +50,69 @@ def view_text(view: Sequence[Message]) -> str:
     One piece per line, in message order: string content, text, thinking, a tool_use's name
     then one ``key: value`` line per input item (so an identifier in an argument counts), a
     tool_result's text (list content: its text parts joined with no separator). Other blocks
-    add nothing. Returns one str. The view is not mutated.
+    add nothing. The view is not mutated.
+
+    Args:
+        view: the messages of one request.
+
+    Returns:
+        One str, the pieces joined by newlines.
 
     >>> view_text([{"role": "user", "content": "fix src/app.py"}])
     'fix src/app.py'
     """
     parts: list[str] = []
     for message in view:
-        for block in content_blocks(message):
-            kind = block.get("type")
-            if kind == "text":
-                parts.append(block.get("text", ""))
-            elif kind == "thinking":
-                parts.append(block.get("thinking", ""))
-            elif kind == "tool_use":
-                parts.append(block.get("name", ""))
-                parts += [f"{k}: {v}" for k, v in (block.get("input") or {}).items()]
-            elif kind == "tool_result":
-                parts.append(tool_result_text(block))
+        parts += message_pieces(message)
     return "\n".join(parts)
+
+
+def message_pieces(message: Message, *, canonical: bool = False) -> list[str]:
+    """The pieces :func:`view_text` reads from one message, in order.
+
+    Args:
+        message: one message; never mutated.
+        canonical: read tool inputs as ``place_breakpoints(canonical=True)`` sends them
+            (keys sorted at every level, ``cache_control`` keys removed), so the pieces are
+            those of the request as sent.
+
+    Returns:
+        A list of str (empty when the message has nothing to read).
+    """
+    parts: list[str] = []
+    for block in content_blocks(message):
+        kind = block.get("type")
+        if kind == "text":
+            parts.append(block.get("text", ""))
+        elif kind == "thinking":
+            parts.append(block.get("thinking", ""))
+        elif kind == "tool_use":
+            parts.append(block.get("name", ""))
+            tool_input = block.get("input") or {}
+            if canonical:
+                tool_input = _canonical(tool_input) or {}
+            parts += [f"{k}: {v}" for k, v in tool_input.items()]
+        elif kind == "tool_result":
+            parts.append(tool_result_text(block))
+    return parts
+
+
+def _canonical(obj):
+    from mini_agent.core.cache import _sorted_keys, strip_cache_control
+    return strip_cache_control(_sorted_keys(obj))
+
+
+def facts_in_text(text: str, facts: Iterable[Fact]) -> list[bool]:
+    """For each fact, whether its exact ``text`` appears in ``text`` (a view's text).
+
+    Args:
+        text: the text of a view, as :func:`view_text` gives it.
+        facts: the facts to check.
+
+    Returns:
+        A list of bools, parallel to ``facts``; an empty fact text is never retained.
+    """
+    return [bool(f.text) and f.text in text for f in facts]
 
 
 def retained_facts(view: Sequence[Message], facts: Iterable[Fact]) -> list[bool]:

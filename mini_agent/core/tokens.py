@@ -12,10 +12,12 @@ No IO except :func:`count_tokens_exact`. Taught in ``notebooks/03_observation_ma
 from __future__ import annotations
 
 import base64
+import contextlib
+import contextvars
 import json
 import math
 import struct
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 CHARS_PER_TOKEN = 4
 """Characters per token for the estimate (seed 000: "~4 chars per token")."""
@@ -102,12 +104,52 @@ def _block_chars(block: dict[str, Any]) -> tuple[int, int]:
     return 0, 0
 
 
+_MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("approx_tokens_memo",
+                                                                    default=None)
+
+MEMO_LIMIT_MESSAGES = 100_000
+"""Messages a :func:`token_memo` remembers before it starts over (bounds its memory)."""
+
+
+@contextlib.contextmanager
+def token_memo() -> Iterator[None]:
+    """Remember each message's character count while the block runs (same results, faster).
+
+    Inside it, :func:`approx_tokens` counts a message object once and reuses the count when
+    the same object is counted again (policies replayed request by request count the same
+    history many times). Only for code that does not mutate a message after counting it:
+    the explorer's replay, whose policies are pure. Messages are held while remembered, so
+    an object's id is never reused for another one. Nested uses share the outer memo.
+
+    Yields:
+        None.
+    """
+    if _MEMO.get() is not None:
+        yield
+        return
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def _message_chars(message: dict[str, Any]) -> tuple[int, int]:
     """Return ``(chars, image_tokens)`` of one message (str content or a list of blocks)."""
     content = message.get("content", "")
     if isinstance(content, str):
         return len(content), 0
-    return _blocks_chars(content)
+    memo = _MEMO.get()
+    if memo is None:
+        return _blocks_chars(content)
+    hit = memo.get(id(message))
+    if hit is not None and hit[0] is message and hit[1] is content:
+        return hit[2]
+    value = _blocks_chars(content)
+    if len(memo) >= MEMO_LIMIT_MESSAGES:
+        memo.clear()
+    memo[id(message)] = (message, content, value)
+    return value
 
 
 def _blocks_chars(blocks: Iterable[dict[str, Any]]) -> tuple[int, int]:
