@@ -13,10 +13,14 @@ Four tables:
    exchanges, USD per policy.
 4. Scale: wall time of ``evaluate_paths`` (process pool, 2 workers) over 1, 10, 100 and 1,000
    generated session files (12 exchanges each, every policy), against a bare ``json.loads`` of
-   every line of the same files, measured in the same run. Pass ``--quick`` to stop at 100.
+   every line of the same files, measured in the same run: before (``reference=True``, the
+   copying replay) and after (the fast replay, :mod:`mini_agent.core.fast_replay`), whose
+   reports must be equal. Pass ``--quick`` to stop at 100, ``--after-only`` to skip before.
 
-Run: ``python benchmarks/policies.py [--quick] [--data DIR] [--only 1234]`` (several minutes
-on 2 cores; 1,000 sessions dominate; ``--only 12`` prints tables 1 and 2 only). Not a test: it prints ratios, it asserts nothing.
+Run: ``python benchmarks/policies.py [--quick] [--after-only] [--data DIR] [--only 1234]``
+(before at 1,000 sessions takes about 10 minutes on 2 cores; ``--only 4 --after-only`` about
+half a minute; ``--only 12`` prints tables 1 and 2 only). Not a test: it prints ratios; it
+asserts only that before and after give the same reports.
 """
 
 from __future__ import annotations
@@ -96,9 +100,16 @@ def growth_table(lengths=(10, 20, 40, 80, 160)) -> str:
     return "\n".join(lines)
 
 
-def scale_table(counts=(1, 10, 100, 1000), workers: int = 2) -> str:
-    """Wall seconds of the explorer vs a bare json.loads pass over the same generated files."""
-    head = f"{'sessions':>9}{'explorer s':>12}{'json.loads s':>14}{'ratio':>10}{'per session':>13}"
+def scale_table(counts=(1, 10, 100, 1000), workers: int = 2, before: bool = True) -> str:
+    """Wall seconds of the explorer vs a bare json.loads pass over the same generated files.
+
+    ``before``: also time the reference replay (``reference=True``: every request deep-copied,
+    serialised and hashed) in the same run, so the two columns share the machine's load.
+    """
+    head = (f"{'sessions':>9}{'json.loads s':>14}"
+            + (f"{'before s':>11}{'ratio':>8}" if before else "")
+            + f"{'after s':>10}{'ratio':>8}{'per session':>13}"
+            + (f"{'speed-up':>10}" if before else ""))
     lines = [head, "-" * len(head)]
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
@@ -113,12 +124,22 @@ def scale_table(counts=(1, 10, 100, 1000), workers: int = 2) -> str:
                 for line in f.read_text(encoding="utf-8").splitlines():
                     json.loads(line)
             bare = time.perf_counter() - start
+            old = None
+            if before:
+                start = time.perf_counter()
+                slow = evaluate_paths([folder], workers=workers, progress=False, reference=True)
+                old = time.perf_counter() - start
             start = time.perf_counter()
             reports = evaluate_paths([folder], workers=workers, progress=False)
             wall = time.perf_counter() - start
             assert len(reports) == n and not any("error" in r for r in reports)
-            lines.append(f"{n:>9}{wall:>12.2f}{bare:>14.4f}{wall / bare:>10.0f}x"
-                         f"{wall / n:>12.3f}s")
+            if before:
+                assert reports == slow, "the fast replay changed a figure"
+            lines.append(f"{n:>9}{bare:>14.4f}"
+                         + (f"{old:>11.2f}{old / bare:>7.0f}x" if before else "")
+                         + f"{wall:>10.2f}{wall / bare:>7.0f}x{wall / n:>12.4f}s"
+                         + (f"{old / wall:>9.1f}x" if before else ""))
+            print(lines[-1], flush=True)
     return "\n".join(lines)
 
 
@@ -146,8 +167,10 @@ def main() -> None:
         print(growth_table())
         print()
     if "4" in only:
-        print("4. Scale: process pool (2 workers) vs json.loads over the same files")
-        print(scale_table((1, 10, 100) if quick else (1, 10, 100, 1000)))
+        print("4. Scale: process pool (2 workers) vs json.loads over the same files; before ="
+              " the reference replay, after = the fast replay (same reports, checked)")
+        print(scale_table((1, 10, 100) if quick else (1, 10, 100, 1000),
+                          before="--after-only" not in sys.argv))
 
 
 if __name__ == "__main__":

@@ -109,13 +109,13 @@ def calibration_report(folder: str | Path | None = None) -> str:
 
 
 def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
-                  model: str | None = None) -> dict[str, Any]:
+                  model: str | None = None, reference: bool = False) -> dict[str, Any]:
     """Load (text actions as tool calls) and evaluate one file; a failure becomes
     ``{"path", "error"}`` (never raises)."""
     from mini_agent.core.replay import evaluate_session
     try:
         return evaluate_session(load(path, text_actions="tools"), policies=policies,
-                                model=model)
+                                model=model, reference=reference)
     except (TranscriptError, ValueError, KeyError) as err:
         return {"path": str(path), "error": f"{type(err).__name__}: {err}"}
 
@@ -128,7 +128,8 @@ def _bar(total: int, progress: bool | None):
 
 def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFAULT_POLICIES,
                    model: str | None = None, workers: int = 1, scheduler: Any = None,
-                   progress: bool | None = None) -> list[dict[str, Any]]:
+                   progress: bool | None = None, reference: bool = False
+                   ) -> list[dict[str, Any]]:
     """Evaluate every transcript under ``paths``; return one report per file, in input order.
 
     Args:
@@ -150,15 +151,15 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
     results: dict[int, dict] = {}
     with _bar(len(files), progress) as bar:
         if scheduler is not None:
-            _run_dask(files, policies, model, scheduler, results, bar)
+            _run_dask(files, policies, model, scheduler, results, bar, reference)
         elif workers == 1 or len(files) <= 1:
             for n, f in enumerate(files):
-                results[n] = evaluate_file(f, policies, model)
+                results[n] = evaluate_file(f, policies, model, reference)
                 bar.update(1)
         else:
             with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(evaluate_file, str(f), tuple(policies), model): n
-                           for n, f in enumerate(files)}
+                futures = {pool.submit(evaluate_file, str(f), tuple(policies), model,
+                                       reference): n for n, f in enumerate(files)}
                 for future in concurrent.futures.as_completed(futures):
                     results[futures[future]] = future.result()
                     bar.update(1)
@@ -166,12 +167,12 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
 
 
 def _run_dask(files: list[Path], policies: Sequence[str], model: str | None, scheduler: Any,
-              results: dict[int, dict], bar: Any) -> None:
+              results: dict[int, dict], bar: Any, reference: bool = False) -> None:
     from distributed import Client, as_completed
     client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
     try:
         futures = client.map(evaluate_file, [str(f) for f in files], policies=tuple(policies),
-                             model=model, pure=False)
+                             model=model, reference=reference, pure=False)
         index = {f.key: n for n, f in enumerate(futures)}
         for future in as_completed(futures):
             results[index[future.key]] = future.result()
