@@ -43,7 +43,7 @@ from mini_agent.core.masking import is_masked
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS, Message
 from mini_agent.core.pricing import CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS, RUN_TYPES, min_cacheable_tokens
-from mini_agent.core.tokens import CHARS_PER_TOKEN, _message_chars, approx_tokens
+from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
 RESUME_MEMORY_REQUESTS = 32
@@ -133,17 +133,21 @@ class BlockMemo:
         self._recent: dict[int, tuple[Message, MessageInfo]] = {}
         self._older: dict[int, tuple[Message, MessageInfo]] = {}
         self._texts: dict[int, tuple[Message, str | None]] = {}
+        self._systems: dict[str, tuple[MessageInfo, list[int]]] = {}
+        self._blocks: dict[int, tuple[Any, tuple]] = {}
         for message in keep:
-            self._fixed[id(message)] = (message, self._summarise(message))
+            self._fixed[id(message)] = (message, self._summarise(message, keep_blocks=True))
 
-    def key(self, identity: str) -> int:
-        """Intern one identity string.
+    def key(self, identity: Any) -> int:
+        """Intern one identity.
 
         Args:
-            identity: the prefix identity of one block (``role:first:json``).
+            identity: a block's JSON as the cache sees it, or the prefix identity of one
+                block: ``role:first:json`` as a str, or ``(role, first, key of the JSON)``
+                (the same thing without copying the JSON; roles never hold ``:``).
 
         Returns:
-            A small int, equal for equal strings within this memo.
+            A small int, equal for equal identities within this memo.
         """
         return self._keys.setdefault(identity, len(self._keys))
 
@@ -170,6 +174,31 @@ class BlockMemo:
         self._recent[ident] = (message, info)
         return info
 
+    def system(self, system: str) -> tuple[MessageInfo, list[int]]:
+        """The system prompt as ``place_breakpoints`` sends it, summarised once per prompt.
+
+        Args:
+            system: the system prompt (a str: :func:`build_system_blocks` splits it at the
+                dynamic boundary and marks the static part).
+
+        Returns:
+            ``(info, marked)``: its blocks as a :class:`MessageInfo` (each block one lookback
+            position) and the indices of the blocks that carry ``cache_control``.
+        """
+        hit = self._systems.get(system)
+        if hit is None:
+            keys, tokens, marks = [], [], []
+            for k, block in enumerate(build_system_blocks(system)):
+                keys.append(self.key("system:" + _dumps(
+                    {key: v for key, v in block.items() if key != "cache_control"})))
+                tokens.append(approx_tokens(block))
+                if block.get("cache_control"):
+                    marks.append(k)
+            info = MessageInfo(tuple(keys), tuple(tokens), tuple(range(len(keys))), len(keys),
+                               None, None, 0, 0, (), ())
+            hit = self._systems[system] = (info, marks)
+        return hit[0], list(hit[1])
+
     def text(self, view: Sequence[Message]) -> str:
         """``view_text`` of ``view`` as the reference sends it, each message read once.
 
@@ -191,11 +220,47 @@ class BlockMemo:
                 texts.append(hit[1])
         return "\n".join(texts)
 
+    def infos(self, view: Sequence[Message]) -> list[MessageInfo]:
+        """:meth:`info` of every message of ``view``, in order.
+
+        Args:
+            view: the messages of one request; never mutated.
+
+        Returns:
+            A list parallel to ``view``.
+
+        Raises:
+            Unsupported: as :meth:`info`.
+        """
+        fixed = self._fixed
+        out = []
+        for message in view:
+            hit = fixed.get(id(message))
+            out.append(hit[1] if hit is not None and hit[0] is message
+                       else self.info(message))
+        return out
+
     def rotate(self) -> None:
         """Forget fresh messages not seen since the previous call (call once per request)."""
         self._older, self._recent = self._recent, {}
 
-    def _summarise(self, message: Message) -> MessageInfo:
+    def _block(self, block: Any) -> tuple:
+        """``(json key, tokens, kind, markable, masked or cleared, chars, images)`` of a block,
+        remembered for the history's blocks (their objects are shared by every view)."""
+        hit = self._blocks.get(id(block))
+        if hit is not None and hit[0] is block:
+            return hit[1]
+        if not isinstance(block, dict):
+            raise Unsupported("a block that is not a dict")
+        kind = block.get("type")
+        body = block.get("content") if kind == "tool_result" else None
+        chars, images = _block_chars(block)
+        return (self.key(_canonical_identity(block)), approx_tokens(block), kind,
+                _markable(block),
+                kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
+                chars, images)
+
+    def _summarise(self, message: Message, keep_blocks: bool = False) -> MessageInfo:
         role = message.get("role")
         content = message.get("content")
         if isinstance(content, str):
@@ -212,27 +277,32 @@ class BlockMemo:
         position, run = -1, None
         markable = anchor = None
         uses, results = [], []
+        chars = images = 0
+        plain_role = isinstance(role, str) and ":" not in role
         for j, block in enumerate(content):
-            if not isinstance(block, dict):
-                raise Unsupported("a block that is not a dict")
-            keys.append(self.key(f"{role}:{int(j == 0)}:" + _canonical_identity(block)))
-            tokens.append(approx_tokens(block))
-            kind = block.get("type")
+            facts = self._block(block)
+            if keep_blocks:
+                self._blocks[id(block)] = (block, facts)
+            json_key, tok, kind, can_mark, masked, c, im = facts
+            keys.append(self.key((role, j == 0, json_key)) if plain_role else
+                        self.key(f"{role}:{int(j == 0)}:" + _canonical_identity(block)))
+            tokens.append(tok)
+            chars += c
+            images += im
             run_key = kind if kind in RUN_TYPES else None
             if run_key is None or run_key != run:
                 position += 1
             run = run_key
             offsets.append(position)
-            if _markable(block):
+            if can_mark:
                 markable = j
             if kind == "tool_result":
-                body = block.get("content")
-                if is_masked(block) or body == CLEARED_TOOL_RESULT:
+                if masked:
                     anchor = j
-                results.append((j, block.get("tool_use_id"), body != CLEARED_TOOL_RESULT))
+                results.append((j, block.get("tool_use_id"),
+                                block.get("content") != CLEARED_TOOL_RESULT))
             elif kind == "tool_use":
                 uses.append((block.get("id"), block.get("name")))
-        chars, images = _message_chars(message)
         return MessageInfo(tuple(keys), tuple(tokens), tuple(offsets), position + 1, markable,
                            anchor, chars, images, tuple(uses), tuple(results))
 
@@ -374,17 +444,8 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
     if times is not None and any(times[b] < times[a] for a, b in zip(points, points[1:])):
         raise Unsupported("request times that go back")
     memo = memo or BlockMemo(messages)
-    system_blocks = build_system_blocks(system)
-    sys_keys, sys_tokens, sys_marks = [], [], []
-    for k, block in enumerate(system_blocks):
-        sys_keys.append(memo.key("system:" + _dumps(
-            {key: v for key, v in block.items() if key != "cache_control"})))
-        sys_tokens.append(approx_tokens(block))
-        if block.get("cache_control"):
-            sys_marks.append(k)
-    system_info = MessageInfo(tuple(sys_keys), tuple(sys_tokens), tuple(range(len(sys_keys))),
-                              len(sys_keys), None, None, 0, 0, (), ())
-    system_body_tokens = sum(sys_tokens)
+    system_info, sys_marks = memo.system(system)
+    system_body_tokens = sum(system_info.tokens)
     prefix = _Prefix(memo, ("root", model), system_info)
     price = model_price(model)
     minimum = min_cacheable_tokens(model)
@@ -396,27 +457,23 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
     totals = [0, 0, 0, 0, 0]          # input, creation, read, 5m, 1h
     view: list[Message] = []
     for n, i in enumerate(points):
-        history = messages[:i]
-        if times is not None:
-            now = times[i] - times[points[0]]
-            ctx = ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
+        now = times[i] - times[points[0]] if times is not None else n * gap_seconds
+        if policy is None:
+            view = messages[:i]
+        elif times is not None:
+            view = policy(messages[:i], ViewContext(times=tuple(times[:i]), now=times[i],
+                                                    turn=n + 1))
         else:
-            now, ctx = n * gap_seconds, ViewContext(turn=n + 1)
-        view = policy(history, ctx) if policy else list(history)
+            view = policy(messages[:i], ViewContext(turn=n + 1))
         memo.rotate()
-        infos = [memo.info(m) for m in view]
-        starts = [0] * (len(infos) + 1)
-        acc = len(sys_keys)
-        for k, info in enumerate(infos):
-            starts[k + 1] = acc
-            acc += len(info.keys)
-        marks, second = _marks(infos, starts, sys_marks)
-        sent = view
-        if server_edit is not None:
-            sent, infos = _clear(view, infos, server_edit, system_body_tokens, memo,
-                                 cleared_copies)
-        prefix.update(infos)
+        infos = memo.infos(view)
+        sent, sent_infos = view, infos
+        if server_edit is not None:  # markers are placed before the edit, on ``infos``
+            sent, sent_infos = _clear(view, infos, server_edit, system_body_tokens, memo,
+                                      cleared_copies)
+        prefix.update(sent_infos)    # clearing keeps every block, so the starts hold for both
         pos, pid, cum = prefix.pos, prefix.pid, prefix.cum
+        marks, second = _marks(infos, prefix.starts, sys_marks)
         if resume:
             marks = _resume(marks, second, pid, pos, prefix.pid_index, remembered, n + 1,
                             sys_marks)
