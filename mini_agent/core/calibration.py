@@ -79,13 +79,27 @@ class Calibration:
     requests: int = 0
 
     def tokens(self, features: Mapping[str, float]) -> float:
-        """Estimated tokens of ``features`` (kind -> characters, ``blocks``, ``image_tokens``)."""
+        """Estimate the tokens of one request's (or message's) features.
+
+        Args:
+            features: kind -> characters (:data:`KINDS`), plus ``blocks`` (content blocks)
+                and ``image_tokens``; a missing key counts 0.
+
+        Returns:
+            Tokens as a float: each kind's characters over its characters per token, plus
+            ``tokens_per_block`` per block, plus the image tokens.
+        """
         total = sum(features.get(k, 0) / self.chars_per_token[k] for k in KINDS)
         return total + features.get("blocks", 0) * self.tokens_per_block \
             + features.get("image_tokens", 0)
 
     def describe(self) -> str:
-        """One line per kind: ``prose  4.00 chars/token``, then the block framing."""
+        """Describe the calibration as printed text.
+
+        Returns:
+            One line per kind (``prose  4.00 chars/token``), then the block framing in
+            tokens, then (when fitted) how many sessions and requests the fit used.
+        """
         lines = [f"{k:<12}{self.chars_per_token[k]:6.2f} chars/token" for k in KINDS]
         lines.append(f"{'per block':<12}{self.tokens_per_block:6.2f} tokens")
         if self.fitted_on:
@@ -124,8 +138,13 @@ def message_features(message: Message) -> dict[str, int]:
     Rules: text and thinking are prose (fenced code blocks are code); tool_use name and JSON
     input are json; tool_result text is json when it parses, code when 40% of its lines look
     like code, else tool_output; CJK characters count as cjk wherever they are.
-    Returns ``{"prose": int, "code": int, "json": int, "tool_output": int, "cjk": int,
-    "blocks": int, "image_tokens": int}``. The message is not mutated.
+
+    Args:
+        message: one message (str content or a list of blocks); never mutated.
+
+    Returns:
+        ``{"prose": int, "code": int, "json": int, "tool_output": int, "cjk": int,
+        "blocks": int, "image_tokens": int}`` (characters, blocks, image tokens).
 
     >>> message_features({"role": "user", "content": "hello"})["prose"]
     5
@@ -154,7 +173,15 @@ def message_features(message: Message) -> dict[str, int]:
 
 def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
                     ) -> dict[str, int]:
-    """:func:`message_features` of the fixed part: the system prompt (prose) and tools (json)."""
+    """Compute :func:`message_features` of the fixed part of every request.
+
+    Args:
+        system: the system prompt, a str or a list of text blocks (prose); None: none.
+        tools: tool definitions, each counted as its JSON (json); None: none.
+
+    Returns:
+        The same keys as :func:`message_features`, one block per system block and per tool.
+    """
     out = dict.fromkeys(FEATURES + ("image_tokens",), 0)
     blocks = [{"type": "text", "text": system}] if isinstance(system, str) else list(system or [])
     for block in blocks:
@@ -172,7 +199,16 @@ def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
 
 def request_features(messages: Sequence[Message], points: Sequence[int]
                      ) -> list[dict[str, int]]:
-    """Features of each request ``messages[:i]`` for ``i`` in ``points`` (ascending), in one pass."""
+    """Compute the features of each request ``messages[:i]``, in one pass over the history.
+
+    Args:
+        messages: the whole history; never mutated.
+        points: the history length of each request, ascending (see ``request_points``).
+
+    Returns:
+        One features dict per point (:func:`message_features` summed over the messages
+        the request sends).
+    """
     out, total, done = [], dict.fromkeys(FEATURES + ("image_tokens",), 0), 0
     for i in points:
         for message in messages[done:i]:
@@ -183,7 +219,15 @@ def request_features(messages: Sequence[Message], points: Sequence[int]
 
 
 def real_input_tokens(usage: Mapping[str, Any] | None) -> int | None:
-    """``input_tokens + cache_creation_input_tokens + cache_read_input_tokens``, or None."""
+    """Return a request's whole real input, as the API counted it.
+
+    Args:
+        usage: the recorded usage dict of one request, or None.
+
+    Returns:
+        ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens`` (missing
+        fields count 0), or None when there is no usage.
+    """
     if not usage:
         return None
     return sum(int(usage.get(k) or 0) for k in
@@ -236,7 +280,16 @@ def estimate_requests(features: Sequence[Mapping[str, int]],
 
 
 def median_abs_error(rows: Iterable[RequestEstimate], *, skip_first: bool = True) -> float | None:
-    """Median of ``|error|`` over rows with usage (the anchoring first one skipped), or None."""
+    """Return the median absolute relative error of the estimate over the recorded requests.
+
+    Args:
+        rows: :func:`estimate_requests` rows; rows without usage are ignored.
+        skip_first: skip the first row with usage (it fixes the overhead, so its error is 0
+            by construction); default True.
+
+    Returns:
+        The median of ``|error|`` (0.1 = 10%), or None when no row is left.
+    """
     errors = [abs(r.error) for r in rows if r.error is not None]
     if skip_first:
         errors = errors[1:]
@@ -313,5 +366,12 @@ def fit_calibration(sessions: Iterable[tuple[str, Sequence[Mapping[str, int]],
 
 
 def naive_estimate(features: Mapping[str, int]) -> int:
-    """The seed's rule on the same features: all characters / 4, plus image tokens."""
+    """Apply the seed's rule to the same features, for comparison.
+
+    Args:
+        features: kind -> characters plus ``image_tokens`` (:func:`request_features`).
+
+    Returns:
+        ``ceil(all characters / 4)`` plus the image tokens, as an int.
+    """
     return math.ceil(sum(features.get(k, 0) for k in KINDS) / 4) + features.get("image_tokens", 0)

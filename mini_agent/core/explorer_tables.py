@@ -5,6 +5,9 @@ Each function takes the dict :func:`mini_agent.core.replay.evaluate_session` ret
 per-request tables need ``keep_views=True``) and returns text; nothing is printed here.
 Tables, not plots, as in Anthropic's compaction cookbook: they diff cleanly and stay small in
 a notebook. Pure. Used by ``mini-agent evaluate`` and ``notebooks/11_evaluating_policies.ipynb``.
+
+Source: Anthropic's compaction cookbook (printed tables of input tokens per approach, no
+plots); the kit's evaluation chapter.
 """
 
 from __future__ import annotations
@@ -15,7 +18,16 @@ from mini_agent.core.retention import Fact, retention_curve
 
 
 def format_report(report: dict[str, Any]) -> str:
-    """A session's table: one row per policy, then the estimator's error and the bound."""
+    """Format a session's summary table.
+
+    Args:
+        report: one :func:`~mini_agent.core.replay.evaluate_session` report, or a failed
+            file's ``{"path", "error"}``.
+
+    Returns:
+        The header (path, format, model, requests), the estimator's median error and the
+        hindsight bound, then one row per policy; a failed file gives one error line.
+    """
     if "error" in report:
         return f"{report['path']}: error: {report['error']}"
     err = report["estimator_median_abs_error"]
@@ -51,9 +63,21 @@ def _records(report: dict[str, Any]) -> list[tuple[str, list[dict]]]:
 
 
 def format_requests(report: dict[str, Any], *, every: int = 1) -> str:
-    """Tokens per request, side by side: calibrated estimate, real usage, then each policy's
-    view (messages only, the simulator's count). Args: every: show every n-th request (and
-    the last). Raises ValueError without ``keep_views`` records or for every < 1."""
+    """Format tokens per request, side by side.
+
+    Columns: the calibrated estimate, the real usage, then each policy's view (messages
+    only, the simulator's count).
+
+    Args:
+        report: a report made with ``keep_views=True``.
+        every: show every n-th request (and the last); default 1.
+
+    Returns:
+        The table as text.
+
+    Raises:
+        ValueError: a report without ``keep_views`` records, or every < 1.
+    """
     policies = _records(report)
     head = f"{'req':>4}{'estimate':>10}{'real':>9}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
     lines = [head, "-" * len(head)]
@@ -67,8 +91,18 @@ def format_requests(report: dict[str, Any], *, every: int = 1) -> str:
 
 
 def format_cumulative_cost(report: dict[str, Any], *, every: int = 1) -> str:
-    """Cumulative input USD per policy at each request, and the hindsight bound's.
-    Raises ValueError without ``keep_views`` records or for every < 1."""
+    """Format the cumulative input USD per policy at each request, beside the bound's.
+
+    Args:
+        report: a report made with ``keep_views=True``.
+        every: show every n-th request (and the last); default 1.
+
+    Returns:
+        The table as text (USD, 4 decimals).
+
+    Raises:
+        ValueError: a report without ``keep_views`` records, or every < 1.
+    """
     policies = _records(report)
     bound = report["bound"]["request_usd"]
     head = f"{'req':>4}{'bound':>10}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
@@ -80,7 +114,18 @@ def format_cumulative_cost(report: dict[str, Any], *, every: int = 1) -> str:
 
 
 def format_hit_rates(report: dict[str, Any], *, every: int = 1) -> str:
-    """Cache hit rate of each request per policy (read / total input), in %."""
+    """Format the cache hit rate of each request per policy (read / total input), in %.
+
+    Args:
+        report: a report made with ``keep_views=True``.
+        every: show every n-th request (and the last); default 1.
+
+    Returns:
+        The table as text.
+
+    Raises:
+        ValueError: a report without ``keep_views`` records, or every < 1.
+    """
     policies = _records(report)
     head = f"{'req':>4}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
     lines = [head, "-" * len(head)]
@@ -92,10 +137,19 @@ def format_hit_rates(report: dict[str, Any], *, every: int = 1) -> str:
 
 def format_retention(report: dict[str, Any], *, points: Sequence[int], every: int = 1,
                      facts: Sequence[Fact] | None = None) -> str:
-    """Facts recoverable in each policy's view at each request, ``kept/stated so far``.
+    """Format the facts recoverable in each policy's view at each request.
 
-    Args: points: the history length of each request (``request_points(messages)``);
-    facts: default the report's own facts. Raises ValueError as the other tables.
+    Args:
+        report: a report made with ``keep_views=True``.
+        points: the history length of each request (``request_points(messages)``).
+        every: show every n-th request (and the last); default 1.
+        facts: the facts to check; default the report's own facts.
+
+    Returns:
+        The table as text, one ``kept/stated so far`` cell per policy and request.
+
+    Raises:
+        ValueError: as the other tables.
     """
     policies = _records(report)
     facts = list(facts) if facts is not None else [Fact(**f) for f in report["facts"]]

@@ -626,8 +626,15 @@ def replay_usage(messages: list[Message], *, model: str, policy: Callable | None
     """Run :func:`fast_replay`, or the reference replay when the input is not modelled.
 
     Args:
-        messages, model, policy, server_edit, system, resume, times, gap_seconds, memo: as
-            :func:`fast_replay`.
+        messages: the whole recorded history; never mutated.
+        model: prices and the minimum cacheable length come from it.
+        policy: ``policy(history, ctx) -> view`` or None (send the history as it is).
+        server_edit: a ``clear_tool_uses_20250919`` edit dict applied to every request.
+        system: the system prompt (the fast path models a non-empty str).
+        resume: place the resume breakpoint of ``ResumeBreakpoints``.
+        times: Unix seconds per message; None: ``gap_seconds`` apart.
+        gap_seconds: seconds between requests when ``times`` is None.
+        memo: the session's :class:`BlockMemo` (None: a new one).
         make_policy: builds a fresh policy for the reference run when the fast path gives up
             part-way (a policy may keep state); None: reuse ``policy``.
 

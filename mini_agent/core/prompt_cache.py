@@ -41,6 +41,9 @@ unless marked ASSUMPTION:
   Tokens: ``mini_agent.core.tokens`` estimates per block (chars/4, rounded up per block; tools by
   the length of their JSON), so totals can exceed ``approx_request_tokens`` by less than one
   token per block. ASSUMPTION: no hidden tool-use system prompt tokens are added.
+
+Source: Anthropic prompt caching docs (rules 1-6 above, read 2026-12-01); seed 004 (key order
+and tool order change the bytes).
 """
 
 from __future__ import annotations
@@ -71,8 +74,14 @@ RUN_TYPES = frozenset({"tool_use", "tool_result"})
 
 
 def min_cacheable_tokens(model: str | None) -> int:
-    """Return the minimum cacheable prefix in tokens for ``model`` (its row in
-    :data:`mini_agent.core.models.MODELS`, else :data:`DEFAULT_MIN_CACHEABLE_TOKENS`).
+    """Return the minimum cacheable prefix of a model, in tokens.
+
+    Args:
+        model: a model id (snapshot dates allowed); None or unknown: the default.
+
+    Returns:
+        Its ``min_cacheable_tokens`` row in :data:`mini_agent.core.models.MODELS`, else
+        :data:`DEFAULT_MIN_CACHEABLE_TOKENS`.
 
     >>> min_cacheable_tokens("claude-opus-4-7"), min_cacheable_tokens("claude-opus-5")
     (2048, 512)
@@ -120,7 +129,15 @@ def prefix_boundaries(request: Mapping[str, Any]) -> list[PrefixBoundary]:
     content block of each message (string content is one text block). The hash chain starts
     from the model id (caches are per model) and takes in ``tool_choice`` and ``thinking``
     between system and messages. A top-level ``cache_control`` (automatic caching) marks the
-    last cacheable block. Returns boundaries oldest first; empty for a request with no blocks.
+    last cacheable block.
+
+    Args:
+        request: the body as sent (``model``, ``tools``, ``system``, ``messages``...); never
+            mutated.
+
+    Returns:
+        One :class:`PrefixBoundary` per block, oldest first; empty for a request with no
+        blocks.
     """
     request = place_automatic_cache_control(request)
     chain = hashlib.sha256(str(request.get("model", "")).encode())
@@ -198,9 +215,21 @@ class PromptCacheSimulator:
         self.log.clear()
 
     def usage(self, request: Mapping[str, Any], *, now: float) -> dict[str, Any]:
-        """Return the cache part of ``usage`` for one request at clock time ``now`` (seconds),
-        updating the cache (reads refresh, writes add entries). Raises ValueError for an
-        unknown ``cache_control.ttl``."""
+        """Return the cache part of ``usage`` for one request, updating the cache.
+
+        Reads refresh the entries they hit; writes add entries; expired entries are dropped.
+
+        Args:
+            request: the body as sent, breakpoints placed; never mutated.
+            now: clock time in seconds (entries expire ``TTL`` seconds after their last use).
+
+        Returns:
+            ``{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+            "cache_creation": {"ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens"}}``.
+
+        Raises:
+            ValueError: a ``cache_control.ttl`` other than "5m" or "1h".
+        """
         self.entries = {h: e for h, e in self.entries.items() if e.expires_at > now}
         bounds = prefix_boundaries(request)
         total = bounds[-1].prefix_tokens if bounds else 0

@@ -159,6 +159,7 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     "message"}], "policies": [{"name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
     "retained_facts", "total_facts", "vs_best"}]}``; with ``keep_views`` each policy row also
     has ``"records"`` (the replay records, views included) for notebooks.
+
     Args:
         transcript: a loaded Transcript (messages, usage, times, system, model, path).
         policies: policy names (see the module doc).
@@ -166,8 +167,18 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
         calibration: the token estimate (default: the fitted one).
         facts: essential facts to check (default: :func:`extract_facts` of the history).
         summarize: summariser for the summary policies (default: offline).
+        keep_views: add each policy's replay records (views included), replayed by the
+            reference :func:`~mini_agent.core.cache_policies.replay_with_cache`.
+        reference: replay with the reference instead of
+            :func:`~mini_agent.core.fast_replay.replay_usage` (the same figures, slower;
+            benchmarks compare the two).
+
+    Returns:
+        The report dict above.
+
     Raises:
-        UnknownPolicyError, UnknownModelError (an explicit ``model`` with no price).
+        UnknownPolicyError: a policy name the explorer does not know.
+        UnknownModelError: an explicit ``model`` with no price.
     """
     # the policies are pure: the fast path counts each message's tokens once
     with contextlib.nullcontext() if keep_views or reference else token_memo():

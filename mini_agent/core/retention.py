@@ -135,11 +135,19 @@ def retained_facts(view: Sequence[Message], facts: Iterable[Fact]) -> list[bool]
 
 def retention_curve(views: Sequence[Sequence[Message]], points: Sequence[int],
                     facts: Sequence[Fact]) -> list[tuple[int, int]]:
-    """``(kept, introduced)`` per request: facts recoverable in each view, of those stated so far.
+    """Count, per request, the facts recoverable in its view among those stated so far.
 
-    Args: views: one view per request; points: the history length each request saw (a fact
-    counts once ``fact.message < point``), parallel to ``views``; facts: the facts.
-    Returns: a list parallel to ``views``. Raises ValueError when the lengths differ.
+    Args:
+        views: one view per request.
+        points: the history length each request saw (a fact counts once
+            ``fact.message < point``), parallel to ``views``.
+        facts: the facts.
+
+    Returns:
+        ``(kept, introduced)`` per request, parallel to ``views``.
+
+    Raises:
+        ValueError: ``views`` and ``points`` differ in length.
     """
     if len(views) != len(points):
         raise ValueError(f"{len(views)} views but {len(points)} points")
@@ -167,8 +175,13 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
     distinct error in tool results (cut to 80 characters), then paths and symbols named in
     the assistant's own text (most mentioned first). Each kind gets a fair share of ``limit``
     before the rest is filled in that order. A fact's proof is the line that states it.
-    Args: messages: the history; never mutated. limit: maximum number of facts.
-    Returns: a list of :class:`Fact` (duplicates removed, first appearance kept).
+
+    Args:
+        messages: the history; never mutated.
+        limit: maximum number of facts; default 20.
+
+    Returns:
+        A list of :class:`Fact` (duplicates removed, first appearance kept).
     """
     user_numbers, user_idents, errors, assistant_idents = [], [], [], []
     counts: dict[str, int] = {}

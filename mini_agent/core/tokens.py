@@ -7,6 +7,9 @@ pixel size as Anthropic's vision docs do (width * height / 750), not from base64
 wanted; offline, the offline Claude answers it with the same estimate.
 
 No IO except :func:`count_tokens_exact`. Taught in ``notebooks/03_observation_masking.ipynb``.
+
+Source: seed 000 (approxTokens: ~4 characters per token, tool_use name + JSON input + 20);
+Anthropic vision docs (image tokens = width * height / 750); Anthropic token counting docs.
 """
 
 from __future__ import annotations
@@ -36,9 +39,14 @@ IMAGE_UNKNOWN_SIZE_TOKENS = IMAGE_MAX_TOKENS
 
 
 def image_size(data: bytes) -> tuple[int, int] | None:
-    """Return ``(width, height)`` in pixels of a PNG, GIF or JPEG byte string, else None.
+    """Read the pixel size of a PNG, GIF or JPEG from its header (no image library).
 
-    Reads headers only (no image library). Example: a 1x1 PNG gives ``(1, 1)``.
+    Args:
+        data: the image bytes (only the header is read).
+
+    Returns:
+        ``(width, height)`` in pixels, or None for another format or a truncated header.
+        Example: a 1x1 PNG gives ``(1, 1)``.
     """
     if data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) >= 24:
         return struct.unpack(">II", data[16:24])
@@ -63,8 +71,14 @@ def image_size(data: bytes) -> tuple[int, int] | None:
 def image_tokens(block: dict[str, Any]) -> int:
     """Estimate an image block's tokens from its pixel size: ``ceil(w * h / 750)``, capped at 1,600.
 
-    Shapes: ``{"type": "image", "source": {"type": "base64", "media_type": str, "data": str}}``
-    (URL or file sources give the cap). Source: Anthropic vision docs, "Calculate image costs".
+    Args:
+        block: ``{"type": "image", "source": {"type": "base64", "media_type": str,
+            "data": str}}``; URL or file sources, or an unreadable size, give the cap.
+
+    Returns:
+        int tokens, at most :data:`IMAGE_MAX_TOKENS`.
+
+    Source: Anthropic vision docs, "Calculate image costs".
     """
     source = block.get("source") or {}
     size = None
@@ -210,7 +224,16 @@ def approx_request_tokens(*, messages: list[dict], system: Any = None,
 
     System text counts like text; each tool definition counts its canonical JSON. Used by the
     offline Claude for ``usage.input_tokens`` and ``count_tokens``, so offline figures follow
-    one rule everywhere. Returns int tokens.
+    one rule everywhere.
+
+    Args:
+        messages: the request's messages.
+        system: a str or a list of system blocks; None: none.
+        tools: tool definitions; None: none.
+
+    Returns:
+        int tokens: :func:`approx_tokens` of the messages, plus each system block's, plus
+        ``ceil(len(JSON) / 4)`` per tool.
     """
     total = approx_tokens(messages)
     if isinstance(system, str):
@@ -224,8 +247,16 @@ def approx_request_tokens(*, messages: list[dict], system: Any = None,
 
 
 def approx_body_tokens(request: dict[str, Any]) -> int:
-    """:func:`approx_request_tokens` of a request body dict (its ``messages``, ``system``,
-    ``tools``; missing fields count 0). Example: ``approx_body_tokens({"messages": []}) == 0``."""
+    """Estimate the input tokens of a request body dict.
+
+    Args:
+        request: a ``/v1/messages`` body; its ``messages``, ``system`` and ``tools`` count,
+            missing fields count 0.
+
+    Returns:
+        :func:`approx_request_tokens` of those fields, as an int. Example:
+        ``approx_body_tokens({"messages": []}) == 0``.
+    """
     return approx_request_tokens(messages=request.get("messages") or [],
                                  system=request.get("system"), tools=request.get("tools"))
 
@@ -234,8 +265,19 @@ def count_tokens_exact(client: Any, *, model: str, messages: list[dict], system:
                        tools: list[dict] | None = None) -> int:
     """Ask the API for the exact input token count (``client.messages.count_tokens``).
 
-    Args: client: an ``anthropic.Anthropic`` (online or offline). Returns int tokens.
-    Raises: whatever the SDK raises (``anthropic.APIError`` subclasses).
+    Args:
+        client: an ``anthropic.Anthropic`` (online or offline).
+        model: the model id to count for.
+        messages: the request's messages.
+        system: the system prompt (str or blocks); None: left out.
+        tools: tool definitions; None or empty: left out.
+
+    Returns:
+        int tokens, the API's ``input_tokens``.
+
+    Raises:
+        anthropic.APIError: whatever the SDK raises (its subclasses).
+
     Source: Anthropic token counting docs (POST /v1/messages/count_tokens).
     """
     kwargs: dict[str, Any] = {"model": model, "messages": messages}

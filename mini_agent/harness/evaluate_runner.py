@@ -13,8 +13,10 @@ A progress bar (``tqdm.auto``: a text bar in the terminal, a widget in Jupyter) 
 finished sessions when there is more than one. A file that cannot be loaded or evaluated does
 not stop the run: its report is ``{"path": ..., "error": "..."}``.
 
-IO: reads files, starts processes, prints. Sources: Python ``concurrent.futures``; Dask
-distributed docs (``Client``, ``Client.map``, ``as_completed``, ``LocalCluster``).
+IO: reads files, starts processes, prints.
+
+Source: Python ``concurrent.futures``; Dask distributed docs (``Client``, ``Client.map``,
+``as_completed``, ``LocalCluster``).
 """
 
 from __future__ import annotations
@@ -43,7 +45,15 @@ CSV_FIELDS = ("path", "name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
 def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
     """Expand folders (recursively) into transcript files, sorted; keep files as given.
 
-    Raises: FileNotFoundError naming the first path that does not exist.
+    Args:
+        paths: files and folders; a folder contributes every file under it whose name ends
+            with one of :data:`SUFFIXES` (``manifest.json`` excepted).
+
+    Returns:
+        The files, in the order given (each folder's files sorted).
+
+    Raises:
+        FileNotFoundError: naming the first path that does not exist.
     """
     out: list[Path] = []
     for raw in paths:
@@ -59,8 +69,16 @@ def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
 
 
 def session_choices(*, newest_own: int = 20) -> dict[str, Path]:
-    """Sessions a notebook can offer: ``../shared/data`` when present, then your own newest
-    ``newest_own`` Claude Code sessions from ``~/.claude/projects``. Label -> path."""
+    """List the sessions a notebook can offer.
+
+    Args:
+        newest_own: how many of your own newest Claude Code sessions (by modification time,
+            from ``~/.claude/projects``) to add; default 20.
+
+    Returns:
+        Label -> path: ``shared: ...`` for every file in ``../shared/data`` when present,
+        then ``own: folder/file`` for your own.
+    """
     out: dict[str, Path] = {}
     shared = shared_data_dir()
     if shared.is_dir():
@@ -75,10 +93,18 @@ def session_choices(*, newest_own: int = 20) -> dict[str, Path]:
 
 
 def calibration_report(folder: str | Path | None = None) -> str:
-    """Fit the calibrated estimate on half of the Claude Code sessions in ``folder`` (default
-    ``../shared/data/claude-code``) and report its error on the other half, per session,
-    beside the plain chars/4 estimate. Returns the text (a one-line note when there is no
-    such folder or too few sessions)."""
+    """Fit the calibrated estimate on half of the sessions and report its error on the rest.
+
+    Fits twice (even and odd files), and for each held-out session prints the median
+    absolute error beside the plain chars/4 estimate's.
+
+    Args:
+        folder: Claude Code sessions with usage (default ``../shared/data/claude-code``).
+
+    Returns:
+        The report as text; a one-line note when there is no such folder or fewer than two
+        sessions.
+    """
     import statistics
 
     from mini_agent.core.cache_policies import request_points
@@ -110,8 +136,18 @@ def calibration_report(folder: str | Path | None = None) -> str:
 
 def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
                   model: str | None = None, reference: bool = False) -> dict[str, Any]:
-    """Load (text actions as tool calls) and evaluate one file; a failure becomes
-    ``{"path", "error"}`` (never raises)."""
+    """Load one file (text actions as tool calls) and evaluate it; never raises.
+
+    Args:
+        path: a transcript file.
+        policies: policy names (see :mod:`mini_agent.core.replay`).
+        model: price with this model (None: the session's own).
+        reference: replay with the reference replay (slower, the same figures).
+
+    Returns:
+        The session's report, or ``{"path", "error"}`` when it cannot be loaded or
+        evaluated.
+    """
     from mini_agent.core.replay import evaluate_session
     try:
         return evaluate_session(load(path, text_actions="tools"), policies=policies,
@@ -140,6 +176,11 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
         scheduler: a Dask scheduler address (``"tcp://host:8786"``) or a
             ``distributed.Client``; overrides ``workers``.
         progress: show the bar (None: when there is more than one file).
+        reference: replay with the reference replay (slower, the same figures).
+
+    Returns:
+        One report per file, in input order (a failed file's is ``{"path", "error"}``).
+
     Raises:
         FileNotFoundError, UnknownPolicyError, ValueError (workers < 1).
     """
@@ -185,7 +226,12 @@ def _run_dask(files: list[Path], policies: Sequence[str], model: str | None, sch
 # --------------------------------------------------------------------------- output
 
 def write_csv(reports: Sequence[dict[str, Any]], target: TextIO) -> None:
-    """One CSV row per (session, policy) with :data:`CSV_FIELDS`; failed files are skipped."""
+    """Write one CSV row per (session, policy) with :data:`CSV_FIELDS`.
+
+    Args:
+        reports: :func:`evaluate_paths` reports; failed files are skipped.
+        target: an open text file (``newline=""``).
+    """
     writer = csv.DictWriter(target, fieldnames=CSV_FIELDS)
     writer.writeheader()
     for report in reports:
@@ -199,11 +245,23 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
                   model: str | None = None, as_json: bool = False, csv_path: str | None = None,
                   workers: int = 1, scheduler: str | None = None,
                   stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """``mini-agent evaluate``: print tables (or JSON), optionally write a CSV.
+    """Run ``mini-agent evaluate``: print tables (or JSON), optionally write a CSV.
 
-    Returns 0 when every file was evaluated, 1 when some failed (each is reported), 2 with a
-    one-line ``mini-agent evaluate: error: ...`` for a missing path, an unknown policy or
-    model, or workers < 1.
+    Args:
+        paths: files or folders.
+        policies: policy names (None: every policy).
+        model: price every session with this model (None: each session's own).
+        as_json: print the reports as JSON instead of tables.
+        csv_path: also write :func:`write_csv` rows to this file.
+        workers: processes for a local pool.
+        scheduler: a Dask scheduler address.
+        stdout: where results go (default ``sys.stdout``).
+        stderr: where errors and the progress bar go (default ``sys.stderr``).
+
+    Returns:
+        The exit status: 0 when every file was evaluated, 1 when some failed (each is
+        reported), 2 with a one-line ``mini-agent evaluate: error: ...`` for a missing path,
+        an unknown policy or model, or workers < 1.
     """
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
