@@ -81,7 +81,7 @@ def test_every_policy_matches_the_reference_on_generated_sessions(variant):
     reads = 0
     for name in DEFAULT_POLICIES:
         spec = policy_spec(name)
-        context = {"summarize": None, "system": system}
+        context = {"summarize": None, "system": system, "model": MODEL}
         usage = _assert_same(messages, system=system, make_policy=lambda: spec.make(context),
                              server_edit=spec.server_edit, resume=spec.resume, times=times,
                              memo=memo)
@@ -155,6 +155,8 @@ POLICIES = {
     "mask-1": (lambda: policy_spec("mask-1").make({}), None, False),
     "chunked-2": (lambda: policy_spec("chunked-2").make({}), None, False),
     "payback": (lambda: policy_spec("payback").make({}), None, True),
+    "breakeven": (lambda: policy_spec("breakeven").make({"model": MODEL, "system": "S" * 4000}),
+                  None, True),
     "micro_compact": (lambda: policy_spec("micro_compact").make({}), None, False),
     "mask-1+resume": (lambda: policy_spec("mask-1").make({}), None, True),
     "raw+resume": (lambda: None, None, True),
