@@ -108,10 +108,10 @@ class Calibration:
 
 
 def _split_text(text: str, kind: str, out: dict[str, int]) -> None:
-    cjk = len(_CJK_RE.findall(text))
+    cjk = 0 if text.isascii() else len(_CJK_RE.findall(text))  # CJK is never ASCII
     out["cjk"] += cjk
     if kind == "prose":
-        code = sum(len(m) for m in _FENCE_RE.findall(text))
+        code = sum(len(m) for m in _FENCE_RE.findall(text)) if "```" in text else 0
         out["code"] += code
         out["prose"] += len(text) - code - cjk  # fenced CJK is rare; never below zero overall
     else:

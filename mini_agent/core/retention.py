@@ -206,7 +206,10 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
                             assistant_idents.append(Fact(ident, "identifier",
                                                          line.strip()[:200], i))
             elif kind == "tool_result":
-                for line in tool_result_text(block).splitlines():
+                output = tool_result_text(block)
+                if not _ERROR_RE.search(output):
+                    continue  # a line's match is a match in the whole text (same \b edges)
+                for line in output.splitlines():
                     if _ERROR_RE.search(line) and len(line.strip()) >= 12:
                         text = line.strip()[:80]
                         errors.append(Fact(text, "open_problem", line.strip()[:200], i))
