@@ -97,3 +97,12 @@ def test_held_out_error_on_real_sessions(shared_data):
     for name, features, usage in held_out:
         rows, _ = estimate_requests(features, usage, calibration=c)
         assert median_abs_error(rows) <= 0.10, name
+
+
+def test_tool_output_is_code_from_exactly_40_percent_of_its_lines():
+    from mini_agent.core.calibration import _output_kind
+    prose = ["plain words here"] * 3
+    assert _output_kind("\n".join(["x = 1", "y = 2"] + prose)) == "code"          # 2 of 5
+    assert _output_kind("\n".join(prose + ["x = 1"] + ["more words"])) == "tool_output"  # 1/5
+    assert _output_kind("\n".join(prose + ["", "x = 1", "y = 2"])) == "code"      # blanks skipped
+    assert _output_kind("") == "tool_output" and _output_kind('{"a": 1}') == "json"

@@ -127,9 +127,14 @@ def _output_kind(text: str) -> str:
         except ValueError:
             pass
     lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
-    if lines and sum(1 for ln in lines if _CODE_LINE_RE.search(ln)) >= 0.4 * len(lines):
-        return "code"
-    return "tool_output"
+    needed, left, found = 0.4 * len(lines), len(lines), 0
+    for ln in lines:  # stop as soon as the 40% is reached or out of reach
+        if found >= needed or found + left < needed:
+            break
+        left -= 1
+        if _CODE_LINE_RE.search(ln):
+            found += 1
+    return "code" if lines and found >= needed else "tool_output"
 
 
 def message_features(message: Message) -> dict[str, int]:

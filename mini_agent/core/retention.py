@@ -210,7 +210,7 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
                 if not _ERROR_RE.search(output):
                     continue  # a line's match is a match in the whole text (same \b edges)
                 for line in output.splitlines():
-                    if _ERROR_RE.search(line) and len(line.strip()) >= 12:
+                    if len(line.strip()) >= 12 and _ERROR_RE.search(line):
                         text = line.strip()[:80]
                         errors.append(Fact(text, "open_problem", line.strip()[:200], i))
                         break
