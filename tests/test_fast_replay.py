@@ -275,3 +275,18 @@ def test_the_explorer_report_is_the_same_with_and_without_the_fast_replay():
     slow = evaluate_session(transcript, reference=True)
     assert fast == slow
     assert [p["name"] for p in fast["policies"]] == list(DEFAULT_POLICIES)
+
+
+def test_fresh_blocks_are_remembered_by_content_and_value_types():
+    """A policy's new placeholder block is summarised once per content, but True and 1 (or
+    0.0 and -0.0) are different JSON, so they must not share an identity."""
+    memo = BlockMemo()
+    one = {"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": True}
+    same = dict(one)
+    other = {**one, "is_error": 1}
+    floats = [{**one, "n": 0.0}, {**one, "n": -0.0}]
+    assert memo._block(one) == memo._block(same)
+    assert memo._block(one)[0] != memo._block(other)[0]
+    assert memo._block(floats[0])[0] != memo._block(floats[1])[0]
+    assert memo._block({**one, "content": [{"type": "text", "text": "x"}]})[0] != \
+        memo._block(one)[0]

@@ -135,6 +135,7 @@ class BlockMemo:
         self._texts: dict[int, tuple[Message, str | None]] = {}
         self._systems: dict[str, tuple[MessageInfo, list[int]]] = {}
         self._blocks: dict[int, tuple[Any, tuple]] = {}
+        self._flat: dict[tuple, tuple] = {}
         for message in keep:
             self._fixed[id(message)] = (message, self._summarise(message, keep_blocks=True))
 
@@ -252,13 +253,27 @@ class BlockMemo:
             return hit[1]
         if not isinstance(block, dict):
             raise Unsupported("a block that is not a dict")
+        # a policy's fresh block (a mask placeholder, a cleared result) is remembered by its
+        # items in order and their types (True == 1 and 0.0 == -0.0, but they dump apart);
+        # a block holding a list or dict is unhashable and is not remembered
+        types = tuple(map(type, block.values()))
+        flat = (tuple(block.items()), types) if float not in types else None
+        try:
+            hit = self._flat.get(flat) if flat is not None else None
+        except TypeError:
+            hit = flat = None
+        if hit is not None:
+            return hit
         kind = block.get("type")
         body = block.get("content") if kind == "tool_result" else None
         chars, images = _block_chars(block)
-        return (self.key(_canonical_identity(block)), approx_tokens(block), kind,
-                _markable(block),
-                kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
-                chars, images)
+        facts = (self.key(_canonical_identity(block)), approx_tokens(block), kind,
+                 _markable(block),
+                 kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
+                 chars, images)
+        if flat is not None:
+            self._flat[flat] = facts
+        return facts
 
     def _summarise(self, message: Message, keep_blocks: bool = False) -> MessageInfo:
         role = message.get("role")
