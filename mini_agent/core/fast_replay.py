@@ -1,32 +1,24 @@
 """The explorer's fast replay: the same usage as the reference replay, without copying requests.
 
-:func:`~mini_agent.core.cache_policies.replay_with_cache` is the reference: for every request
-it deep-copies the view, sorts its keys, places the breakpoints
-(:func:`~mini_agent.core.cache.place_breakpoints`), serialises and hashes every block of the
-prefix (:func:`~mini_agent.core.prompt_cache.prefix_boundaries`) and scans the cache. Over a
-session of ``n`` requests that is ``O(n^2)`` serialisations. :func:`fast_replay` computes the
-same ``usage`` per request (the same figures, to the token and to the float of ``cost_usd``)
-from a per-block memo instead:
+:func:`~mini_agent.core.cache_policies.replay_with_cache` is the reference: per request it
+deep-copies the view, places the breakpoints (:func:`~mini_agent.core.cache.place_breakpoints`),
+serialises and hashes every block of the prefix (``prefix_boundaries``) and scans the cache:
+``O(n^2)`` serialisations over ``n`` requests. :func:`fast_replay` computes the same usage per
+request (to the token, and ``cost_usd`` to the float) from a per-session memo instead:
 
-* each message is summarised once per object (:class:`BlockMemo`): per block an interned
-  key for its identity (its JSON as the cache sees it, ``cache_control`` removed, keys sorted
-  as ``place_breakpoints(canonical=True)`` sorts them), its token estimate, its lookback
-  position, whether it can carry a marker and whether it is a masked or cleared result;
+* each message is summarised once (:class:`~mini_agent.core.block_memo.BlockMemo`): per block
+  an interned identity key, its tokens, its lookback position, whether it can be marked;
 * a prefix is an interned chain of block keys, so two requests share a cache entry exactly
-  when the reference's SHA-256 chains are equal (no hashing, no collisions);
-* each request updates the flattened prefix from the first message that differs from the
-  previous request, so a request that appends costs only its new blocks;
-* breakpoint positions follow ``place_breakpoints(canonical=True, anchors=True)`` and the
-  resume breakpoint of :class:`~mini_agent.core.cache_policies.ResumeBreakpoints` by index,
-  without building the request; ``clear_tool_uses_20250919`` is applied to the messages
-  that change only.
+  when the reference's SHA-256 chains are equal; each request updates the flattened prefix
+  from the first message that differs, so a request that appends costs only its new blocks;
+* markers follow ``place_breakpoints(canonical=True, anchors=True)`` and the resume marker of
+  ``ResumeBreakpoints`` by index; ``clear_tool_uses_20250919`` copies only the messages it
+  changes.
 
-Inputs it does not model (tool definitions, a list ``system``, a TTL other than "5m", a
-block that is not a dict) raise :class:`Unsupported`; :func:`replay_usage` then runs the
-reference instead, so callers always get the reference's figures. The equivalence is tested
-in ``tests/test_fast_replay.py`` on generated and shared sessions.
-
-Pure: no IO, inputs never mutated. Used by :func:`mini_agent.core.replay.evaluate_session`.
+Inputs it does not model (tools, a list ``system``, request times that go back, a block that
+is not a dict) raise :class:`Unsupported`; :func:`replay_usage` then runs the reference, so
+callers always get the reference's figures. ``tests/test_fast_replay.py`` checks positions,
+usage, cost and retention text against the reference. Pure: no IO, inputs never mutated.
 Source: the prompt caching docs as modelled in :mod:`mini_agent.core.prompt_cache` (20-position
 lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed on a hit).
 """
@@ -34,292 +26,23 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from typing import Any, Callable, Sequence
 
-from mini_agent.core.cache import CLEARED_TOOL_RESULT, TTL_SECONDS, build_system_blocks
-from mini_agent.core.masking import is_masked
+from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
+from mini_agent.core.cache import CLEARED_TOOL_RESULT, TTL_SECONDS
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS, Message
 from mini_agent.core.pricing import CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
-from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS, RUN_TYPES, min_cacheable_tokens
-from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
+from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS, min_cacheable_tokens
+from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext, check_times
+
+__all__ = ["BlockMemo", "FastReplay", "Unsupported", "fast_replay", "replay_usage"]
 
 RESUME_MEMORY_REQUESTS = 32
 """Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
 
 _TTL_S = TTL_SECONDS["5m"]
-
-
-class Unsupported(Exception):
-    """An input the fast path does not model; :func:`replay_usage` falls back to the reference."""
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-def _strip(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items() if k != "cache_control"}
-    if isinstance(obj, list):
-        return [_strip(v) for v in obj]
-    if isinstance(obj, tuple):
-        raise Unsupported("a tuple inside a block")
-    return obj
-
-
-def _canonical_identity(block: dict) -> str:
-    """The block's JSON as ``prefix_boundaries`` sees it after ``place_breakpoints(canonical=True)``."""
-    text = json.dumps(block, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    if '"cache_control"' in text:
-        text = json.dumps(_strip(block), ensure_ascii=False, separators=(",", ":"),
-                          sort_keys=True)
-    return text
-
-
-def _markable(block: dict) -> bool:
-    kind = block.get("type")
-    if kind in ("thinking", "redacted_thinking"):
-        return False
-    if kind == "text":
-        return bool(str(block.get("text", "")).strip())
-    return True
-
-
-@dataclasses.dataclass(frozen=True)
-class MessageInfo:
-    """What the replay needs to know about one message, computed once per message object.
-
-    Attributes: keys: interned identity of each block (role, first-block flag and JSON);
-    tokens: each block's estimate (``approx_tokens``); offsets: each block's lookback
-    position relative to the message's first block; positions: how many positions the
-    message takes; markable: index of the last block that may carry ``cache_control`` (None:
-    none); anchor: index of the newest masked or cleared tool_result (None: none); chars,
-    images: ``approx_tokens``' characters and image tokens of the whole message; uses:
-    ``(id, name)`` of each tool_use; results: ``(block index, tool_use_id, already cleared)``
-    of each tool_result.
-    """
-
-    keys: tuple[int, ...]
-    tokens: tuple[int, ...]
-    offsets: tuple[int, ...]
-    positions: int
-    markable: int | None
-    anchor: int | None
-    chars: int
-    images: int
-    uses: tuple[tuple[Any, Any], ...]
-    results: tuple[tuple[int, Any, bool], ...]
-
-
-class BlockMemo:
-    """Per-session memo: message object -> :class:`MessageInfo`, identity string -> key.
-
-    Messages are remembered by object (``id``) while the memo holds them, so the history's
-    messages, shared by every request and every policy, are summarised once. One memo per
-    session (it keeps the session's messages alive).
-
-    Args:
-        keep: messages whose summary is kept for the memo's whole life (the history); other
-            messages (a policy's fresh copies) are kept only until :meth:`rotate` is called
-            twice, so long sessions do not keep every view alive.
-    """
-
-    def __init__(self, keep: Sequence[Message] = ()) -> None:
-        self._keys: dict[str, int] = {}
-        self._fixed: dict[int, tuple[Message, MessageInfo]] = {}
-        self._recent: dict[int, tuple[Message, MessageInfo]] = {}
-        self._older: dict[int, tuple[Message, MessageInfo]] = {}
-        self._texts: dict[int, tuple[Message, str | None]] = {}
-        self._systems: dict[str, tuple[MessageInfo, list[int]]] = {}
-        self._blocks: dict[int, tuple[Any, tuple]] = {}
-        self._flat: dict[tuple, tuple] = {}
-        for message in keep:
-            self._fixed[id(message)] = (message, self._summarise(message, keep_blocks=True))
-
-    def key(self, identity: Any) -> int:
-        """Intern one identity.
-
-        Args:
-            identity: a block's JSON as the cache sees it, or the prefix identity of one
-                block: ``role:first:json`` as a str, or ``(role, first, key of the JSON)``
-                (the same thing without copying the JSON; roles never hold ``:``).
-
-        Returns:
-            A small int, equal for equal identities within this memo.
-        """
-        return self._keys.setdefault(identity, len(self._keys))
-
-    def info(self, message: Message) -> MessageInfo:
-        """Return the summary of ``message``, computing it on first sight.
-
-        Args:
-            message: one message of a view; never mutated.
-
-        Returns:
-            Its :class:`MessageInfo`.
-
-        Raises:
-            Unsupported: a block that is not a dict, or content of another type.
-        """
-        ident = id(message)
-        for table in (self._fixed, self._recent, self._older):
-            hit = table.get(ident)
-            if hit is not None and hit[0] is message:
-                if table is self._older:
-                    self._recent[ident] = hit
-                return hit[1]
-        info = self._summarise(message)
-        self._recent[ident] = (message, info)
-        return info
-
-    def system(self, system: str) -> tuple[MessageInfo, list[int]]:
-        """The system prompt as ``place_breakpoints`` sends it, summarised once per prompt.
-
-        Args:
-            system: the system prompt (a str: :func:`build_system_blocks` splits it at the
-                dynamic boundary and marks the static part).
-
-        Returns:
-            ``(info, marked)``: its blocks as a :class:`MessageInfo` (each block one lookback
-            position) and the indices of the blocks that carry ``cache_control``.
-        """
-        hit = self._systems.get(system)
-        if hit is None:
-            keys, tokens, marks = [], [], []
-            for k, block in enumerate(build_system_blocks(system)):
-                keys.append(self.key("system:" + _dumps(
-                    {key: v for key, v in block.items() if key != "cache_control"})))
-                tokens.append(approx_tokens(block))
-                if block.get("cache_control"):
-                    marks.append(k)
-            info = MessageInfo(tuple(keys), tuple(tokens), tuple(range(len(keys))), len(keys),
-                               None, None, 0, 0, (), ())
-            hit = self._systems[system] = (info, marks)
-        return hit[0], list(hit[1])
-
-    def text(self, view: Sequence[Message]) -> str:
-        """``view_text`` of ``view`` as the reference sends it, each message read once.
-
-        Args:
-            view: the messages of one request; never mutated.
-
-        Returns:
-            The pieces of every message (tool inputs with sorted keys, as
-            ``place_breakpoints(canonical=True)`` sends them) joined by newlines.
-        """
-        from mini_agent.core.retention import message_pieces
-        texts = []
-        for message in view:
-            hit = self._texts.get(id(message))
-            if hit is None or hit[0] is not message:
-                parts = message_pieces(message, canonical=True)
-                hit = self._texts[id(message)] = (message, "\n".join(parts) if parts else None)
-            if hit[1] is not None:
-                texts.append(hit[1])
-        return "\n".join(texts)
-
-    def infos(self, view: Sequence[Message]) -> list[MessageInfo]:
-        """:meth:`info` of every message of ``view``, in order.
-
-        Args:
-            view: the messages of one request; never mutated.
-
-        Returns:
-            A list parallel to ``view``.
-
-        Raises:
-            Unsupported: as :meth:`info`.
-        """
-        fixed = self._fixed
-        out = []
-        for message in view:
-            hit = fixed.get(id(message))
-            out.append(hit[1] if hit is not None and hit[0] is message
-                       else self.info(message))
-        return out
-
-    def rotate(self) -> None:
-        """Forget fresh messages not seen since the previous call (call once per request)."""
-        self._older, self._recent = self._recent, {}
-
-    def _block(self, block: Any) -> tuple:
-        """``(json key, tokens, kind, markable, masked or cleared, chars, images)`` of a block,
-        remembered for the history's blocks (their objects are shared by every view)."""
-        hit = self._blocks.get(id(block))
-        if hit is not None and hit[0] is block:
-            return hit[1]
-        if not isinstance(block, dict):
-            raise Unsupported("a block that is not a dict")
-        # a policy's fresh block (a mask placeholder, a cleared result) is remembered by its
-        # items in order and their types (True == 1 and 0.0 == -0.0, but they dump apart);
-        # a block holding a list or dict is unhashable and is not remembered
-        types = tuple(map(type, block.values()))
-        flat = (tuple(block.items()), types) if float not in types else None
-        try:
-            hit = self._flat.get(flat) if flat is not None else None
-        except TypeError:
-            hit = flat = None
-        if hit is not None:
-            return hit
-        kind = block.get("type")
-        body = block.get("content") if kind == "tool_result" else None
-        chars, images = _block_chars(block)
-        facts = (self.key(_canonical_identity(block)), approx_tokens(block), kind,
-                 _markable(block),
-                 kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
-                 chars, images)
-        if flat is not None:
-            self._flat[flat] = facts
-        return facts
-
-    def _summarise(self, message: Message, keep_blocks: bool = False) -> MessageInfo:
-        role = message.get("role")
-        content = message.get("content")
-        if isinstance(content, str):
-            ident = f"{role}:1:" + _dumps({"type": "text", "text": content})
-            tokens = math.ceil(len(content) / CHARS_PER_TOKEN)
-            return MessageInfo((self.key(ident),), (tokens,), (0,), 1,
-                               0 if content.strip() else None, None, len(content), 0, (), ())
-        if not isinstance(content, list):
-            if content is None:
-                content = []
-            else:
-                raise Unsupported(f"content of type {type(content).__name__}")
-        keys, tokens, offsets = [], [], []
-        position, run = -1, None
-        markable = anchor = None
-        uses, results = [], []
-        chars = images = 0
-        plain_role = isinstance(role, str) and ":" not in role
-        for j, block in enumerate(content):
-            facts = self._block(block)
-            if keep_blocks:
-                self._blocks[id(block)] = (block, facts)
-            json_key, tok, kind, can_mark, masked, c, im = facts
-            keys.append(self.key((role, j == 0, json_key)) if plain_role else
-                        self.key(f"{role}:{int(j == 0)}:" + _canonical_identity(block)))
-            tokens.append(tok)
-            chars += c
-            images += im
-            run_key = kind if kind in RUN_TYPES else None
-            if run_key is None or run_key != run:
-                position += 1
-            run = run_key
-            offsets.append(position)
-            if can_mark:
-                markable = j
-            if kind == "tool_result":
-                if masked:
-                    anchor = j
-                results.append((j, block.get("tool_use_id"),
-                                block.get("content") != CLEARED_TOOL_RESULT))
-            elif kind == "tool_use":
-                uses.append((block.get("id"), block.get("name")))
-        return MessageInfo(tuple(keys), tuple(tokens), tuple(offsets), position + 1, markable,
-                           anchor, chars, images, tuple(uses), tuple(results))
 
 
 @dataclasses.dataclass
