@@ -1,4 +1,4 @@
-"""The fast replay gives the reference replay's figures: usage, cost and last view, request by request."""
+"""The fast replay gives the reference replay's figures: usage, cost, retention text."""
 
 from __future__ import annotations
 

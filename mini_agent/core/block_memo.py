@@ -48,7 +48,7 @@ def _strip(obj: Any) -> Any:
 
 
 def _canonical_identity(block: dict) -> str:
-    """The block's JSON as ``prefix_boundaries`` sees it after ``place_breakpoints(canonical=True)``."""
+    """The block's JSON as ``prefix_boundaries`` sees it after canonical ``place_breakpoints``."""
     text = json.dumps(block, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
     if '"cache_control"' in text:
         text = json.dumps(_strip(block), ensure_ascii=False, separators=(",", ":"),

@@ -32,7 +32,8 @@ from typing import Any, Callable, Sequence
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
 from mini_agent.core.cache import CLEARED_TOOL_RESULT, TTL_SECONDS
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS, Message
-from mini_agent.core.pricing import CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
+from mini_agent.core.pricing import (CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
+                                     model_price)
 from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS, min_cacheable_tokens
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext, check_times
