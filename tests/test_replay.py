@@ -81,7 +81,7 @@ def test_summary_policy_summarises_every_n_turns_and_keeps_its_summary():
         calls.append(len(messages))
         return f"summary of {len(messages)} messages"
 
-    policy = SummaryPolicy(every_turns=8, keep_turns=3, summarize=summarize)
+    policy = SummaryPolicy(every_exchanges=8, keep_exchanges=3, summarize=summarize)
     before = copy.deepcopy(history)
     views = [policy(history[:i]) for i in request_points(history)]
     assert history == before
@@ -92,7 +92,7 @@ def test_summary_policy_summarises_every_n_turns_and_keeps_its_summary():
     assert last[0]["content"][0]["text"].startswith("[Summary of the conversation")
     assert sum(1 for m in last if m["role"] == "assistant") <= 8
     with pytest.raises(ValueError):
-        SummaryPolicy(every_turns=3, keep_turns=3)
+        SummaryPolicy(every_exchanges=3, keep_exchanges=3)
 
 
 def test_server_compaction_view_compacts_at_the_trigger_and_starts_from_the_summary():

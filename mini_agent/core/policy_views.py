@@ -2,8 +2,8 @@
 server-side compaction edit, both as ``policy(history, ctx) -> view``.
 
 * :class:`SummaryPolicy` is JetBrains' "LLM summarization" baseline: once more than
-  ``every_turns`` exchanges have accumulated since the last summary, everything but the
-  newest ``keep_turns`` exchanges is replaced by one summary (the previous summary is part
+  ``every_exchanges`` exchanges have accumulated since the last summary, everything but the
+  newest ``keep_exchanges`` exchanges is replaced by one summary (the previous summary is part
   of what gets summarised, so it is incremental). The summary is kept and reused until the
   next one, so it costs one generation, not one per request.
 * :class:`ServerCompactionView` replays ``compact_20260112`` on a recorded history: when the
@@ -86,29 +86,38 @@ class _SummaryView:
 
 
 class SummaryPolicy(_SummaryView):
-    """Summarise all but the newest ``keep_turns`` exchanges every ``every_turns`` exchanges.
+    """Summarise all but the newest ``keep_exchanges`` exchanges every ``every_exchanges``.
 
-    Args: every_turns: exchanges (assistant messages) since the last summary that trigger a
-    new one (JetBrains: N=21); keep_turns: newest exchanges kept verbatim (M=10);
-    summarize: ``messages -> str`` (offline default: the revised prompt, followed offline).
-    Attributes: summaries: how many summaries were written.
-    Raises: ValueError unless 1 <= keep_turns < every_turns.
+    An exchange here is one assistant message (one model request's reply) with what answers it.
+
+    Args:
+        every_exchanges: exchanges since the last summary that trigger a new one (JetBrains'
+            N=21).
+        keep_exchanges: newest exchanges kept verbatim (JetBrains' M=10).
+        summarize: ``messages -> str`` (offline default: the revised prompt, followed
+            offline).
+
+    Attributes:
+        summaries: how many summaries were written.
+
+    Raises:
+        ValueError: unless 1 <= keep_exchanges < every_exchanges.
     """
 
-    def __init__(self, *, every_turns: int = 21, keep_turns: int = 10,
+    def __init__(self, *, every_exchanges: int = 21, keep_exchanges: int = 10,
                  summarize: Summarize | None = None) -> None:
-        if not 1 <= keep_turns < every_turns:
-            raise ValueError(f"need 1 <= keep_turns < every_turns, got {keep_turns}, "
-                             f"{every_turns}")
-        self.every_turns, self.keep_turns = every_turns, keep_turns
+        if not 1 <= keep_exchanges < every_exchanges:
+            raise ValueError(f"need 1 <= keep_exchanges < every_exchanges, got "
+                             f"{keep_exchanges}, {every_exchanges}")
+        self.every_exchanges, self.keep_exchanges = every_exchanges, keep_exchanges
         self._kept = _KeptSummary(summarize)
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
-        turns = [i for i, m in enumerate(history) if m.get("role") == "assistant"
-                 and i >= self._kept.cut]
-        if len(turns) <= self.every_turns:
+        replies = [i for i, m in enumerate(history) if m.get("role") == "assistant"
+                   and i >= self._kept.cut]
+        if len(replies) <= self.every_exchanges:
             return None
-        cuts = [c for c in clean_cut_points(history) if c <= turns[-self.keep_turns]]
+        cuts = [c for c in clean_cut_points(history) if c <= replies[-self.keep_exchanges]]
         if not cuts or cuts[-1] <= max(1, self._kept.cut):
             return None
         return cuts[-1]
