@@ -251,3 +251,24 @@ def test_sync_client_and_on_request_and_on_event():
 def test_empty_prompt_is_refused():
     with pytest.raises(ValueError, match="empty"):
         make_agent(reads(1)).run("  ")
+
+
+def test_a_tool_that_calls_sys_exit_is_an_error_result_not_a_hang():
+    def cli(_):
+        raise SystemExit(2)           # a tool wrapping argparse on bad arguments
+
+    reply = {"content": [{"type": "tool_use", "id": "toolu_1", "name": "cli", "input": {}},
+                         {"type": "tool_use", "id": "toolu_2", "name": "ok", "input": {}}],
+             "stop_reason": "tool_use"}
+    tools = {"cli": Tool("cli", "c", {"type": "object"}, "read-only", cli),
+             "ok": Tool("ok", "o", {"type": "object"}, "read-only", lambda _: "fine")}
+    agent = Agent(offline_async_client(ScriptedBrain([reply, "Done."])), tools=tools)
+    # through arun with a deadline: before the fix Agent.run waited forever on a dead loop
+    result = asyncio.run(asyncio.wait_for(agent.arun("Go."), timeout=60))
+    assert result.exit_status == "completed"
+    answers = agent.history[2]["content"]
+    assert [(a["tool_use_id"], a.get("is_error", False)) for a in answers] == [
+        ("toolu_1", True), ("toolu_2", False)]
+    assert answers[0]["content"] == ("cli exited with status 2 (SystemExit); nothing else is "
+                                     "known of its work")
+    validate_messages(agent.history)

@@ -61,11 +61,16 @@ def error_text(name: str, exc: BaseException) -> str:
         exc: what the tool raised.
 
     Returns:
-        A :class:`ToolError`'s own (actionable) message, else ``"<name> failed:
+        A :class:`ToolError`'s own (actionable) message; for a ``SystemExit`` (a tool
+        wrapping a command line that called ``sys.exit``) ``"<name> exited with status
+        <code> (SystemExit); nothing else is known of its work"``; else ``"<name> failed:
         <ExceptionType>: <message>"``.
     """
     if isinstance(exc, ToolError):
         return str(exc) or f"{name} failed"
+    if isinstance(exc, SystemExit):
+        return (f"{name} exited with status {exc.code} (SystemExit); nothing else is known "
+                "of its work")
     return f"{name} failed: {type(exc).__name__}: {exc}"
 
 
@@ -219,7 +224,9 @@ class StreamingExecutor:
                 check_input(tool, call.input)
             output = await to_thread(tool.run, call.input)
             content, is_error = (output if isinstance(output, str) else str(output)), False
-        except Exception as exc:  # noqa: BLE001 - a tool failure is data for the model
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failure is data for the model
+            # SystemExit too: a tool wrapping a CLI (argparse, click) may call sys.exit, and
+            # letting it through would end the loop's thread with a tool_use unanswered
             content, is_error = error_text(call.block["name"], exc), True
             if getattr(tool, "safety", "write") != "read-only":
                 self._write_failed = True
