@@ -159,3 +159,24 @@ def test_closing_mid_stream_keeps_the_started_calls_with_their_answers(tmp_path)
     entries, _ = resume_session(agent.session.path)
     history, _t, report = rebuild_history(entries)
     assert report.interrupted == [] and history == agent.history
+
+
+def test_a_second_ctrl_c_while_settling_still_settles(tmp_path):
+    effects = []
+    agent = make_agent(tmp_path, effects)
+
+    def press_twice(event):
+        if isinstance(event, MessageAppended) and event.message["role"] == "assistant":
+            def later():
+                while "slow_read started" not in effects:
+                    time.sleep(0.01)
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.1)                          # the slow tool is still running
+                os.kill(os.getpid(), signal.SIGINT)
+            threading.Thread(target=later).start()
+    with pytest.raises(KeyboardInterrupt):
+        agent.run("Do three things.", on_event=press_twice)
+    validate_messages(agent.history)      # at once: run() returned only once settled
+    check_settled(agent, effects)
+    assert agent.run("Go on.").exit_status == "completed"
+    validate_messages(agent.history)

@@ -268,7 +268,8 @@ class Agent:
         loop is already running (Jupyter) and keeps one loop for the client's connections
         across calls. Ctrl-C (``KeyboardInterrupt``) cancels the run and waits until it has
         settled (tools not started stay unstarted, running ones finish, every call is
-        answered in the history and the session) before it is raised again.
+        answered in the history and the session) before it is raised again; more Ctrl-C
+        presses while it settles are absorbed, so the next run starts on a valid history.
 
         Args:
             text: the user's prompt.
@@ -292,7 +293,12 @@ class Agent:
             return future.result()
         except KeyboardInterrupt:
             future.cancel()   # cancels the task on the agent's loop; its finally settles
-            settled.wait()
+            while True:       # a second Ctrl-C must not leave the run half-settled
+                try:
+                    settled.wait()
+                    break
+                except KeyboardInterrupt:
+                    continue
             raise
 
     def _background_loop(self) -> asyncio.AbstractEventLoop:
