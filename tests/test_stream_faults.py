@@ -110,6 +110,25 @@ def test_a_break_after_a_tool_call_keeps_it_runs_it_once_and_retries(plan, sync)
     assert [e.stop_reason for e in result.events if isinstance(e, TurnEnd)] == [None, "end_turn"]
 
 
+def test_a_break_on_the_last_allowed_request_says_no_retry_and_ends_at_max_turns():
+    calls = []
+    agent = agent_with([REPLY, "Done."], FaultPlan(stream_drop_at={1}), calls, max_turns=1)
+    result = agent.run("Read the README.")
+    assert result.exit_status == "max_turns_reached" and calls == ["README.md"]
+    assert len(agent.client.offline_transport.requests) == 1
+    retry, = [e for e in result.events if isinstance(e, StreamRetry)]
+    assert (retry.kept_tool_use_ids, retry.retrying) == (("toolu_a",), False)
+    assert_valid_for_the_api(agent)
+
+
+def test_a_break_before_any_tool_call_on_the_last_request_is_a_named_error():
+    calls = []
+    agent = agent_with([TEXT_FIRST, "Done."], FaultPlan(stream_drop_at={1}), calls, max_turns=1)
+    with pytest.raises(StreamFaultError, match="max_turns leaves no request to retry"):
+        agent.run("Read the README.")
+    assert calls == [] and [m["role"] for m in agent.history] == ["user"]
+
+
 def test_a_break_before_any_tool_call_sends_the_same_request_again():
     calls = []
     agent = agent_with([TEXT_FIRST, "Done."], FaultPlan(stream_drop_at={1}), calls)

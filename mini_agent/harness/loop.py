@@ -236,19 +236,21 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                     # run), drop the rest of the piece, and send the request again
                     faults_in_a_row += 1
                     kept = kept_reply(reply.pieces, piece)
-                    retrying = faults_in_a_row <= max_stream_retries and (
-                        bool(kept) or turn < last_turn)
+                    # a request follows only within max_turns (kept calls still get answers)
+                    exhausted = faults_in_a_row > max_stream_retries
+                    retrying = not exhausted and turn < last_turn
                     kind = stream_fault_kind(fault) or "connection"
                     yield StreamRetry(turn, faults_in_a_row, kind, str(fault),
                                       tuple(b["id"] for b in tool_uses(
                                           {"role": "assistant", "content": kept})), retrying)
-                    if not retrying:
+                    if not retrying and (exhausted or not kept):
                         ends = ("the kept tool calls and their results" if kept
                                 else "the last user message")
+                        why = "" if exhausted else "; max_turns leaves no request to retry"
                         given_up = StreamFaultError(
                             f"the reply's stream broke {faults_in_a_row} time(s) in a row "
-                            f"(last: {kind}: {fault}); the history is valid and ends with "
-                            f"{ends}", kind=kind, attempts=faults_in_a_row, cause=fault)
+                            f"(last: {kind}: {fault}){why}; the history is valid and ends "
+                            f"with {ends}", kind=kind, attempts=faults_in_a_row, cause=fault)
                         if not kept:
                             raise given_up
                     if kept:   # those tools' results go back in the next request
