@@ -36,7 +36,7 @@ def test_seconds_reads_numbers_and_iso_strings_and_nothing_else():
     assert seconds("1970-01-01T01:00:00+01:00") == 0.0
     assert seconds("1970-01-01T00:00:07") == 7.0  # no zone: UTC
     assert seconds(iso(1.5)) == T0 + 1.5
-    for bad in (None, True, "yesterday", "", math.nan, math.inf, [1], {"t": 1}):
+    for bad in (None, True, "yesterday", "", math.nan, math.inf, [1], {"t": 1}, 10**400):
         assert seconds(bad) is None
 
 

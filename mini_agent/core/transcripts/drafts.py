@@ -96,14 +96,18 @@ def seconds(value: Any) -> float | None:
     """Read a recorded time as Unix seconds.
 
     Args:
-        value: a finite number, or an ISO 8601 string (without a zone: UTC).
+        value: a finite number (an integer beyond 2**53 is not a time), or an ISO 8601 string
+            (without a zone: UTC).
 
     Returns:
         The time in seconds, or None for anything else: ``seconds("1970-01-01T00:01:00.5Z") ==
         60.5``.
     """
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return float(value) if math.isfinite(value) else None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        # JSON integers have no bound: 10**400 overflows a float, so it is "no time"
+        return float(value) if abs(value) <= 2 ** 53 else None
     if not isinstance(value, str):
         return None
     try:
