@@ -272,3 +272,18 @@ def test_a_tool_that_calls_sys_exit_is_an_error_result_not_a_hang():
     assert answers[0]["content"] == ("cli exited with status 2 (SystemExit); nothing else is "
                                      "known of its work")
     validate_messages(agent.history)
+
+
+def test_a_history_with_tool_calls_needs_tools_before_anything_is_sent(tmp_path):
+    use = {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}
+    first = Agent(offline_async_client(ScriptedBrain([
+        {"content": [use], "stop_reason": "tool_use"}, "Done."])),
+        tools={"read": Tool("read", "r", {"type": "object"}, "read-only", lambda _: "ok")},
+        session=SessionWriter(tmp_path, "s1"))
+    assert first.run("go").exit_status == "completed"
+    bare = Agent(offline_async_client(ScriptedBrain(["Hi."])))        # built without tools
+    bare.resume("s1", directory=tmp_path)
+    with pytest.raises(MessageValidationError, match="must define tools") as info:
+        bare.run("and now?")
+    assert info.value.rule == "tools_required" and info.value.index == 1
+    assert bare.client.offline_transport.requests == []              # refused before sending

@@ -31,7 +31,8 @@ from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 import anthropic
 import httpx2
 
-from mini_agent.core.messages import Message, validate_messages
+from mini_agent.core.messages import (Message, MessageValidationError, tool_results, tool_uses,
+                                      validate_messages)
 from mini_agent.core.streaming import Chunk, StreamAssembler, message_chunks
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
@@ -154,7 +155,8 @@ class Model:
             The request dict, after every ``prepare_request`` step.
 
         Raises:
-            MessageValidationError: the request breaks an API rule.
+            MessageValidationError: the request breaks an API rule (also: a history with
+                tool calls and no tools, rule ``"tools_required"``).
         """
         request: dict[str, Any] = {"model": self.model,
                                    "max_tokens": self.max_tokens * max_tokens_scale,
@@ -167,6 +169,8 @@ class Model:
             request = prepare(request)
         validate_messages(request["messages"], system=request.get("system"),
                           tools=request.get("tools"))
+        if not request.get("tools"):
+            _require_tools_for_tool_blocks(request["messages"])
         return request
 
     async def send(self, request: dict[str, Any]) -> AsyncIterator[Chunk]:
@@ -304,3 +308,16 @@ def _overflow(messages: list[Message], view: list[Message],
     return ContextOverflowError(
         f"the request does not fit the context window {how}: ~{raw} raw tokens, ~{sent} "
         f"sent ({exc.message})", raw_tokens=raw, view_tokens=sent, api_message=exc.message)
+
+
+def _require_tools_for_tool_blocks(messages: list[Message]) -> None:
+    """Refuse a request without tools whose history holds tool calls, as the API does.
+
+    Typical cause: a session with tool calls resumed into an ``Agent`` built without tools.
+    """
+    for index, message in enumerate(messages):
+        if tool_uses(message) or tool_results(message):
+            raise MessageValidationError(
+                "Requests which include tool_use or tool_result blocks must define tools "
+                f"(messages.{index} holds one; give the Agent the tools this history used)",
+                rule="tools_required", index=index)
