@@ -10,6 +10,7 @@ import asyncio
 import csv
 import io
 import json
+import re
 import shutil
 import time
 import tomllib
@@ -252,6 +253,24 @@ def test_a_function_that_timed_out_costs_one_time_limit_not_one_per_check(copy):
     assert all(c.seconds < 1 for c in failed[1:])
     assert card.score == TOTAL_03 - sum(fn.grading["points"] for fn in CHECKS_03
                                         if fn.__name__ in ESTIMATE_CHECKS_03)
+
+
+def test_the_function_whose_call_never_returned_is_blamed_not_the_helper_it_calls(copy):
+    # mask_old_observations spins calling a correct approx_tokens, where the time goes: the
+    # innermost graded frame is approx_tokens, but stubbing it would fail should_mask's check
+    write_03(copy, SOLUTION_03 + "\n\ndef mask_old_observations(messages, keep=4):\n"
+                                 "    while True:\n"
+                                 "        approx_tokens(messages * 50)\n")
+    card = grade("03", time_limit_seconds=1)
+    failed = [c for c in card.checks if not c.passed]
+    masking = [fn.__name__ for fn in CHECKS_03 if fn.__name__ not in ESTIMATE_CHECKS_03]
+    assert [c.name for c in failed] == masking
+    assert re.fullmatch(r"timed out after 1 s: look for an endless loop in mask_old_observations "
+                        r"\(03_masking\.py, line \d+, calls approx_tokens\)", failed[0].detail)
+    assert {c.detail for c in failed[1:]} == {
+        f"skipped: `mask_old_observations` timed out in {masking[0]}"}
+    assert card.score == sum(fn.grading["points"] for fn in CHECKS_03
+                             if fn.__name__ in ESTIMATE_CHECKS_03)
 
 
 def test_stub_out_replaces_functions_methods_and_properties():

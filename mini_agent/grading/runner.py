@@ -144,8 +144,31 @@ def run_checks(exercise: str, checks_module: ModuleType, impl: Any, *,
     return Scorecard(exercise, implementation, call_outside_event_loop(run_all))
 
 
+def graded_frames(frame: FrameType | None, is_graded: Callable[[str], bool]) -> list[FrameType]:
+    """List the frames of graded files on a running stack, innermost first.
+
+    Args:
+        frame: the innermost frame of the stuck thread.
+        is_graded: True for a file name that belongs to the implementation under test.
+
+    Returns:
+        The frames whose code lives in a graded file, from the innermost to the outermost
+        (empty when none does).
+    """
+    found: list[FrameType] = []
+    while frame is not None:
+        if is_graded(frame.f_code.co_filename):
+            found.append(frame)
+        frame = frame.f_back
+    return found
+
+
 def loop_frame(frame: FrameType | None, is_graded: Callable[[str], bool]) -> FrameType | None:
-    """Find the innermost frame of a graded file on a running stack: where an endless loop spins.
+    """Find the outermost frame of a graded file on a running stack: the call that never returned.
+
+    A check calls ``mask_old_observations``, which spins calling a correct ``approx_tokens``:
+    the innermost graded frame is often the helper, where the time goes, but the function
+    whose call never returned is ``mask_old_observations``, the one to blame and stub out.
 
     Args:
         frame: the innermost frame of the stuck thread.
@@ -154,27 +177,34 @@ def loop_frame(frame: FrameType | None, is_graded: Callable[[str], bool]) -> Fra
     Returns:
         That frame, or None when no frame of the stack is in a graded file.
     """
-    while frame is not None and not is_graded(frame.f_code.co_filename):
-        frame = frame.f_back
-    return frame
+    found = graded_frames(frame, is_graded)
+    return found[-1] if found else None
 
 
 def loop_site(frame: FrameType | None, is_graded: Callable[[str], bool]) -> str | None:
-    """Name the innermost graded function on a running stack: where an endless loop spins.
+    """Name the graded function whose call never returned, and what it was calling.
 
     Args:
         frame: the innermost frame of the stuck thread.
         is_graded: True for a file name that belongs to the implementation under test.
 
     Returns:
-        ``"mask_old_observations (03_masking.py, line 80)"``, or None when no frame of the
-        stack is in a graded file.
+        ``"mask_old_observations (03_masking.py, line 80)"``, with ``", calls approx_tokens"``
+        before the parenthesis closes when the stack was inside other graded functions
+        (``"calls helper, then approx_tokens"`` for a longer chain); None when no frame of
+        the stack is in a graded file.
     """
-    found = loop_frame(frame, is_graded)
-    if found is None:
+    found = graded_frames(frame, is_graded)
+    if not found:
         return None
-    code = found.f_code
-    return f"{code.co_qualname} ({Path(code.co_filename).name}, line {found.f_lineno})"
+    outer = found[-1]
+    code = outer.f_code
+    callees = [f.f_code.co_qualname for f in reversed(found[:-1])]
+    callees = [name for name in dict.fromkeys(callees) if name != code.co_qualname]
+    if len(callees) > 3:
+        callees = [callees[0], "...", callees[-1]]
+    calls = f", calls {', then '.join(callees)}" if callees else ""
+    return f"{code.co_qualname} ({Path(code.co_filename).name}, line {outer.f_lineno}{calls})"
 
 
 class SkippedCall(Exception):

@@ -193,7 +193,7 @@ class Watchdog:
             self.fired = True
             frame = sys._current_frames().get(self.main)  # noqa: SLF001 - the stuck thread
             stuck = loop_frame(frame, self.session.is_graded)
-            where = loop_site(stuck, self.session.is_graded)
+            where = loop_site(frame, self.session.is_graded)
             function = None
             if stuck is not None:
                 function = {"module": stuck.f_globals.get("__name__"),
