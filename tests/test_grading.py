@@ -10,6 +10,7 @@ import asyncio
 import csv
 import io
 import json
+import os
 import re
 import shutil
 import time
@@ -330,6 +331,72 @@ def test_a_process_exit_in_one_function_costs_that_check_only(copy):
     assert failed[0].detail.startswith("the grading process ended while this check ran "
                                        "(exit code 3)")
     assert card.score == TOTAL_03 - 1
+
+
+def alive(pid: int) -> bool:
+    """True while process ``pid`` runs (a zombie waiting for its parent to reap it is dead)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if Path("/proc/self/stat").exists():
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def wait_dead(pids: list[int], seconds: float = 3.0) -> list[int]:
+    """The pids of ``pids`` still alive after up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while (left := [pid for pid in pids if alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+FORK_AT_IMPORT = """
+import os as _os, time as _time
+_child = _os.fork()
+if _child == 0:
+    while True:
+        _time.sleep(0.5)
+with open({pids!r}, "a") as _file:
+    _file.write(f"{{_child}}\\n")
+"""
+"""Appended to the answer: a child forked on import that sleeps forever, its pid recorded."""
+
+
+def test_no_process_the_code_started_outlives_grading(copy):
+    # a child forked on import, and a `sleep 654` that should_mask waits for until its time
+    # limit: the worker's process group is killed, with everything in it
+    pids = copy / "pids.txt"
+    run_sleep = (f"    import subprocess\n    _p = subprocess.Popen(['sleep', '654'])\n"
+                 f"    open({str(pids)!r}, 'a').write(f'{{_p.pid}}\\n')\n    _p.wait()\n")
+    write_03(copy, SOLUTION_03.replace(SHOULD_MASK, SHOULD_MASK + run_sleep)
+             + FORK_AT_IMPORT.format(pids=str(pids)))
+    card = grade("03", time_limit_seconds=1)
+    assert [c.name for c in card.checks if not c.passed] == ["check_should_mask_threshold"]
+    started = [int(line) for line in pids.read_text().split()]
+    assert len(started) == 2  # the child forked on import, the sleep should_mask started
+    assert wait_dead(started) == []
+
+
+def test_a_process_exit_while_a_forked_child_holds_the_pipe_is_not_a_timeout(copy):
+    # the child forked on import holds the worker's reply pipe open: the end of the worker
+    # must still be seen at once (not as a timeout), and the child killed
+    pids = copy / "pids.txt"
+    write_03(copy, SOLUTION_03.replace(SHOULD_MASK, SHOULD_MASK + "    import os\n"
+                                                                  "    os._exit(3)\n")
+             + FORK_AT_IMPORT.format(pids=str(pids)))
+    card = grade("03", time_limit_seconds=5)
+    failed = [c for c in card.checks if not c.passed]
+    assert [c.name for c in failed] == ["check_should_mask_threshold"]
+    assert failed[0].detail.startswith("the grading process ended while this check ran "
+                                       "(exit code 3)")
+    assert failed[0].seconds < 2
+    assert wait_dead([int(line) for line in pids.read_text().split()]) == []
 
 
 @pytest.mark.parametrize("exercise", ["02", "06"])

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +38,9 @@ GRACE_SECONDS = 3.0
 """Extra wait beyond a check's limit for the worker's own timeout report (seconds)."""
 START_SECONDS = 60.0
 """How long a worker may take to start (seconds; a busy laptop in a workshop)."""
+POLL_SECONDS = 0.1
+"""While waiting for a reply, how often the caller checks that the worker still runs (seconds):
+a child the learner's code forked keeps the reply pipe open after the worker itself ended."""
 
 
 class WorkerError(RuntimeError):
@@ -45,6 +49,11 @@ class WorkerError(RuntimeError):
 
 class Worker:
     """One worker process and the channel to it.
+
+    The worker leads its own process group (a new session): the processes the learner's code
+    starts or forks belong to it, and :meth:`kill` and :meth:`close` end the whole group, so
+    a ``subprocess.run(["sleep", "654"])`` that timed out leaves nothing behind. The new
+    session also keeps a terminal's Ctrl-C from reaching the worker: the caller handles it.
 
     Args:
         cwd: the working directory of the worker (the folder being graded).
@@ -63,7 +72,7 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-m", "mini_agent.grading.worker"], cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            text=True, encoding="utf-8")
+            text=True, encoding="utf-8", start_new_session=True)
         self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="mini-agent-grader").start()
         try:
@@ -81,10 +90,20 @@ class Worker:
         self.replies.put(None)  # end of file: the process ended
 
     def _wait(self, seconds: float) -> dict[str, Any] | None:
-        try:
-            return self.replies.get(timeout=seconds)
-        except queue.Empty:
-            raise TimeoutError from None
+        """The next reply; None once the process ended without one (even if a child it forked
+        still holds the pipe open); TimeoutError after ``seconds``."""
+        deadline = time.monotonic() + seconds
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                return self.replies.get(timeout=min(left, POLL_SECONDS))
+            except queue.Empty:
+                pass
+            if self.process.poll() is not None:
+                try:  # a reply written before the end is already readable
+                    return self.replies.get(timeout=POLL_SECONDS)
+                except queue.Empty:
+                    return None
+        raise TimeoutError
 
     def request(self, message: dict[str, Any], *, seconds: float) -> dict[str, Any] | None:
         """Send one request and wait for its reply.
@@ -130,13 +149,21 @@ class Worker:
         return self.stderr.read().decode("utf-8", "replace")[-limit_chars:].strip()
 
     def kill(self) -> None:
-        """Kill the process and wait for it."""
+        """Kill the process and every process of its group, and wait for it."""
+        self._kill_group()
         self.process.kill()
         self.process.wait()
         self.stderr.close()
 
+    def _kill_group(self) -> None:
+        """Send SIGKILL to the worker's process group (what the learner's code started)."""
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except OSError:  # the group is empty already
+            pass
+
     def close(self) -> None:
-        """Ask the process to end (stdin closed), kill it if it does not."""
+        """Ask the process to end (stdin closed), kill it if it does not, then its group."""
         if self.process.stdin is not None:
             try:
                 self.process.stdin.close()
@@ -145,8 +172,10 @@ class Worker:
         try:
             self.process.wait(timeout=5)
         except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+            pass
+        self._kill_group()  # also what the learner's code started and left running
+        self.process.kill()
+        self.process.wait()
         self.stderr.close()
 
 
@@ -233,6 +262,11 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                                        detail, seconds))
             worker.kill()
             worker = None
+    except BaseException:  # Ctrl-C: the worker may spin in a check, do not wait for it
+        if worker is not None:
+            worker.kill()
+            worker = None
+        raise
     finally:
         if worker is not None:
             worker.close()

@@ -208,8 +208,11 @@ class Watchdog:
 
 def main() -> None:
     """Serve requests from stdin until it closes (``python -m mini_agent.grading.worker``)."""
-    channel = os.fdopen(os.dup(1), "w", encoding="utf-8")
-    requests = os.fdopen(os.dup(0), "r", encoding="utf-8")
+    reply_fd, request_fd = os.dup(1), os.dup(0)
+    os.set_inheritable(reply_fd, False)  # a process the learner's code starts never holds it
+    os.set_inheritable(request_fd, False)
+    channel = os.fdopen(reply_fd, "w", encoding="utf-8")
+    requests = os.fdopen(request_fd, "r", encoding="utf-8")
     null = os.open(os.devnull, os.O_RDWR)
     os.dup2(null, 0)  # the learner's input() reads nothing
     os.dup2(null, 1)  # the learner's print() goes nowhere
