@@ -28,6 +28,7 @@ from mini_agent.grading import (
                                 find_root, grade, grade_all, main_grade, normalize_exercise, run_checks)
 from mini_agent.grading.registry import CHECKS_PACKAGE
 from mini_agent.grading.runner import SkippedCall, names_used, stub_out
+from mini_agent.grading.supervisor import STDERR_KEEP_BYTES, Worker
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION_03 = (REPO / "solutions" / "03_masking.py").read_text(encoding="utf-8")
@@ -397,6 +398,26 @@ def test_a_process_exit_while_a_forked_child_holds_the_pipe_is_not_a_timeout(cop
                                        "(exit code 3)")
     assert failed[0].seconds < 2
     assert wait_dead([int(line) for line in pids.read_text().split()]) == []
+
+
+def test_a_stderr_flood_keeps_only_the_end_of_it(copy):
+    # approx_tokens writes megabytes to stderr without end: the caller keeps the last 64 KiB
+    path = write_03(copy, SOLUTION_03 + "\n\ndef approx_tokens(messages):\n    import sys\n"
+                                        "    while True:\n"
+                                        "        sys.stderr.write('z' * 1_000_000)\n")
+    worker = Worker(cwd=copy)
+    try:
+        loaded = worker.request({"op": "load", "exercise": "03", "implementation": "exercises",
+                                 "path": str(path), "time_limit_seconds": 10}, seconds=30)
+        assert loaded["error"] == ""
+        reply = worker.request({"op": "run", "name": ESTIMATE_CHECKS_03[0],
+                                "time_limit_seconds": 1}, seconds=5)
+        assert reply["op"] == "timeout" and reply["where"].startswith("approx_tokens (")
+        assert worker.stderr_bytes > 10 * STDERR_KEEP_BYTES  # it did flood
+        assert len(worker.stderr_tail) <= STDERR_KEEP_BYTES
+        assert worker.stderr_text(100) == "z" * 100
+    finally:
+        worker.kill()
 
 
 @pytest.mark.parametrize("exercise", ["02", "06"])

@@ -24,7 +24,6 @@ import queue
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -38,6 +37,9 @@ GRACE_SECONDS = 3.0
 """Extra wait beyond a check's limit for the worker's own timeout report (seconds)."""
 START_SECONDS = 60.0
 """How long a worker may take to start (seconds; a busy laptop in a workshop)."""
+STDERR_KEEP_BYTES = 64 * 1024
+"""How much of the end of a worker's stderr the caller keeps, in memory (bytes): the learner's
+code may write to stderr without end (731 MB in 2 s went to a temporary file before)."""
 POLL_SECONDS = 0.1
 """While waiting for a reply, how often the caller checks that the worker still runs (seconds):
 a child the learner's code forked keeps the reply pipe open after the worker itself ended."""
@@ -67,27 +69,42 @@ class Worker:
         kit_parent = str(Path(mini_agent.__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (kit_parent, env.get("PYTHONPATH")) if p)
-        self.stderr = tempfile.TemporaryFile()
+        self.stderr_tail = bytearray()  # the last STDERR_KEEP_BYTES of stderr
+        self.stderr_bytes = 0  # how much the process wrote on stderr in all (bytes)
         # -P: the folder being graded may hold another mini_agent/; import the caller's
         self.process = subprocess.Popen(
             [sys.executable, "-P", "-m", "mini_agent.grading.worker"], cwd=cwd, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-            text=True, encoding="utf-8", start_new_session=True)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            start_new_session=True)
         self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="mini-agent-grader").start()
+        self.stderr_reader = threading.Thread(target=self._read_stderr, daemon=True,
+                                              name="mini-agent-grader-stderr")
+        self.stderr_reader.start()
         try:
             ready = self._wait(START_SECONDS)
         except TimeoutError:
             ready = None
         if ready is None or ready.get("op") != "ready":
             self.kill()
+            self.stderr_reader.join(timeout=1)  # what it printed before it ended
             raise WorkerError(f"the grading worker did not start: {self.stderr_text()}")
 
     def _read(self) -> None:
         assert self.process.stdout is not None
-        for line in self.process.stdout:
-            self.replies.put(json.loads(line))
+        with self.process.stdout as replies:
+            for line in replies:
+                self.replies.put(json.loads(line))
         self.replies.put(None)  # end of file: the process ended
+
+    def _read_stderr(self) -> None:
+        """Keep the last :data:`STDERR_KEEP_BYTES` of stderr, dropping the rest as it comes."""
+        assert self.process.stderr is not None
+        with self.process.stderr as stderr:
+            while chunk := stderr.read1(STDERR_KEEP_BYTES):
+                self.stderr_bytes += len(chunk)
+                self.stderr_tail += chunk
+                del self.stderr_tail[:-STDERR_KEEP_BYTES]
 
     def _wait(self, seconds: float) -> dict[str, Any] | None:
         """The next reply; None once the process ended without one (even if a child it forked
@@ -119,7 +136,7 @@ class Worker:
         """
         assert self.process.stdin is not None
         try:
-            self.process.stdin.write(json.dumps(message) + "\n")
+            self.process.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
             self.process.stdin.flush()
         except (BrokenPipeError, OSError):
             return None
@@ -145,15 +162,13 @@ class Worker:
         Returns:
             The last ``limit_chars`` characters, stripped.
         """
-        self.stderr.seek(0)
-        return self.stderr.read().decode("utf-8", "replace")[-limit_chars:].strip()
+        return bytes(self.stderr_tail).decode("utf-8", "replace")[-limit_chars:].strip()
 
     def kill(self) -> None:
         """Kill the process and every process of its group, and wait for it."""
         self._kill_group()
         self.process.kill()
         self.process.wait()
-        self.stderr.close()
 
     def _kill_group(self) -> None:
         """Send SIGKILL to the worker's process group (what the learner's code started)."""
@@ -176,7 +191,6 @@ class Worker:
         self._kill_group()  # also what the learner's code started and left running
         self.process.kill()
         self.process.wait()
-        self.stderr.close()
 
 
 def timeout_detail(seconds: float, where: str) -> str:
