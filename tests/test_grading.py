@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import time
 import tomllib
 import types
@@ -28,7 +29,7 @@ from mini_agent.grading import (
                                 find_root, grade, grade_all, main_grade, normalize_exercise, run_checks)
 from mini_agent.grading.registry import CHECKS_PACKAGE
 from mini_agent.grading.runner import SkippedCall, names_used, stub_out
-from mini_agent.grading.supervisor import STDERR_KEEP_BYTES, Worker
+from mini_agent.grading.supervisor import STDERR_KEEP_BYTES, Worker, WorkerError
 
 REPO = Path(__file__).resolve().parent.parent
 SOLUTION_03 = (REPO / "solutions" / "03_masking.py").read_text(encoding="utf-8")
@@ -295,6 +296,35 @@ def test_stub_out_replaces_functions_methods_and_properties():
     assert not stub_out(module, "not_loaded_anywhere", "f", "x", calls.append)
 
 
+def test_stub_out_replaces_every_alias_of_the_function():
+    module = types.ModuleType("_graded")
+    exec("def _impl():\n    return 1\nf = _impl\ng = f\n"
+         "class C:\n    def m(self):\n        return 2\n    n = m\n", module.__dict__)
+    calls: list[str] = []
+    assert stub_out(module, "_graded", "_impl", "skipped _impl", calls.append)
+    assert stub_out(module, "_graded", "C.m", "skipped C.m", calls.append)
+    for call in (module._impl, module.f, module.g, module.C().m, module.C().n):
+        with pytest.raises(SkippedCall):
+            call()
+    assert calls == ["skipped _impl"] * 3 + ["skipped C.m"] * 2
+
+
+def test_an_aliased_function_that_timed_out_costs_one_time_limit(copy):
+    # the loop reports _mask_impl; the checks call mask_old_observations, the same function
+    write_03(copy, SOLUTION_03 + "\n\ndef _mask_impl(messages, keep=4):\n    while True:\n"
+                                 "        pass\n\n\nmask_old_observations = _mask_impl\n")
+    started = time.perf_counter()
+    card = grade("03", time_limit_seconds=1)
+    wall_seconds = time.perf_counter() - started
+    failed = [c for c in card.checks if not c.passed]
+    masking = [fn.__name__ for fn in CHECKS_03 if fn.__name__ not in ESTIMATE_CHECKS_03]
+    assert [c.name for c in failed] == masking
+    assert failed[0].detail.startswith("timed out after 1 s: look for an endless loop in "
+                                       "_mask_impl (03_masking.py, line ")
+    assert {c.detail for c in failed[1:]} == {f"skipped: `_mask_impl` timed out in {masking[0]}"}
+    assert wall_seconds < 2 * 1 + 3, f"graded in {wall_seconds:.1f} s"
+
+
 def test_a_skipped_check_fails_even_when_it_swallows_the_exception():
     from mini_agent.grading.worker import Session
     module = types.ModuleType("_graded")
@@ -398,6 +428,12 @@ def test_a_process_exit_while_a_forked_child_holds_the_pipe_is_not_a_timeout(cop
                                        "(exit code 3)")
     assert failed[0].seconds < 2
     assert wait_dead([int(line) for line in pids.read_text().split()]) == []
+
+
+def test_a_worker_that_cannot_start_says_what_it_printed(monkeypatch, tmp_path):
+    monkeypatch.setattr(sys, "executable", "/bin/sh")  # refuses python's -P option
+    with pytest.raises(WorkerError, match=r"the grading worker did not start: .*-P"):
+        Worker(cwd=tmp_path)
 
 
 def test_a_stderr_flood_keeps_only_the_end_of_it(copy):

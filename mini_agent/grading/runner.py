@@ -217,7 +217,10 @@ def stub_out(impl: Any, module: str | None, qualname: str, message: str,
 
     Later checks of the same grading that call the function (directly, or through another
     function of the implementation, which looks it up in its module's globals) then fail in
-    milliseconds with ``message`` instead of each waiting a full time limit.
+    milliseconds with ``message`` instead of each waiting a full time limit. Every other name
+    bound to the same object in the owner or in ``impl`` is replaced too: after
+    ``mask_old_observations = _mask_impl``, the loop reports ``_mask_impl`` but the checks
+    call ``mask_old_observations``.
 
     Args:
         impl: the implementation under test (a module, or any object with the exercise's names).
@@ -259,7 +262,19 @@ def stub_out(impl: Any, module: str | None, qualname: str, message: str,
     setattr(owner, name, replacement)
     if owner is not impl and len(parts) == 1 and getattr(impl, name, None) is original:
         setattr(impl, name, replacement)  # the package re-exports the defining module's name
+    for space in (owner, impl):  # every other name of the same object: an alias
+        for alias, value in list(_namespace(space).items()):
+            if value is original:
+                setattr(space, alias, replacement)
     return True
+
+
+def _namespace(space: Any) -> dict[str, Any]:
+    """The names an object holds in its own ``__dict__`` (a copy; empty when it has none)."""
+    try:
+        return dict(vars(space))
+    except TypeError:
+        return {}
 
 
 def names_used(fn: Callable, names: Collection[str]) -> list[str]:
