@@ -28,7 +28,7 @@ from mini_agent.grading import (
                                 CheckResult, Scorecard, check, checks_module, collect_checks, exercise_ids, find_file,
                                 find_root, grade, grade_all, main_grade, normalize_exercise, run_checks)
 from mini_agent.grading.registry import CHECKS_PACKAGE
-from mini_agent.grading.runner import SkippedCall, names_used, stub_out
+from mini_agent.grading.runner import SkippedCall, names_used, run_check, stub_out
 from mini_agent.grading.supervisor import STDERR_KEEP_BYTES, Worker, WorkerError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -362,6 +362,24 @@ def test_a_process_exit_in_one_function_costs_that_check_only(copy):
     assert failed[0].detail.startswith("the grading process ended while this check ran "
                                        "(exit code 3)")
     assert card.score == TOTAL_03 - 1
+
+
+def test_a_keyboard_interrupt_raised_by_the_code_fails_that_check_and_says_so(copy):
+    write_03(copy, SOLUTION_03.replace(SHOULD_MASK, SHOULD_MASK + "    raise KeyboardInterrupt\n"))
+    card = grade("03")
+    failed = [c for c in card.checks if not c.passed]
+    assert [(c.name, c.detail) for c in failed] == [
+        ("check_should_mask_threshold", "raised KeyboardInterrupt")]
+    assert card.score == TOTAL_03 - 1
+
+
+def test_a_keyboard_interrupt_in_process_stops_the_grading():
+    @check(points=1, hint="h")
+    def check_interrupted(impl):
+        raise KeyboardInterrupt
+    with pytest.raises(KeyboardInterrupt):
+        run_check(check_interrupted, None)
+    assert run_check(check_interrupted, None, interrupts=True).detail == "raised KeyboardInterrupt"
 
 
 def alive(pid: int) -> bool:

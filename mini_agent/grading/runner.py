@@ -82,12 +82,16 @@ def import_error(path: Path, exc: BaseException) -> str:
     return f"{text}\n    {source}" if source else text
 
 
-def run_check(fn: Callable, impl: Any) -> CheckResult:
+def run_check(fn: Callable, impl: Any, *, interrupts: bool = False) -> CheckResult:
     """Run one check on ``impl``; an exception (assert, NotImplementedError...) fails it.
 
     Args:
         fn: a ``check_*`` function marked with :func:`~.registry.check`.
         impl: the implementation (a module, or any object with the exercise's names).
+        interrupts: also fail the check when the code raises KeyboardInterrupt (or another
+            BaseException), detail "raised KeyboardInterrupt". The grading worker sets it: no
+            terminal's Ctrl-C reaches it, so the code raised it. Default False: in-process, a
+            KeyboardInterrupt is the learner stopping the grading and propagates.
     Returns:
         A CheckResult with ``seconds`` measured; the detail of a failure says what was
         expected and what came back (the assertion's message), or names the exception.
@@ -109,10 +113,14 @@ def run_check(fn: Callable, impl: Any) -> CheckResult:
         detail = f"not implemented yet ({exc})"
     except SkippedCall as exc:
         detail = str(exc)
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - any failure of the code is a fail
+    except BaseException as exc:  # noqa: BLE001 - any failure of the code is a fail
+        if not (interrupts or isinstance(exc, (Exception, SystemExit))):
+            raise
         detail = str(exc) or type(exc).__name__
         if not isinstance(exc, AssertionError):
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        if not isinstance(exc, (Exception, SystemExit)):
+            detail = f"raised {detail}"
         detail = detail[:DETAIL_CHARS]
     seconds = time.perf_counter() - started
     if detail:

@@ -100,7 +100,7 @@ class Session:
             with self.watch(request["time_limit_seconds"], "", loading=path):
                 try:
                     self.impl = load_module(path)
-                except (Exception, SystemExit) as exc:  # noqa: BLE001 - the learner's file
+                except BaseException as exc:  # noqa: BLE001 - the learner's file (Ctrl-C too)
                     error = import_error(path, exc)
         self.names = callable_names(self.impl) if not error else []
         if not error:
@@ -129,7 +129,7 @@ class Session:
         fn = self.checks[request["name"]]
         self.skipped = ""
         with self.watch(request["time_limit_seconds"], fn.__name__, fn=fn) as watch:
-            result = run_check(fn, self.impl)
+            result = run_check(fn, self.impl, interrupts=True)
         if not watch.fired:
             passed, detail = result.passed, result.detail
             if self.skipped:
