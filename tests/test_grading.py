@@ -382,6 +382,21 @@ def test_a_keyboard_interrupt_in_process_stops_the_grading():
     assert run_check(check_interrupted, None, interrupts=True).detail == "raised KeyboardInterrupt"
 
 
+def test_replacing_the_workers_run_check_changes_no_result(copy):
+    # the file runs in the worker, whose module is __main__: it binds run_check before loading
+    write_03(copy, SOLUTION_03 + """
+import sys as _sys
+from mini_agent.grading.scorecard import CheckResult as _Result
+def _all_pass(fn, impl, **kwargs):
+    return _Result(fn.__name__, fn.grading["points"], fn.grading["points"], True)
+_sys.modules["__main__"].run_check = _all_pass
+def should_mask(messages, threshold_tokens=8_000):
+    raise NotImplementedError("Exercise 03.3")
+""")
+    card = grade("03")
+    assert [c.name for c in card.checks if not c.passed] == ["check_should_mask_threshold"]
+
+
 def alive(pid: int) -> bool:
     """True while process ``pid`` runs (a zombie waiting for its parent to reap it is dead)."""
     stat = Path(f"/proc/{pid}/stat")

@@ -56,6 +56,10 @@ class Session:
 
     def __init__(self, channel: TextIO) -> None:
         self.channel = channel
+        # bound before the learner's file loads: replacing this module's ``run_check`` (as
+        # ``sys.modules["__main__"].run_check = ...``) changes nothing; a determined file can
+        # still tamper with the worker it runs in (docs/grading.md)
+        self._run_check = run_check
         self.lock = threading.Lock()
         self.checks: dict[str, Callable] = {}
         self.impl: Any = None
@@ -129,7 +133,7 @@ class Session:
         fn = self.checks[request["name"]]
         self.skipped = ""
         with self.watch(request["time_limit_seconds"], fn.__name__, fn=fn) as watch:
-            result = run_check(fn, self.impl, interrupts=True)
+            result = self._run_check(fn, self.impl, interrupts=True)
         if not watch.fired:
             passed, detail = result.passed, result.detail
             if self.skipped:
