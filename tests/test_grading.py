@@ -469,6 +469,21 @@ def test_a_worker_that_cannot_start_says_what_it_printed(monkeypatch, tmp_path):
         Worker(cwd=tmp_path)
 
 
+def test_a_thread_the_code_left_running_does_not_delay_the_worker_s_end(copy):
+    path = write_03(copy, SOLUTION_03 + "\nimport threading as _threading, time as _time\n"
+                                        "def _forever():\n    while True:\n"
+                                        "        _time.sleep(0.1)\n"
+                                        "_threading.Thread(target=_forever).start()\n")
+    worker = Worker(cwd=copy)
+    loaded = worker.request({"op": "load", "exercise": "03", "implementation": "exercises",
+                             "path": str(path), "time_limit_seconds": 10}, seconds=30)
+    assert loaded["error"] == ""
+    started = time.perf_counter()
+    worker.close()  # the worker exits when its stdin closes; it used to wait for the thread
+    assert worker.process.returncode == 0
+    assert time.perf_counter() - started < 2
+
+
 def test_a_stderr_flood_keeps_only_the_end_of_it(copy):
     # approx_tokens writes megabytes to stderr without end: the caller keeps the last 64 KiB
     path = write_03(copy, SOLUTION_03 + "\n\ndef approx_tokens(messages):\n    import sys\n"

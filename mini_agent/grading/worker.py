@@ -211,7 +211,11 @@ class Watchdog:
 
 
 def main() -> None:
-    """Serve requests from stdin until it closes (``python -m mini_agent.grading.worker``)."""
+    """Serve requests until stdin closes, then exit (``python -m mini_agent.grading.worker``).
+
+    The exit skips atexit handlers and does not wait for the threads the learner's code left
+    running.
+    """
     reply_fd, request_fd = os.dup(1), os.dup(0)
     os.set_inheritable(reply_fd, False)  # a process the learner's code starts never holds it
     os.set_inheritable(request_fd, False)
@@ -230,6 +234,9 @@ def main() -> None:
             session.load(request)
         elif request["op"] == "run":
             session.run(request)
+    # stdin closed: done. Exit now, without waiting for threads the learner's code started and
+    # never ended (the caller would wait 5 s for them before killing the process)
+    os._exit(0)
 
 
 if __name__ == "__main__":
