@@ -169,6 +169,11 @@ class Worker:
         self._kill_group()
         self.process.kill()
         self.process.wait()
+        if self.process.stdin is not None:
+            try:
+                self.process.stdin.close()
+            except OSError:  # the unread end is gone
+                pass
 
     def _kill_group(self) -> None:
         """Send SIGKILL to the worker's process group (what the learner's code started)."""
