@@ -176,7 +176,12 @@ class Worker:
                 pass
 
     def _kill_group(self) -> None:
-        """Send SIGKILL to the worker's process group (what the learner's code started)."""
+        """Send SIGKILL to the worker's process group (what the learner's code started).
+
+        POSIX only: on Windows (no process groups here) only the worker itself is killed.
+        """
+        if not hasattr(os, "killpg"):
+            return
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except OSError:  # the group is empty already
