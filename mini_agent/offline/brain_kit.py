@@ -22,6 +22,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mini_agent.core.cache import CLEARED_TOOL_RESULT
+from mini_agent.core.compaction import COLLAPSE_NOTICE, SUMMARY_PREFIX
+from mini_agent.core.masking import is_masked
 from mini_agent.core.messages import content_blocks, tool_result_text
 
 CONTINUE_PREFIX = "Continue where you left off"
@@ -41,6 +44,9 @@ class Call:
         input: the tool input (a copy).
         result: the result's text, or None when no result follows yet.
         is_error: the result had ``is_error: true``.
+        hidden: the view replaced the result's content by a placeholder (observation
+            masking's ``[observation masked — N lines omitted]`` or micro-compaction's
+            ``[Old tool result content cleared]``), so ``result`` says nothing about the tool.
     """
 
     id: str
@@ -48,6 +54,7 @@ class Call:
     input: dict[str, Any]
     result: str | None = None
     is_error: bool = False
+    hidden: bool = False
 
 
 # --------------------------------------------------------------------------- reading the request
@@ -107,10 +114,37 @@ def call_turns(messages: list[dict[str, Any]]) -> list[list[Call]]:
                 r = results.get(b.get("id"))
                 turn.append(Call(b.get("id", ""), b.get("name", ""), dict(b.get("input") or {}),
                                  None if r is None else tool_result_text(r),
-                                 bool(r and r.get("is_error"))))
+                                 bool(r and r.get("is_error")), bool(r and is_hidden(r))))
         if turn:
             found.append(turn)
     return found
+
+
+def is_hidden(block: dict[str, Any]) -> bool:
+    """Tell whether a view replaced a ``tool_result``'s content by a placeholder.
+
+    Args:
+        block: a ``tool_result`` block.
+
+    Returns:
+        True for a masked observation (``core/masking.py``) or a cleared one
+        (``[Old tool result content cleared]``: micro-compaction, server-side clearing).
+    """
+    return is_masked(block) or block.get("content") == CLEARED_TOOL_RESULT
+
+
+def view_was_cut(messages: list[dict[str, Any]]) -> bool:
+    """Tell whether a view dropped the early conversation (collapsed or summarised it).
+
+    Args:
+        messages: the request's history.
+
+    Returns:
+        True when a message carries ``context_collapse``'s notice or an ``auto_compact``
+        summary, so earlier tool calls exist that the request no longer shows.
+    """
+    return any(COLLAPSE_NOTICE in texts(m) or texts(m).startswith(SUMMARY_PREFIX)
+               for m in messages if m.get("role") == "user")
 
 
 def tool_calls(messages: list[dict[str, Any]]) -> list[Call]:

@@ -12,6 +12,12 @@ and retry from the fresh text.
 It is a stateless function of the request: no memory between calls. It needs only the newest
 tool results (the last user message) and its own earlier ``tool_use`` inputs and text, which
 observation masking never touches, so a masked view leads to the same run as the full history.
+Views that drop or hide more are read for what they still show: after ``context_collapse`` or
+``auto_compact`` dropped the first edit, the failing test names in the newest report tell which
+bug is left (a one-cent error means rounding), and once the tests pass the fixes are found in
+the code again by grep instead of read off edits it no longer sees; a result a view masked or
+cleared in the newest turn is fetched once more, and hidden again, the brain stops instead of
+looping (``tests/test_demo_brain_views.py`` runs the task under each view).
 It also answers follow-up questions about files it read (``demo_follow_ups.py``) and the
 continuation prompt of ``auto_continue`` (it recomputes the reply it was cut off in and sends
 the rest).
@@ -35,16 +41,23 @@ import re
 from pathlib import PurePosixPath
 from typing import Any
 
+from mini_agent.core.compaction import COLLAPSE_NOTICE
 from mini_agent.offline.brain_kit import (Call, Reply, act, assign_tool_ids, call_turns,
                                           history_seed, is_prompt, numbered_lines, plural,
                                           require_offered_tools, rest_after, say,
-                                          split_continuation, texts, tool_calls, use)
-from mini_agent.offline.demo_bugs import (DEFAULT_TEST_COMMAND, RECIPES, TestReport, called_names,
-                                          cent_off, find_bug, parse_test_report, recipe_for_line)
+                                          split_continuation, texts, tool_calls, use,
+                                          view_was_cut)
+from mini_agent.offline.demo_bugs import (DEFAULT_TEST_COMMAND, FIXED_PATTERN, RECIPES,
+                                          TestReport, called_names, cent_off, find_bug,
+                                          parse_test_report, recipe_for_fixed_line,
+                                          recipe_for_line)
 from mini_agent.offline.demo_follow_ups import follow_up
 
 MAX_TASK_TOOL_CALLS = 40
 """Safety bound: after this many tool calls on one task the brain stops and reports."""
+
+ROUNDING_PATTERN = r"quantize|\bround\("
+"""The grep for every place that rounds amounts (after a one-cent failure)."""
 
 
 def _purpose(call: Call) -> str:
@@ -59,7 +72,7 @@ def _purpose(call: Call) -> str:
         return "test"
     if call.name == "grep":
         pattern = str(call.input.get("pattern", ""))
-        return "locate" if pattern.startswith("def ") or "quantize" in pattern else "verify"
+        return "locate" if pattern.startswith("def ") or pattern == ROUNDING_PATTERN else "verify"
     if call.name == "read_file":
         return "read_tests" if path.startswith("tests/") else "inspect"
     return "edit" if call.name == "edit_file" else "other"
@@ -67,6 +80,34 @@ def _purpose(call: Call) -> str:
 
 def _def_pattern(names: list[str]) -> str:
     return f"def ({'|'.join(names)})\\b" if names else "def test_"
+
+
+def _package(calls: list[Call]) -> str | None:
+    """The folder of the code under test, from the paths the visible calls name, or None."""
+    paths = [str(c.input.get("path", "")) for c in calls if c.name in ("edit_file", "read_file")]
+    paths += [h for c in calls if c.name == "grep" and not c.is_error and not c.hidden
+              for h in re.findall(r"^([^:\n]+):\d+:", c.result or "", re.M)]
+    folders = [str(PurePosixPath(p).parent) for p in paths if p and not p.startswith("tests/")]
+    return next((f for f in folders if f not in (".", "")), None)
+
+
+def _same(a: Call, b: Call) -> bool:
+    return a.name == b.name and a.input == b.input
+
+
+def _effective_turn(turns: list[list[Call]]) -> tuple[list[Call], bool]:
+    """The newest turn as the brain should read it, and whether it was fetched again.
+
+    When the newest turn only repeats calls whose results the view hid in the turn before
+    (the brain fetched them again), that earlier turn is returned with the fresh results in
+    place of the hidden ones, so the step it was part of carries on.
+    """
+    last = turns[-1]
+    if len(turns) >= 2 and all(any(_same(c, h) and h.hidden for h in turns[-2]) for c in last):
+        fresh = {(c.name, repr(sorted(c.input.items()))): c for c in last}
+        return [fresh.get((c.name, repr(sorted(c.input.items()))), c) if c.hidden else c
+                for c in turns[-2]], True
+    return last, False
 
 
 # --------------------------------------------------------------------------- the brain
@@ -119,26 +160,51 @@ class DemoBrain:
         earlier = tool_calls(messages[:start])
         is_task = bool(re.search(r"\b(test|fix|bug|fail)", prompt, re.I)) and (
             start == prompts[0] or _asks_for_a_fix(prompt))
+        if not is_task and COLLAPSE_NOTICE in prompt:
+            # The view collapsed the newest prompt itself (the task was not the first prompt,
+            # so the notice follows an earlier one): the work the tail shows goes on. A
+            # greeting's reply makes no tool call; a follow-up cut this way is not told apart.
+            is_task = bool(segment)
         if is_task:
-            return self._task(segment, turns[-1] if turns else [])
+            return self._task(segment, turns, view_was_cut(messages))
         return follow_up(prompt, segment, earlier)
 
     # ----------------------------------------------------------------------- the task
 
-    def _task(self, calls: list[Call], last_turn: list[Call]) -> Reply:
+    def _task(self, calls: list[Call], turns: list[list[Call]], cut: bool) -> Reply:
+        """The next step of the task, from what the view still shows.
+
+        ``cut`` says the view dropped the early conversation (``context_collapse``,
+        ``auto_compact``): edits and reads made before the cut are then missing from
+        ``calls``, so the steps that need them read the state off the code and the latest
+        test report instead. A result the view hid (masked, cleared) in the newest turn is
+        fetched again once; hidden again, the brain stops instead of looping.
+        """
         if not calls:
             return act("I'll start by looking at how the project is laid out.",
                        use("list_dir", path="."))
         if len(calls) >= MAX_TASK_TOOL_CALLS:
             return say(f"I have made {len(calls)} tool calls without finishing, so I am "
                        "stopping here; the last test report above shows where things stand.")
-        purposes = {_purpose(c) for c in last_turn}
-        if any(c.result is None for c in last_turn):
+        if any(c.result is None for c in turns[-1]):
             return say("The last tool call has no result yet, so I am waiting for it.")
+        last_turn, fetched_again = _effective_turn(turns)
+        hidden = [c for c in last_turn if c.hidden and c.name != "edit_file"]
+        if hidden and fetched_again:
+            return say("The results of my tool calls are hidden from my context as soon as "
+                       "they arrive (the view masks or clears them), so I cannot see what "
+                       "they returned. I am stopping here rather than guessing.")
+        if hidden:
+            names = ", ".join(f"`{c.name}`" for c in hidden)
+            return act(f"The output of {names} is no longer in my context (the view hid it), "
+                       "so I'll run the same "
+                       f"{'call' if len(hidden) == 1 else 'calls'} again.",
+                       *[use(c.name, **c.input) for c in hidden])
+        purposes = {_purpose(c) for c in last_turn}
         if "edit" in purposes:
             return self._after_edit(calls, last_turn)
         if "test" in purposes:
-            return self._after_test(calls, last_turn[-1])
+            return self._after_test(calls, last_turn[-1], cut)
         if "locate" in purposes:
             return self._after_locate(last_turn)
         if "inspect" in purposes:
@@ -200,7 +266,7 @@ class DemoBrain:
                  f"Before reading code, I'll run the test suite (`{command}`) to see what fails.")
         return act(text, use("run_bash", command=command))
 
-    def _after_test(self, calls: list[Call], run: Call) -> Reply:
+    def _after_test(self, calls: list[Call], run: Call, cut: bool = False) -> Reply:
         report = parse_test_report(run.result or "")
         if run.is_error or report is None:
             first = (run.result or "").strip().splitlines()[-1:] or ["no output"]
@@ -208,6 +274,8 @@ class DemoBrain:
                        "cannot tell what fails. Please check that it runs in this workspace.")
         edits = [c for c in calls if c.name == "edit_file" and not c.is_error]
         if report.ok:
+            if cut:
+                return self._verify_after_cut(report, calls)
             if not edits:
                 return say(f"All {report.ran} tests pass already; there is nothing to fix.")
             return self._verify(report, edits)
@@ -216,7 +284,29 @@ class DemoBrain:
             lines.append(f"- `{test_id}` ({where}): `{code}` fails with `{error}`")
         failing = "\n".join(lines)
         names = list(dict.fromkeys(n for f in report.failures for n in called_names(f[2])))
-        if not any(_purpose(c) == "read_tests" for c in calls):
+        cent = next((c for c in (cent_off(f[3]) for f in report.failures) if c), None)
+        edited = ", ".join(dict.fromkeys(f"`{c.input['path']}`" for c in edits))
+        still = (f"{plural(len(report.failures), 'test')} still "
+                 f"{'fails' if len(report.failures) == 1 else 'fail'}:\n{failing}\n\n")
+        if cent and edits:
+            package = str(PurePosixPath(edits[0].input["path"]).parent)
+            text = (f"After the edit to {edited}, {report.passed} of {report.ran} tests pass; "
+                    f"{still}The result is off by exactly one cent ({cent[0]} instead of "
+                    f"{cent[1]}). The discount is applied now, so what is left is rounding: "
+                    "the README says halves round up. I'll look at every place that rounds "
+                    "amounts.")
+            return act(text, use("grep", pattern=ROUNDING_PATTERN, path=package))
+        if cent:  # the edit before is out of view: the failing test tells which bug is left
+            package = _package(calls)
+            text = (f"{report.passed} of {report.ran} tests pass; "
+                    f"{plural(len(report.failures), 'test')} "
+                    f"{'fails' if len(report.failures) == 1 else 'fail'}:\n{failing}\n\n"
+                    f"The result is off by exactly one cent ({cent[0]} instead of {cent[1]}), "
+                    "so the amounts are right up to rounding, and the README says halves "
+                    "round up. I'll look at every place that rounds amounts.")
+            where = {"path": package} if package else {"path": ".", "glob": "*.py"}
+            return act(text, use("grep", pattern=ROUNDING_PATTERN, **where))
+        if not edits or not any(_purpose(c) == "read_tests" for c in calls):
             files = list(dict.fromkeys(f[1].split(":")[0] for f in report.failures if f[1]))
             text = (f"{report.ran - report.passed} of {report.ran} tests fail:\n{failing}\n\n"
                     "I'll read the failing tests and look up where "
@@ -225,18 +315,8 @@ class DemoBrain:
             uses = [use("read_file", path=f) for f in files]
             return act(text, *uses, use("grep", pattern=_def_pattern(names), path=".",
                                           glob="*.py"))
-        edited = ", ".join(dict.fromkeys(f"`{c.input['path']}`" for c in edits))
         text = (f"After the edit to {edited}, {report.passed} of {report.ran} tests pass; "
-                f"{plural(len(report.failures), 'test')} still "
-                f"{'fails' if len(report.failures) == 1 else 'fail'}:\n{failing}\n\n")
-        cent = next((c for c in (cent_off(f[3]) for f in report.failures) if c), None)
-        if cent:
-            package = str(PurePosixPath(edits[0].input["path"]).parent)
-            text += (f"The result is off by exactly one cent ({cent[0]} instead of {cent[1]}). "
-                     "The discount is applied now, so what is left is rounding: the README "
-                     "says halves round up. I'll look at every place that rounds amounts.")
-            return act(text, use("grep", pattern=r"quantize|\bround\(", path=package))
-        text += "I'll look up the functions this test calls."
+                f"{still}I'll look up the functions this test calls.")
         return act(text, use("grep", pattern=_def_pattern(names), path=".", glob="*.py"))
 
     def _after_locate(self, calls: list[Call]) -> Reply:
@@ -325,27 +405,63 @@ class DemoBrain:
         return act(text, use("grep", pattern=pattern, path=package),
                    use("list_dir", path=package))
 
+    def _verify_after_cut(self, report: TestReport, calls: list[Call]) -> Reply:
+        """Tests pass, but the view dropped earlier steps: find the fixes in the code again."""
+        functions = [r.function for r in RECIPES]
+        package = _package(calls)
+        where = {"path": package} if package else {"path": ".", "glob": "*.py"}
+        text = (f"All {report.ran} tests pass now. My earlier steps are no longer in my "
+                "context, so before wrapping up I'll find the fixed lines in the code again "
+                f"and check who else calls {' and '.join(f'`{f}`' for f in functions)}, since "
+                "a fix changes their results for every caller.")
+        uses = [use("grep", pattern=FIXED_PATTERN, **where),
+                use("grep", pattern=rf"\b({'|'.join(functions)})\(", **where)]
+        if package:
+            uses.append(use("list_dir", path=package))
+        return act(text, *uses)
+
     def _summary(self, calls: list[Call], turn: list[Call]) -> Reply:
-        edits = [c for c in calls if c.name == "edit_file" and not c.is_error]
+        found = next((c for c in turn if c.name == "grep" and not c.is_error
+                      and c.input.get("pattern") == FIXED_PATTERN), None)
         runs = [parse_test_report(c.result or "") for c in calls if c.name == "run_bash"]
         ran = next((r.ran for r in reversed(runs) if r and r.ok), None)
         parts = [f"All {ran} tests pass." if ran else "The test suite passes."]
-        fixed = []
-        for c in edits:
-            line = c.input["old_string"].splitlines()[-1]
-            recipe = recipe_for_line(line)
-            if recipe:
-                fixed.append(f"**{recipe.title[0].upper() + recipe.title[1:]}** "
-                             f"(`{c.input['path']}`, `{recipe.function}`): "
-                             f"`{line.strip()}` is now "
-                             f"`{c.input['new_string'].splitlines()[-1].strip()}`. {recipe.why}")
-        if len(fixed) > 1:
-            parts.append(f"There were {len(fixed)} bugs, the second hidden behind the first:")
+        if found is not None:
+            edits = []
+            fixed = []
+            for path, number, code in re.findall(r"^([^:\n]+):(\d+):(.*)$", found.result or "",
+                                                  re.M):
+                recipe = recipe_for_fixed_line(code)
+                if recipe and not path.startswith("tests/"):
+                    fixed.append(f"**{recipe.title[0].upper() + recipe.title[1:]}** "
+                                 f"(`{path}`, `{recipe.function}`): line {number} now reads "
+                                 f"`{code.strip()}`. {recipe.why}")
+            lost = ("Some of my edits are" if any(c.name == "edit_file" for c in calls)
+                    else "My edits are")
+            parts.append(f"{lost} no longer in my context, so I read the fixes off the code:"
+                         if fixed else f"{lost} no longer in my context, and the code shows "
+                         "none of the fixes I know.")
+        else:
+            edits = [c for c in calls if c.name == "edit_file" and not c.is_error]
+            fixed = []
+            for c in edits:
+                line = c.input["old_string"].splitlines()[-1]
+                recipe = recipe_for_line(line)
+                if recipe:
+                    fixed.append(f"**{recipe.title[0].upper() + recipe.title[1:]}** "
+                                 f"(`{c.input['path']}`, `{recipe.function}`): "
+                                 f"`{line.strip()}` is now "
+                                 f"`{c.input['new_string'].splitlines()[-1].strip()}`. "
+                                 f"{recipe.why}")
+            if len(fixed) > 1:
+                parts.append(f"There were {len(fixed)} bugs, the second hidden behind the "
+                             "first:")
         parts.extend(f"{k}. {f}" for k, f in enumerate(fixed, start=1))
-        grep = next((c for c in turn if c.name == "grep" and not c.is_error), None)
+        grep = next((c for c in turn if c.name == "grep" and not c.is_error
+                     and c is not found), None)
         if grep and grep.result:
             sites = [h for h in re.findall(r"^([^:\n]+):\d+:(.*)$", grep.result, re.M)
-                     if not re.match(r"\s*def ", h[1])]
+                     if not re.match(r"\s*def ", h[1]) and not h[0].startswith("tests/")]
             by_file = {}
             for path, _ in sites:
                 by_file[path] = by_file.get(path, 0) + 1
@@ -359,7 +475,7 @@ class DemoBrain:
                          f"({where}); all of them compute invoice amounts, which the README "
                          "wants discounted from each tier's minimum and rounded half up.")
         listing = next((c for c in turn if c.name == "list_dir" and not c.is_error), None)
-        if listing and edits:
+        if listing and (edits or found is not None):
             hidden = ".bak" not in (listing.result or "")
             parts.append("The edits kept `.bak` backups next to the changed files; "
                          + ("the workspace ignore list keeps them out of listings and searches."

@@ -34,6 +34,9 @@ class Recipe:
         fix: ``fix(line) -> line`` with the bug repaired.
         title: the bug in a few words, for the summary.
         why: the README rule it breaks and why the fix is right.
+        good: matches the repaired line (what ``fix`` writes), so the fix can be found in
+            the code again when the edit that made it is no longer in view; a ``grep``
+            pattern, not anchored.
     """
 
     function: str
@@ -41,6 +44,7 @@ class Recipe:
     fix: Callable[[str], str]
     title: str
     why: str
+    good: re.Pattern[str] | None = None
 
 
 RECIPES = (
@@ -50,7 +54,8 @@ RECIPES = (
            "the bulk discount started one unit too late",
            "README rule 2 says the tiers apply to \"10 or more\" units, but the comparison is "
            "`>`, so a line of exactly 10 units gets no discount. The minimum must be "
-           "inclusive: `>=`."),
+           "inclusive: `>=`.",
+           re.compile(r"if quantity >= tier\.min_quantity:")),
     Recipe("round_money",
            re.compile(r"^\s*return\s+amount\.quantize\(CENT\)\s*(#.*)?$"),
            lambda line: line.replace("quantize(CENT)", "quantize(CENT, rounding=ROUND_HALF_UP)"),
@@ -58,7 +63,8 @@ RECIPES = (
            "`Decimal.quantize` without a rounding mode uses the context default, "
            "ROUND_HALF_EVEN (banker's rounding), so 47.405 becomes 47.40. README rule 1 says "
            "halves round up, and `round_percent` in the same module already passes "
-           "`rounding=ROUND_HALF_UP`, which the module imports."),
+           "`rounding=ROUND_HALF_UP`, which the module imports.",
+           re.compile(r"return amount\.quantize\(CENT, rounding=ROUND_HALF_UP\)")),
 )
 """The two planted bugs, in the order the tests reveal them."""
 
@@ -73,6 +79,22 @@ def recipe_for_line(line: str) -> Recipe | None:
         The first recipe whose ``bad`` pattern matches ``line``, or None.
     """
     return next((r for r in RECIPES if r.bad.match(line)), None)
+
+
+FIXED_PATTERN = "|".join(r.good.pattern for r in RECIPES if r.good)
+"""A grep pattern for every recipe's repaired line: where the fixes are, read from the code."""
+
+
+def recipe_for_fixed_line(line: str) -> Recipe | None:
+    """Find the recipe a line is the repaired line of.
+
+    Args:
+        line: one line of code, e.g. from a grep hit.
+
+    Returns:
+        The first recipe whose ``good`` pattern occurs in ``line``, or None.
+    """
+    return next((r for r in RECIPES if r.good and r.good.search(line)), None)
 
 
 def find_bug(recipe: Recipe, lines: dict[int, str]) -> tuple[int, str] | None:
