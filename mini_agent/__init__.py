@@ -20,6 +20,8 @@ _PUBLIC = {
     "run_loop": "mini_agent.harness.loop",
     "sdk_model": "mini_agent.harness.model",
     "ContextOverflowError": "mini_agent.harness.model",
+    "StreamFaultError": "mini_agent.harness.model",
+    "StreamRetry": "mini_agent.harness.loop_events",
     "StreamAssembler": "mini_agent.core.streaming",
     "parse_tool_input": "mini_agent.core.streaming",
     "assemble_tool_uses": "mini_agent.core.streaming",

@@ -163,7 +163,10 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
 def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
     """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent.
 
-    An API error is reported on stderr and the session goes on at the next prompt.
+    An API error is reported on stderr and the session goes on at the next prompt. Ctrl-C
+    during a run stops the run (the Agent settles its tools and logs every answer first),
+    prints one line saying how many tool calls were answered as interrupted, and goes back
+    to the prompt; Ctrl-C at the prompt exits.
 
     Args:
         agent: the agent the prompts go to.
@@ -171,7 +174,7 @@ def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
         read: reads one line after a prompt (default ``input``).
 
     Returns:
-        0 (``/quit``, ``/exit``, EOF or Ctrl-C).
+        0 (``/quit``, ``/exit``, EOF or Ctrl-C at the prompt).
     """
     show = event_printer(out)
     while True:
@@ -194,11 +197,36 @@ def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
         if line.startswith("/"):
             print("commands: /stats, /history, /quit", file=out)
             continue
+        size = len(agent.history)
         try:
             agent.run(line, on_event=show)
         except anthropic_errors() as error:  # report, keep the session, back to the prompt
             show.end_line()
             print(api_error_line(error), file=sys.stderr)
+        except KeyboardInterrupt:  # the run has settled; back to the prompt
+            show.end_line()
+            print(interrupted_line(agent, since=size), file=out)
+
+
+def interrupted_line(agent: Any, *, since: int = 0) -> str:
+    """Say in one line what a Ctrl-C during a run left behind.
+
+    Args:
+        agent: the interrupted agent (its ``history`` and ``session`` are read).
+        since: the history's length before the run; only messages from there are counted.
+
+    Returns:
+        ``"interrupted: N tool calls answered as interrupted; the session is saved"`` (``the
+        history is kept`` when the agent logs no session); N counts the ``is_error`` results
+        with :data:`~mini_agent.harness.executor.INTERRUPTED_TEXT` (tools that never started).
+    """
+    from mini_agent.core.messages import content_blocks, tool_result_text
+    from mini_agent.harness.executor import INTERRUPTED_TEXT
+    n = sum(1 for message in agent.history[since:] if message.get("role") == "user"
+            for block in content_blocks(message) if block.get("type") == "tool_result"
+            and block.get("is_error") and tool_result_text(block) == INTERRUPTED_TEXT)
+    kept = "the session is saved" if getattr(agent, "session", None) else "the history is kept"
+    return f"interrupted: {n} tool call{'' if n == 1 else 's'} answered as interrupted; {kept}"
 
 
 def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) -> int:

@@ -1,8 +1,9 @@
 """What the terminal shows of a run: loop events as lines, an SDK error as one line.
 
 ``event_printer(out)`` turns the loop's events into the transcript ``mini-agent demo`` and
-``repl`` print (also used by notebook 01); ``api_error_line`` says in one line what failed
-online and how to go offline instead.
+``repl`` print (also used by notebook 01), a broken stream's retry included
+(``stream_retry_line``); ``api_error_line`` says in one line what failed online and how to go
+offline instead.
 
 IO: writes to the given text stream only.
 
@@ -19,8 +20,9 @@ from typing import Any, Callable, TextIO
 from mini_agent.core.continuation import Continuing
 from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.harness.loop import LoopEnd, ToolResult, TurnStart
+from mini_agent.harness.loop_events import StreamRetry
 
-__all__ = ["anthropic_errors", "api_error_line", "event_printer"]
+__all__ = ["anthropic_errors", "api_error_line", "event_printer", "stream_retry_line"]
 
 
 def anthropic_errors() -> tuple[type[BaseException], ...]:
@@ -73,6 +75,31 @@ def api_error_line(error: BaseException) -> str:
     return f"mini-agent: {' '.join(what.split())}; {fix}, or unset ANTHROPIC_API_KEY to run offline"
 
 
+def stream_retry_line(event: StreamRetry) -> str:
+    """Say in one line that a reply's stream broke and what the loop does next.
+
+    Args:
+        event: the loop's :class:`~mini_agent.harness.loop_events.StreamRetry`.
+
+    Returns:
+        ``"[stream broke] turn T, attempt A: KIND (error); ..."`` ending with what follows:
+        the same request sent again, the complete tool calls kept (they run, then the loop
+        goes on), or no retry left (the run stops with ``StreamFaultError``).
+
+    >>> print(stream_retry_line(StreamRetry(3, 1, "overloaded_error", "Overloaded", (), True)))
+    [stream broke] turn 3, attempt 1: overloaded_error (Overloaded); sending the request again
+    """
+    kept = len(event.kept_tool_use_ids)
+    if not event.retrying:
+        then = "no retry left, the run stops"
+    elif kept:
+        then = f"keeping {kept} complete tool call{'' if kept == 1 else 's'} and going on"
+    else:
+        then = "sending the request again"
+    return (f"[stream broke] turn {event.turn}, attempt {event.attempt}: {event.kind} "
+            f"({_short(event.error, 80)}); {then}")
+
+
 def _short(value: Any, limit: int = 100) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
@@ -120,6 +147,8 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
                           f"({lines} line{'' if lines == 1 else 's'}) {_short(text, 80)}\n")
             elif isinstance(event, ToolUseTruncated):
                 out.write(f"[dropped] {event.name}: cut by max_tokens, not run\n")
+            elif isinstance(event, StreamRetry):
+                out.write(stream_retry_line(event) + "\n")
             elif isinstance(event, Continuing):
                 out.write(f"[max_tokens] attempt {event.attempt}: {event.action}\n")
             elif isinstance(event, LoopEnd):  # a turn is one model request
