@@ -16,7 +16,7 @@ import pytest
 import mini_agent
 from mini_agent import Agent, cli, offline_async_client
 from mini_agent.console import event_printer, stream_retry_line
-from mini_agent.core.messages import validate_messages
+from mini_agent.core.messages import tool_uses, validate_messages
 from mini_agent.harness.executor import INTERRUPTED_TEXT
 from mini_agent.harness.loop_events import StreamRetry
 from mini_agent.harness.model import StreamFaultError
@@ -33,11 +33,20 @@ REPLY = {"content": [{"type": "text", "text": "Three calls."}, use(1, "slow_read
                      use(2, "write"), use(3, "read")], "stop_reason": "tool_use"}
 
 
-def tools(effects):
-    """A slow read that presses Ctrl-C while it runs, then a write and a read queued behind."""
+def tools(effects, history):
+    """A slow read that presses Ctrl-C while it runs, then a write and a read queued behind.
+
+    The key is pressed once the whole reply is stored in ``history`` (the agent's), so the
+    queued calls are in it: pressed earlier, mid-stream, they would never be asked for.
+    """
+    def press_ctrl_c():
+        while not any(len(tool_uses(m)) == 3 for m in history):
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)    # lands in the main thread's run()
+
     def slow(_input):
         effects.append("slow_read started")
-        threading.Thread(target=lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+        threading.Thread(target=press_ctrl_c).start()
         time.sleep(0.4)
         effects.append("slow_read ended")
         return "slow read done"
@@ -74,8 +83,9 @@ def offline(monkeypatch):
 
 def test_ctrl_c_during_a_run_returns_to_the_prompt_and_a_second_one_exits(tmp_path):
     effects = []
-    agent = Agent(offline_async_client(ScriptedBrain([REPLY, "Done."])), tools=tools(effects),
+    agent = Agent(offline_async_client(ScriptedBrain([REPLY, "Done."])),
                   session=SessionWriter(tmp_path / "sessions", "s1"))
+    agent.tools = tools(effects, agent.history)
     out = io.StringIO()
     read = prompts("Do three things.", "/stats", then=KeyboardInterrupt)
     assert cli.repl(agent, out=out, read=read) == 0
