@@ -6,7 +6,8 @@ early edits drop out of view) and ``micro_compact`` with a clock that ages resul
 minutes a request (old reads come back as ``[Old tool result content cleared]``). Each run must
 fix both planted bugs, leave the tests untouched and finish in a bounded number of requests,
 also when the task is not the first prompt. A view that hides every result as soon as it
-arrives makes the brain stop, never loop.
+arrives makes the brain stop, never loop; a question about the changes asked after a collapse
+is answered from the code.
 """
 
 import subprocess
@@ -118,6 +119,19 @@ def test_collapsed_task_prompt_after_a_greeting_is_still_the_task(tmp_path):
     assert last[0]["content"][0]["text"] == "hello"   # the task prompt itself is out of view
     assert all(DEMO_TASK not in str(m["content"]) for m in last)
     assert_fixed(workspace)
+
+
+def test_a_question_about_the_changes_after_a_collapse_is_answered_from_the_code(tmp_path):
+    _, _, results = run_agent(tmp_path, _collapse, [DEMO_TASK, "Which lines did you change?"])
+    answer = results[-1]
+    assert answer.turns == 2     # one grep for the fixed lines, then the answer
+    assert answer.text.splitlines() == [
+        "The early conversation is out of my context, so I read my changes off the code: "
+        "these lines are fixed (each changed file kept a `.bak` backup):",
+        "- `invoicing/discounts.py` line 54 (`bulk_discount_rate`): `if quantity >= "
+        "tier.min_quantity:`: the bulk discount started one unit too late",
+        "- `invoicing/money.py` line 46 (`round_money`): `return amount.quantize(CENT, "
+        "rounding=ROUND_HALF_UP)`: half cents were rounded to even"]
 
 
 def _hide_all(history, ctx):

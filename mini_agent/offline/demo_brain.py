@@ -167,7 +167,7 @@ class DemoBrain:
             is_task = bool(segment)
         if is_task:
             return self._task(segment, turns, view_was_cut(messages))
-        return follow_up(prompt, segment, earlier)
+        return follow_up(prompt, segment, earlier, cut=view_was_cut(messages))
 
     # ----------------------------------------------------------------------- the task
 

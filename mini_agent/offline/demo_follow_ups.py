@@ -18,10 +18,12 @@ import re
 from pathlib import PurePosixPath
 
 from mini_agent.offline.brain_kit import Call, Reply, act, numbered_lines, say, use
-from mini_agent.offline.demo_bugs import DEFAULT_TEST_COMMAND, parse_test_report
+from mini_agent.offline.demo_bugs import (DEFAULT_TEST_COMMAND, FIXED_PATTERN,
+                                          parse_test_report, recipe_for_fixed_line)
 
 
-def follow_up(prompt: str, segment: list[Call], earlier: list[Call]) -> Reply:
+def follow_up(prompt: str, segment: list[Call], earlier: list[Call], *,
+              cut: bool = False) -> Reply:
     """Answer a question asked after the task: about a file, the tests or the changes made.
 
     A file the question names is described from its newest unmasked read (read again when
@@ -32,6 +34,11 @@ def follow_up(prompt: str, segment: list[Call], earlier: list[Call]) -> Reply:
         prompt: the question.
         segment: the tool calls made since the question was asked.
         earlier: the tool calls made before it (the task's).
+        cut: the view dropped the early conversation (``context_collapse``,
+            ``auto_compact``); a question about the changes whose edits are out of view is
+            then answered from the code (a grep for the fixed lines), since some of the
+            edits may be out of view.
+
     Returns:
         The next reply.
     """
@@ -70,6 +77,8 @@ def follow_up(prompt: str, segment: list[Call], earlier: list[Call]) -> Reply:
             return say(f"The test command gave no report:\n\n{run.result}")
         return say(f"{report.passed} of {report.ran} tests pass"
                    + (" - the suite is green." if report.ok else "; see the report above."))
+    if cut and re.search(r"chang|fix|edit|diff|bug|wrong", lower):  # some edits out of view
+        return _changes_from_code(segment)
     edits = [c for c in everything if c.name == "edit_file" and not c.is_error]
     if edits and re.search(r"chang|fix|edit|diff|bug|wrong", lower):
         rows = [f"- `{c.input['path']}`: `{c.input['old_string'].strip()}` -> "
@@ -79,6 +88,27 @@ def follow_up(prompt: str, segment: list[Call], earlier: list[Call]) -> Reply:
     files = ", ".join(f"`{p}`" for p in known[:8]) or "none yet"
     return say("I can answer questions about the files of this workspace, re-run the tests, "
                f"or explain the changes I made. Files I have read: {files}.")
+
+
+def _changes_from_code(segment: list[Call]) -> Reply:
+    """The edits are out of view: grep the code for the fixed lines, then answer from the hits."""
+    grep = next((c for c in reversed(segment) if c.name == "grep"
+                 and c.input.get("pattern") == FIXED_PATTERN and not c.hidden), None)
+    if grep is None:
+        return act("The early conversation is out of my context, so I'll look for the fixed "
+                   "lines in the code.", use("grep", pattern=FIXED_PATTERN, path=".", glob="*.py"))
+    rows = []
+    for path, number, code in re.findall(r"^([^:\n]+):(\d+):(.*)$", grep.result or "", re.M):
+        recipe = recipe_for_fixed_line(code)
+        if recipe and not path.startswith("tests/"):
+            rows.append(f"- `{path}` line {number} (`{recipe.function}`): `{code.strip()}`: "
+                        f"{recipe.title}")
+    if not rows:
+        return say("The early conversation is out of my context, and the code shows none of "
+                   "the fixes I know.")
+    return say("The early conversation is out of my context, so I read my changes off the "
+               "code: these lines are fixed (each changed file kept a `.bak` backup):\n"
+               + "\n".join(rows))
 
 
 def describe_file(path: str, lines: dict[int, str], prompt: str, calls: list[Call]) -> str:
