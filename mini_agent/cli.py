@@ -37,7 +37,8 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 from mini_agent.harness import config
 from mini_agent.grading.grader import IMPLEMENTATIONS
 from mini_agent.grading.registry import DEFAULT_TIME_LIMIT_SECONDS
-from mini_agent.console import anthropic_errors, api_error_line, event_printer
+from mini_agent.console import anthropic_errors, api_error_line, event_printer, repl
+from mini_agent.harness.session_reader import recorded_workspace
 
 SESSIONS_DIR = "sessions"
 
@@ -106,26 +107,6 @@ def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
                  tools=build_tools(workspace), session=session, workspace=workspace, **kwargs)
 
 
-def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None:
-    """Find the workspace a logged session worked in.
-
-    Args:
-        sessions_dir: the folder of the session logs.
-        session_id: the session's id.
-
-    Returns:
-        The ``"workspace"`` its session_start meta entry recorded, or None (no such session,
-        no ``mini_agent.harness.session``, or a session logged before workspaces were recorded).
-    """
-    try:
-        from mini_agent.harness.session import resume_session, session_path
-        entries, _ = resume_session(session_path(sessions_dir, session_id))
-    except (ImportError, OSError, ValueError):
-        return None
-    meta = next((e for e in entries if e.get("type") == "meta"), {})
-    return Path(meta["workspace"]) if isinstance(meta.get("workspace"), str) else None
-
-
 # ------------------------------------------------------------------ subcommands
 
 def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
@@ -158,75 +139,6 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             print(f"workspace kept at {workspace}", file=out)
         else:  # only what this run created: the copy, and its temp parent when there was one
             shutil.rmtree(workspace if args.workspace else workspace.parent, ignore_errors=True)
-
-
-def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
-    """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent.
-
-    An API error is reported on stderr and the session goes on at the next prompt. Ctrl-C
-    during a run stops the run (the Agent settles its tools and logs every answer first),
-    prints one line saying how many tool calls were answered as interrupted, and goes back
-    to the prompt; Ctrl-C at the prompt exits.
-
-    Args:
-        agent: the agent the prompts go to.
-        out: where the transcript goes.
-        read: reads one line after a prompt (default ``input``).
-
-    Returns:
-        0 (``/quit``, ``/exit``, EOF or Ctrl-C at the prompt).
-    """
-    show = event_printer(out)
-    while True:
-        try:
-            line = read("> ").strip()
-        except (EOFError, KeyboardInterrupt):
-            print(file=out)
-            return 0
-        if not line:
-            continue
-        if line in ("/quit", "/exit"):
-            return 0
-        if line == "/stats":
-            print(agent.stats_line(), file=out)
-            continue
-        if line == "/history":
-            print(agent.history_text(limit_chars=2000) if agent.history else
-                  "the history is empty: no messages yet (type a prompt)", file=out)
-            continue
-        if line.startswith("/"):
-            print("commands: /stats, /history, /quit", file=out)
-            continue
-        size = len(agent.history)
-        try:
-            agent.run(line, on_event=show)
-        except anthropic_errors() as error:  # report, keep the session, back to the prompt
-            show.end_line()
-            print(api_error_line(error), file=sys.stderr)
-        except KeyboardInterrupt:  # the run has settled; back to the prompt
-            show.end_line()
-            print(interrupted_line(agent, since=size), file=out)
-
-
-def interrupted_line(agent: Any, *, since: int = 0) -> str:
-    """Say in one line what a Ctrl-C during a run left behind.
-
-    Args:
-        agent: the interrupted agent (its ``history`` and ``session`` are read).
-        since: the history's length before the run; only messages from there are counted.
-
-    Returns:
-        ``"interrupted: N tool calls answered as interrupted; the session is saved"`` (``the
-        history is kept`` when the agent logs no session); N counts the ``is_error`` results
-        with :data:`~mini_agent.harness.executor.INTERRUPTED_TEXT` (tools that never started).
-    """
-    from mini_agent.core.messages import content_blocks, tool_result_text
-    from mini_agent.harness.executor import INTERRUPTED_TEXT
-    n = sum(1 for message in agent.history[since:] if message.get("role") == "user"
-            for block in content_blocks(message) if block.get("type") == "tool_result"
-            and block.get("is_error") and tool_result_text(block) == INTERRUPTED_TEXT)
-    kept = "the session is saved" if getattr(agent, "session", None) else "the history is kept"
-    return f"interrupted: {n} tool call{'' if n == 1 else 's'} answered as interrupted; {kept}"
 
 
 def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) -> int:

@@ -1,11 +1,12 @@
 """What the terminal shows of a run: loop events as lines, an SDK error as one line.
 
-``event_printer(out)`` turns the loop's events into the transcript ``mini-agent demo`` and
+``repl(agent)`` reads prompts and runs them (``/stats``, ``/history``, ``/quit``; Ctrl-C stops
+a run and says what it left with ``interrupted_line``). ``event_printer(out)`` turns the loop's events into the transcript ``mini-agent demo`` and
 ``repl`` print (also used by notebook 01), a broken stream's retry included
 (``stream_retry_line``); ``api_error_line`` says in one line what failed online and how to go
 offline instead.
 
-IO: writes to the given text stream only.
+IO: writes to the given text stream (and errors to stderr); reads prompts with ``read``.
 
 Source: the anthropic SDK's error classes (``APIError`` is the base of
 ``APIConnectionError``, ``AuthenticationError`` and every ``APIStatusError``); the transcript's
@@ -15,6 +16,7 @@ line shapes are the kit's own.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, Callable, TextIO
 
 from mini_agent.core.continuation import Continuing
@@ -22,7 +24,8 @@ from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.harness.loop import LoopEnd, ToolResult, TurnStart
 from mini_agent.harness.loop_events import StreamRetry
 
-__all__ = ["anthropic_errors", "api_error_line", "event_printer", "stream_retry_line"]
+__all__ = ["anthropic_errors", "api_error_line", "event_printer", "interrupted_line", "repl",
+           "stream_retry_line"]
 
 
 def anthropic_errors() -> tuple[type[BaseException], ...]:
@@ -157,3 +160,72 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
         out.flush()
     show.end_line = end_text  # type: ignore[attr-defined]  # before an error line
     return show
+
+
+def repl(agent: Any, *, out: TextIO, read: Callable[[str], str] = input) -> int:
+    """Read prompts until ``/quit`` or EOF; ``/stats`` and ``/history`` inspect the agent.
+
+    An API error is reported on stderr and the session goes on at the next prompt. Ctrl-C
+    during a run stops the run (the Agent settles its tools and logs every answer first),
+    prints one line saying how many tool calls were answered as interrupted, and goes back
+    to the prompt; Ctrl-C at the prompt exits.
+
+    Args:
+        agent: the agent the prompts go to.
+        out: where the transcript goes.
+        read: reads one line after a prompt (default ``input``).
+
+    Returns:
+        0 (``/quit``, ``/exit``, EOF or Ctrl-C at the prompt).
+    """
+    show = event_printer(out)
+    while True:
+        try:
+            line = read("> ").strip()
+        except (EOFError, KeyboardInterrupt):
+            print(file=out)
+            return 0
+        if not line:
+            continue
+        if line in ("/quit", "/exit"):
+            return 0
+        if line == "/stats":
+            print(agent.stats_line(), file=out)
+            continue
+        if line == "/history":
+            print(agent.history_text(limit_chars=2000) if agent.history else
+                  "the history is empty: no messages yet (type a prompt)", file=out)
+            continue
+        if line.startswith("/"):
+            print("commands: /stats, /history, /quit", file=out)
+            continue
+        size = len(agent.history)
+        try:
+            agent.run(line, on_event=show)
+        except anthropic_errors() as error:  # report, keep the session, back to the prompt
+            show.end_line()
+            print(api_error_line(error), file=sys.stderr)
+        except KeyboardInterrupt:  # the run has settled; back to the prompt
+            show.end_line()
+            print(interrupted_line(agent, since=size), file=out)
+
+
+def interrupted_line(agent: Any, *, since: int = 0) -> str:
+    """Say in one line what a Ctrl-C during a run left behind.
+
+    Args:
+        agent: the interrupted agent (its ``history`` and ``session`` are read).
+        since: the history's length before the run; only messages from there are counted.
+
+    Returns:
+        ``"interrupted: N tool calls answered as interrupted; the session is saved"`` (``the
+        history is kept`` when the agent logs no session); N counts the ``is_error`` results
+        with :data:`~mini_agent.harness.executor.INTERRUPTED_TEXT` (tools that never started).
+    """
+    from mini_agent.core.messages import content_blocks, tool_result_text
+    from mini_agent.harness.executor import INTERRUPTED_TEXT
+    n = sum(1 for message in agent.history[since:] if message.get("role") == "user"
+            for block in content_blocks(message) if block.get("type") == "tool_result"
+            and block.get("is_error") and tool_result_text(block) == INTERRUPTED_TEXT)
+    kept = "the session is saved" if getattr(agent, "session", None) else "the history is kept"
+    return f"interrupted: {n} tool call{'' if n == 1 else 's'} answered as interrupted; {kept}"
