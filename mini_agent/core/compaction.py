@@ -297,7 +297,7 @@ def auto_compact(messages: list[Message], *, summarize: Summarize) -> list[Messa
         summarize: ``summarize(messages) -> str``, called on the part it replaces; online
             :func:`~mini_agent.harness.summarizer.model_summarizer` (the model with
             :data:`SUMMARY_PROMPT`), offline the deterministic
-            ``core.server_compaction.structured_summary``.
+            ``core.structured_summary.structured_summary``.
 
     Returns:
         A new list.

@@ -12,7 +12,8 @@ request (to the token, and ``cost_usd`` to the float) from a per-session memo in
   when the reference's SHA-256 chains are equal; each request updates the flattened prefix
   from the first message that differs, so a request that appends costs only its new blocks;
 * markers follow ``place_breakpoints(canonical=True, anchors=True)`` and the resume marker of
-  ``ResumeBreakpoints`` by index; ``clear_tool_uses_20250919`` copies only the messages it
+  ``ResumeBreakpoints`` by index (the flat prefix, its markers and the cache's usage are
+  :mod:`mini_agent.core.flat_prefix`); ``clear_tool_uses_20250919`` copies only the messages it
   changes.
 
 Inputs it does not model (tools, a list ``system``, request times that go back, a block that
@@ -30,21 +31,17 @@ import math
 from typing import Any, Callable, Sequence
 
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
-from mini_agent.core.cache import CLEARED_TOOL_RESULT, TTL_SECONDS
-from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS, Message
+from mini_agent.core.cache import CLEARED_TOOL_RESULT
+from mini_agent.core.flat_prefix import (RESUME_MEMORY_REQUESTS, FlatPrefix,  # noqa: F401
+                                         breakpoint_marks, prefix_usage, resume_marks)
+from mini_agent.core.messages import Message
 from mini_agent.core.pricing import (CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
                                      model_price)
-from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS, min_cacheable_tokens
+from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext, check_times
 
 __all__ = ["BlockMemo", "FastReplay", "Unsupported", "fast_replay", "replay_usage"]
-
-RESUME_MEMORY_REQUESTS = 32
-"""Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
-
-_TTL_S = TTL_SECONDS["5m"]
-
 
 @dataclasses.dataclass
 class FastReplay:
@@ -63,77 +60,6 @@ class FastReplay:
     last_view: list[Message]
     last_text: str
     total: dict[str, Any]
-
-
-class _Prefix:
-    """The flattened prefix of the previous request, updated from the first changed message."""
-
-    def __init__(self, memo: BlockMemo, root: tuple, system_info: MessageInfo) -> None:
-        self.memo = memo
-        self.chain: dict[tuple[int, int], int] = {}
-        self.root = len(self.chain)
-        self.chain[root] = self.root  # type: ignore[index]
-        self.infos: list[MessageInfo] = []
-        self.starts: list[int] = []
-        self.cum: list[int] = []
-        self.pos: list[int] = []
-        self.pid: list[int] = []
-        self.pid_index: dict[int, int] = {}
-        self.system_info = system_info
-
-    def update(self, infos: list[MessageInfo]) -> None:
-        infos = [self.system_info, *infos]
-        old = self.infos
-        d = 0
-        limit = min(len(old), len(infos))
-        while d < limit and (old[d] is infos[d] or old[d].keys == infos[d].keys):
-            d += 1
-        cut = self.starts[d] if d < len(self.starts) else len(self.cum)
-        del self.cum[cut:], self.pos[cut:], self.pid[cut:], self.starts[d:]
-        cum = self.cum[-1] if self.cum else 0
-        next_pos = (self.pos[-1] + 1) if self.pos else 0
-        parent = self.pid[-1] if self.pid else self.root
-        chain, pid_index = self.chain, self.pid_index
-        for info in infos[d:]:
-            self.starts.append(len(self.cum))
-            for key, tok, off in zip(info.keys, info.tokens, info.offsets):
-                cum += tok
-                self.cum.append(cum)
-                self.pos.append(next_pos + off)
-                link = (parent, key)
-                parent = chain.get(link)
-                if parent is None:
-                    parent = chain[link] = len(chain)
-                    pid_index[parent] = len(self.pid)
-                self.pid.append(parent)
-            next_pos += info.positions
-        self.infos = infos
-
-
-def _marks(infos: list[MessageInfo], starts: list[int], system_marks: list[int]
-           ) -> tuple[list[int], range]:
-    """Flat indices of ``place_breakpoints(canonical=True, anchors=True)``'s markers, and the
-    flat range of the message before the previous one (the resume planner drops from it)."""
-    marks = list(system_marks)
-    budget = MAX_CACHE_CONTROL_MARKERS - len(system_marks)
-    n = len(infos)
-    second = range(0)
-    if n and budget > 0:
-        last = n - 1
-        if infos[last].markable is not None:
-            marks.append(starts[last + 1] + infos[last].markable)
-            budget -= 1
-        if budget > 0:
-            for i in range(last - 1, -1, -1):
-                if infos[i].anchor is not None:
-                    marks.append(starts[i + 1] + infos[i].anchor)
-                    budget -= 1
-                    break
-        if last >= 2:
-            second = range(starts[last - 1], starts[last - 1] + len(infos[last - 2].keys))
-            if budget > 0 and infos[last - 2].markable is not None:
-                marks.append(starts[last - 1] + infos[last - 2].markable)
-    return sorted(set(marks)), second
 
 
 def fast_replay(messages: list[Message], *, model: str, policy: Callable | None = None,
@@ -185,7 +111,7 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
     memo = memo or BlockMemo(messages)
     system_info, sys_marks = memo.system(system)
     system_body_tokens = sum(system_info.tokens)
-    prefix = _Prefix(memo, ("root", model), system_info)
+    prefix = FlatPrefix(memo, ("root", model), system_info)
     price = model_price(model)
     minimum = min_cacheable_tokens(model)
     entries: dict[int, list] = {}      # prefix id -> [prefix_tokens, expires_at]
@@ -212,13 +138,13 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
                                       cleared_copies)
         prefix.update(sent_infos)    # clearing keeps every block, so the starts hold for both
         pos, pid, cum = prefix.pos, prefix.pid, prefix.cum
-        marks, second = _marks(infos, prefix.starts, sys_marks)
+        marks, second = breakpoint_marks(infos, prefix.starts, sys_marks)
         if resume:
-            marks = _resume(marks, second, pid, pos, prefix.pid_index, remembered, n + 1,
-                            sys_marks)
+            marks = resume_marks(marks, second, pid, pos, prefix.pid_index, remembered, n + 1,
+                                 sys_marks)
         if trace is not None:
             trace.append([(m, cum[m]) for m in marks])
-        usage = _usage(entries, marks, pid, pos, cum, now, minimum)
+        usage = prefix_usage(entries, marks, pid, pos, cum, now, minimum)
         usages.append(usage)
         w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
         w1 = usage["cache_creation"]["ephemeral_1h_input_tokens"]
@@ -296,65 +222,6 @@ def _clear(view: list[Message], infos: list[MessageInfo], edit: dict, system_tok
     if before - after < least:
         return view, infos
     return new_view, new_infos
-
-
-def _resume(marks: list[int], second: range, pid: list[int], pos: list[int],
-            pid_index: dict[int, int], remembered: dict[int, int], count: int,
-            sys_marks: list[int]) -> list[int]:
-    """``ResumeBreakpoints``: mark the longest remembered prefix out of every lookback."""
-    for h in [h for h, c in remembered.items() if count - c > RESUME_MEMORY_REQUESTS]:
-        del remembered[h]
-    resume = None
-    for h in remembered:
-        k = pid_index[h]
-        if k < len(pid) and pid[k] == h and (resume is None or k > resume):
-            resume = k
-    if resume is not None and not any(0 <= pos[bp] - pos[resume] < LOOKBACK_POSITIONS
-                                      for bp in marks if bp >= resume):
-        marks = sorted({*marks, resume})
-        # drop order: the previous turn's marker (never the resume point), then the system's
-        drop = [m for m in marks if m in second and m != resume] + list(sys_marks)
-        while len(marks) > MAX_CACHE_CONTROL_MARKERS and drop:
-            gone = drop.pop(0)
-            if gone in marks:
-                marks.remove(gone)
-    for bp in marks:
-        remembered[pid[bp]] = count
-    return marks
-
-
-def _usage(entries: dict[int, list], marks: list[int], pid: list[int], pos: list[int],
-           cum: list[int], now: float, minimum: int) -> dict[str, Any]:
-    """``PromptCacheSimulator.usage`` on the flattened prefix (entries expire lazily)."""
-    total = cum[-1] if cum else 0
-    hit = -1
-    for bp in marks:
-        p = bp
-        while p >= 0 and pos[bp] - pos[p] < LOOKBACK_POSITIONS:
-            entry = entries.get(pid[p])
-            if entry is not None and entry[1] > now:
-                if p > hit:
-                    hit = p
-                break
-            p -= 1
-    read = cum[hit] if hit >= 0 else 0
-    if hit >= 0:
-        for p in [hit] + [bp for bp in marks if bp < hit]:
-            entry = entries.get(pid[p])
-            if entry is not None and entry[1] > now:
-                entry[1] = now + _TTL_S
-    created = 0
-    cached_end = read
-    for bp in marks:
-        if bp <= hit or cum[bp] < minimum:
-            continue
-        created += cum[bp] - cached_end
-        cached_end = cum[bp]
-        entries[pid[bp]] = [cum[bp], now + _TTL_S]
-    return {"input_tokens": total - cached_end, "cache_creation_input_tokens": created,
-            "cache_read_input_tokens": read,
-            "cache_creation": {"ephemeral_5m_input_tokens": created,
-                               "ephemeral_1h_input_tokens": 0}}
 
 
 def replay_usage(messages: list[Message], *, model: str, policy: Callable | None = None,

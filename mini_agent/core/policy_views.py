@@ -11,7 +11,7 @@ server-side compaction edit, both as ``policy(history, ctx) -> view``.
   newest exchange by a summary, and later requests start from that summary.
 
 Both take a ``summarize(messages) -> str``. Offline defaults: the server's summary is the
-deterministic :func:`~mini_agent.core.server_compaction.structured_summary` (what the
+deterministic :func:`~mini_agent.core.structured_summary.structured_summary` (what the
 simulated edit writes); the LLM summary follows the kit's revised summary prompt
 (:func:`~mini_agent.core.prompt_summary.prompt_summarizer`). Online pass
 ``model_summarizer(client, prompt=...)``. State: the kept summary (use one object per session).
@@ -34,7 +34,7 @@ Summarize = Callable[[list[Message]], str]
 
 def _default_summarize(server: bool) -> Summarize:
     if server:
-        from mini_agent.core.server_compaction import structured_summary
+        from mini_agent.core.structured_summary import structured_summary
         return structured_summary
     from mini_agent.core.prompt_summary import prompt_summarizer
     return prompt_summarizer()

@@ -28,7 +28,7 @@ import re
 from typing import Callable
 
 from mini_agent.core.messages import Message, content_blocks, tool_result_text
-from mini_agent.core.server_compaction import _PATH_RE, _SYMBOL_RE
+from mini_agent.core.structured_summary import _PATH_RE, _SYMBOL_RE
 
 REVISED_SUMMARY_PROMPT = """\
 Write a summary of the conversation above so that work can continue from it alone. The \
@@ -262,7 +262,7 @@ def lab_rows() -> list[dict]:
     """
     from mini_agent.core.compaction import SUMMARY_PROMPT, summary_message
     from mini_agent.core.retention import retained_facts
-    from mini_agent.core.server_compaction import structured_summary
+    from mini_agent.core.structured_summary import structured_summary
     from mini_agent.core.sample_conversations import english_conversation, japanese_conversation
 
     prompts = {"original": SUMMARY_PROMPT, "revised": REVISED_SUMMARY_PROMPT,

@@ -1,0 +1,216 @@
+"""The fast replay's flattened prefix: interned block chains, breakpoints and cache usage.
+
+:func:`~mini_agent.core.fast_replay.fast_replay` keeps, instead of a copied request, one flat
+list per block of the prefix: its cumulative tokens, its lookback position and the interned id
+of the chain of block keys ending there (:class:`FlatPrefix`). On those lists this module
+places the markers :func:`~mini_agent.core.cache.place_breakpoints` would place
+(:func:`breakpoint_marks`), the resume marker of ``ResumeBreakpoints`` (:func:`resume_marks`),
+and computes what :class:`~mini_agent.core.prompt_cache.PromptCacheSimulator` reports
+(:func:`prefix_usage`). Pure: no IO.
+
+Source: the prompt caching docs as modelled in :mod:`mini_agent.core.prompt_cache` (20-position
+lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed on a hit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mini_agent.core.block_memo import BlockMemo, MessageInfo
+from mini_agent.core.cache import TTL_SECONDS
+from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
+from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
+
+RESUME_MEMORY_REQUESTS = 32
+"""Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
+
+TTL_5M_SECONDS = TTL_SECONDS["5m"]
+"""How long a cache entry lives after its last write or hit (seconds)."""
+
+
+class FlatPrefix:
+    """The flattened prefix of the previous request, updated from the first changed message.
+
+    One entry per block of the prefix (system blocks first): ``cum`` the prefix tokens up to and
+    including the block, ``pos`` its lookback position, ``pid`` the interned id of the chain of
+    block keys ending there (two requests share a cache entry exactly when their ids are
+    equal); ``starts`` the flat index where each message begins; ``pid_index`` where each id
+    sits in the flat lists.
+
+    Args:
+        memo: the session's :class:`~mini_agent.core.block_memo.BlockMemo`.
+        root: the key every chain starts from (``("root", model)``: caches are per model).
+        system_info: the system prompt's :class:`~mini_agent.core.block_memo.MessageInfo`.
+    """
+
+    def __init__(self, memo: BlockMemo, root: tuple, system_info: MessageInfo) -> None:
+        self.memo = memo
+        self.chain: dict[tuple[int, int], int] = {}
+        self.root = len(self.chain)
+        self.chain[root] = self.root  # type: ignore[index]
+        self.infos: list[MessageInfo] = []
+        self.starts: list[int] = []
+        self.cum: list[int] = []
+        self.pos: list[int] = []
+        self.pid: list[int] = []
+        self.pid_index: dict[int, int] = {}
+        self.system_info = system_info
+
+    def update(self, infos: list[MessageInfo]) -> None:
+        """Make the flat lists describe a new request, recomputing from its first new message.
+
+        Args:
+            infos: one :class:`~mini_agent.core.block_memo.MessageInfo` per message the request
+                sends (the system prompt is prepended here).
+        """
+        infos = [self.system_info, *infos]
+        old = self.infos
+        d = 0
+        limit = min(len(old), len(infos))
+        while d < limit and (old[d] is infos[d] or old[d].keys == infos[d].keys):
+            d += 1
+        cut = self.starts[d] if d < len(self.starts) else len(self.cum)
+        del self.cum[cut:], self.pos[cut:], self.pid[cut:], self.starts[d:]
+        cum = self.cum[-1] if self.cum else 0
+        next_pos = (self.pos[-1] + 1) if self.pos else 0
+        parent = self.pid[-1] if self.pid else self.root
+        chain, pid_index = self.chain, self.pid_index
+        for info in infos[d:]:
+            self.starts.append(len(self.cum))
+            for key, tok, off in zip(info.keys, info.tokens, info.offsets):
+                cum += tok
+                self.cum.append(cum)
+                self.pos.append(next_pos + off)
+                link = (parent, key)
+                parent = chain.get(link)
+                if parent is None:
+                    parent = chain[link] = len(chain)
+                    pid_index[parent] = len(self.pid)
+                self.pid.append(parent)
+            next_pos += info.positions
+        self.infos = infos
+
+
+def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: list[int]
+                     ) -> tuple[list[int], range]:
+    """Place ``place_breakpoints(canonical=True, anchors=True)``'s markers on the flat prefix.
+
+    Args:
+        infos: the messages' infos, in order (system prompt not included).
+        starts: :attr:`FlatPrefix.starts` (index 0 is the system prompt).
+        system_marks: flat indices of the system prompt's markers.
+
+    Returns:
+        ``(marks, second)``: the sorted flat indices of the markers (at most
+        ``MAX_CACHE_CONTROL_MARKERS``), and the flat range of the message before the previous
+        one (the resume planner drops from it first).
+    """
+    marks = list(system_marks)
+    budget = MAX_CACHE_CONTROL_MARKERS - len(system_marks)
+    n = len(infos)
+    second = range(0)
+    if n and budget > 0:
+        last = n - 1
+        if infos[last].markable is not None:
+            marks.append(starts[last + 1] + infos[last].markable)
+            budget -= 1
+        if budget > 0:
+            for i in range(last - 1, -1, -1):
+                if infos[i].anchor is not None:
+                    marks.append(starts[i + 1] + infos[i].anchor)
+                    budget -= 1
+                    break
+        if last >= 2:
+            second = range(starts[last - 1], starts[last - 1] + len(infos[last - 2].keys))
+            if budget > 0 and infos[last - 2].markable is not None:
+                marks.append(starts[last - 1] + infos[last - 2].markable)
+    return sorted(set(marks)), second
+
+
+def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int],
+                 pid_index: dict[int, int], remembered: dict[int, int], count: int,
+                 sys_marks: list[int]) -> list[int]:
+    """Add ``ResumeBreakpoints``' marker: the longest remembered prefix out of every lookback.
+
+    Args:
+        marks: the flat indices from :func:`breakpoint_marks`.
+        second: the flat range :func:`breakpoint_marks` returned (dropped from first).
+        pid: :attr:`FlatPrefix.pid`.
+        pos: :attr:`FlatPrefix.pos`.
+        pid_index: :attr:`FlatPrefix.pid_index`.
+        remembered: prefix id -> request count it was last marked at; updated in place
+            (entries older than :data:`RESUME_MEMORY_REQUESTS` requests are forgotten).
+        count: this request's number (1-based).
+        sys_marks: flat indices of the system prompt's markers (dropped after ``second``).
+
+    Returns:
+        The sorted marker indices, still at most ``MAX_CACHE_CONTROL_MARKERS``.
+    """
+    for h in [h for h, c in remembered.items() if count - c > RESUME_MEMORY_REQUESTS]:
+        del remembered[h]
+    resume = None
+    for h in remembered:
+        k = pid_index[h]
+        if k < len(pid) and pid[k] == h and (resume is None or k > resume):
+            resume = k
+    if resume is not None and not any(0 <= pos[bp] - pos[resume] < LOOKBACK_POSITIONS
+                                      for bp in marks if bp >= resume):
+        marks = sorted({*marks, resume})
+        # drop order: the previous turn's marker (never the resume point), then the system's
+        drop = [m for m in marks if m in second and m != resume] + list(sys_marks)
+        while len(marks) > MAX_CACHE_CONTROL_MARKERS and drop:
+            gone = drop.pop(0)
+            if gone in marks:
+                marks.remove(gone)
+    for bp in marks:
+        remembered[pid[bp]] = count
+    return marks
+
+
+def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos: list[int],
+                 cum: list[int], now: float, minimum: int) -> dict[str, Any]:
+    """Compute ``PromptCacheSimulator.usage`` on the flattened prefix (entries expire lazily).
+
+    Args:
+        entries: the cache, prefix id -> ``[prefix tokens, expires at (seconds)]``; updated in
+            place (hits refreshed, writes added, 5-minute TTL).
+        marks: the flat indices of this request's markers.
+        pid: :attr:`FlatPrefix.pid`.
+        pos: :attr:`FlatPrefix.pos`.
+        cum: :attr:`FlatPrefix.cum` (prefix tokens).
+        now: the request's time (seconds since the first request).
+        minimum: the model's minimum cacheable prefix (tokens); shorter marks write nothing.
+
+    Returns:
+        The usage dict (``input_tokens``, ``cache_creation_input_tokens``,
+        ``cache_read_input_tokens``, ``cache_creation`` split 5m/1h), as the simulator reports.
+    """
+    total = cum[-1] if cum else 0
+    hit = -1
+    for bp in marks:
+        p = bp
+        while p >= 0 and pos[bp] - pos[p] < LOOKBACK_POSITIONS:
+            entry = entries.get(pid[p])
+            if entry is not None and entry[1] > now:
+                if p > hit:
+                    hit = p
+                break
+            p -= 1
+    read = cum[hit] if hit >= 0 else 0
+    if hit >= 0:
+        for p in [hit] + [bp for bp in marks if bp < hit]:
+            entry = entries.get(pid[p])
+            if entry is not None and entry[1] > now:
+                entry[1] = now + TTL_5M_SECONDS
+    created = 0
+    cached_end = read
+    for bp in marks:
+        if bp <= hit or cum[bp] < minimum:
+            continue
+        created += cum[bp] - cached_end
+        cached_end = cum[bp]
+        entries[pid[bp]] = [cum[bp], now + TTL_5M_SECONDS]
+    return {"input_tokens": total - cached_end, "cache_creation_input_tokens": created,
+            "cache_read_input_tokens": read,
+            "cache_creation": {"ephemeral_5m_input_tokens": created,
+                               "ephemeral_1h_input_tokens": 0}}
