@@ -49,78 +49,13 @@ from mini_agent.offline.brain_kit import (Call, Reply, act, assign_tool_ids, cal
                                           view_was_cut)
 from mini_agent.offline.demo_bugs import (DEFAULT_TEST_COMMAND, FIXED_PATTERN, RECIPES,
                                           TestReport, called_names, cent_off, find_bug,
-                                          parse_test_report, recipe_for_fixed_line,
-                                          recipe_for_line)
-from mini_agent.offline.demo_follow_ups import follow_up
+                                          parse_test_report, recipe_for_line)
+from mini_agent.offline.demo_follow_ups import fix_summary, follow_up
+from mini_agent.offline.demo_reading import (ROUNDING_PATTERN, asks_for_a_fix, def_pattern,
+                                             effective_turn, package_of, purpose)
 
 MAX_TASK_TOOL_CALLS = 40
 """Safety bound: after this many tool calls on one task the brain stops and reports."""
-
-ROUNDING_PATTERN = r"quantize|\bround\("
-"""The grep for every place that rounds amounts (after a one-cent failure)."""
-
-
-def _purpose(call: Call) -> str:
-    """What the brain meant by one of its own tool calls (read back from its input)."""
-    path = str(call.input.get("path", "."))
-    if call.name == "list_dir":
-        return "survey" if path in (".", "", "./") else "verify"
-    if call.name == "glob" or (call.name == "read_file" and (
-            path.lower().startswith("readme") or path == "run_tests.py")):
-        return "overview"
-    if call.name == "run_bash":
-        return "test"
-    if call.name == "grep":
-        pattern = str(call.input.get("pattern", ""))
-        return "locate" if pattern.startswith("def ") or pattern == ROUNDING_PATTERN else "verify"
-    if call.name == "read_file":
-        return "read_tests" if path.startswith("tests/") else "inspect"
-    return "edit" if call.name == "edit_file" else "other"
-
-
-def _def_pattern(names: list[str]) -> str:
-    return f"def ({'|'.join(names)})\\b" if names else "def test_"
-
-
-def _package(calls: list[Call]) -> str | None:
-    """The folder of the code under test, from the paths the visible calls name, or None."""
-    paths = [str(c.input.get("path", "")) for c in calls if c.name in ("edit_file", "read_file")]
-    paths += [h for c in calls if c.name == "grep" and not c.is_error and not c.hidden
-              for h in re.findall(r"^([^:\n]+):\d+:", c.result or "", re.M)]
-    folders = [str(PurePosixPath(p).parent) for p in paths if p and not p.startswith("tests/")]
-    return next((f for f in folders if f not in (".", "")), None)
-
-
-def _same(a: Call, b: Call) -> bool:
-    return a.name == b.name and a.input == b.input
-
-
-def _effective_turn(turns: list[list[Call]]) -> tuple[list[Call], bool]:
-    """The newest turn as the brain should read it, and whether it was fetched again.
-
-    When the newest turn only repeats calls whose results the view hid in the turn before
-    (the brain fetched them again), that earlier turn is returned with the fresh results in
-    place of the hidden ones, so the step it was part of carries on.
-    """
-    last = turns[-1]
-    if len(turns) >= 2 and all(any(_same(c, h) and h.hidden for h in turns[-2]) for c in last):
-        fresh = {(c.name, repr(sorted(c.input.items()))): c for c in last}
-        return [fresh.get((c.name, repr(sorted(c.input.items()))), c) if c.hidden else c
-                for c in turns[-2]], True
-    return last, False
-
-
-# --------------------------------------------------------------------------- the brain
-
-_FIX_REQUEST = re.compile(r"\b(fix|repair|make the tests pass|until it passes)\b", re.I)
-
-
-def _asks_for_a_fix(prompt: str) -> bool:
-    """A later prompt is a new task when it asks for a fix and is not a question ("Which file
-    had the bug?" is a follow-up), so the demo task works after a greeting or any other
-    exchange, and under a view that dropped the first prompt."""
-    return bool(_FIX_REQUEST.search(prompt)) and not prompt.rstrip().endswith("?")
-
 
 class DemoBrain:
     """Solves the bundled demo task through the six kit tools; deterministic and stateless.
@@ -159,7 +94,7 @@ class DemoBrain:
         segment = [call for turn in turns for call in turn]
         earlier = tool_calls(messages[:start])
         is_task = bool(re.search(r"\b(test|fix|bug|fail)", prompt, re.I)) and (
-            start == prompts[0] or _asks_for_a_fix(prompt))
+            start == prompts[0] or asks_for_a_fix(prompt))
         if not is_task and COLLAPSE_NOTICE in prompt:
             # The view collapsed the newest prompt itself (the task was not the first prompt,
             # so the notice follows an earlier one): the work the tail shows goes on. A
@@ -188,7 +123,7 @@ class DemoBrain:
                        "stopping here; the last test report above shows where things stand.")
         if any(c.result is None for c in turns[-1]):
             return say("The last tool call has no result yet, so I am waiting for it.")
-        last_turn, fetched_again = _effective_turn(turns)
+        last_turn, fetched_again = effective_turn(turns)
         hidden = [c for c in last_turn if c.hidden and c.name != "edit_file"]
         if hidden and fetched_again:
             return say("The results of my tool calls are hidden from my context as soon as "
@@ -200,7 +135,7 @@ class DemoBrain:
                        "so I'll run the same "
                        f"{'call' if len(hidden) == 1 else 'calls'} again.",
                        *[use(c.name, **c.input) for c in hidden])
-        purposes = {_purpose(c) for c in last_turn}
+        purposes = {purpose(c) for c in last_turn}
         if "edit" in purposes:
             return self._after_edit(calls, last_turn)
         if "test" in purposes:
@@ -213,7 +148,7 @@ class DemoBrain:
             return self._after_overview(last_turn)
         if "survey" in purposes:
             return self._after_survey(last_turn[0])
-        return self._summary(calls, last_turn)
+        return fix_summary(calls, last_turn)
 
     def _after_survey(self, call: Call) -> Reply:
         entries = [] if call.is_error else (call.result or "").splitlines()
@@ -297,7 +232,7 @@ class DemoBrain:
                     "amounts.")
             return act(text, use("grep", pattern=ROUNDING_PATTERN, path=package))
         if cent:  # the edit before is out of view: the failing test tells which bug is left
-            package = _package(calls)
+            package = package_of(calls)
             text = (f"{report.passed} of {report.ran} tests pass; "
                     f"{plural(len(report.failures), 'test')} "
                     f"{'fails' if len(report.failures) == 1 else 'fail'}:\n{failing}\n\n"
@@ -306,18 +241,18 @@ class DemoBrain:
                     "round up. I'll look at every place that rounds amounts.")
             where = {"path": package} if package else {"path": ".", "glob": "*.py"}
             return act(text, use("grep", pattern=ROUNDING_PATTERN, **where))
-        if not edits or not any(_purpose(c) == "read_tests" for c in calls):
+        if not edits or not any(purpose(c) == "read_tests" for c in calls):
             files = list(dict.fromkeys(f[1].split(":")[0] for f in report.failures if f[1]))
             text = (f"{report.ran - report.passed} of {report.ran} tests fail:\n{failing}\n\n"
                     "I'll read the failing tests and look up where "
                     f"{', '.join(f'`{n}`' for n in names)} "
                     f"{'is' if len(names) == 1 else 'are'} defined.")
             uses = [use("read_file", path=f) for f in files]
-            return act(text, *uses, use("grep", pattern=_def_pattern(names), path=".",
+            return act(text, *uses, use("grep", pattern=def_pattern(names), path=".",
                                           glob="*.py"))
         text = (f"After the edit to {edited}, {report.passed} of {report.ran} tests pass; "
                 f"{still}I'll look up the functions this test calls.")
-        return act(text, use("grep", pattern=_def_pattern(names), path=".", glob="*.py"))
+        return act(text, use("grep", pattern=def_pattern(names), path=".", glob="*.py"))
 
     def _after_locate(self, calls: list[Call]) -> Reply:
         grep = next(c for c in calls if c.name == "grep")
@@ -333,7 +268,7 @@ class DemoBrain:
             what = f"`{m.group(1)}`" if m else f"`{code.strip()}`"
             found.append(f"{what} at `{path}` line {line}")
         files = list(dict.fromkeys(h[0] for h in hits))
-        tests_read = [c.input["path"] for c in calls if _purpose(c) == "read_tests"]
+        tests_read = [c.input["path"] for c in calls if purpose(c) == "read_tests"]
         text = ""
         if tests_read:
             text += (f"The failing tests ({', '.join(f'`{t}`' for t in tests_read)}) check the "
@@ -408,7 +343,7 @@ class DemoBrain:
     def _verify_after_cut(self, report: TestReport, calls: list[Call]) -> Reply:
         """Tests pass, but the view dropped earlier steps: find the fixes in the code again."""
         functions = [r.function for r in RECIPES]
-        package = _package(calls)
+        package = package_of(calls)
         where = {"path": package} if package else {"path": ".", "glob": "*.py"}
         text = (f"All {report.ran} tests pass now. My earlier steps are no longer in my "
                 "context, so before wrapping up I'll find the fixed lines in the code again "
@@ -419,66 +354,3 @@ class DemoBrain:
         if package:
             uses.append(use("list_dir", path=package))
         return act(text, *uses)
-
-    def _summary(self, calls: list[Call], turn: list[Call]) -> Reply:
-        found = next((c for c in turn if c.name == "grep" and not c.is_error
-                      and c.input.get("pattern") == FIXED_PATTERN), None)
-        runs = [parse_test_report(c.result or "") for c in calls if c.name == "run_bash"]
-        ran = next((r.ran for r in reversed(runs) if r and r.ok), None)
-        parts = [f"All {ran} tests pass." if ran else "The test suite passes."]
-        if found is not None:
-            edits = []
-            fixed = []
-            for path, number, code in re.findall(r"^([^:\n]+):(\d+):(.*)$", found.result or "",
-                                                  re.M):
-                recipe = recipe_for_fixed_line(code)
-                if recipe and not path.startswith("tests/"):
-                    fixed.append(f"**{recipe.title[0].upper() + recipe.title[1:]}** "
-                                 f"(`{path}`, `{recipe.function}`): line {number} now reads "
-                                 f"`{code.strip()}`. {recipe.why}")
-            lost = ("Some of my edits are" if any(c.name == "edit_file" for c in calls)
-                    else "My edits are")
-            parts.append(f"{lost} no longer in my context, so I read the fixes off the code:"
-                         if fixed else f"{lost} no longer in my context, and the code shows "
-                         "none of the fixes I know.")
-        else:
-            edits = [c for c in calls if c.name == "edit_file" and not c.is_error]
-            fixed = []
-            for c in edits:
-                line = c.input["old_string"].splitlines()[-1]
-                recipe = recipe_for_line(line)
-                if recipe:
-                    fixed.append(f"**{recipe.title[0].upper() + recipe.title[1:]}** "
-                                 f"(`{c.input['path']}`, `{recipe.function}`): "
-                                 f"`{line.strip()}` is now "
-                                 f"`{c.input['new_string'].splitlines()[-1].strip()}`. "
-                                 f"{recipe.why}")
-            if len(fixed) > 1:
-                parts.append(f"There were {len(fixed)} bugs, the second hidden behind the "
-                             "first:")
-        parts.extend(f"{k}. {f}" for k, f in enumerate(fixed, start=1))
-        grep = next((c for c in turn if c.name == "grep" and not c.is_error
-                     and c is not found), None)
-        if grep and grep.result:
-            sites = [h for h in re.findall(r"^([^:\n]+):\d+:(.*)$", grep.result, re.M)
-                     if not re.match(r"\s*def ", h[1]) and not h[0].startswith("tests/")]
-            by_file = {}
-            for path, _ in sites:
-                by_file[path] = by_file.get(path, 0) + 1
-            where = ", ".join(f"`{p}` ({n})" for p, n in by_file.items())
-            names = " and ".join(f"`{n}`" for n in dict.fromkeys(
-                re.findall(r"\w+", grep.input.get("pattern", "").split("(")[1].split(")")[0])
-                if "(" in grep.input.get("pattern", "") else []))
-            parts.append(f"Callers checked: {names or 'the changed functions'} "
-                         f"{'appears' if ' and ' not in names else 'appear'} in "
-                         f"{plural(len(sites), 'other line')} of `{grep.input.get('path')}` "
-                         f"({where}); all of them compute invoice amounts, which the README "
-                         "wants discounted from each tier's minimum and rounded half up.")
-        listing = next((c for c in turn if c.name == "list_dir" and not c.is_error), None)
-        if listing and (edits or found is not None):
-            hidden = ".bak" not in (listing.result or "")
-            parts.append("The edits kept `.bak` backups next to the changed files; "
-                         + ("the workspace ignore list keeps them out of listings and searches."
-                            if hidden else "they show up in listings, so delete them."))
-        parts.append("No test was changed.")
-        return say("\n\n".join(parts))

@@ -1,4 +1,6 @@
-"""How the demo brain answers questions asked after the task: about files, the tests, its edits.
+"""What the demo brain says at the end of the task and after it: its summary, then answers.
+
+:func:`fix_summary` writes the task's closing summary (the fixes, the callers checked).
 
 Once the demo task is done, the user may ask more: "what is in money.py?", "run the tests
 again", "what did you change?". :func:`follow_up` answers from the tool calls in the request,
@@ -17,9 +19,10 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from mini_agent.offline.brain_kit import Call, Reply, act, numbered_lines, say, use
+from mini_agent.offline.brain_kit import Call, Reply, act, numbered_lines, plural, say, use
 from mini_agent.offline.demo_bugs import (DEFAULT_TEST_COMMAND, FIXED_PATTERN,
-                                          parse_test_report, recipe_for_fixed_line)
+                                          parse_test_report, recipe_for_fixed_line,
+                                          recipe_for_line)
 
 
 def follow_up(prompt: str, segment: list[Call], earlier: list[Call], *,
@@ -148,3 +151,77 @@ def describe_file(path: str, lines: dict[int, str], prompt: str, calls: list[Cal
         text += (f"\nI edited it: `{edits[-1].input['old_string'].strip()}` became "
                  f"`{edits[-1].input['new_string'].strip()}`.")
     return text
+
+
+def fix_summary(calls: list[Call], turn: list[Call]) -> Reply:
+    """Write the demo task's closing summary: the fixes, the callers checked, the backups.
+
+    Args:
+        calls: every call the view still shows, oldest first.
+        turn: the newest turn's calls (the verification greps and the listing).
+
+    Returns:
+        The final ``end_turn`` reply. When the edits are out of view, the fixes are read
+        off the code (the grep for the fixed lines) instead of off the edits.
+    """
+    found = next((c for c in turn if c.name == "grep" and not c.is_error
+                  and c.input.get("pattern") == FIXED_PATTERN), None)
+    runs = [parse_test_report(c.result or "") for c in calls if c.name == "run_bash"]
+    ran = next((r.ran for r in reversed(runs) if r and r.ok), None)
+    parts = [f"All {ran} tests pass." if ran else "The test suite passes."]
+    if found is not None:
+        edits = []
+        fixed = []
+        for path, number, code in re.findall(r"^([^:\n]+):(\d+):(.*)$", found.result or "",
+                                              re.M):
+            recipe = recipe_for_fixed_line(code)
+            if recipe and not path.startswith("tests/"):
+                fixed.append(f"**{recipe.title[0].upper() + recipe.title[1:]}** "
+                             f"(`{path}`, `{recipe.function}`): line {number} now reads "
+                             f"`{code.strip()}`. {recipe.why}")
+        lost = ("Some of my edits are" if any(c.name == "edit_file" for c in calls)
+                else "My edits are")
+        parts.append(f"{lost} no longer in my context, so I read the fixes off the code:"
+                     if fixed else f"{lost} no longer in my context, and the code shows "
+                     "none of the fixes I know.")
+    else:
+        edits = [c for c in calls if c.name == "edit_file" and not c.is_error]
+        fixed = []
+        for c in edits:
+            line = c.input["old_string"].splitlines()[-1]
+            recipe = recipe_for_line(line)
+            if recipe:
+                fixed.append(f"**{recipe.title[0].upper() + recipe.title[1:]}** "
+                             f"(`{c.input['path']}`, `{recipe.function}`): "
+                             f"`{line.strip()}` is now "
+                             f"`{c.input['new_string'].splitlines()[-1].strip()}`. "
+                             f"{recipe.why}")
+        if len(fixed) > 1:
+            parts.append(f"There were {len(fixed)} bugs, the second hidden behind the "
+                         "first:")
+    parts.extend(f"{k}. {f}" for k, f in enumerate(fixed, start=1))
+    grep = next((c for c in turn if c.name == "grep" and not c.is_error
+                 and c is not found), None)
+    if grep and grep.result:
+        sites = [h for h in re.findall(r"^([^:\n]+):\d+:(.*)$", grep.result, re.M)
+                 if not re.match(r"\s*def ", h[1]) and not h[0].startswith("tests/")]
+        by_file = {}
+        for path, _ in sites:
+            by_file[path] = by_file.get(path, 0) + 1
+        where = ", ".join(f"`{p}` ({n})" for p, n in by_file.items())
+        names = " and ".join(f"`{n}`" for n in dict.fromkeys(
+            re.findall(r"\w+", grep.input.get("pattern", "").split("(")[1].split(")")[0])
+            if "(" in grep.input.get("pattern", "") else []))
+        parts.append(f"Callers checked: {names or 'the changed functions'} "
+                     f"{'appears' if ' and ' not in names else 'appear'} in "
+                     f"{plural(len(sites), 'other line')} of `{grep.input.get('path')}` "
+                     f"({where}); all of them compute invoice amounts, which the README "
+                     "wants discounted from each tier's minimum and rounded half up.")
+    listing = next((c for c in turn if c.name == "list_dir" and not c.is_error), None)
+    if listing and (edits or found is not None):
+        hidden = ".bak" not in (listing.result or "")
+        parts.append("The edits kept `.bak` backups next to the changed files; "
+                     + ("the workspace ignore list keeps them out of listings and searches."
+                        if hidden else "they show up in listings, so delete them."))
+    parts.append("No test was changed.")
+    return say("\n\n".join(parts))
