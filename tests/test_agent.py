@@ -287,3 +287,16 @@ def test_a_history_with_tool_calls_needs_tools_before_anything_is_sent(tmp_path)
         bare.run("and now?")
     assert info.value.rule == "tools_required" and info.value.index == 1
     assert bare.client.offline_transport.requests == []              # refused before sending
+
+
+def test_stats_after_resume_say_the_turns_count_from_the_resume(tmp_path):
+    first = Agent(offline_async_client(ScriptedBrain(["One.", "Two."])),
+                  session=SessionWriter(tmp_path, "s1"))
+    first.run("a")
+    first.run("b")
+    assert first.stats_line().startswith("turns: 2   messages: 4 ")
+    again = Agent(offline_async_client(ScriptedBrain(["Three."])))
+    again.resume("s1", directory=tmp_path)
+    assert again.stats_line().startswith("turns: 0 since resume   messages: 4 ")
+    again.run("c")
+    assert again.stats_line().startswith("turns: 1 since resume   messages: 6 ")

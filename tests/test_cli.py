@@ -104,7 +104,7 @@ def test_resume_from_the_cli(tmp_path):
                      "--resume", session_id], out=out, read=lines_from("/stats"))
     assert code == 0
     assert f"resumed {session_id}: 2 messages" in out.getvalue()
-    assert "turns: 0   messages: 2" in out.getvalue()  # turns: requests of this process
+    assert "turns: 0 since resume   messages: 2" in out.getvalue()  # requests since resume
     assert cli.main(["--sessions-dir", str(tmp_path), "--resume", "missing"],
                     out=io.StringIO(), read=lines_from()) == 2
 

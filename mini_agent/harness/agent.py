@@ -347,10 +347,13 @@ class Agent:
         """Format :meth:`stats` on one line, as ``/stats`` prints it.
 
         Returns:
-            ``turns: 13   messages: 26   raw: ~9077 tok   view: ~2026 tok   masked: 14``.
+            ``turns: 13   messages: 26   raw: ~9077 tok   view: ~2026 tok   masked: 14``;
+            after :meth:`resume` the count reads ``turns: 2 since resume`` (the session log
+            holds messages, not the requests that produced them).
         """
         s = self.stats()
-        return (f"turns: {s['turns']}   messages: {s['messages']}   raw: ~{s['raw_tokens']} tok"
+        since = " since resume" if self._resumed else ""
+        return (f"turns: {s['turns']}{since}   messages: {s['messages']}   raw: ~{s['raw_tokens']} tok"
                 f"   view: ~{s['view_tokens']} tok   masked: {s['masked_count']}")
 
     def history_text(self, limit_chars: int = 2000) -> str:
