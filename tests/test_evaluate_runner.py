@@ -127,3 +127,22 @@ def test_session_choices_lists_own_claude_code_sessions(tmp_path, monkeypatch):
     monkeypatch.setattr(evaluate_runner, "CLAUDE_PROJECTS", tmp_path / "projects")
     monkeypatch.setenv("MINI_AGENT_SHARED_DATA", str(tmp_path / "absent"))
     assert list(evaluate_runner.session_choices()) == ["own: -home-me-repo/abc.jsonl"]
+
+
+def test_an_unexpected_error_in_one_file_is_reported_not_raised(folder, monkeypatch):
+    import mini_agent.core.replay as replay
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+    monkeypatch.setattr(replay, "evaluate_session", broken)
+    from mini_agent.harness.evaluate_runner import evaluate_file
+    report = evaluate_file(folder / "p1" / "a.jsonl", policies=("raw",))
+    assert report == {"path": str(folder / "p1" / "a.jsonl"),
+                      "error": "unexpected RuntimeError: boom (a kit bug: please report it "
+                               "with the file)"}
+
+
+def test_an_unreadable_file_is_reported(tmp_path):
+    from mini_agent.harness.evaluate_runner import evaluate_file
+    report = evaluate_file(tmp_path / "a_folder.jsonl", policies=("raw",))  # does not exist
+    assert report["path"].endswith("a_folder.jsonl") and "Error" in report["error"]

@@ -145,15 +145,18 @@ def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
         reference: replay with the reference replay (slower, the same figures).
 
     Returns:
-        The session's report, or ``{"path", "error"}`` when it cannot be loaded or
-        evaluated.
+        The session's report, or ``{"path", "error"}`` when it cannot be read, loaded or
+        evaluated (an error of another kind is reported the same way, marked "unexpected").
     """
     from mini_agent.core.replay import evaluate_session
     try:
         return evaluate_session(load(path, text_actions="tools"), policies=policies,
                                 model=model, reference=reference)
-    except (TranscriptError, ValueError, KeyError) as err:
+    except (TranscriptError, ValueError, KeyError, OSError) as err:
         return {"path": str(path), "error": f"{type(err).__name__}: {err}"}
+    except Exception as err:  # noqa: BLE001 - one odd file must not end a folder's run
+        return {"path": str(path), "error": f"unexpected {type(err).__name__}: {err} (a kit "
+                "bug: please report it with the file)"}
 
 
 def _bar(total: int, progress: bool | None):
