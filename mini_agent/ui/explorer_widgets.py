@@ -86,7 +86,7 @@ class PolicyExplorerChart:
             for trace in traces:
                 self.chart.add_trace(trace)
             self.chart.update_layout(
-                title=label, yaxis_title=AXIS_TITLES[self.measure.value],
+                title=label, yaxis_title=AXIS_TITLES[self.measure.value], yaxis_rangemode="tozero",
                 yaxis_range=[-0.05, 1.05] if self.measure.value == "hit_rate" else None)
 
     def _ipython_display_(self) -> None:  # pragma: no cover - notebook display only
