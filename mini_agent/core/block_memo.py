@@ -22,7 +22,7 @@ import json
 import math
 from typing import Any, Sequence
 
-from mini_agent.core.cache import CLEARED_TOOL_RESULT, build_system_blocks
+from mini_agent.core.cache import CLEARED_TOOL_RESULT, build_system_blocks, is_markable
 from mini_agent.core.masking import is_masked
 from mini_agent.core.messages import Message
 from mini_agent.core.prompt_cache import RUN_TYPES
@@ -54,15 +54,6 @@ def _canonical_identity(block: dict) -> str:
         text = json.dumps(_strip(block), ensure_ascii=False, separators=(",", ":"),
                           sort_keys=True)
     return text
-
-
-def _markable(block: dict) -> bool:
-    kind = block.get("type")
-    if kind in ("thinking", "redacted_thinking"):
-        return False
-    if kind == "text":
-        return bool(str(block.get("text", "")).strip())
-    return True
 
 
 @dataclasses.dataclass(frozen=True)
@@ -245,7 +236,7 @@ class BlockMemo:
         body = block.get("content") if kind == "tool_result" else None
         chars, images = _block_chars(block)
         facts = (self.key(_canonical_identity(block)), approx_tokens(block), kind,
-                 _markable(block),
+                 is_markable(block),
                  kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
                  chars, images)
         if flat is not None:

@@ -39,7 +39,7 @@ import dataclasses
 from typing import Sequence
 
 from mini_agent.core.cache import TTL_SECONDS
-from mini_agent.core.cache_policies import _result_savings
+from mini_agent.core.cache_policies import result_savings
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
 from mini_agent.core.messages import Message, tool_result_positions
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
@@ -101,7 +101,7 @@ def breakeven_boundary(history: list[Message], *, times: Sequence[float] | None 
         raise ValueError(f"rent_factor and ttl_seconds must be > 0, got {rent_factor}, "
                          f"{ttl_seconds}")
     timed = times is not None and len(times) == len(history)
-    results = _result_savings(history, tuple(exclude_tools))
+    results = result_savings(history, tuple(exclude_tools))
     cum_tokens = [0]
     for m in history:
         cum_tokens.append(cum_tokens[-1] + approx_tokens(m))

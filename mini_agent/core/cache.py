@@ -168,8 +168,16 @@ def canonical_tools(tools: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return [_sorted_keys(copy.deepcopy(dict(t))) for t in sorted(tools, key=lambda t: t["name"])]
 
 
-def _is_markable(block: Mapping[str, Any]) -> bool:
-    """A block may carry cache_control: not thinking, not an empty text block."""
+def is_markable(block: Mapping[str, Any]) -> bool:
+    """Tell whether a block may carry ``cache_control``.
+
+    Args:
+        block: a content block.
+
+    Returns:
+        False for thinking blocks and for empty or whitespace-only text blocks (the API
+        refuses a marker there); True otherwise.
+    """
     kind = block.get("type")
     if kind in ("thinking", "redacted_thinking"):
         return False
@@ -187,7 +195,7 @@ def _mark_last_block(message: dict[str, Any], marker: dict[str, str]) -> bool:
         message["content"] = [{"type": "text", "text": content, "cache_control": dict(marker)}]
         return True
     for block in reversed(content):
-        if _is_markable(block):
+        if is_markable(block):
             block["cache_control"] = dict(marker)
             return True
     return False
@@ -266,7 +274,7 @@ def place_breakpoints(request: Mapping[str, Any], *, ttl: str = "5m",
         for b in system:
             b.pop("cache_control", None)
         for b in reversed(system[:end + 1]):   # never after the end: that part is dynamic
-            if _is_markable(b):                # never an empty text block (the API's 400)
+            if is_markable(b):                # never an empty text block (the API's 400)
                 b["cache_control"] = own
                 break
         budget -= sum(1 for b in system if b.get("cache_control"))

@@ -30,9 +30,18 @@ from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
 
-def _result_savings(history: list[Message], exclude_tools: tuple[str, ...]
-                    ) -> list[tuple[int, int]]:
-    """``(message_index, tokens_saved_if_masked)`` per tool_result, oldest first."""
+def result_savings(history: list[Message], exclude_tools: tuple[str, ...]
+                   ) -> list[tuple[int, int]]:
+    """Count what masking each tool result would save, for the masking policies' decisions.
+
+    Args:
+        history: the full history (never mutated).
+        exclude_tools: tools whose results are never masked (they save 0).
+
+    Returns:
+        ``(message_index, tokens_saved_if_masked)`` per tool_result, oldest first; approx
+        tokens of the result minus its placeholder's, at least 0.
+    """
     names = tool_names_by_id(history) if exclude_tools else {}
     out = []
     for i, j in tool_result_positions(history):
@@ -91,7 +100,7 @@ def payback_boundary(history: list[Message], *, keep: int = KEEP_RECENT_OBSERVAT
         raise ValueError(f"keep must be >= 0, got {keep}")
     if horizon_ratio <= 0:
         raise ValueError(f"horizon_ratio must be > 0, got {horizon_ratio}")
-    results = _result_savings(history, tuple(exclude_tools))
+    results = result_savings(history, tuple(exclude_tools))
     message_tokens = [approx_tokens(m) for m in history]
     boundary = 0
     requests = 0
