@@ -12,8 +12,10 @@ retention over time); Anthropic's compaction cookbook (input tokens per approach
 
 from __future__ import annotations
 
+from itertools import accumulate
 from typing import Any, Sequence
 
+from mini_agent.core.explorer_tables import policy_records
 from mini_agent.core.retention import Fact, retention_curve
 
 MEASURES = {
@@ -83,25 +85,10 @@ def request_points_of(report: dict[str, Any]) -> list[int]:
     Raises:
         ValueError: a report without ``keep_views`` records.
     """
-    records = _records(report)
+    records = dict(policy_records(report))
     n = len(report["requests"])
     return [max((len(recs[r]["view"]) for recs in records.values()), default=0)
             for r in range(n)]
-
-
-def _records(report: dict[str, Any]) -> dict[str, list[dict]]:
-    try:
-        return {p["name"]: p["records"] for p in report["policies"]}
-    except KeyError:
-        raise ValueError("the explorer chart needs a report made with keep_views=True") from None
-
-
-def _running(values: Sequence[float]) -> list[float]:
-    total, out = 0.0, []
-    for v in values:
-        total += v
-        out.append(total)
-    return out
 
 
 def explorer_series(report: dict[str, Any], measure: str, policies: Sequence[str], *,
@@ -131,7 +118,7 @@ def explorer_series(report: dict[str, Any], measure: str, policies: Sequence[str
     """
     if measure not in AXIS_TITLES:
         raise ValueError(f"unknown measure {measure!r}; choose from {sorted(AXIS_TITLES)}")
-    records = _records(report)
+    records = dict(policy_records(report))
     x = list(range(1, len(report["requests"]) + 1))
     chosen = set(policies)
     traces: list[dict[str, Any]] = []
@@ -145,7 +132,7 @@ def explorer_series(report: dict[str, Any], measure: str, policies: Sequence[str
         if measure == "tokens":
             y: list[float] = [r["view_tokens"] for r in recs]
         elif measure == "usd":
-            y = _running([r["cost_usd"] for r in recs])
+            y = list(accumulate(r["cost_usd"] for r in recs))
         elif measure == "hit_rate":
             y = [r["hit_rate"] for r in recs]
         else:
@@ -155,7 +142,7 @@ def explorer_series(report: dict[str, Any], measure: str, policies: Sequence[str
                        "line": {"color": PALETTE[i % len(PALETTE)]}})
     if measure == "usd" and BOUND in chosen:
         traces.append({"type": "scatter", "mode": "lines", "name": "bound (hindsight)",
-                       "x": x, "y": _running(report["bound"]["request_usd"]),
+                       "x": x, "y": list(accumulate(report["bound"]["request_usd"])),
                        "line": {"color": "#000000", "dash": "dash"}})
     if measure == "facts" and curves:
         stated = [s for _, s in next(iter(curves.values()))]

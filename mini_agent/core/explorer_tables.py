@@ -55,11 +55,23 @@ def _rows(n: int, every: int) -> list[int]:
     return picked + ([n - 1] if n and picked[-1] != n - 1 else [])
 
 
-def _records(report: dict[str, Any]) -> list[tuple[str, list[dict]]]:
+def policy_records(report: dict[str, Any]) -> list[tuple[str, list[dict]]]:
+    """Pair each policy's name with its per-request records, for the tables and the chart.
+
+    Args:
+        report: an :func:`~mini_agent.core.replay.evaluate_session` report.
+
+    Returns:
+        ``(name, records)`` per policy, in report order.
+
+    Raises:
+        ValueError: a report made without ``keep_views=True`` (it has no records).
+    """
     try:
         return [(p["name"], p["records"]) for p in report["policies"]]
     except KeyError:
-        raise ValueError("this table needs a report made with keep_views=True") from None
+        raise ValueError("the tables and the chart need a report made with "
+                         "keep_views=True") from None
 
 
 def format_requests(report: dict[str, Any], *, every: int = 1) -> str:
@@ -78,7 +90,7 @@ def format_requests(report: dict[str, Any], *, every: int = 1) -> str:
     Raises:
         ValueError: a report without ``keep_views`` records, or every < 1.
     """
-    policies = _records(report)
+    policies = policy_records(report)
     head = f"{'req':>4}{'estimate':>10}{'real':>9}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
     lines = [head, "-" * len(head)]
     for r in _rows(len(report["requests"]), every):
@@ -103,7 +115,7 @@ def format_cumulative_cost(report: dict[str, Any], *, every: int = 1) -> str:
     Raises:
         ValueError: a report without ``keep_views`` records, or every < 1.
     """
-    policies = _records(report)
+    policies = policy_records(report)
     bound = report["bound"]["request_usd"]
     head = f"{'req':>4}{'bound':>10}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
     lines = [head, "-" * len(head)]
@@ -126,7 +138,7 @@ def format_hit_rates(report: dict[str, Any], *, every: int = 1) -> str:
     Raises:
         ValueError: a report without ``keep_views`` records, or every < 1.
     """
-    policies = _records(report)
+    policies = policy_records(report)
     head = f"{'req':>4}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
     lines = [head, "-" * len(head)]
     for r in _rows(len(report["requests"]), every):
@@ -151,7 +163,7 @@ def format_retention(report: dict[str, Any], *, points: Sequence[int], every: in
     Raises:
         ValueError: as the other tables.
     """
-    policies = _records(report)
+    policies = policy_records(report)
     facts = list(facts) if facts is not None else [Fact(**f) for f in report["facts"]]
     curves = [(n, retention_curve([x["view"] for x in recs], points, facts))
               for n, recs in policies]
