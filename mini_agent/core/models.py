@@ -56,6 +56,8 @@ class ModelSpec:
         min_cacheable_tokens: a shorter prefix is "not cached, even if marked".
         manual_thinking: accepts ``thinking: {"type": "enabled", "budget_tokens": N}``.
         adaptive_thinking: accepts ``thinking: {"type": "adaptive"}``.
+        system_messages: accepts ``role: "system"`` messages after a user message
+            (ASSUMPTION for the Opus line from 4.8: see :mod:`mini_agent.core.system_messages`).
     Cache writes cost 1.25x (5 minutes) and 2x (1 hour) the input price for every model.
     """
 
@@ -67,6 +69,7 @@ class ModelSpec:
     min_cacheable_tokens: int = 1024
     manual_thinking: bool = False
     adaptive_thinking: bool = True
+    system_messages: bool = False
 
 
 _OLD = dict(manual_thinking=True, adaptive_thinking=False, context_window_tokens=200_000)
@@ -77,15 +80,15 @@ MODELS: dict[str, ModelSpec] = {
     "claude-mythos-5-2": ModelSpec(8.0, 40.0, 0.025, min_cacheable_tokens=512),
     "claude-fable-5-1": ModelSpec(10.0, 50.0, 0.025, min_cacheable_tokens=512),
     "claude-mythos-5-1": ModelSpec(10.0, 50.0, 0.025, min_cacheable_tokens=512),
-    "claude-opus-5-5": ModelSpec(4.0, 20.0, 0.05, min_cacheable_tokens=512),
+    "claude-opus-5-5": ModelSpec(4.0, 20.0, 0.05, min_cacheable_tokens=512, system_messages=True),
     "claude-sonnet-5-5": ModelSpec(2.0, 10.0, 0.05, min_cacheable_tokens=1024),
     "claude-haiku-5-5": ModelSpec(0.10, 0.50, 0.1, min_cacheable_tokens=1024),
     # legacy, still served
     "claude-fable-5": ModelSpec(10.0, 50.0, 0.1, min_cacheable_tokens=512),
     "claude-mythos-5": ModelSpec(10.0, 50.0, 0.1, min_cacheable_tokens=512),
-    "claude-opus-5": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=512),
+    "claude-opus-5": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=512, system_messages=True),
     "claude-sonnet-5": ModelSpec(2.0, 10.0, 0.1, min_cacheable_tokens=1024),
-    "claude-opus-4-8": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=1024),
+    "claude-opus-4-8": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=1024, system_messages=True),
     "claude-opus-4-7": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=2048),
     "claude-mythos-preview": ModelSpec(25.0, 125.0, 0.1, min_cacheable_tokens=2048,
                                        manual_thinking=True),

@@ -27,12 +27,12 @@ of :data:`NOT_AFTER_USER` and :data:`TEXT_ONLY` is the kit's.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
-MID_CONVERSATION_SYSTEM_MODELS = frozenset({"claude-opus-4-8", "claude-opus-5",
-                                            "claude-opus-5-5"})
-"""Model ids (table ids of ``core/models.py``; a dated id counts as its model) that accept a
+from mini_agent.core.models import MODELS, UnknownModelError, model_spec
+
+MID_CONVERSATION_SYSTEM_MODELS = frozenset(m for m, spec in MODELS.items() if spec.system_messages)
+"""Model ids of ``core/models.py`` whose row says ``system_messages``: they accept a
 ``role: "system"`` message after a user message. ASSUMPTION: see the module docstring."""
 
 UNEXPECTED_SYSTEM_ROLE = ('messages: Unexpected role "system". The Messages API accepts a '
@@ -62,7 +62,10 @@ def accepts_system_messages(model: str) -> bool:
     >>> accepts_system_messages("claude-opus-4-8"), accepts_system_messages("claude-sonnet-5-5")
     (True, False)
     """
-    return re.sub(r"-\d{8}$", "", model or "") in MID_CONVERSATION_SYSTEM_MODELS
+    try:
+        return model_spec(model).system_messages
+    except UnknownModelError:
+        return False
 
 
 def _is_text(content: Any) -> bool:
