@@ -1,7 +1,8 @@
 """Small rules of the Messages API wire format that several checks share.
 
 ``cache_control`` markers (shape, TTL values, longer TTLs first), what a list-shaped
-``tool_result`` content may hold, and the final assistant turn's trailing whitespace. Each
+``tool_result`` content may hold, the final assistant turn's trailing whitespace, and tools
+being required once the messages hold tool blocks. Each
 function returns a problem sentence or None; :func:`mini_agent.core.messages.validate_messages`
 raises on them. Pure: no IO, inputs never mutated. Taught in ``notebooks/05_prompt_caching.ipynb``
 (TTLs) and ``01_agent_loop.ipynb``.
@@ -199,3 +200,28 @@ def shorten_later_ttls(parts: Any) -> int:
         else:
             shortest = rank
     return shortened
+
+
+TOOLS_REQUIRED = "Requests which include `tool_use` or `tool_result` blocks must define tools."
+"""The API's 400 for a request whose messages hold tool blocks and whose ``tools`` is empty."""
+
+
+def tools_required_problem(messages: Any, tools: Any) -> tuple[int, str] | None:
+    """Find the first message that makes a request without tools invalid.
+
+    Args:
+        messages: the request's ``messages`` (anything; non-list parts are skipped).
+        tools: the request's ``tools`` (None or empty: no tools).
+
+    Returns:
+        ``(index, TOOLS_REQUIRED)`` for the first message holding a ``tool_use`` or
+        ``tool_result`` block when there are no tools; None otherwise.
+    """
+    if tools or not isinstance(messages, list):
+        return None
+    for index, message in enumerate(messages):
+        if isinstance(message, dict) and isinstance(message.get("content"), list) and any(
+                isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
+                for b in message["content"]):
+            return index, TOOLS_REQUIRED
+    return None

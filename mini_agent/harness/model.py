@@ -31,8 +31,8 @@ from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 import anthropic
 import httpx2
 
-from mini_agent.core.messages import (Message, MessageValidationError, tool_results, tool_uses,
-                                      validate_messages)
+from mini_agent.core.messages import Message, MessageValidationError, validate_messages
+from mini_agent.core.wire_rules import tools_required_problem
 from mini_agent.core.streaming import Chunk, StreamAssembler, message_chunks
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
@@ -315,9 +315,9 @@ def _require_tools_for_tool_blocks(messages: list[Message]) -> None:
 
     Typical cause: a session with tool calls resumed into an ``Agent`` built without tools.
     """
-    for index, message in enumerate(messages):
-        if tool_uses(message) or tool_results(message):
-            raise MessageValidationError(
-                "Requests which include tool_use or tool_result blocks must define tools "
-                f"(messages.{index} holds one; give the Agent the tools this history used)",
-                rule="tools_required", index=index)
+    missing = tools_required_problem(messages, None)
+    if missing is not None:
+        index, text = missing
+        raise MessageValidationError(
+            f"{text.rstrip('.')} (messages.{index} holds one; give the Agent the tools this "
+            "history used)", rule="tools_required", index=index)

@@ -57,6 +57,7 @@ from mini_agent.core.system_messages import without_system_messages
 from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_request,
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
+from mini_agent.core.wire_rules import tools_required_problem
 from mini_agent.offline.max_tokens import enforce_max_tokens
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
@@ -183,13 +184,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                               system=placed.get("system"), tools=placed.get("tools"))
         except MessageValidationError as exc:
             return str(exc)
-        uses_tools = any(isinstance(m, dict) and isinstance(m.get("content"), list) and any(
-            isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
-            for b in m["content"]) for m in messages)
-        if uses_tools and not body.get("tools"):
-            return ("Requests which include `tool_use` or `tool_result` blocks must define "
-                    "tools.")
-        return None
+        missing = tools_required_problem(messages, body.get("tools"))
+        return missing[1] if missing else None
 
     def _window_tokens(self, model: str) -> int:
         if self.context_window_tokens is not None:
