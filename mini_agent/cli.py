@@ -38,7 +38,7 @@ from mini_agent.harness import config
 from mini_agent.grading.grader import IMPLEMENTATIONS
 from mini_agent.grading.registry import DEFAULT_TIME_LIMIT_SECONDS
 from mini_agent.console import anthropic_errors, api_error_line, event_printer, repl
-from mini_agent.harness.session_reader import recorded_workspace
+from mini_agent.harness.session import recorded_workspace
 
 SESSIONS_DIR = "sessions"
 

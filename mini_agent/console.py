@@ -20,7 +20,9 @@ import sys
 from typing import Any, Callable, TextIO
 
 from mini_agent.core.continuation import Continuing
+from mini_agent.core.messages import content_blocks, tool_result_text
 from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
+from mini_agent.harness.executor import INTERRUPTED_TEXT
 from mini_agent.harness.loop import LoopEnd, ToolResult, TurnStart
 from mini_agent.harness.loop_events import StreamRetry
 
@@ -222,8 +224,6 @@ def interrupted_line(agent: Any, *, since: int = 0) -> str:
         history is kept`` when the agent logs no session); N counts the ``is_error`` results
         with :data:`~mini_agent.harness.executor.INTERRUPTED_TEXT` (tools that never started).
     """
-    from mini_agent.core.messages import content_blocks, tool_result_text
-    from mini_agent.harness.executor import INTERRUPTED_TEXT
     n = sum(1 for message in agent.history[since:] if message.get("role") == "user"
             for block in content_blocks(message) if block.get("type") == "tool_result"
             and block.get("is_error") and tool_result_text(block) == INTERRUPTED_TEXT)

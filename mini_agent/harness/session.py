@@ -312,3 +312,22 @@ def main_sessions(directory: str | Path = "sessions") -> int:
               f"{stamp(r['first_time']):<19}  {stamp(r['last_time']):<19}  {r['problems']}")
     print("resume one with: mini-agent --resume SESSION_ID")
     return 0
+
+
+def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None:
+    """Find the workspace a logged session worked in.
+
+    Args:
+        sessions_dir: the folder of the session logs.
+        session_id: the session's id.
+
+    Returns:
+        The ``"workspace"`` its session_start meta entry recorded, or None (no such session, an
+        unreadable one, or a session logged before workspaces were recorded).
+    """
+    try:
+        entries, _ = resume_session(session_path(sessions_dir, session_id))
+    except (OSError, ValueError):
+        return None
+    meta = next((e for e in entries if e.get("type") == "meta"), {})
+    return Path(meta["workspace"]) if isinstance(meta.get("workspace"), str) else None

@@ -262,23 +262,3 @@ def _salvage_unchecked(raw: bytes, *, budget: int) -> tuple[list[dict], int]:
             kept += end - start
         pos = end
     return found, kept
-
-
-def recorded_workspace(sessions_dir: str | Path, session_id: str) -> Path | None:
-    """Find the workspace a logged session worked in.
-
-    Args:
-        sessions_dir: the folder of the session logs.
-        session_id: the session's id.
-
-    Returns:
-        The ``"workspace"`` its session_start meta entry recorded, or None (no such session, an
-        unreadable one, or a session logged before workspaces were recorded).
-    """
-    try:
-        from mini_agent.harness.session import resume_session, session_path
-        entries, _ = resume_session(session_path(sessions_dir, session_id))
-    except (OSError, ValueError):
-        return None
-    meta = next((e for e in entries if e.get("type") == "meta"), {})
-    return Path(meta["workspace"]) if isinstance(meta.get("workspace"), str) else None
