@@ -447,6 +447,34 @@ def test_no_process_the_code_started_outlives_grading(copy):
     assert wait_dead(started) == []
 
 
+def test_a_dead_caller_takes_the_worker_and_what_the_code_started_with_it(copy):
+    # the kernel that graded dies (restarted, killed) while should_mask waits on `sleep 654`:
+    # within about a second the worker sees its parent gone and ends its whole group
+    import signal
+    import subprocess
+    pids = copy / "pids.txt"
+    run_sleep = (f"    import os, subprocess\n    _p = subprocess.Popen(['sleep', '654'])\n"
+                 f"    open({str(pids)!r}, 'a').write(f'{{os.getpid()}} {{_p.pid}}\\n')\n"
+                 f"    _p.wait()\n")
+    write_03(copy, SOLUTION_03.replace(SHOULD_MASK, SHOULD_MASK + run_sleep))
+    caller = subprocess.Popen(
+        [sys.executable, "-c", "from mini_agent.grading import grade; grade('03', "
+         "time_limit_seconds=60)"], cwd=copy / "notebooks", stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().endswith("\n")):
+            assert time.monotonic() < deadline and caller.poll() is None
+            time.sleep(0.05)
+        worker, sleep = map(int, pids.read_text().split())
+        assert alive(worker) and alive(sleep)
+    finally:
+        caller.send_signal(signal.SIGKILL)
+        caller.wait()
+    # the check's own limit (60 s) is far away: only the parent watch can end them this soon
+    assert wait_dead([worker, sleep], seconds=5.0) == []
+
+
 def test_a_process_exit_while_a_forked_child_holds_the_pipe_is_not_a_timeout(copy):
     # the child forked on import holds the worker's reply pipe open: the end of the worker
     # must still be seen at once (not as a timeout), and the child killed

@@ -16,7 +16,10 @@ stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothi
         "function": {"module": "...", "qualname": "mask_old_observations"}}
 
 On a time limit a watchdog thread reports where the main thread spins and the caller kills
-the process (which also ends itself soon after, should its caller be gone). A loop that never
+the process (which also ends itself soon after, should its caller be gone). Should the caller
+die (a kernel restarted, a terminal closed), a watcher thread sees the worker's parent change
+within :data:`PARENT_POLL_SECONDS` and ends the worker with every process the learner's code
+started (:func:`end_worker`), whatever the main thread is doing. A loop that never
 releases the interpreter gets no report: the caller's own deadline kills it. The next worker
 loads the implementation with every function that timed out so far (``timed_out``) stubbed
 out: a later check that calls one fails at once with "skipped: `should_mask` timed out in
@@ -30,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -45,6 +49,72 @@ EXIT_TIMED_OUT = 3
 ORPHAN_SECONDS = 10.0
 """After reporting a timeout the worker ends itself this many seconds later (seconds), in case
 its caller died before it could kill it."""
+PARENT_POLL_SECONDS = 0.5
+"""How often the worker checks that its caller still runs (seconds)."""
+
+
+def end_worker(code: int) -> None:
+    """End this worker and every process the learner's code started, then exit with ``code``.
+
+    The worker leads its own process group (the caller starts it in a new session), so the
+    processes of that group other than the worker are what the learner's code forked or
+    started and left running: each gets SIGKILL (found in ``/proc``; without ``/proc`` the
+    whole group, this process included, is killed). When the process does not lead its
+    group (started by hand from a shell), only it exits.
+
+    Args:
+        code: the exit status.
+    """
+    me = os.getpid()
+    if hasattr(os, "killpg") and os.getpgid(0) == me:
+        for _ in range(2):  # a second pass for what forked during the first
+            others = _group_members(me)
+            if others is None:
+                try:
+                    os.killpg(me, signal.SIGKILL)  # this process too
+                except OSError:  # pragma: no cover - nothing left to kill
+                    pass
+                break
+            for pid in others:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except OSError:  # ended meanwhile
+                    pass
+    os._exit(code)
+
+
+def _group_members(group: int) -> list[int] | None:
+    """The pids in process group ``group`` other than this process; None without ``/proc``."""
+    proc = Path("/proc")
+    if not (proc / "self" / "stat").exists():
+        return None
+    found = []
+    for entry in proc.iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:  # ended meanwhile
+            continue
+        if int(fields[2]) == group:  # state, ppid, pgrp
+            found.append(int(entry.name))
+    return found
+
+
+def watch_parent(parent: int, poll_seconds: float = PARENT_POLL_SECONDS) -> None:
+    """Run in a daemon thread: end the worker once its caller ``parent`` is gone.
+
+    A dead parent's children are handed to another process (init or a subreaper), so
+    ``os.getppid()`` changes; the watcher then ends the worker and its group
+    (:func:`end_worker`), even while the learner's code spins in the main thread.
+
+    Args:
+        parent: the caller's pid, read at start-up.
+        poll_seconds: how often to look (seconds).
+    """
+    while os.getppid() == parent:
+        threading.Event().wait(poll_seconds)
+    end_worker(EXIT_TIMED_OUT)
 
 
 class Session:
@@ -204,10 +274,13 @@ class Watchdog:
                             "qualname": stuck.f_code.co_qualname}
             elif self.fn is not None:
                 where = " or ".join(names_used(self.fn, self.session.names)) or None
-            self.session.send({"op": "timeout", "name": self.name, "where": where or "",
-                               "function": function})
-        # the caller kills this process; should the caller be gone, never spin on alone
-        threading.Timer(ORPHAN_SECONDS, os._exit, (EXIT_TIMED_OUT,)).start()
+            # the caller kills this process; should the caller be gone, never spin on alone
+            threading.Timer(ORPHAN_SECONDS, end_worker, (EXIT_TIMED_OUT,)).start()
+            try:
+                self.session.send({"op": "timeout", "name": self.name, "where": where or "",
+                                   "function": function})
+            except (BrokenPipeError, OSError, ValueError):  # nobody reads: the caller is gone
+                end_worker(EXIT_TIMED_OUT)
 
 
 def main() -> None:
@@ -227,6 +300,8 @@ def main() -> None:
     sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
     session = Session(channel)
+    threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True,
+                     name="mini-agent-parent-watch").start()
     session.send({"op": "ready", "pid": os.getpid()})
     for line in requests:
         request = json.loads(line)
@@ -234,9 +309,9 @@ def main() -> None:
             session.load(request)
         elif request["op"] == "run":
             session.run(request)
-    # stdin closed: done. Exit now, without waiting for threads the learner's code started and
-    # never ended (the caller would wait 5 s for them before killing the process)
-    os._exit(0)
+    # stdin closed: done (or the caller is gone). Exit now, without waiting for threads the
+    # learner's code started and never ended, and take what it started with it
+    end_worker(0)
 
 
 if __name__ == "__main__":
