@@ -475,6 +475,58 @@ def test_a_dead_caller_takes_the_worker_and_what_the_code_started_with_it(copy):
     assert wait_dead([worker, sleep], seconds=5.0) == []
 
 
+def test_a_loop_that_holds_the_interpreter_is_blamed_from_the_stack_dump(copy):
+    # no watchdog report can come (the C loop never lets go): the stack dump names
+    # approx_tokens, it is stubbed, and the four other checks that call it cost nothing
+    head = "def approx_tokens(messages: list[dict]) -> int:\n"
+    write_03(copy, SOLUTION_03.replace(
+        head, head + "    import itertools\n    sum(itertools.repeat(1))\n"))
+    card = grade("03", time_limit_seconds=1)
+    failed = {c.name: c for c in card.checks if not c.passed}
+    first = failed.pop("check_approx_tokens_text")
+    assert re.fullmatch(r"timed out after 1 s: look for an endless loop in approx_tokens "
+                        r"\(03_masking\.py, line \d+\)", first.detail)
+    assert sorted(failed) == ["check_approx_tokens_thinking_and_images",
+                              "check_approx_tokens_tool_result",
+                              "check_approx_tokens_tool_use", "check_should_mask_threshold"]
+    assert {c.detail for c in failed.values()} == {
+        "skipped: `approx_tokens` timed out in check_approx_tokens_text"}
+    assert all(c.seconds < 1 for c in failed.values())
+
+
+DUMP = """learner output
+Timeout (0:00:02)!
+Thread 0x00007f0000000002 (most recent call first):
+  File "/usr/lib/python3.11/threading.py", line 320 in wait
+  File "/usr/lib/python3.11/threading.py", line 1395 in run
+
+Thread 0x00007f0000000001 (most recent call first):
+  File "/w/exercises/03_masking.py", line 45 in approx_tokens
+  File "/w/exercises/03_masking.py", line 9 in _count
+  File "/w/exercises/03_masking.py", line 80 in mask_old_observations
+  File "/kit/mini_agent/grading/checks/checks_03_masking.py", line 12 in check_x
+  File "/kit/mini_agent/grading/worker.py", line 200 in run
+more learner output
+"""
+
+
+def test_the_stack_dump_names_the_outermost_graded_call_of_the_thread_that_spun():
+    from mini_agent.grading.stack_dump import dump_threads, stuck_function
+    graded = lambda f: f == "/w/exercises/03_masking.py"  # noqa: E731
+    threads = dump_threads(DUMP)
+    assert [len(t) for t in threads] == [2, 5]
+    assert threads[1][0] == ("/w/exercises/03_masking.py", 45, "approx_tokens")
+    assert stuck_function(DUMP, graded) == (
+        "mask_old_observations",
+        "mask_old_observations (03_masking.py, line 80, calls _count, then approx_tokens)")
+    assert stuck_function(DUMP, lambda f: False) is None
+    assert stuck_function("no dump here", graded) is None
+    # only the last dump counts
+    assert stuck_function(DUMP.replace("line 80", "line 81") + DUMP.split("more")[0]
+                          .replace("line 80", "line 99"), graded)[1].startswith(
+        "mask_old_observations (03_masking.py, line 99")
+
+
 def test_a_process_exit_while_a_forked_child_holds_the_pipe_is_not_a_timeout(copy):
     # the child forked on import holds the worker's reply pipe open: the end of the worker
     # must still be seen at once (not as a timeout), and the child killed

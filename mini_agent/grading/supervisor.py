@@ -32,6 +32,7 @@ from typing import Any, Callable
 from mini_agent.grading.registry import time_limit
 from mini_agent.grading.runner import names_used
 from mini_agent.grading.scorecard import CheckResult
+from mini_agent.grading.stack_dump import stuck_function
 
 GRACE_SECONDS = 3.0
 """Extra wait beyond a check's limit for the worker's own timeout report (seconds)."""
@@ -270,6 +271,15 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                                            reply["seconds"]))
                 continue
             if reply.get("op") == "timeout":
+                if not reply.get("where"):  # the interpreter was held: read the stack dump
+                    worker.stderr_reader.join(timeout=1)
+                    stuck = stuck_function(worker.stderr_text(STDERR_KEEP_BYTES),
+                                           _graded_files(load))
+                    if stuck is not None:
+                        reply = {**reply, "where": stuck[1],
+                                 # the dump has no module: the answer file, or the package's
+                                 # public name when the package is graded
+                                 "function": {"module": None, "qualname": stuck[0]}}
                 suspects = names_used(fn, names)
                 where = reply.get("where") or " or ".join(suspects)
                 detail = timeout_detail(limit, where)
@@ -298,6 +308,17 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
         results = [CheckResult(fn.__name__, 0, fn.grading["points"], False, fn.grading["hint"],
                                "not run: the file does not import") for fn in checks]
     return results, error
+
+
+def _graded_files(load: dict[str, Any]) -> Callable[[str], bool]:
+    """True for a file name of the implementation under test (as the worker decides)."""
+    if load.get("implementation") == "package":
+        import mini_agent
+        kit = Path(mini_agent.__file__).resolve().parent
+        return lambda f: (Path(f).resolve().is_relative_to(kit)
+                          and not Path(f).resolve().is_relative_to(kit / "grading"))
+    path = Path(load["path"]).resolve()
+    return lambda f: Path(f).resolve() == path
 
 
 def _ask(worker: Worker, message: dict[str, Any], limit: float) -> dict[str, Any]:

@@ -31,6 +31,7 @@ Source: the kit's grading design (``docs/grading.md``); no seed covers grading.
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import os
 import signal
@@ -40,6 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, TextIO
 
 from mini_agent.grading.registry import checks_module, collect_checks
+from mini_agent.grading.stack_dump import DUMP_AFTER_SECONDS
 from mini_agent.grading.runner import (callable_names, import_error, load_module, loop_frame,
                                        loop_site, names_used, run_check, stub_out)
 
@@ -136,6 +138,7 @@ class Session:
         self.names: list[str] = []
         self.is_graded: Callable[[str], bool] = lambda filename: False
         self.skipped = ""
+        self.dump_file: TextIO | None = None  # a private copy of stderr for stack dumps
 
     def send(self, message: dict[str, Any]) -> None:
         """Write one JSON line back to the caller.
@@ -202,8 +205,16 @@ class Session:
         """
         fn = self.checks[request["name"]]
         self.skipped = ""
-        with self.watch(request["time_limit_seconds"], fn.__name__, fn=fn) as watch:
-            result = self._run_check(fn, self.impl, interrupts=True)
+        # should the code hold the interpreter, the watchdog cannot report: a C thread then
+        # writes every stack to stderr for the caller (mini_agent.grading.stack_dump)
+        if self.dump_file is not None:
+            faulthandler.dump_traceback_later(request["time_limit_seconds"] + DUMP_AFTER_SECONDS,
+                                              file=self.dump_file)
+        try:
+            with self.watch(request["time_limit_seconds"], fn.__name__, fn=fn) as watch:
+                result = self._run_check(fn, self.impl, interrupts=True)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
         if not watch.fired:
             passed, detail = result.passed, result.detail
             if self.skipped:
@@ -300,6 +311,7 @@ def main() -> None:
     sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
     session = Session(channel)
+    session.dump_file = os.fdopen(os.dup(2), "w", encoding="utf-8")
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True,
                      name="mini-agent-parent-watch").start()
     session.send({"op": "ready", "pid": os.getpid()})
