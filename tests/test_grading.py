@@ -466,13 +466,17 @@ def test_a_dead_caller_takes_the_worker_and_what_the_code_started_with_it(copy):
         while not (pids.exists() and pids.read_text().endswith("\n")):
             assert time.monotonic() < deadline and caller.poll() is None
             time.sleep(0.05)
-        worker, sleep = map(int, pids.read_text().split())
+        worker, sleep = map(int, pids.read_text().split()[:2])
         assert alive(worker) and alive(sleep)
     finally:
         caller.send_signal(signal.SIGKILL)
         caller.wait()
     # the check's own limit (60 s) is far away: only the parent watch can end them this soon
     assert wait_dead([worker, sleep], seconds=5.0) == []
+    # and no `sleep` started while the worker ended (the check calls should_mask again once
+    # the first sleep is killed) survives it
+    started = [int(pid) for pid in pids.read_text().split()[1::2]]
+    assert wait_dead(started) == []
 
 
 def test_a_loop_that_holds_the_interpreter_is_blamed_from_the_stack_dump(copy):

@@ -19,7 +19,7 @@ On a time limit a watchdog thread reports where the main thread spins and the ca
 the process (which also ends itself soon after, should its caller be gone). Should the caller
 die (a kernel restarted, a terminal closed), a watcher thread sees the worker's parent change
 within :data:`PARENT_POLL_SECONDS` and ends the worker with every process the learner's code
-started (:func:`end_worker`), whatever the main thread is doing. A loop that never
+started (:func:`abandon_worker`), whatever the main thread is doing. A loop that never
 releases the interpreter gets no report: the caller's own deadline kills it. The next worker
 loads the implementation with every function that timed out so far (``timed_out``) stubbed
 out: a later check that calls one fails at once with "skipped: `should_mask` timed out in
@@ -108,7 +108,7 @@ def watch_parent(parent: int, poll_seconds: float = PARENT_POLL_SECONDS) -> None
 
     A dead parent's children are handed to another process (init or a subreaper), so
     ``os.getppid()`` changes; the watcher then ends the worker and its group
-    (:func:`end_worker`), even while the learner's code spins in the main thread.
+    (:func:`abandon_worker`), even while the learner's code spins in the main thread.
 
     Args:
         parent: the caller's pid, read at start-up.
@@ -116,7 +116,23 @@ def watch_parent(parent: int, poll_seconds: float = PARENT_POLL_SECONDS) -> None
     """
     while os.getppid() == parent:
         threading.Event().wait(poll_seconds)
-    end_worker(EXIT_TIMED_OUT)
+    abandon_worker()
+
+
+def abandon_worker() -> None:
+    """End this worker's whole process group at once, this process included.
+
+    For when nobody waits for the worker any more (its caller is gone, or never killed it
+    after a timeout): one ``killpg`` leaves the learner's code no moment to start another
+    process, as a scan of the group could. When the process does not lead its group, only it
+    exits (with :data:`EXIT_TIMED_OUT`).
+    """
+    if hasattr(os, "killpg") and os.getpgid(0) == os.getpid():
+        try:
+            os.killpg(os.getpid(), signal.SIGKILL)
+        except OSError:  # pragma: no cover - cannot happen for our own group
+            pass
+    os._exit(EXIT_TIMED_OUT)
 
 
 class Session:
@@ -286,12 +302,12 @@ class Watchdog:
             elif self.fn is not None:
                 where = " or ".join(names_used(self.fn, self.session.names)) or None
             # the caller kills this process; should the caller be gone, never spin on alone
-            threading.Timer(ORPHAN_SECONDS, end_worker, (EXIT_TIMED_OUT,)).start()
+            threading.Timer(ORPHAN_SECONDS, abandon_worker).start()
             try:
                 self.session.send({"op": "timeout", "name": self.name, "where": where or "",
                                    "function": function})
             except (BrokenPipeError, OSError, ValueError):  # nobody reads: the caller is gone
-                end_worker(EXIT_TIMED_OUT)
+                abandon_worker()
 
 
 def main() -> None:
