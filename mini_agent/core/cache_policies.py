@@ -21,8 +21,10 @@ invalidation worthwhile), Anthropic pricing (read 2026-11-29: write 1.25x, read 
 from __future__ import annotations
 
 import dataclasses
+from itertools import accumulate
 from typing import Sequence
 
+from mini_agent.core.history_scan import HistoryScan, scan_for
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
@@ -42,6 +44,9 @@ def result_savings(history: list[Message], exclude_tools: tuple[str, ...]
         ``(message_index, tokens_saved_if_masked)`` per tool_result, oldest first; approx
         tokens of the result minus its placeholder's, at least 0.
     """
+    scan = None if exclude_tools else scan_for(history)
+    if scan is not None:  # inside a token memo: the rows the session's scan counted once
+        return scan.rows[:scan.results_upto[len(history)]]
     names = tool_names_by_id(history) if exclude_tools else {}
     out = []
     for i, j in tool_result_positions(history):
@@ -100,37 +105,62 @@ def payback_boundary(history: list[Message], *, keep: int = KEEP_RECENT_OBSERVAT
         raise ValueError(f"keep must be >= 0, got {keep}")
     if horizon_ratio <= 0:
         raise ValueError(f"horizon_ratio must be > 0, got {horizon_ratio}")
-    results = result_savings(history, tuple(exclude_tools))
-    message_tokens = [approx_tokens(m) for m in history]
-    boundary = 0
-    requests = 0
-    seen_results = 0
-    for t, message in enumerate(history):
-        while seen_results < len(results) and results[seen_results][0] <= t:
-            seen_results += 1
-        if message.get("role") != "user":
-            continue
-        requests += 1
-        candidate = max(boundary, seen_results - keep)
-        if candidate <= boundary:
-            continue
-        freed = sum(s for _, s in results[boundary:candidate])
-        if freed < min_free_tokens:
-            continue
-        if sum(message_tokens[:t + 1]) - sum(s for _, s in results[:candidate]) \
-                < min_cacheable_tokens:
-            continue  # the masked view would be too short to cache at all
-        # the cache is read up to the previous boundary's anchor (the newest masked result,
-        # see place_breakpoints' anchors), or only up to the system prompt before any mask
-        first = results[boundary - 1][0] if boundary else 0
-        masked_before = sum(s for i, s in results[:boundary] if i >= first)
-        suffix = sum(message_tokens[first:t + 1]) - masked_before - freed
-        extra = (write_multiplier - read_multiplier) * suffix - read_multiplier * freed
-        if freed < min_free_ratio * suffix:
-            continue  # frees too little next to what must be re-written (clear_at_least)
-        if read_multiplier * freed * horizon_ratio * requests > extra:
-            boundary = candidate
-    return boundary
+    exclude_tools = tuple(exclude_tools)
+    params = (keep, horizon_ratio, min_free_tokens, min_cacheable_tokens, min_free_ratio,
+              write_multiplier, read_multiplier)
+    scan = None if exclude_tools else scan_for(history)
+    if scan is None:  # no memo, or exclusions: scan this history alone
+        scan = HistoryScan()
+        scan.extend(history)
+        saved = scan.cum_saved if not exclude_tools else list(accumulate(
+            (s for _, s in result_savings(history, exclude_tools)), initial=0))
+        return _PaybackSteps(scan, saved, params).boundary(len(history))
+    # inside a token memo: resume the session's replay where the last request stopped
+    steps = scan.derived.get(("payback", params))
+    if steps is None:
+        steps = scan.derived[("payback", params)] = _PaybackSteps(scan, scan.cum_saved, params)
+    return steps.boundary(len(history))
+
+
+class _PaybackSteps:
+    """:func:`payback_boundary`'s replay kept per prefix: ``bounds[t]`` is the boundary after
+    ``messages[:t]`` (a function of that prefix only, so a longer history resumes from the
+    last entry). Token sums are differences of int prefix sums, equal to the sums they replace.
+    """
+
+    def __init__(self, scan: HistoryScan, cum_saved: list[int], params: tuple) -> None:
+        self.scan, self.cum_saved, self.params, self.bounds = scan, cum_saved, params, [0]
+
+    def boundary(self, k: int) -> int:
+        (keep, horizon_ratio, min_free_tokens, min_cacheable_tokens, min_free_ratio,
+         write_multiplier, read_multiplier) = self.params
+        scan, saved, bounds = self.scan, self.cum_saved, self.bounds
+        cum_tokens, users, upto = scan.cum_tokens, scan.cum_users, scan.results_upto
+        b = bounds[-1]
+        for t in range(len(bounds) - 1, k):
+            requests = users[t + 1]
+            if requests == users[t]:  # not a user message: no request ends here
+                bounds.append(b)
+                continue
+            candidate = max(b, upto[t + 1] - keep)
+            freed = saved[candidate] - saved[b]
+            # no move, too little freed, or a masked view too short to cache at all
+            if candidate <= b or freed < min_free_tokens or \
+                    cum_tokens[t + 1] - saved[candidate] < min_cacheable_tokens:
+                bounds.append(b)
+                continue
+            # the cache is read up to the previous boundary's anchor (the message of the
+            # newest masked result, see place_breakpoints' anchors), or only up to the
+            # system prompt before any mask; results in or after it were already masked
+            first = scan.positions[b - 1][0] if b else 0
+            masked_before = saved[b] - saved[upto[first]]
+            suffix = cum_tokens[t + 1] - cum_tokens[first] - masked_before - freed
+            extra = (write_multiplier - read_multiplier) * suffix - read_multiplier * freed
+            if not freed < min_free_ratio * suffix and \
+                    read_multiplier * freed * horizon_ratio * requests > extra:
+                b = candidate   # (a ratio too low frees too little: clear_at_least)
+            bounds.append(b)
+        return bounds[k]
 
 
 @dataclasses.dataclass(frozen=True)

@@ -29,8 +29,10 @@ import re
 from typing import Collection, Iterable
 
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
-from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens
+from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
+                                   remember, session_memo)
 from mini_agent.core.view import ViewContext
+from mini_agent.core.history_scan import scan_for
 
 KEEP_RECENT_OBSERVATIONS = 4
 """Tool results kept verbatim by default (seed 000: KEEP_RECENT_OBSERVATIONS = 4)."""
@@ -87,6 +89,24 @@ def _saved_chars(block: dict) -> int:
     return chars + CHARS_PER_TOKEN * images - len(placeholder(tool_result_text(block)))
 
 
+def _masked_block(block: dict, memo: dict | None) -> dict | None:
+    """Return ``{**block, "content": placeholder(...)}``, or None when ``_saved_chars <= 0``.
+
+    Inside a token memo the answer is kept per block object (``("masked", id)`` key, block
+    held), so a result masked at every request is measured and copied once per session.
+    """
+    if memo is not None:
+        hit = memo.get(("masked", id(block)))
+        if hit is not None and hit[0] is block:
+            return hit[1]
+    masked = None
+    if _saved_chars(block) > 0:
+        masked = {**block, "content": placeholder(tool_result_text(block))}
+    if memo is not None:
+        remember(memo, ("masked", id(block)), (block, masked))
+    return masked
+
+
 def _check_args(keep: int, exclude_tools: Collection[str]) -> None:
     if isinstance(keep, bool) or not isinstance(keep, int):
         raise TypeError(f"keep must be an int (a count of tool results), got {keep!r}")
@@ -115,15 +135,17 @@ def _mask_oldest(messages: list[Message], positions: list[tuple[int, int]],
     excluded = frozenset(exclude_tools)
     changed: dict[int, list] = {}
     masked = 0
+    memo = session_memo()
     for i, j in positions[:n_oldest]:
         block = messages[i]["content"][j]
         if excluded and names.get(block.get("tool_use_id")) in excluded:
             continue
-        if _saved_chars(block) <= 0:  # already a placeholder, or shorter than one
+        masked_block = _masked_block(block, memo)
+        if masked_block is None:  # already a placeholder, or shorter than one
             continue
         if i not in changed:
             changed[i] = list(messages[i]["content"])
-        changed[i][j] = {**block, "content": placeholder(tool_result_text(block))}
+        changed[i][j] = masked_block
         masked += 1
     for i, content in changed.items():
         view[i] = {**messages[i], "content": content}
@@ -177,6 +199,9 @@ def mask_old_observations(messages: list[Message], keep: int = KEEP_RECENT_OBSER
     '[observation masked — 21 lines omitted]'
     """
     _check_args(keep, exclude_tools)
+    scan = None if exclude_tools else scan_for(messages, create=False)
+    if scan is not None:  # inside a token memo: the same view from the session's scan
+        return scan.masked_view(messages, scan.results_upto[len(messages)] - keep)
     positions = tool_result_positions(messages)
     return _mask_oldest(messages, positions, len(positions) - keep, exclude_tools)[0]
 
@@ -250,6 +275,11 @@ class ThresholdMasking:
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
+        scan = scan_for(history)
+        if scan is not None and not self.exclude_tools:  # inside a token memo: incremental
+            if scan.tokens(len(history)) <= self.threshold_tokens:
+                return list(history)
+            return scan.masked_view(history, scan.results_upto[len(history)] - self.keep)
         if not should_mask(history, self.threshold_tokens):
             return list(history)
         return mask_old_observations(history, keep=self.keep, exclude_tools=self.exclude_tools)
@@ -280,6 +310,13 @@ class ChunkedMasking:
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
+        scan = scan_for(history)
+        if scan is not None and not self.exclude_tools:  # inside a token memo: incremental
+            if scan.tokens(len(history)) <= self.threshold_tokens:
+                return list(history)
+            results = scan.results_upto[len(history)]
+            n = chunked_mask_count(results, keep=self.keep, chunk=self.chunk)
+            return scan.masked_view(history, n)
         if approx_tokens(history) <= self.threshold_tokens:
             return list(history)
         positions = tool_result_positions(history)

@@ -102,8 +102,7 @@ def _block_chars(block: dict[str, Any]) -> tuple[int, int]:
     if kind == "text":
         return len(block.get("text", "")), 0
     if kind == "tool_use":
-        return (len(json.dumps(block.get("input", {}), ensure_ascii=False))
-                + len(block.get("name", "")) + TOOL_USE_OVERHEAD_CHARS), 0
+        return _tool_use_chars(block), 0
     if kind == "tool_result":
         content = block.get("content", "")
         if isinstance(content, str):
@@ -121,8 +120,29 @@ def _block_chars(block: dict[str, Any]) -> tuple[int, int]:
 _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("approx_tokens_memo",
                                                                     default=None)
 
+
+def _tool_use_chars(block: dict[str, Any]) -> int:
+    """Characters of a tool_use block: ``len(json.dumps(input))`` + name + 20.
+
+    The JSON dump is the dear part of counting a history, and the same block is counted by
+    several parts of a replay (the fast replay's memo, the masking scans): inside
+    :func:`token_memo` the count is kept per block object (``("tool_use", id)`` key, the
+    block and its input held, so a replaced input is counted again).
+    """
+    memo = _MEMO.get()
+    if memo is not None:
+        hit = memo.get(("tool_use", id(block)))
+        if hit is not None and hit[0] is block and hit[1] is block.get("input"):
+            return hit[2]
+    chars = (len(json.dumps(block.get("input", {}), ensure_ascii=False))
+             + len(block.get("name", "")) + TOOL_USE_OVERHEAD_CHARS)
+    if memo is not None:
+        remember(memo, ("tool_use", id(block)), (block, block.get("input"), chars))
+    return chars
+
 MEMO_LIMIT_MESSAGES = 100_000
-"""Messages a :func:`token_memo` remembers before it starts over (bounds its memory)."""
+"""Entries (messages, blocks, scans) a :func:`token_memo` remembers before it starts over
+(bounds its memory)."""
 
 
 @contextlib.contextmanager
@@ -148,6 +168,19 @@ def token_memo() -> Iterator[None]:
         _MEMO.reset(token)
 
 
+def session_memo() -> dict | None:
+    """Return the memo of the enclosing :func:`token_memo` block, or None outside one.
+
+    Other core modules keep their per-message facts in it (under keys that are not ints,
+    so they never meet the message ids this module stores), so those facts live exactly as
+    long as the block and follow its rules: only for pure code that never mutates a message.
+
+    Returns:
+        The memo dict, or None when no :func:`token_memo` block is running.
+    """
+    return _MEMO.get()
+
+
 def _message_chars(message: dict[str, Any]) -> tuple[int, int]:
     """Return ``(chars, image_tokens)`` of one message (str content or a list of blocks)."""
     content = message.get("content", "")
@@ -160,10 +193,22 @@ def _message_chars(message: dict[str, Any]) -> tuple[int, int]:
     if hit is not None and hit[0] is message and hit[1] is content:
         return hit[2]
     value = _blocks_chars(content)
+    remember(memo, id(message), (message, content, value))
+    return value
+
+
+def remember(memo: dict, key: Any, value: Any) -> None:
+    """Store one entry in a :func:`token_memo`'s memo, starting it over when it is full.
+
+    Args:
+        memo: the memo (:func:`session_memo`).
+        key: the entry's key: a message id (an int) for this module's counts, a tuple
+            ``(kind, ...)`` for other facts.
+        value: the entry; it holds the objects its key names, so their ids stay theirs.
+    """
     if len(memo) >= MEMO_LIMIT_MESSAGES:
         memo.clear()
-    memo[id(message)] = (message, content, value)
-    return value
+    memo[key] = value
 
 
 def _blocks_chars(blocks: Iterable[dict[str, Any]]) -> tuple[int, int]:

@@ -1,0 +1,240 @@
+"""Prefix scans of a history: what the masking policies recount at every request, counted once.
+
+The explorer replays a session request by request: request ``r`` gives each policy
+``messages[:i_r]``, the previous request's history plus a few messages. The plain policies
+recount the whole history every time (its tokens, where its tool results are, what masking
+each would save), ``O(requests^2)`` over a session. A :class:`HistoryScan` holds those facts
+per prefix (cumulative sums, the result positions in order) for one chain of histories
+that share their first message; a longer history extends it, a shorter one reads a prefix
+of it, so each message is looked at once per session.
+
+Scans exist only inside :func:`mini_agent.core.tokens.token_memo` (their home is its memo,
+so they live exactly as long as it and keep its rule: code that never mutates a message).
+Outside one, :func:`scan_for` returns None and every caller runs its plain code. Each fast
+path names the plain function it must equal; ``tests/test_history_scan.py`` compares them
+on generated sessions. Pure: no IO, inputs never mutated.
+Source: the kit's explorer speed work (issue "Scale"); the facts are those of
+:func:`~mini_agent.core.tokens.approx_tokens`, :func:`~mini_agent.core.messages.tool_result_positions`
+and :func:`~mini_agent.core.masking.mask_old_observations`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+from mini_agent.core.message_parts import Message, tool_result_text
+from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
+                                   remember, session_memo)
+
+_SCANS = "history_scans"
+"""Key of the scans in the token memo: ``{id(first message): HistoryScan}``."""
+
+MAX_CACHED_VIEWS = 256
+"""Masked prefix views a scan keeps before it starts over (bounds its memory)."""
+
+
+class HistoryScan:
+    """Per-prefix facts of one chain of histories (all starting with the same message object).
+
+    Attributes, for the scanned ``messages`` (``n`` of them): ``cum_chars[k]`` and
+    ``cum_images[k]``: ``approx_tokens``' characters and image tokens of ``messages[:k]``;
+    ``cum_tokens[k]``: the sum of ``approx_tokens(m)`` of each message of ``messages[:k]``;
+    ``cum_users[k]``: user messages in ``messages[:k]``; ``results_upto[k]``: tool results in
+    ``messages[:k]``; ``positions``: ``tool_result_positions(messages)``; ``blocks``: the
+    result blocks in the same order; ``savings``: per result what ``result_savings``
+    counts without exclusions (tokens, >= 0), ``cum_saved`` their prefix sums and
+    ``rows`` the ``(message index, saving)`` pairs ``result_savings`` returns;
+    ``maskable``: per result, whether ``_mask_oldest`` would replace it (``_saved_chars > 0``);
+    ``first_use``: tool_use id -> (message index, name) of its first tool_use;
+    ``irregular``: a tool_use id repeats, lacks, or answers a result that came before it
+    (then name look-ups depend on the prefix, and callers use their plain code).
+    """
+
+    def __init__(self) -> None:
+        self.messages: list[Message] = []
+        self.cum_chars = [0]
+        self.cum_images = [0]
+        self.cum_tokens = [0]
+        self.cum_users = [0]
+        self.results_upto = [0]
+        self.positions: list[tuple[int, int]] = []
+        self.blocks: list[dict] = []
+        self.savings: list[int] = []
+        self.rows: list[tuple[int, int]] = []
+        self.cum_saved = [0]
+        self.maskable: list[bool] = []
+        self.first_use: dict[Any, tuple[int, str]] = {}
+        self.irregular = False
+        self.answered: set = set()
+        self.derived: dict[Any, Any] = {}   # per-scan state of the fast paths, by name
+        self._views: dict[int, list[Message]] = {}
+        self._copies: dict[tuple[int, int], Message] = {}
+        self._masked_blocks: dict[int, dict] = {}
+
+    def extend(self, history: Sequence[Message]) -> None:
+        """Scan ``history[len(self.messages):]`` (``history`` starts with the scanned ones).
+
+        Args:
+            history: a history whose first ``len(self.messages)`` messages are the scanned ones.
+        """
+        from mini_agent.core.masking import is_masked, placeholder
+
+        for i in range(len(self.messages), len(history)):
+            message = history[i]
+            chars, images = _message_chars(message)
+            role, content = message.get("role"), message.get("content")
+            if not isinstance(content, str):
+                for j, block in enumerate(content or []):
+                    kind = block.get("type")
+                    if kind == "tool_use":
+                        self._add_use(block, i)
+                    elif kind == "tool_result" and role == "user":
+                        # result_savings' and _saved_chars' figures from one count
+                        bc, bi = _block_chars(block)
+                        holder = len(placeholder(tool_result_text(block)))
+                        saved = (approx_tokens(block) if "role" in block
+                                 else math.ceil(bc / CHARS_PER_TOKEN) + bi)
+                        saved = max(0, saved - math.ceil(holder / CHARS_PER_TOKEN))
+                        self.positions.append((i, j))
+                        self.blocks.append(block)
+                        self.answered.add(block.get("tool_use_id"))
+                        self.savings.append(saved)
+                        self.rows.append((i, saved))
+                        self.cum_saved.append(self.cum_saved[-1] + saved)
+                        self.maskable.append(not is_masked(block) and
+                                             bc + CHARS_PER_TOKEN * bi - holder > 0)
+            self.messages.append(message)
+            self.cum_chars.append(self.cum_chars[-1] + chars)
+            self.cum_images.append(self.cum_images[-1] + images)
+            self.cum_tokens.append(self.cum_tokens[-1] + math.ceil(chars / CHARS_PER_TOKEN)
+                                   + images)
+            self.cum_users.append(self.cum_users[-1] + (role == "user"))
+            self.results_upto.append(len(self.positions))
+
+    def _add_use(self, block: dict, i: int) -> None:
+        if "id" not in block:
+            self.irregular = True   # tool_names_by_id raises KeyError: let it
+            return
+        uid = block["id"]
+        if uid in self.first_use or uid in self.answered:
+            self.irregular = True
+        else:
+            self.first_use[uid] = (i, block.get("name", ""))
+
+    def tokens(self, k: int) -> int:
+        """Return ``approx_tokens(messages[:k])``.
+
+        Args:
+            k: a prefix length, ``0 <= k <= len(self.messages)``.
+
+        Returns:
+            ``ceil(chars / 4) + image tokens`` of the prefix.
+        """
+        return math.ceil(self.cum_chars[k] / CHARS_PER_TOKEN) + self.cum_images[k]
+
+    def masked_view(self, history: Sequence[Message], n_oldest: int) -> list[Message]:
+        """Return ``_mask_oldest(history, positions, n_oldest, ())[0]`` from cached pieces.
+
+        The view is ``prefix(n) + history[end:]`` where ``prefix(n)`` is the scanned messages
+        up to the message of the n-th result with the first ``n`` results masked; it is built
+        once per ``n`` (from the largest smaller ``n`` already built) and the masked blocks
+        and message copies are shared between views, so equal placeholders are not rebuilt.
+
+        Args:
+            history: a prefix of the scanned messages (identical objects).
+            n_oldest: how many of the oldest results to mask (capped at those in ``history``).
+
+        Returns:
+            A new list, equal to the plain function's view; messages that change are copies
+            shared with other views of this scan (treat the view as read-only).
+        """
+        n = min(n_oldest, self.results_upto[len(history)])
+        if n <= 0:
+            return list(history)
+        prefix = self._views.get(n)
+        if prefix is None:
+            prefix = self._build_prefix(n)
+        return prefix + history[len(prefix):]
+
+    def _build_prefix(self, n: int) -> list[Message]:
+        base_n = max((m for m in self._views if m < n), default=0)
+        base = self._views.get(base_n, [])
+        end = self.positions[n - 1][0] + 1
+        prefix = base + self.messages[len(base):end]
+        touched = sorted({self.positions[r][0] for r in range(base_n, n)})
+        for i in touched:
+            first = self.results_upto[i]
+            last = min(n, self.results_upto[i + 1])
+            copy = self._copies.get((i, last))
+            if copy is None:
+                copy = self._copy(i, first, last)
+                self._copies[(i, last)] = copy
+            prefix[i] = copy
+        if len(self._views) >= MAX_CACHED_VIEWS:
+            self._views.clear()
+        self._views[n] = prefix
+        return prefix
+
+    def _copy(self, i: int, first: int, last: int) -> Message:
+        """Message ``i`` with its maskable results ``first..last-1`` masked (or itself)."""
+        from mini_agent.core.masking import placeholder
+
+        message = self.messages[i]
+        content = None
+        for r in range(first, last):
+            if not self.maskable[r]:
+                continue
+            if content is None:
+                content = list(message["content"])
+            block = self._masked_blocks.get(r)
+            if block is None:
+                original = self.blocks[r]
+                block = {**original, "content": placeholder(tool_result_text(original))}
+                self._masked_blocks[r] = block
+            content[self.positions[r][1]] = block
+        return message if content is None else {**message, "content": content}
+
+
+def scan_for(history: Sequence[Message], *, create: bool = True) -> HistoryScan | None:
+    """Return the scan covering ``history`` inside a token memo, else None.
+
+    Args:
+        history: a list of messages.
+        create: start a scan when none has this first message (the policies' histories);
+            False only uses or extends an existing one (for lists that may be one-off views).
+
+    Returns:
+        A :class:`HistoryScan` whose first ``len(history)`` messages are ``history``'s own
+        objects, or None: no :func:`~mini_agent.core.tokens.token_memo` is running, the
+        history is empty or not a list (a tuple is not scanned), or (with ``create=False``) no scan matches.
+    """
+    memo = session_memo()
+    if memo is None or not history or not isinstance(history, list):
+        return None
+    scans = memo.get(_SCANS)
+    if scans is None:
+        scans = {}
+        remember(memo, _SCANS, scans)
+    head = history[0]
+    held = scans.get(id(head))
+    scan = held[1] if held is not None and held[0] is head else None
+    if scan is not None:
+        # identity of the common part, at C speed: a diverging list is not this chain
+        if not all(map(operator.is_, scan.messages, history)):
+            if not create:
+                return None
+            scan = None
+    if scan is None:
+        if not create or not isinstance(head, dict):
+            return None
+        scan = HistoryScan()
+        scans[id(head)] = (head, scan)
+    if len(history) > len(scan.messages):
+        try:
+            scan.extend(history)
+        except Exception:  # a malformed message: drop the scan, the plain code raises
+            scans.pop(id(head), None)
+            return None
+    return scan
