@@ -37,6 +37,7 @@ import json
 from typing import Callable, Collection, Iterable, Sequence
 
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
+from mini_agent.core.history_scan import HistoryScan, scan_for
 from mini_agent.core.messages import (Message, answer_unanswered_tool_uses, content_blocks,
                                       text_block, tool_names_by_id, tool_result_text)
 from mini_agent.core.tokens import approx_tokens
@@ -173,8 +174,17 @@ def micro_compact(messages: list[Message], *, times: Sequence[float], now: float
     check_times(messages, times)
     if isinstance(clearable_tools, str):
         raise TypeError("clearable_tools must be a collection of tool names, not a str")
-    names = tool_names_by_id(messages)
     clearable = frozenset(clearable_tools)
+    scan = scan_for(messages)
+    if scan is not None and not scan.irregular:  # inside a token memo: the cleared copies
+        view = list(messages)                    # are made once per session
+        for i, copy in _clearable_copies(scan, clearable):
+            if i >= len(messages):
+                break
+            if now - times[i] > max_age_seconds:
+                view[i] = copy
+        return view
+    names = tool_names_by_id(messages)
     view = list(messages)
     for i, message in enumerate(messages):
         content = message.get("content")
@@ -196,6 +206,34 @@ def micro_compact(messages: list[Message], *, times: Sequence[float], now: float
         if new_content is not None:
             view[i] = {**message, "content": new_content}
     return view
+
+
+def _clearable_copies(scan: HistoryScan, clearable: frozenset) -> list[tuple[int, Message]]:
+    """``(i, copy)`` for each scanned message that :func:`micro_compact` changes once it is old.
+
+    The copy is the plain loop's ``{**message, "content": new_content}``: every result of a
+    tool in ``clearable`` cleared, unless already cleared or not longer than the placeholder.
+    A result's tool name is its id's only tool_use (the scan is not ``irregular``), so the
+    copy does not depend on the prefix. Kept per scan and tool set, extended as the scan grows.
+    """
+    held = scan.derived.setdefault(("micro_compact", clearable), [[], 0])
+    copies, done = held
+    limit = approx_tokens(CLEARED_PLACEHOLDER)
+    for r in range(scan.results_upto[done], len(scan.positions)):
+        i, j = scan.positions[r]
+        block = scan.blocks[r]
+        use = scan.first_use.get(block.get("tool_use_id"))
+        if block.get("content") == CLEARED_PLACEHOLDER or use is None \
+                or use[1] not in clearable or approx_tokens(block) <= limit:
+            continue
+        if copies and copies[-1][0] == i:  # another result of the same message
+            copies[-1][1]["content"][j] = {**block, "content": CLEARED_PLACEHOLDER}
+        else:
+            content = list(scan.messages[i]["content"])
+            content[j] = {**block, "content": CLEARED_PLACEHOLDER}
+            copies.append((i, {**scan.messages[i], "content": content}))
+    held[1] = len(scan.messages)
+    return copies
 
 
 # --------------------------------------------------------------------------- stage 2

@@ -24,6 +24,7 @@ import math
 import operator
 from typing import Any, Sequence
 
+from mini_agent.core.mask_placeholder import is_masked, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
 from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
                                    remember, session_memo)
@@ -70,6 +71,7 @@ class HistoryScan:
         self.answered: set = set()
         self.derived: dict[Any, Any] = {}   # per-scan state of the fast paths, by name
         self._views: dict[int, list[Message]] = {}
+        self._last_n = 0
         self._copies: dict[tuple[int, int], Message] = {}
         self._masked_blocks: dict[int, dict] = {}
 
@@ -79,8 +81,6 @@ class HistoryScan:
         Args:
             history: a history whose first ``len(self.messages)`` messages are the scanned ones.
         """
-        from mini_agent.core.masking import is_masked, placeholder
-
         for i in range(len(self.messages), len(history)):
             message = history[i]
             chars, images = _message_chars(message)
@@ -159,7 +159,10 @@ class HistoryScan:
         return prefix + history[len(prefix):]
 
     def _build_prefix(self, n: int) -> list[Message]:
-        base_n = max((m for m in self._views if m < n), default=0)
+        # start from the last prefix built when it is shorter (a growing session), else
+        # from the longest shorter one kept
+        base_n = self._last_n if self._last_n < n and self._last_n in self._views else max(
+            (m for m in self._views if m < n), default=0)
         base = self._views.get(base_n, [])
         end = self.positions[n - 1][0] + 1
         prefix = base + self.messages[len(base):end]
@@ -175,12 +178,11 @@ class HistoryScan:
         if len(self._views) >= MAX_CACHED_VIEWS:
             self._views.clear()
         self._views[n] = prefix
+        self._last_n = n
         return prefix
 
     def _copy(self, i: int, first: int, last: int) -> Message:
         """Message ``i`` with its maskable results ``first..last-1`` masked (or itself)."""
-        from mini_agent.core.masking import placeholder
-
         message = self.messages[i]
         content = None
         for r in range(first, last):

@@ -25,87 +25,21 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import re
 from typing import Collection, Iterable
 
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
-                                   remember, session_memo)
-from mini_agent.core.view import ViewContext
 from mini_agent.core.history_scan import scan_for
+from mini_agent.core.mask_placeholder import (PLACEHOLDER_TEMPLATE, _saved_chars,  # noqa: F401
+                                              is_masked, masked_block, placeholder)
+from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
+                                   session_memo)
+from mini_agent.core.view import ViewContext
 
 KEEP_RECENT_OBSERVATIONS = 4
 """Tool results kept verbatim by default (seed 000: KEEP_RECENT_OBSERVATIONS = 4)."""
 
 MASK_THRESHOLD_TOKENS = 8_000
 """Mask only when the history's approx tokens exceed this (seed 000: MASK_THRESHOLD_TOKENS)."""
-
-PLACEHOLDER_TEMPLATE = "[observation masked — {lines} lines omitted]"
-"""The text that replaces a masked tool result's content (seed 000; the dash is U+2014)."""
-
-_PLACEHOLDER_RE = re.compile(r"\[observation masked — \d+ lines omitted\]")
-
-
-def placeholder(text: str) -> str:
-    """Return the placeholder for an observation whose text is ``text``.
-
-    The line count follows the seed (``original.split("\\n").length``): newlines + 1, so
-    ``""`` is 1 line and ``"a\\nb\\n"`` is 3.
-
-    Args:
-        text: the observation's text.
-
-    Returns:
-        ``[observation masked — N lines omitted]``.
-
-    >>> placeholder("line 1\\nline 2")
-    '[observation masked — 2 lines omitted]'
-    """
-    return PLACEHOLDER_TEMPLATE.format(lines=text.count("\n") + 1)
-
-
-def is_masked(block: dict) -> bool:
-    """Tell whether a ``tool_result`` block's content is already a placeholder.
-
-    Args:
-        block: a ``tool_result`` block.
-
-    Returns:
-        True when its content is a string in the :func:`placeholder` shape.
-    """
-    content = block.get("content")
-    return isinstance(content, str) and _PLACEHOLDER_RE.fullmatch(content) is not None
-
-
-def _saved_chars(block: dict) -> int:
-    """Char-equivalents masking ``block`` would save (image tokens count 4 chars each).
-
-    Positive only when masking shrinks the estimate; a result shorter than its placeholder
-    gives a negative number and is left verbatim.
-    """
-    if is_masked(block):
-        return 0
-    chars, images = _block_chars(block)
-    return chars + CHARS_PER_TOKEN * images - len(placeholder(tool_result_text(block)))
-
-
-def _masked_block(block: dict, memo: dict | None) -> dict | None:
-    """Return ``{**block, "content": placeholder(...)}``, or None when ``_saved_chars <= 0``.
-
-    Inside a token memo the answer is kept per block object (``("masked", id)`` key, block
-    held), so a result masked at every request is measured and copied once per session.
-    """
-    if memo is not None:
-        hit = memo.get(("masked", id(block)))
-        if hit is not None and hit[0] is block:
-            return hit[1]
-    masked = None
-    if _saved_chars(block) > 0:
-        masked = {**block, "content": placeholder(tool_result_text(block))}
-    if memo is not None:
-        remember(memo, ("masked", id(block)), (block, masked))
-    return masked
-
 
 def _check_args(keep: int, exclude_tools: Collection[str]) -> None:
     if isinstance(keep, bool) or not isinstance(keep, int):
@@ -140,12 +74,12 @@ def _mask_oldest(messages: list[Message], positions: list[tuple[int, int]],
         block = messages[i]["content"][j]
         if excluded and names.get(block.get("tool_use_id")) in excluded:
             continue
-        masked_block = _masked_block(block, memo)
-        if masked_block is None:  # already a placeholder, or shorter than one
+        replacement = masked_block(block, memo)
+        if replacement is None:  # already a placeholder, or shorter than one
             continue
         if i not in changed:
             changed[i] = list(messages[i]["content"])
-        changed[i][j] = masked_block
+        changed[i][j] = replacement
         masked += 1
     for i, content in changed.items():
         view[i] = {**messages[i], "content": content}

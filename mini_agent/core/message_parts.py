@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
+from mini_agent.core.tokens import session_memo
 from mini_agent.core.wire_rules import cache_markers
 
 Message = dict[str, Any]
@@ -177,6 +178,12 @@ def tool_result_positions(messages: list[Message]) -> list[tuple[int, int]]:
         assistant([tool_use_block("t", "ls", {})]), user([tool_result_block("t", "ok")])])
         == [(2, 0)]``.
     """
+    if messages and isinstance(messages, list) and session_memo() is not None:
+        from mini_agent.core.history_scan import scan_for  # (it imports this module)
+
+        scan = scan_for(messages, create=False)  # None outside a token memo
+        if scan is not None:  # a prefix of a history already scanned: its positions
+            return scan.positions[:scan.results_upto[len(messages)]]
     return [(i, j) for i, message in enumerate(messages) if message.get("role") == "user"
             and not isinstance(message.get("content"), str)
             for j, block in enumerate(message.get("content") or [])

@@ -12,10 +12,12 @@ bug in parse()``).
 from __future__ import annotations
 
 import datetime as dt
+import operator
 import re
 from typing import Sequence
 
 from mini_agent.core.messages import Message, content_blocks, tool_result_text
+from mini_agent.core.tokens import remember, session_memo
 
 __all__ = ["cold_label", "fold_exchange", "timeline_line"]
 
@@ -102,6 +104,22 @@ def fold_exchange(messages: Sequence[Message], *, segment: str,
     ...      "content": "x\\n" * 119 + "x"}]}], segment="seg-047", time_seconds=52200)
     '[14:30] read_file (seg-047): src/app.py 120 lines; Found bug in parse().'
     """
+    memo = session_memo()
+    if memo is None:
+        return _fold(messages, segment, time_seconds)
+    # inside a token memo the line is kept per exchange (the same message objects, segment
+    # and time): the lifecycle folds the same old exchanges again at every request
+    key = ("fold_exchange", segment, time_seconds, *map(id, messages))
+    hit = memo.get(key)
+    if hit is not None and all(map(operator.is_, hit[0], messages)):
+        return hit[1]
+    line = _fold(messages, segment, time_seconds)
+    remember(memo, key, (tuple(messages), line))
+    return line
+
+
+def _fold(messages: Sequence[Message], segment: str, time_seconds: float) -> str:
+    """:func:`fold_exchange`'s line, computed."""
     clock = _utc_clock(time_seconds)
     uses, results, reasoning, user_text = [], {}, "", ""
     for m in messages:

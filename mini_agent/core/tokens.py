@@ -253,8 +253,21 @@ def approx_tokens(messages: Any) -> int:
     elif isinstance(messages, dict):
         chars, images = _block_chars(messages)
     elif isinstance(messages, (list, tuple)):
+        memo = _MEMO.get()
+        if memo is not None and messages and isinstance(messages, list):
+            from mini_agent.core.history_scan import scan_for  # (it imports this module)
+
+            scan = scan_for(messages, create=False)
+            if scan is not None:  # a prefix of a history already scanned: its prefix sums
+                return scan.tokens(len(messages))
+        get = memo.get if memo is not None else None
         for message in messages:
-            c, im = _message_chars(message)
+            # _message_chars' memo hit, inlined (the loop runs over every message)
+            hit = get(id(message)) if get is not None else None
+            if hit is not None and hit[0] is message and hit[1] is message.get("content"):
+                c, im = hit[2]
+            else:
+                c, im = _message_chars(message)
             chars += c
             images += im
     else:
