@@ -26,8 +26,7 @@ from typing import Any, Sequence
 
 from mini_agent.core.mask_placeholder import is_masked, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
-                                   remember, session_memo)
+from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens, remember, session_memo
 
 _SCANS = "history_scans"
 """Key of the scans in the token memo: ``{id(first message): HistoryScan}``."""
@@ -44,9 +43,9 @@ class HistoryScan:
     ``cum_tokens[k]``: the sum of ``approx_tokens(m)`` of each message of ``messages[:k]``;
     ``cum_users[k]``: user messages in ``messages[:k]``; ``results_upto[k]``: tool results in
     ``messages[:k]``; ``positions``: ``tool_result_positions(messages)``; ``blocks``: the
-    result blocks in the same order; ``savings``: per result what ``result_savings``
-    counts without exclusions (tokens, >= 0), ``cum_saved`` their prefix sums and
-    ``rows`` the ``(message index, saving)`` pairs ``result_savings`` returns;
+    result blocks in the same order; ``rows``: per result ``(message index, saving)`` as
+    ``result_savings(messages, ())`` returns it (tokens, >= 0), ``cum_saved`` the savings'
+    prefix sums;
     ``maskable``: per result, whether ``_mask_oldest`` would replace it (``_saved_chars > 0``);
     ``first_use``: tool_use id -> (message index, name) of its first tool_use;
     ``irregular``: a tool_use id repeats, lacks, or answers a result that came before it
@@ -62,7 +61,6 @@ class HistoryScan:
         self.results_upto = [0]
         self.positions: list[tuple[int, int]] = []
         self.blocks: list[dict] = []
-        self.savings: list[int] = []
         self.rows: list[tuple[int, int]] = []
         self.cum_saved = [0]
         self.maskable: list[bool] = []
@@ -83,28 +81,20 @@ class HistoryScan:
         """
         for i in range(len(self.messages), len(history)):
             message = history[i]
-            chars, images = _message_chars(message)
-            role, content = message.get("role"), message.get("content")
-            if not isinstance(content, str):
-                for j, block in enumerate(content or []):
+            role, content = message.get("role"), message.get("content", "")
+            if isinstance(content, str):
+                chars, images = len(content), 0
+            else:  # _message_chars' sum, block by block, with the blocks' own facts
+                chars = images = 0
+                for j, block in enumerate(content):
+                    c, im = _block_chars(block)
+                    chars += c
+                    images += im
                     kind = block.get("type")
                     if kind == "tool_use":
                         self._add_use(block, i)
                     elif kind == "tool_result" and role == "user":
-                        # result_savings' and _saved_chars' figures from one count
-                        bc, bi = _block_chars(block)
-                        holder = len(placeholder(tool_result_text(block)))
-                        saved = (approx_tokens(block) if "role" in block
-                                 else math.ceil(bc / CHARS_PER_TOKEN) + bi)
-                        saved = max(0, saved - math.ceil(holder / CHARS_PER_TOKEN))
-                        self.positions.append((i, j))
-                        self.blocks.append(block)
-                        self.answered.add(block.get("tool_use_id"))
-                        self.savings.append(saved)
-                        self.rows.append((i, saved))
-                        self.cum_saved.append(self.cum_saved[-1] + saved)
-                        self.maskable.append(not is_masked(block) and
-                                             bc + CHARS_PER_TOKEN * bi - holder > 0)
+                        self._add_result(block, i, j, c, im)
             self.messages.append(message)
             self.cum_chars.append(self.cum_chars[-1] + chars)
             self.cum_images.append(self.cum_images[-1] + images)
@@ -112,6 +102,20 @@ class HistoryScan:
                                    + images)
             self.cum_users.append(self.cum_users[-1] + (role == "user"))
             self.results_upto.append(len(self.positions))
+
+    def _add_result(self, block: dict, i: int, j: int, chars: int, images: int) -> None:
+        """Record one result: ``result_savings``' and ``_saved_chars``' figures from one count."""
+        holder = len(placeholder(tool_result_text(block)))
+        saved = (approx_tokens(block) if "role" in block
+                 else math.ceil(chars / CHARS_PER_TOKEN) + images)
+        saved = max(0, saved - math.ceil(holder / CHARS_PER_TOKEN))
+        self.positions.append((i, j))
+        self.blocks.append(block)
+        self.answered.add(block.get("tool_use_id"))
+        self.rows.append((i, saved))
+        self.cum_saved.append(self.cum_saved[-1] + saved)
+        self.maskable.append(not is_masked(block)
+                             and chars + CHARS_PER_TOKEN * images - holder > 0)
 
     def _add_use(self, block: dict, i: int) -> None:
         if "id" not in block:
