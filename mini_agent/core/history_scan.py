@@ -26,10 +26,9 @@ from typing import Any, Sequence
 
 from mini_agent.core.mask_placeholder import is_masked, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
-from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens, remember, session_memo
+from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, approx_tokens, remember,
+                                   session_memo)
 
-_SCANS = "history_scans"
-"""Key of the scans in the token memo: ``{id(first message): HistoryScan}``."""
 
 MAX_CACHED_VIEWS = 256
 """Masked prefix views a scan keeps before it starts over (bounds its memory)."""
@@ -219,10 +218,10 @@ def scan_for(history: Sequence[Message], *, create: bool = True) -> HistoryScan 
     memo = session_memo()
     if memo is None or not history or not isinstance(history, list):
         return None
-    scans = memo.get(_SCANS)
+    scans = memo.get(SCANS_KEY)
     if scans is None:
         scans = {}
-        remember(memo, _SCANS, scans)
+        remember(memo, SCANS_KEY, scans)
     head = history[0]
     held = scans.get(id(head))
     scan = held[1] if held is not None and held[0] is head else None

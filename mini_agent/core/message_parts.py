@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Iterator
 
-from mini_agent.core.tokens import session_memo
+from mini_agent.core.tokens import SCANS_KEY, session_memo
 from mini_agent.core.wire_rules import cache_markers
 
 Message = dict[str, Any]
@@ -178,7 +178,9 @@ def tool_result_positions(messages: list[Message]) -> list[tuple[int, int]]:
         assistant([tool_use_block("t", "ls", {})]), user([tool_result_block("t", "ok")])])
         == [(2, 0)]``.
     """
-    if messages and isinstance(messages, list) and session_memo() is not None:
+    memo = session_memo()
+    if memo is not None and messages and isinstance(messages, list) and \
+            isinstance(messages[0], dict) and id(messages[0]) in memo.get(SCANS_KEY, ()):
         from mini_agent.core.history_scan import scan_for  # (it imports this module)
 
         scan = scan_for(messages, create=False)  # None outside a token memo

@@ -140,6 +140,11 @@ def _tool_use_chars(block: dict[str, Any]) -> int:
         remember(memo, ("tool_use", id(block)), (block, block.get("input"), chars))
     return chars
 
+SCANS_KEY = "history_scans"
+"""Where :mod:`mini_agent.core.history_scan` keeps its scans in the memo: ``{id(first
+message): (first message, scan)}`` (looked up here so a list no scan starts with costs one
+dict look-up)."""
+
 MEMO_LIMIT_MESSAGES = 100_000
 """Entries (messages, blocks, scans) a :func:`token_memo` remembers before it starts over
 (bounds its memory)."""
@@ -254,7 +259,8 @@ def approx_tokens(messages: Any) -> int:
         chars, images = _block_chars(messages)
     elif isinstance(messages, (list, tuple)):
         memo = _MEMO.get()
-        if memo is not None and messages and isinstance(messages, list):
+        if memo is not None and messages and isinstance(messages, list) and \
+                isinstance(messages[0], dict) and id(messages[0]) in memo.get(SCANS_KEY, ()):
             from mini_agent.core.history_scan import scan_for  # (it imports this module)
 
             scan = scan_for(messages, create=False)
