@@ -11,7 +11,8 @@ import copy
 
 import pytest
 
-from mini_agent.core.cache_policies import PaybackMasking, payback_boundary, request_points, result_savings
+from mini_agent.core.cache_policies import (PaybackMasking, payback_boundary, request_points,
+                                            result_savings)
 from mini_agent.core.compaction import micro_compact
 from mini_agent.core.history_scan import scan_for
 from mini_agent.core.masking import (ChunkedMasking, ThresholdMasking, mask_old_observations,
@@ -219,3 +220,11 @@ def test_fold_exchange_memo_equals_the_plain_line():
         # same messages, another segment: another line
         assert fold_exchange(exchanges[0], segment="seg-999", time_seconds=0.0) == \
             plain[0].replace("seg-000", "seg-999")
+
+
+def test_a_tool_use_given_a_new_input_is_counted_again():
+    block = {"type": "tool_use", "id": "t", "name": "grep", "input": {"pattern": "a"}}
+    with token_memo():
+        before = approx_tokens(block)   # json.dumps of {"pattern": "a"} + 4 + 20 chars
+        block["input"] = {"pattern": "a" * 400}
+        assert approx_tokens(block) == before + 100

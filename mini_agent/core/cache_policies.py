@@ -10,9 +10,9 @@ saving over a horizon beats the one-off re-write.
 
 The plain policies (:class:`~mini_agent.core.masking.ThresholdMasking`,
 :class:`~mini_agent.core.masking.ChunkedMasking`) live in :mod:`mini_agent.core.masking`; naive per-turn
-masking is ``ThresholdMasking(threshold_tokens=0)``. Pure: no IO, inputs never mutated, no
-state between calls (the boundary is recomputed from the history each time, so the same
-history always gives the same view). Taught in ``notebooks/05_prompt_caching.ipynb``.
+masking is ``ThresholdMasking(threshold_tokens=0)``. Pure: no IO, inputs never mutated; the
+boundary is a function of the history (in a token memo a growing history resumes the replay
+where the previous request stopped: the same view). Taught in ``notebooks/05_prompt_caching.ipynb``.
 Source: seed 000 (masking breaks the cache; mask only when big or in fixed chunks), seed
 004 and the context editing docs (``clear_at_least``: clear enough to make the
 invalidation worthwhile), Anthropic pricing (read 2026-11-29: write 1.25x, read 0.1x).

@@ -13,8 +13,9 @@ so they live exactly as long as it and keep its rule: code that never mutates a 
 Outside one, :func:`scan_for` returns None and every caller runs its plain code. Each fast
 path names the plain function it must equal; ``tests/test_history_scan.py`` compares them
 on generated sessions. Pure: no IO, inputs never mutated.
-Source: the kit's explorer speed work (issue "Scale"); the facts are those of
-:func:`~mini_agent.core.tokens.approx_tokens`, :func:`~mini_agent.core.messages.tool_result_positions`
+Source: the policy explorer (:mod:`mini_agent.core.replay`); the facts are those of
+:func:`~mini_agent.core.tokens.approx_tokens`,
+:func:`~mini_agent.core.messages.tool_result_positions`
 and :func:`~mini_agent.core.masking.mask_old_observations`.
 """
 
@@ -26,8 +27,8 @@ from typing import Any, Sequence
 
 from mini_agent.core.mask_placeholder import is_masked, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, approx_tokens, remember,
-                                   session_memo)
+from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, approx_tokens,
+                                   remember, session_memo)
 
 
 MAX_CACHED_VIEWS = 256
@@ -213,7 +214,8 @@ def scan_for(history: Sequence[Message], *, create: bool = True) -> HistoryScan 
     Returns:
         A :class:`HistoryScan` whose first ``len(history)`` messages are ``history``'s own
         objects, or None: no :func:`~mini_agent.core.tokens.token_memo` is running, the
-        history is empty or not a list (a tuple is not scanned), or (with ``create=False``) no scan matches.
+        history is empty or not a list (a tuple is not scanned), or (with ``create=False``)
+        no scan matches.
     """
     memo = session_memo()
     if memo is None or not history or not isinstance(history, list):

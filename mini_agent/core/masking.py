@@ -14,7 +14,10 @@ byte-stable for the prompt cache), :func:`masking_stats` (what ``/stats`` prints
 What it does not do: decide what to keep by content, summarise, or touch the full history,
 which stays the record ("store full, send masked").
 
-Pure: no IO, inputs never mutated. Taught in ``notebooks/03_observation_masking.ipynb``.
+Pure: no IO, inputs never mutated. Inside a :func:`~mini_agent.core.tokens.token_memo` (the
+explorer's replay) the policies read the session's :mod:`~mini_agent.core.history_scan`
+instead of recounting the history at every request: the same views, with the masked copies
+shared between them. Taught in ``notebooks/03_observation_masking.ipynb``.
 Source: 000_86e3ff2076a5ae37.txt (maskOldObservations, approxTokens, MASK_THRESHOLD_TOKENS,
 the cache pitfall); Lindenbauer et al., "The Complexity Trap" (JetBrains, NeurIPS 2025 DL4C);
 server-side analogue: the API's context edit ``clear_tool_uses_20250919`` (``keep``,

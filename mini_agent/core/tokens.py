@@ -154,11 +154,14 @@ MEMO_LIMIT_MESSAGES = 100_000
 def token_memo() -> Iterator[None]:
     """Remember each message's character count while the block runs (same results, faster).
 
-    Inside it, :func:`approx_tokens` counts a message object once and reuses the count when
-    the same object is counted again (policies replayed request by request count the same
-    history many times). Only for code that does not mutate a message after counting it:
-    the explorer's replay, whose policies are pure. Messages are held while remembered, so
-    an object's id is never reused for another one. Nested uses share the outer memo.
+    Inside it, :func:`approx_tokens` counts a message object (and a tool_use block's JSON)
+    once and reuses the count when the same object is counted again (policies replayed
+    request by request count the same history many times); other core modules keep their
+    per-message facts in the same memo (:func:`session_memo`: the masking family's
+    :mod:`~mini_agent.core.history_scan`, folded timeline lines). Only for code that does not
+    mutate a message after counting it: the explorer's replay, whose policies are pure.
+    Objects are held while remembered, so an id is never reused for another object. Nested
+    uses share the outer memo.
 
     Yields:
         None.
