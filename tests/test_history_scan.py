@@ -20,7 +20,7 @@ from mini_agent.core.masking import (ChunkedMasking, ThresholdMasking, mask_old_
 from mini_agent.core.messages import (assistant, tool_names_by_id, tool_result_block,
                                       tool_result_positions, tool_result_text, tool_use_block, user)
 from mini_agent.core.sample_sessions import sample_transcript
-from mini_agent.core.timeline import fold_exchange
+from mini_agent.core.timeline import cold_label, fold_exchange
 from mini_agent.core.tokens import approx_tokens, token_memo
 
 
@@ -220,6 +220,10 @@ def test_fold_exchange_memo_equals_the_plain_line():
         # same messages, another segment: another line
         assert fold_exchange(exchanges[0], segment="seg-999", time_seconds=0.0) == \
             plain[0].replace("seg-000", "seg-999")
+    labels = [cold_label(e) for e in exchanges]
+    with token_memo():
+        assert [cold_label(e) for e in exchanges] * 2 == labels + [cold_label(e) for e in exchanges]
+        assert cold_label(exchanges[0][:1]) == labels[0]  # the label reads the assistant turn
 
 
 def test_a_tool_use_given_a_new_input_is_counted_again():

@@ -104,16 +104,24 @@ def fold_exchange(messages: Sequence[Message], *, segment: str,
     ...      "content": "x\\n" * 119 + "x"}]}], segment="seg-047", time_seconds=52200)
     '[14:30] read_file (seg-047): src/app.py 120 lines; Found bug in parse().'
     """
+    return _remembered(_fold, messages, segment, time_seconds)
+
+
+def _remembered(compute, messages: Sequence[Message], *args) -> str:
+    """``compute(messages, *args)``, kept per exchange inside a token memo.
+
+    The lifecycle folds and labels the same old exchanges again at every request; inside
+    :func:`~mini_agent.core.tokens.token_memo` the line is kept per (function, the same
+    message objects, ``args``), the messages held so their ids stay theirs.
+    """
     memo = session_memo()
     if memo is None:
-        return _fold(messages, segment, time_seconds)
-    # inside a token memo the line is kept per exchange (the same message objects, segment
-    # and time): the lifecycle folds the same old exchanges again at every request
-    key = ("fold_exchange", segment, time_seconds, *map(id, messages))
+        return compute(messages, *args)
+    key = (compute.__name__, *args, *map(id, messages))
     hit = memo.get(key)
     if hit is not None and all(map(operator.is_, hit[0], messages)):
         return hit[1]
-    line = _fold(messages, segment, time_seconds)
+    line = compute(messages, *args)
     remember(memo, key, (tuple(messages), line))
     return line
 
@@ -160,6 +168,11 @@ def cold_label(messages: Sequence[Message]) -> str:
     Returns:
         ``<tools> <main input>``; ``reply`` when no tool was called.
     """
+    return _remembered(_label, messages)
+
+
+def _label(messages: Sequence[Message]) -> str:
+    """:func:`cold_label`'s label, computed."""
     uses = [b for m in messages for b in content_blocks(m) if b.get("type") == "tool_use"]
     if not uses:
         return "reply"
