@@ -10,6 +10,8 @@ request. Each test replays histories request by request inside one memo (as
 import copy
 
 import pytest
+from hypothesis import given, settings
+from strategies import hostile_histories
 
 from mini_agent.core.cache_policies import (PaybackMasking, payback_boundary, request_points,
                                             result_savings)
@@ -232,3 +234,28 @@ def test_a_tool_use_given_a_new_input_is_counted_again():
         before = approx_tokens(block)   # json.dumps of {"pattern": "a"} + 4 + 20 chars
         block["input"] = {"pattern": "a" * 400}
         assert approx_tokens(block) == before + 100
+
+
+def _outcome(fn, history):
+    try:
+        return "ok", fn(history)
+    except Exception as error:  # the fast path must fail where the plain one does
+        return "raise", type(error).__name__
+
+
+@settings(max_examples=15, deadline=None)
+@given(hostile_histories(max_turns=14))
+def test_hostile_histories_give_the_plain_answers(history):
+    """Parallel calls, results out of order, images, cache markers, crash cuts."""
+    histories = [history[:k] for k in range(1, len(history) + 1)]
+    snapshot = copy.deepcopy(history)
+    for name, fn in sorted(CALLS.items()):
+        plain = [_outcome(fn, h) for h in histories]
+        with token_memo():
+            fast = [_outcome(fn, h) for h in histories]
+        assert fast == plain, name
+    loose = PAYBACK_OPTIONS[2]
+    oracle = [_outcome(lambda h: _reference_payback(h, **loose), h) for h in histories]
+    with token_memo():
+        assert [_outcome(lambda h: payback_boundary(h, **loose), h) for h in histories] == oracle
+    assert history == snapshot
