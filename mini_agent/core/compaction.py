@@ -176,8 +176,10 @@ def micro_compact(messages: list[Message], *, times: Sequence[float], now: float
         raise TypeError("clearable_tools must be a collection of tool names, not a str")
     clearable = frozenset(clearable_tools)
     scan = scan_for(messages)
-    if scan is not None and not scan.irregular:  # inside a token memo: the cleared copies
-        view = list(messages)                    # are made once per session
+    if scan is not None and not scan.irregular:
+        # inside a token memo: the cleared copies are made once per session; the loop below
+        # picks the ones old enough now
+        view = list(messages)
         for i, copy in _clearable_copies(scan, clearable):
             if i >= len(messages):
                 break
@@ -214,7 +216,8 @@ def _clearable_copies(scan: HistoryScan, clearable: frozenset) -> list[tuple[int
     The copy is the plain loop's ``{**message, "content": new_content}``: every result of a
     tool in ``clearable`` cleared, unless already cleared or not longer than the placeholder.
     A result's tool name is its id's only tool_use (the scan is not ``irregular``), so the
-    copy does not depend on the prefix. Kept per scan and tool set, extended as the scan grows.
+    copy does not depend on the prefix. Kept per scan and tool set, extended as the scan grows
+    (a message's results are scanned together, so a copy is complete before it is returned).
     """
     held = scan.derived.setdefault(("micro_compact", clearable), [[], 0])
     copies, done = held
@@ -226,7 +229,7 @@ def _clearable_copies(scan: HistoryScan, clearable: frozenset) -> list[tuple[int
         if block.get("content") == CLEARED_PLACEHOLDER or use is None \
                 or use[1] not in clearable or approx_tokens(block) <= limit:
             continue
-        if copies and copies[-1][0] == i:  # another result of the same message
+        if copies and copies[-1][0] == i:  # another result of the copy being built
             copies[-1][1]["content"][j] = {**block, "content": CLEARED_PLACEHOLDER}
         else:
             content = list(scan.messages[i]["content"])

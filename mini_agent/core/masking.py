@@ -212,8 +212,8 @@ class ThresholdMasking:
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
-        scan = scan_for(history)
-        if scan is not None and not self.exclude_tools:  # inside a token memo: incremental
+        scan = None if self.exclude_tools else scan_for(history)
+        if scan is not None:  # inside a token memo: from the session's scan (incremental)
             if scan.tokens(len(history)) <= self.threshold_tokens:
                 return list(history)
             return scan.masked_view(history, scan.results_upto[len(history)] - self.keep)
@@ -247,8 +247,8 @@ class ChunkedMasking:
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
-        scan = scan_for(history)
-        if scan is not None and not self.exclude_tools:  # inside a token memo: incremental
+        scan = None if self.exclude_tools else scan_for(history)
+        if scan is not None:  # inside a token memo: from the session's scan (incremental)
             if scan.tokens(len(history)) <= self.threshold_tokens:
                 return list(history)
             results = scan.results_upto[len(history)]
