@@ -2,31 +2,45 @@
 
 An online masking policy (it decides at each request from the history seen so far, never
 from later requests), priced like the hindsight bound (:mod:`mini_agent.core.hindsight`) with
-the model's own cache multipliers:
+the model's own cache multipliers. At each request the candidate boundary masks all but the
+newest ``keep`` tool results, freeing ``F`` tokens:
 
-* **rent**: while ``F`` tokens of old tool results could be masked but are not, every
-  request reads them from the cache again, ``read * F`` (in base-price tokens);
-* **buy**: moving the boundary (mask all but the newest ``keep`` results) while the cache is
-  warm re-writes the ``S`` masked tokens after the last cache anchor, costing
-  ``(write - read) * S - read * F`` more than staying, once;
-* the rule (ski rental's break-even rule): move when ``rent_factor`` times the rent paid
-  since the last move exceeds the buy price. The rent paid so far stands in for the
-  savings still to come, the session's own request rate giving the horizon (a run that has
-  lasted ``n`` requests is expected to last about as long again), so no session length is
-  assumed; ``rent_factor = 2`` because the freed tokens grow as results age, so the next
-  run's rent is larger than the last one's;
-* **cold cache**: at the first request, or after a pause longer than the cache TTL, the
-  whole prompt is written anyway and a masked prompt is a smaller write: the move is free,
-  the policy always moves then.
+* **rent**: while those ``F`` tokens stay unmasked, the request reads them from the cache
+  again, ``read * F`` (in base-price tokens);
+* **buy**: moving the boundary while the cache is warm re-writes what the previous request
+  had cached after the last cache anchor (``O`` tokens before masking; the prefix before
+  the anchor too when it is shorter than the model's minimum cacheable length, since it is
+  not read then), costing ``(write - read) * O - write * F`` more than staying, once. The
+  messages added since the previous request are written either way, so they are not part
+  of the price (the rule moves cheaply just as a big new result arrives, where the bound
+  moves too);
+* **the rule** (ski rental's deterministic break-even rule, factor 1): move once
+  ``rent_factor`` (default 1) times the rent paid since the last move exceeds the buy
+  price. Paying rent until it equals the price, then buying, costs at most twice the best
+  choice made with hindsight when the price is fixed (Karlin et al. 1988); no horizon is
+  assumed. Here the price grows with the session, so the guarantee is not kept: sessions
+  whose non-result text (long instructions, long replies) dominates move late;
+* **free moves**: at the first request, after a pause longer than the cache TTL, or while
+  the previous prompt was too short to be cached, nothing cached is lost: the policy moves;
+* **minimum length**: once the unmasked prompt reaches the model's minimum cacheable
+  length, the candidate masks fewer results rather than take the prompt below it (masking
+  a short prompt further would keep it uncached for the rest of the session).
 
-The rule replays every past request of the history, so the policy keeps no state and the
-same history (with the same times) always gives the same view. Pure: no IO, inputs never
-mutated. Compared with :class:`~mini_agent.core.cache_policies.PaybackMasking` (horizon half
-the requests since the session began, read multiplier fixed at 0.1, no TTL), it moves once
-a run has paid for it, moves for free at a cold cache, and follows the model's read price.
-Replayed by ``mini-agent evaluate`` as ``breakeven`` (:mod:`mini_agent.core.replay`) and
-measured against the bound in ``benchmarks/policies.py``; tuned there (``rent_factor``
-1.7-2.3 tried) on the same shared sessions it is measured on.
+Chosen on kit-generated sessions only (``benchmarks/breakeven_tuning.py``: 192 sessions of
+6-160 exchanges, four models, pauses past the TTL, big, tiny and small results, with and
+without recorded usage), where rent factors 0.5, 1 and 2 give a worst cost over the bound
+of 1.13x, 1.11x and 1.16x; the shared real sessions are its test (``benchmarks/policies.py``,
+numbers in ``docs/``).
+
+Incremental: :class:`BreakEvenMasking` keeps the scan of the history it last saw and
+extends it when the next history continues it (the same message objects, the same times),
+so a replay costs one pass over the session, not one per request; a history that does not
+continue it is scanned afresh, so the same history (with the same times) always gives the
+same view. Pure: no IO, inputs never mutated. Compared with
+:class:`~mini_agent.core.cache_policies.PaybackMasking` (horizon half the requests since
+the session began, read multiplier fixed at 0.1, no TTL), it moves once a run has paid for
+it, moves for free at a cold cache, and follows the model's read price. Replayed by
+``mini-agent evaluate`` as ``breakeven`` (:mod:`mini_agent.core.replay`).
 Source: Anthropic prompt caching and pricing docs (write 1.25x, read 0.1x or the model's
 multiplier, 5-minute TTL, minimum cacheable length); seed 000 (masking breaks the cache;
 mask in chunks); Karlin, Manasse, Rudolph and Sleator, "Competitive snoopy caching" (1988),
@@ -35,20 +49,160 @@ the break-even (ski rental) rule; the kit's evaluation chapter (the hindsight bo
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 from typing import Sequence
 
 from mini_agent.core.cache import TTL_SECONDS
-from mini_agent.core.cache_policies import result_savings
-from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
-from mini_agent.core.messages import Message, tool_result_positions
+from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
+from mini_agent.core.messages import Message, tool_result_text
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens as model_min_cacheable_tokens
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
 
-RENT_FACTOR = 2.0
-"""Move when this many times the rent paid since the last move exceeds the move's re-write."""
+RENT_FACTOR = 1.0
+"""Move when this many times the rent paid since the last move exceeds the move's re-write
+(1: the classic break-even rule)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Prices:
+    keep: int
+    rent_factor: float
+    ttl_seconds: float
+    min_cacheable_tokens: int
+    fixed_tokens: int
+    exclude_tools: tuple[str, ...]
+    write_multiplier: float
+    read_multiplier: float
+
+
+class _Scan:
+    """The rule's state over a growing history: token sums, results seen, the boundary.
+
+    ``messages`` and ``times`` hold what was consumed; the decisions of the requests that
+    end before ``len(messages)`` are committed (``boundary``, ``paid``, ``prev_end``...).
+    """
+
+    def __init__(self, prices: _Prices, *, timed: bool) -> None:
+        self.p = prices
+        self.messages: list[Message] = []
+        self.times: list[float] | None = [] if timed else None
+        self.cum_tokens = [0]            # tokens of messages[:k]
+        self.results: list[int] = []     # message index of each tool result, oldest first
+        self.cum_saved = [0]             # tokens saved by masking results[:k]
+        self.names: dict[str, str] = {}  # tool_use id -> tool name
+        self.requests = 0                # requests decided (committed)
+        self.boundary = 0
+        self.paid = 0.0
+        self.prev_end = 0
+        self.prev_time: float | None = None
+        self.prev_total = 0
+
+    def continues(self, history: list[Message], times: Sequence[float] | None) -> bool:
+        """Whether ``history`` (with ``times``) extends what this scan consumed."""
+        n = len(self.messages)
+        if n > len(history) or (times is None) != (self.times is None):
+            return False
+        if times is not None and list(times[:n]) != self.times:
+            return False
+        return all(a is b for a, b in zip(self.messages, history))
+
+    def consume(self, message: Message, when: float | None) -> None:
+        """Append one message: its tokens, its tool uses and results."""
+        p = self.p
+        index = len(self.messages)
+        self.messages.append(message)
+        if self.times is not None:
+            self.times.append(when)
+        self.cum_tokens.append(self.cum_tokens[-1] + approx_tokens(message))
+        content = message.get("content")
+        if isinstance(content, str) or not content:
+            return
+        for block in content:
+            kind = block.get("type")
+            if kind == "tool_use":
+                self.names[block.get("id")] = block.get("name", "")
+            elif kind == "tool_result" and message.get("role") == "user":
+                saved = approx_tokens(block) - approx_tokens(placeholder(tool_result_text(block)))
+                if p.exclude_tools and self.names.get(block.get("tool_use_id")) in p.exclude_tools:
+                    saved = 0
+                self.results.append(index)
+                self.cum_saved.append(self.cum_saved[-1] + max(0, saved))
+
+    def decide(self, end: int, sent: float | None) -> tuple[int, float]:
+        """Return ``(boundary, paid)`` after the request ``messages[:end]`` sent at ``sent``."""
+        p = self.p
+        boundary, paid = self.boundary, self.paid
+        rho, write = p.read_multiplier, p.write_multiplier
+        cold = (self.requests == 0 or self.prev_total < p.min_cacheable_tokens
+                or (sent is not None and self.prev_time is not None
+                    and sent - self.prev_time > p.ttl_seconds))
+        seen = bisect.bisect_left(self.results, end)
+        candidate = seen - p.keep
+        total = p.fixed_tokens + self.cum_tokens[end]
+        if candidate > boundary and total >= p.min_cacheable_tokens:
+            # the unmasked prompt is cacheable: mask fewer results rather than fall below
+            # the minimum cacheable length (below it, masking would keep it uncached)
+            room = total - p.min_cacheable_tokens
+            candidate = min(candidate, bisect.bisect_right(self.cum_saved, room) - 1)
+        if candidate <= boundary:
+            return boundary, paid
+        freed = self.cum_saved[candidate] - self.cum_saved[boundary]
+        if freed <= 0:
+            return boundary, paid
+        paid += rho * freed
+        if not cold:
+            first = self.results[boundary - 1] if boundary else 0   # the anchor's message
+            first_masked = boundary   # masked results in or after the anchor's message
+            while first_masked and self.results[first_masked - 1] >= first:
+                first_masked -= 1
+            old = max(0, self.cum_tokens[self.prev_end] - self.cum_tokens[first]
+                      - (self.cum_saved[boundary] - self.cum_saved[first_masked]))
+            anchor = p.fixed_tokens + self.cum_tokens[first] - self.cum_saved[first_masked]
+            if anchor < p.min_cacheable_tokens:
+                old += anchor   # a prefix too short to cache is not read: re-written too
+            if p.rent_factor * paid <= (write - rho) * old - write * freed:
+                return boundary, paid
+        return candidate, 0.0
+
+    def commit(self, end: int, sent: float | None) -> None:
+        """Decide the request ``messages[:end]`` and keep the decision."""
+        self.boundary, self.paid = self.decide(end, sent)
+        self.requests += 1
+        self.prev_end = end
+        self.prev_time = sent
+        self.prev_total = (self.p.fixed_tokens + self.cum_tokens[end]
+                           - self.cum_saved[self.boundary])
+
+    def advance(self, history: list[Message], times: Sequence[float] | None) -> None:
+        """Consume ``history`` past what was seen, committing every request that ends in it."""
+        for index in range(len(self.messages), len(history)):
+            message = history[index]
+            when = times[index] if times is not None else None
+            if index > 0 and message.get("role") == "assistant":
+                self.commit(index, when)
+            self.consume(message, when)
+
+
+def _prices(keep: int, rent_factor: float, ttl_seconds: float, min_cacheable_tokens: int,
+            fixed_tokens: int, exclude_tools: Sequence[str], write_multiplier: float,
+            read_multiplier: float) -> _Prices:
+    if keep < 0:
+        raise ValueError(f"keep must be >= 0, got {keep}")
+    if rent_factor <= 0 or ttl_seconds <= 0:
+        raise ValueError(f"rent_factor and ttl_seconds must be > 0, got {rent_factor}, "
+                         f"{ttl_seconds}")
+    return _Prices(keep, rent_factor, ttl_seconds, min_cacheable_tokens, fixed_tokens,
+                   tuple(exclude_tools), write_multiplier, read_multiplier)
+
+
+def _scan_times(history: list[Message], times: Sequence[float] | None,
+                now: float | None) -> tuple[Sequence[float] | None, float | None]:
+    if times is None or len(times) != len(history):
+        return None, None
+    return times, now
 
 
 def breakeven_boundary(history: list[Message], *, times: Sequence[float] | None = None,
@@ -62,16 +216,19 @@ def breakeven_boundary(history: list[Message], *, times: Sequence[float] | None 
     """Return how many of the oldest tool results :class:`BreakEvenMasking` masks for ``history``.
 
     The requests are ``history[:j]`` for each assistant message ``j > 0``, then the whole
-    ``history`` (the request being made). At each, in order, the candidate boundary masks
-    all but the newest ``keep`` results seen so far and frees ``F > 0`` tokens over the
-    current boundary; the rent ``read_multiplier * F`` is added to what the run since the
-    last move has paid. The candidate becomes the boundary (and the paid rent restarts at 0)
-    when the masked prompt, with ``fixed_tokens``, still holds ``min_cacheable_tokens`` and
-    either the cache is cold (first request, or more than ``ttl_seconds`` since the previous
-    request) or ``rent_factor * paid > (write_multiplier - read_multiplier) * S -
-    read_multiplier * F``, ``S`` being the masked tokens from the last anchor (the message
-    of the newest masked result, or the first message before any mask) to the end.
-    Tokens: ``approx_tokens`` per message.
+    ``history`` (the request being made), decided in order. At each, the candidate boundary
+    masks all but the newest ``keep`` results seen so far (fewer once the unmasked prompt,
+    with ``fixed_tokens``, reaches ``min_cacheable_tokens``: the masked one must too) and
+    frees ``F > 0`` tokens over the current boundary; the rent ``read_multiplier * F`` is
+    added to what the run since the last move has paid. The candidate becomes the boundary
+    (and the paid rent restarts at 0) when the cache holds nothing to lose (first request,
+    more than ``ttl_seconds`` since the previous request, or a previous prompt shorter than
+    ``min_cacheable_tokens``) or when ``rent_factor * paid > (write_multiplier -
+    read_multiplier) * O - write_multiplier * F``, ``O`` being the tokens the previous
+    request sent from the last anchor (the message of the newest masked result, or the
+    first message before any mask) to its end, plus the prefix before the anchor when that
+    prefix is shorter than ``min_cacheable_tokens``. Tokens: ``approx_tokens`` per message.
+    One pass over ``history``.
 
     Args:
         history: the messages of the request being made; never mutated.
@@ -79,14 +236,15 @@ def breakeven_boundary(history: list[Message], *, times: Sequence[float] | None 
             (``ViewContext.times``); None or not parallel: no expiry is ever seen.
         now: clock time (seconds) of the request being made; None: no expiry before it.
         keep: newest tool results always left verbatim (default 4, seed 000).
-        rent_factor: how many times the paid rent must exceed the re-write (default 2.0).
+        rent_factor: how many times the paid rent must exceed the re-write (default 1.0,
+            the classic break-even rule).
         ttl_seconds: cache lifetime in seconds (default 300, the 5-minute TTL).
-        min_cacheable_tokens: the model's minimum cacheable prompt, in tokens.
+        min_cacheable_tokens: the model's minimum cacheable prompt, in tokens (default 1024).
         fixed_tokens: tokens sent before the messages (system prompt, tools), counted
             toward the minimum only (default 0).
         exclude_tools: tool names whose results are never masked.
         write_multiplier: cache write price over the base input price (1.25 for 5 min).
-        read_multiplier: cache read price over the base input price (the model's).
+        read_multiplier: cache read price over the base input price (the model's; 0.1).
 
     Returns:
         An int in ``[0, number of tool results]`` that never decreases as the history grows
@@ -95,52 +253,12 @@ def breakeven_boundary(history: list[Message], *, times: Sequence[float] | None 
     Raises:
         ValueError: ``keep < 0``, ``rent_factor <= 0`` or ``ttl_seconds <= 0``.
     """
-    if keep < 0:
-        raise ValueError(f"keep must be >= 0, got {keep}")
-    if rent_factor <= 0 or ttl_seconds <= 0:
-        raise ValueError(f"rent_factor and ttl_seconds must be > 0, got {rent_factor}, "
-                         f"{ttl_seconds}")
-    timed = times is not None and len(times) == len(history)
-    results = result_savings(history, tuple(exclude_tools))
-    cum_tokens = [0]
-    for m in history:
-        cum_tokens.append(cum_tokens[-1] + approx_tokens(m))
-    cum_saved = [0]
-    for _, s in results:
-        cum_saved.append(cum_saved[-1] + s)
-    ends = [j for j in range(1, len(history)) if history[j].get("role") == "assistant"]
-    ends.append(len(history))
-    boundary = seen = 0
-    paid = 0.0
-    for r, end in enumerate(ends):
-        cold = r == 0
-        if r and timed:
-            sent = now if end == len(history) else times[end]
-            cold = sent is not None and sent - times[ends[r - 1]] > ttl_seconds
-        while seen < len(results) and results[seen][0] < end:
-            seen += 1
-        candidate = seen - keep
-        if candidate <= boundary:
-            continue
-        freed = cum_saved[candidate] - cum_saved[boundary]
-        if freed <= 0:
-            continue
-        paid += read_multiplier * freed
-        if fixed_tokens + cum_tokens[end] - cum_saved[candidate] < min_cacheable_tokens:
-            continue  # the masked prompt would be too short to cache at all
-        if not cold:
-            first = results[boundary - 1][0] if boundary else 0
-            first_masked = boundary  # masked results in or after the anchor's message
-            while first_masked and results[first_masked - 1][0] >= first:
-                first_masked -= 1
-            suffix = (cum_tokens[end] - cum_tokens[first]
-                      - (cum_saved[candidate] - cum_saved[first_masked]))
-            extra = (write_multiplier - read_multiplier) * suffix - read_multiplier * freed
-            if rent_factor * paid <= extra:
-                continue
-        boundary = candidate
-        paid = 0.0
-    return boundary
+    prices = _prices(keep, rent_factor, ttl_seconds, min_cacheable_tokens, fixed_tokens,
+                     exclude_tools, write_multiplier, read_multiplier)
+    times, now = _scan_times(history, times, now)
+    scan = _Scan(prices, timed=times is not None)
+    scan.advance(history, times)
+    return scan.decide(len(history), now)[0]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -152,10 +270,12 @@ class BreakEvenMasking:
     number of tool results (a copy of the history while ``b == 0``). Use it with resume
     breakpoints (``replay_with_cache(resume=True)``) so a move re-reads up to its anchor.
     :meth:`for_model` takes the read multiplier and minimum length from the price table.
+    The policy keeps the scan of the last history it saw (not part of its equality) and
+    extends it when the next history continues it, so a replay is one pass.
 
     Args:
         keep: newest tool results always left verbatim (default 4).
-        rent_factor: how many times the paid rent must exceed the re-write (default 2.0).
+        rent_factor: how many times the paid rent must exceed the re-write (default 1.0).
         ttl_seconds: cache lifetime in seconds (default 300).
         min_cacheable_tokens: the model's minimum cacheable prompt, in tokens (default 1024).
         fixed_tokens: tokens of the system prompt and tools, counted toward the minimum.
@@ -176,6 +296,8 @@ class BreakEvenMasking:
     exclude_tools: tuple[str, ...] = ()
     write_multiplier: float = CACHE_WRITE_5M_MULTIPLIER
     read_multiplier: float = CACHE_READ_MULTIPLIER
+    _scan: list = dataclasses.field(default_factory=list, init=False, repr=False,
+                                    compare=False, hash=False)
 
     def __post_init__(self) -> None:
         """Check the parameters and freeze ``exclude_tools`` as a tuple.
@@ -210,6 +332,28 @@ class BreakEvenMasking:
         return cls(read_multiplier=model_price(model).cache_read_multiplier,
                    min_cacheable_tokens=model_min_cacheable_tokens(model), **options)
 
+    def boundary(self, history: list[Message], ctx: ViewContext | None = None) -> int:
+        """Return how many of the oldest tool results the view of ``history`` masks.
+
+        Args:
+            history: the messages of the request; never mutated.
+            ctx: its times and clock (None, or times not parallel: no expiry is seen).
+
+        Returns:
+            :func:`breakeven_boundary` of ``history`` with this policy's parameters.
+        """
+        ctx = ctx or ViewContext()
+        times, now = _scan_times(history, ctx.times, ctx.now)
+        scan = self._scan[0] if self._scan else None
+        if scan is None or not scan.continues(history, times):
+            scan = _Scan(_prices(self.keep, self.rent_factor, self.ttl_seconds,
+                                 self.min_cacheable_tokens, self.fixed_tokens,
+                                 self.exclude_tools, self.write_multiplier,
+                                 self.read_multiplier), timed=times is not None)
+            self._scan[:] = [scan]
+        scan.advance(history, times)
+        return scan.decide(len(history), now)[0]
+
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
         """Return the view of ``history`` for one request.
@@ -221,16 +365,9 @@ class BreakEvenMasking:
         Returns:
             A new list: ``history`` with its oldest ``b`` tool results masked.
         """
-        ctx = ctx or ViewContext()
-        timed = len(ctx.times) == len(history)
-        boundary = breakeven_boundary(
-            history, times=ctx.times if timed else None, now=ctx.now if timed else None,
-            keep=self.keep, rent_factor=self.rent_factor, ttl_seconds=self.ttl_seconds,
-            min_cacheable_tokens=self.min_cacheable_tokens, fixed_tokens=self.fixed_tokens,
-            exclude_tools=self.exclude_tools, write_multiplier=self.write_multiplier,
-            read_multiplier=self.read_multiplier)
+        boundary = self.boundary(history, ctx)
         if boundary == 0:
             return list(history)
-        total = len(tool_result_positions(history))
+        total = len(self._scan[0].results)
         return mask_old_observations(history, keep=total - boundary,
                                      exclude_tools=self.exclude_tools)
