@@ -37,55 +37,108 @@ def masked_count(view: list[dict]) -> int:
                if b.get("type") == "tool_result" and b["content"] == placeholder("y" * 4000))
 
 
-def test_moves_when_twice_the_rent_paid_beats_the_rewrite():
-    # keep=1, read 0.1: at the request after result 4 (history of 9 messages) the rent paid
-    # is 0.1 * (990 + 1980 + 2970) = 594 and the re-write 1.15 * 1178 - 297 = 1057.7 < 2 * 594;
-    # one request earlier 2 * 297 = 594 < 1131.4. The rent restarts after each move.
-    history = reads(12)
+def long_task(n: int) -> list[dict]:
+    """:func:`reads` with a 4,000-token task: a first move re-writes it, so it costs more."""
+    history = reads(n)
+    history[0] = {"role": "user", "content": "x" * 16000}
+    return history
+
+
+def test_moves_once_the_rent_paid_exceeds_the_rewrite():
+    # keep=1, read 0.1, task 4,000 tokens, each exchange 11 + 1,000 tokens. At history[:21]
+    # (10 results, candidate 9) F = 9 * 990 = 8910, the previous request cached
+    # O = 4000 + 9 * 1011 = 13099 tokens after the anchor (message 0): the move costs
+    # 1.15 * 13099 - 1.25 * 8910 = 3926.4 more, and the rent paid is
+    # 0.1 * 990 * (1 + ... + 9) = 4455 > 3926.4. One request earlier: 3564 < 4001.2.
+    history = long_task(12)
     got = [breakeven_boundary(history[:2 * n + 1], keep=1, min_cacheable_tokens=0)
            for n in range(1, 13)]
-    assert got == [0, 0, 0, 3, 3, 3, 6, 6, 6, 9, 9, 9]
-    # at the model's read price (0.05) the reads saved are worth half: later, bigger moves
-    cheap = [breakeven_boundary(history[:2 * n + 1], keep=1, min_cacheable_tokens=0,
+    assert got == [0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 10, 11]
+    # rent factor 2 (the previous default): 2 * 2079 > 4150.9 at history[:15]
+    twice = [breakeven_boundary(history[:2 * n + 1], keep=1, min_cacheable_tokens=0,
+                                rent_factor=2) for n in range(1, 13)]
+    assert twice == [0, 0, 0, 0, 0, 0, 6, 7, 8, 9, 10, 11]
+    # after the move the anchor is the newest masked result: re-writing one 1,011-token
+    # exchange costs less than the 1,237.5 its masking frees, so it moves every request
+    # (read 0.05 only delays the first move: 1.2 * 1111 - 1237.5 = 95.7 > 49.5)
+    short = [breakeven_boundary(reads(12)[:2 * n + 1], keep=1, min_cacheable_tokens=0,
                                 read_multiplier=0.05) for n in range(1, 13)]
-    assert cheap == [0, 0, 0, 0, 0, 5, 5, 5, 5, 5, 10, 10]
-    # a rent factor of 1 (classic break-even) waits one request longer
-    assert breakeven_boundary(history[:9], keep=1, min_cacheable_tokens=0, rent_factor=1) == 0
-    assert breakeven_boundary(history[:11], keep=1, min_cacheable_tokens=0, rent_factor=1) == 4
+    assert short == [0, 0, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]
+
+
+def test_the_messages_added_since_the_previous_request_are_not_priced():
+    # they are written whether the boundary moves or not: a 20,000-token newest result
+    # changes neither F, nor the rent, nor O, so the move at history[:21] still happens
+    # (priced with the new result, the re-write would be 1.15 * 20,000 larger)
+    history = long_task(10)
+    history[-1] = {"role": "user", "content": [
+        {"type": "tool_result", "tool_use_id": "t9", "content": "z" * 80000}]}
+    assert breakeven_boundary(history, keep=1, min_cacheable_tokens=0) == 9
+    assert breakeven_boundary(history[:19], keep=1, min_cacheable_tokens=0) == 0
 
 
 def test_a_cold_cache_makes_the_move_free_and_restarts_the_rent():
-    history = reads(4)
+    history = long_task(6)
     times = [float(k) for k in range(len(history))]
     warm = dict(keep=1, min_cacheable_tokens=0)
-    # the request of history[:5] sent 400 s after the previous one: move at once
-    assert breakeven_boundary(history[:5], times=times[:5], now=5.0, **warm) == 0
-    assert breakeven_boundary(history[:5], times=times[:5], now=400.0, **warm) == 1
-    assert breakeven_boundary(history[:5], times=times[:5], now=400.0, ttl_seconds=3600,
+    # the request of history[:13] sent 400 s after the previous one: move at once
+    assert breakeven_boundary(history, times=times, now=13.0, **warm) == 0
+    assert breakeven_boundary(history, times=times, now=400.0, **warm) == 5
+    assert breakeven_boundary(history, times=times, now=400.0, ttl_seconds=3600,
                               **warm) == 0
-    # a past pause (before the request of history[:5]): that request moved to 1 and the
-    # rent restarted, so the warm move to 3 at history[:9] does not happen yet
+    # a past pause before the request of history[:5]: that request moved to 1 and the
+    # anchor is result 0's message from then on, so every later move is cheap
     paused = times[:5] + [t + 500 for t in times[5:]]
-    assert breakeven_boundary(history, times=paused, now=509.0, **warm) == 1
-    assert breakeven_boundary(history, times=times, now=9.0, **warm) == 3
+    assert breakeven_boundary(history, times=paused, now=513.0, **warm) == 5
     # times not parallel to the history: no pause is ever seen
-    assert breakeven_boundary(history, times=times[:3], now=900.0, **warm) == 3
+    assert breakeven_boundary(history, times=times[:3], now=900.0, **warm) == 0
 
 
-def test_the_minimum_cacheable_length_counts_the_system_prompt():
-    history = reads(4)
-    assert breakeven_boundary(history, keep=1, min_cacheable_tokens=4096) == 0
+def test_the_minimum_cacheable_length_bounds_the_mask_and_prices_the_anchor():
+    history = reads(4)  # 100 + 4 * 1011 = 4144 tokens
+    # below 4,096 nothing is cached either way, so the moves are free (to 1, then 2);
+    # at 4,144 masking a third result would leave 1,174 < 4,096: it masks none more
+    assert breakeven_boundary(history, keep=1, min_cacheable_tokens=4096) == 2
+    # with a 3,000-token system prompt the prompt is cacheable from history[:3] on; the
+    # prefix before the first anchor (3,000) is below the minimum, so it is not read and
+    # a move re-writes it too: 1.15 * 4111 - 1237.5 = 3490.2 > 99, and so on: no move
     assert breakeven_boundary(history, keep=1, min_cacheable_tokens=4096,
-                              fixed_tokens=3000) == 3
+                              fixed_tokens=3000) == 0
+    # the same with a 1,500-token system: a minimum of 1,400 reads it, 1,600 does not
+    # (the first move then waits for 1485 > 1.15 * 6655 - 6187.5 = 1465.75)
+    read = [breakeven_boundary(reads(n), keep=1, min_cacheable_tokens=1400,
+                               fixed_tokens=1500) for n in range(1, 9)]
+    unread = [breakeven_boundary(reads(n), keep=1, min_cacheable_tokens=1600,
+                                 fixed_tokens=1500) for n in range(1, 9)]
+    assert (read, unread) == ([0, 1, 2, 3, 4, 5, 6, 7], [0, 0, 0, 0, 0, 5, 6, 7])
     policy = BreakEvenMasking.for_model(MODEL, system="s" * 4000)
-    assert (policy.read_multiplier, policy.min_cacheable_tokens, policy.fixed_tokens) == \
-        (0.05, 1024, 1000)
+    assert (policy.read_multiplier, policy.min_cacheable_tokens, policy.fixed_tokens,
+            policy.rent_factor) == (0.05, 1024, 1000, 1.0)
     blocks = BreakEvenMasking.for_model(MODEL, system=[{"type": "text", "text": "s" * 800}])
     assert blocks.fixed_tokens == 200
     with pytest.raises(ValueError):
         BreakEvenMasking(rent_factor=0)
     with pytest.raises(ValueError, match="keep"):
         breakeven_boundary(history, keep=-1)
+
+
+def test_the_policy_extends_its_scan_and_gives_what_a_fresh_scan_gives():
+    history = long_task(12)
+    times = [float(k) for k in range(len(history))]
+    times[9:] = [t + 400 for t in times[9:]]  # a pause before the request of history[:9]
+    policy = BreakEvenMasking(keep=1, min_cacheable_tokens=0)
+    for i in range(1, len(history) + 1, 2):
+        ctx = ViewContext(times=tuple(times[:i]), now=times[i] if i < len(times) else None)
+        expected = breakeven_boundary(history[:i], times=times[:i], now=ctx.now, keep=1,
+                                      min_cacheable_tokens=0)
+        assert policy.boundary(history[:i], ctx) == expected
+        assert masked_count(policy(history[:i], ctx)) == expected
+    assert expected == 11
+    # a history that does not continue the scan (another object, other times) is rescanned
+    other = copy.deepcopy(history[:9])
+    assert policy.boundary(other, ViewContext(times=tuple(times[:9]), now=times[9])) == 3
+    assert policy.boundary(other, ViewContext()) == 0
+    assert policy == BreakEvenMasking(keep=1, min_cacheable_tokens=0)
 
 
 def test_the_view_masks_the_oldest_results_and_leaves_the_history_alone():
@@ -97,7 +150,8 @@ def test_the_view_masks_the_oldest_results_and_leaves_the_history_alone():
     assert masked_count(view) == 3
     assert [b["content"] == placeholder("y" * 4000) for m in view[2::2]
             for b in m["content"]] == [True, True, True, False]
-    assert policy(history[:7]) == history[:7] and policy(history[:7]) is not history
+    unmasked = long_task(4)[:7]  # the 4,000-token task makes the first move wait
+    assert policy(unmasked) == unmasked and policy(unmasked) is not unmasked
 
 
 def test_never_below_the_bound_and_closer_to_it_than_payback_at_the_new_prices():
