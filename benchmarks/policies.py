@@ -7,8 +7,9 @@ Four tables:
 2. Every session in ``../shared/data`` under every policy (``mini-agent evaluate``): input cost
    with caching normalised to "raw, no caching" = 1.00, ratio to the hindsight bound, cache hit
    rate and facts kept, then the means and how many sessions each policy keeps within 10% of
-   the bound (the kit's goal for its best online policy, ``breakeven``). Sessions from other
-   vendors are priced as the kit's default model.
+   the bound (the kit's goal for its best online policy, ``breakeven``, whose rule is chosen
+   on kit-generated sessions by ``benchmarks/breakeven_tuning.py``, so these sessions are its
+   test). Sessions from other vendors are priced as the kit's default model.
 3. How each policy's cost grows with session length: kit-generated sessions of 10 to 160
    exchanges, USD per policy.
 4. Scale: wall time of ``evaluate_paths`` (process pool, 2 workers) over 1, 10, 100 and 1,000
