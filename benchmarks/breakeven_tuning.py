@@ -3,7 +3,7 @@
 The shared real sessions (``../shared/data``) are the held-out test of ``breakeven``
 (``benchmarks/policies.py --only 2``); its rule is designed and its rent factor chosen on
 this set only. The set: :func:`~mini_agent.core.sample_sessions.sample_transcript` at 6,
-12, 25, 40, 80 and 160 exchanges, variants 0, 1, 2 and 5, each in eight shapes, priced
+12, 25, 40, 80 and 160 exchanges, variants 0, 1, 2 and 5, each in nine shapes, priced
 as one of four models (read 0.1x, 0.05x, 0.025x; minimum 1,024 or 4,096 tokens):
 
 * ``plain``: the sample as generated (exchanges 125 s apart, results of 60-220 lines);
@@ -15,8 +15,12 @@ as one of four models (read 0.1x, 0.05x, 0.025x; minimum 1,024 or 4,096 tokens):
   cacheable length then binds on short sessions);
 * ``mixed``: big, fast, pauses and no usage together;
 * ``small``: every result cut to 50-4,800 characters, fast, no usage (the shape of a
-  SWE-bench agent's session: many small command outputs, a short system prompt). Added
-  after the first look at the shared sessions showed the other shapes lacked it.
+  SWE-bench agent's session: many small command outputs, a short system prompt);
+* ``instr``: ``small`` plus 600-2,000 tokens of instructions in the first user message and
+  long replies in half the assistant messages (text outside the results dominates).
+  ``small`` and ``instr`` were added after the first look at the shared sessions showed the
+  other shapes lacked them; ``instr`` is where the rule is weakest (see the module doc of
+  :mod:`mini_agent.core.breakeven_masking`).
 
 Every variation is seeded from its name (nothing random between runs). For each session it
 prints the cost over the hindsight bound (``vs_best``, the explorer's figure) of
@@ -47,7 +51,7 @@ from mini_agent.core.sample_sessions import sample_transcript
 from mini_agent.core.tokens import token_memo
 
 MODELS = ("claude-sonnet-4-5", "claude-sonnet-5-5", "claude-fable-5-2", "claude-opus-4-6")
-SHAPES = ("plain", "pauses", "big", "fast", "nousage", "mixed", "tiny", "small")
+SHAPES = ("plain", "pauses", "big", "fast", "nousage", "mixed", "tiny", "small", "instr")
 LENGTHS = (6, 12, 25, 40, 80, 160)
 VARIANTS = (0, 1, 2, 5)
 COLUMNS = {"be x0.5": lambda m, s: BreakEvenMasking.for_model(m, system=s, rent_factor=0.5),
@@ -78,7 +82,17 @@ def varied(steps: int, variant: int, shape: str, model: str):
     if shape == "small":
         for b in _results(messages):
             b["content"] = b["content"][:rng.choice([50, 100, 400, 800, 1600, 4800])]
-    if shape in ("fast", "mixed", "small"):
+    if shape == "instr":
+        messages[0]["content"] = list(messages[0]["content"]) + [{"type": "text", "text": (
+            "Follow the workflow: reproduce, locate, fix, test. " * rng.choice([60, 120, 200]))}]
+        for m in messages:
+            for b in m["content"] if isinstance(m["content"], list) else []:
+                if m["role"] == "assistant" and b.get("type") == "text" and rng.random() < 0.5:
+                    b["text"] += " " + ("I reason about the code path step by step. "
+                                        * rng.choice([5, 20, 60]))
+                elif m["role"] == "user" and b.get("type") == "tool_result":
+                    b["content"] = b["content"][:rng.choice([50, 100, 400, 800, 1600, 4800])]
+    if shape in ("fast", "mixed", "small", "instr"):
         t0, k = times[0], rng.choice([0.08, 0.2])
         times = [t0 + (x - t0) * k for x in times]
     if shape in ("pauses", "mixed"):
@@ -89,7 +103,7 @@ def varied(steps: int, variant: int, shape: str, model: str):
             out.append(x + shift)
         times = out
     t.times = times
-    if shape in ("nousage", "mixed", "small"):
+    if shape in ("nousage", "mixed", "small", "instr"):
         t.usage = [None] * len(t.usage)
     t.model = model
     return t

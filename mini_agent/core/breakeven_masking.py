@@ -26,11 +26,13 @@ newest ``keep`` tool results, freeing ``F`` tokens:
   length, the candidate masks fewer results rather than take the prompt below it (masking
   a short prompt further would keep it uncached for the rest of the session).
 
-Chosen on kit-generated sessions only (``benchmarks/breakeven_tuning.py``: 192 sessions of
-6-160 exchanges, four models, pauses past the TTL, big, tiny and small results, with and
-without recorded usage), where rent factors 0.5, 1 and 2 give a worst cost over the bound
-of 1.13x, 1.11x and 1.16x; the shared real sessions are its test (``benchmarks/policies.py``,
-numbers in ``docs/``).
+Chosen on kit-generated sessions (``benchmarks/breakeven_tuning.py``: 216 sessions of
+6-160 exchanges, four models, pauses past the TTL, big, tiny and small results, long
+instructions, with and without recorded usage), where rent factors 0.5, 1 and 2 give a mean
+cost over the bound of 1.023x, 1.018x and 1.026x and a worst of 1.22x, 1.21x and 1.33x
+(the worst are sessions whose text outside the results dominates: the first move re-writes
+all of it, and its price grows as fast as the rent). The shared real sessions are its test
+(``benchmarks/policies.py``).
 
 Incremental: :class:`BreakEvenMasking` keeps the scan of the history it last saw and
 extends it when the next history continues it (the same message objects, the same times),
