@@ -5,13 +5,14 @@ folders into transcript files, evaluates each one (load, then
 :func:`mini_agent.core.replay.evaluate_session`) and returns the reports in input order:
 
 * ``workers=1``: in this process;
-* ``workers=N``: a ``concurrent.futures.ProcessPoolExecutor`` of N processes;
+* ``workers=N``: a ``concurrent.futures.ProcessPoolExecutor`` of N processes, started only
+  when the files make it pay, fed batches of files (:mod:`.evaluate_pool`);
 * ``scheduler=ADDRESS`` (or a ``distributed.Client``): on a Dask cluster through
   ``dask.distributed`` (``client.map`` then ``as_completed``).
 
 A progress bar (``tqdm.auto``: a text bar in the terminal, a widget in Jupyter) counts
 finished sessions when there is more than one. A file that cannot be loaded or evaluated does
-not stop the run: its report is ``{"path": ..., "error": "..."}``.
+not stop the run: its report is ``{"path": ..., "error": "..."}`` (:func:`evaluate_file`).
 
 IO: reads files, starts processes, prints.
 
@@ -21,7 +22,6 @@ Source: Python ``concurrent.futures``; Dask distributed docs (``Client``, ``Clie
 
 from __future__ import annotations
 
-import concurrent.futures
 import csv
 import json
 import sys
@@ -30,7 +30,8 @@ from typing import Any, Iterable, Sequence, TextIO
 
 from mini_agent.core.explorer_tables import format_report
 from mini_agent.core.replay import DEFAULT_POLICIES, UnknownPolicyError, policy_spec
-from mini_agent.core.transcripts import TranscriptError
+from mini_agent.harness.evaluate_pool import (  # noqa: F401 (evaluate_file: re-exported)
+    evaluate_file, run_files)
 from mini_agent.harness.real_sessions import CLAUDE_PROJECTS, shared_data_dir
 from mini_agent.harness.transcript_files import load
 
@@ -134,42 +135,14 @@ def calibration_report(folder: str | Path | None = None) -> str:
     return "\n".join(lines).rstrip()
 
 
-def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
-                  model: str | None = None, reference: bool = False) -> dict[str, Any]:
-    """Load one file (text actions as tool calls) and evaluate it; never raises.
-
-    Args:
-        path: a transcript file.
-        policies: policy names (see :mod:`mini_agent.core.replay`).
-        model: price with this model (None: the session's own).
-        reference: replay with the reference replay (slower, the same figures).
-
-    Returns:
-        The session's report, or ``{"path", "error"}`` when it cannot be read, loaded or
-        evaluated (an error of another kind is reported the same way, marked "unexpected").
-    """
-    from mini_agent.core.replay import evaluate_session
-    try:
-        return evaluate_session(load(path, text_actions="tools"), policies=policies,
-                                model=model, reference=reference)
-    except (TranscriptError, ValueError, KeyError, OSError) as err:
-        return {"path": str(path), "error": f"{type(err).__name__}: {err}"}
-    except Exception as err:  # noqa: BLE001 - one odd file must not end a folder's run
-        return {"path": str(path), "error": f"unexpected {type(err).__name__}: {err} (a kit "
-                "bug: please report it with the file)"}
-
-
-def _bar(total: int, progress: bool | None):
-    from tqdm.auto import tqdm
-    disable = (total <= 1) if progress is None else not progress
-    return tqdm(total=total, unit="session", desc="evaluate", disable=disable, file=sys.stderr)
-
-
 def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFAULT_POLICIES,
                    model: str | None = None, workers: int = 1, scheduler: Any = None,
                    progress: bool | None = None, reference: bool = False
                    ) -> list[dict[str, Any]]:
     """Evaluate every transcript under ``paths``; return one report per file, in input order.
+
+    Where the files run (here, a process pool, Dask) is :func:`~.evaluate_pool.run_files`'s
+    choice: a pool is started only when the files left make it pay.
 
     Args:
         paths: files or folders.
@@ -185,45 +158,16 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
         One report per file, in input order (a failed file's is ``{"path", "error"}``).
 
     Raises:
-        FileNotFoundError, UnknownPolicyError, ValueError (workers < 1).
+        FileNotFoundError: a path that does not exist.
+        UnknownPolicyError: a policy name the explorer does not know.
+        ValueError: ``workers`` below 1.
     """
     for name in policies:
         policy_spec(name)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    files = transcript_files(paths)
-    results: dict[int, dict] = {}
-    with _bar(len(files), progress) as bar:
-        if scheduler is not None:
-            _run_dask(files, policies, model, scheduler, results, bar, reference)
-        elif workers == 1 or len(files) <= 1:
-            for n, f in enumerate(files):
-                results[n] = evaluate_file(f, policies, model, reference)
-                bar.update(1)
-        else:
-            with concurrent.futures.ProcessPoolExecutor(max_workers=workers) as pool:
-                futures = {pool.submit(evaluate_file, str(f), tuple(policies), model,
-                                       reference): n for n, f in enumerate(files)}
-                for future in concurrent.futures.as_completed(futures):
-                    results[futures[future]] = future.result()
-                    bar.update(1)
-    return [results[n] for n in range(len(files))]
-
-
-def _run_dask(files: list[Path], policies: Sequence[str], model: str | None, scheduler: Any,
-              results: dict[int, dict], bar: Any, reference: bool = False) -> None:
-    from distributed import Client, as_completed
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-    try:
-        futures = client.map(evaluate_file, [str(f) for f in files], policies=tuple(policies),
-                             model=model, reference=reference, pure=False)
-        index = {f.key: n for n, f in enumerate(futures)}
-        for future in as_completed(futures):
-            results[index[future.key]] = future.result()
-            bar.update(1)
-    finally:
-        if client is not scheduler:
-            client.close()
+    return run_files(transcript_files(paths), policies=policies, model=model, workers=workers,
+                     scheduler=scheduler, progress=progress, reference=reference)
 
 
 # --------------------------------------------------------------------------- output

@@ -1,0 +1,224 @@
+"""Evaluate many transcript files: here, in a pool of worker processes, or on a Dask cluster.
+
+:func:`run_files` returns one report per file, in the order of the files, whichever way they
+ran:
+
+* **here** (this process) when ``workers=1``, when there is one file, or for as long as the
+  files already done say the rest would not take long enough to pay for starting the workers
+  (:func:`pool_pays`, :data:`POOL_START_SECONDS`): a short run never waits for processes;
+* **a process pool** (``concurrent.futures.ProcessPoolExecutor``) for the files left: the
+  workers start once, with the ``fork`` start method on Linux (a worker is a copy of this
+  process, modules already imported and warmed up: nothing is imported again), and are fed
+  batches of files (:func:`batch_size`), so one message to a worker carries several files
+  and one message back carries their reports (plain dicts, a few kB pickled);
+* **Dask** (``scheduler=ADDRESS`` or a ``distributed.Client``): the same batches through
+  ``client.map`` then ``as_completed``.
+
+The progress bar (``tqdm.auto``) counts finished files as their batches come back; when it
+is not shown, tqdm is not even imported (its import costs more than a short session).
+A file that cannot be loaded or evaluated gives ``{"path", "error"}``, never an exception.
+
+IO: reads files, starts processes, reads the clock (to decide on the pool).
+
+Source: Python ``concurrent.futures`` and ``multiprocessing`` (start methods, fork on POSIX);
+Dask distributed docs (``Client``, ``Client.map``, ``as_completed``, ``LocalCluster``).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import sys
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from mini_agent.core.replay import DEFAULT_POLICIES
+from mini_agent.core.transcripts import TranscriptError
+from mini_agent.harness.transcript_files import load
+
+POOL_START_SECONDS = 0.05
+"""What starting the worker processes costs in wall time, in seconds (measured about
+0.02-0.05 s for two forked workers on a loaded 2-core machine, start and shutdown)."""
+
+MAX_BATCH = 8
+"""Most files sent to a worker in one message (12-exchange sessions: about 0.1 s of work)."""
+
+
+def evaluate_file(path: str | Path, policies: Sequence[str] = DEFAULT_POLICIES,
+                  model: str | None = None, reference: bool = False) -> dict[str, Any]:
+    """Load one file (text actions as tool calls) and evaluate it; never raises.
+
+    Args:
+        path: a transcript file.
+        policies: policy names (see :mod:`mini_agent.core.replay`).
+        model: price with this model (None: the session's own).
+        reference: replay with the reference replay (slower, the same figures).
+
+    Returns:
+        The session's report, or ``{"path", "error"}`` when it cannot be read, loaded or
+        evaluated (an error of another kind is reported the same way, marked "unexpected").
+    """
+    from mini_agent.core import replay  # looked up per call: tests replace evaluate_session
+    try:
+        return replay.evaluate_session(load(path, text_actions="tools"), policies=policies,
+                                       model=model, reference=reference)
+    except (TranscriptError, ValueError, KeyError, OSError) as err:
+        return {"path": str(path), "error": f"{type(err).__name__}: {err}"}
+    except Exception as err:  # noqa: BLE001 - one odd file must not end a folder's run
+        return {"path": str(path), "error": f"unexpected {type(err).__name__}: {err} (a kit "
+                "bug: please report it with the file)"}
+
+
+def evaluate_batch(paths: Sequence[str], policies: Sequence[str] = DEFAULT_POLICIES,
+                   model: str | None = None, reference: bool = False) -> list[dict[str, Any]]:
+    """Run :func:`evaluate_file` on several files: one task for a worker.
+
+    Args:
+        paths: transcript files, as strings (cheap to send to a worker).
+        policies: policy names.
+        model: price with this model (None: each session's own).
+        reference: replay with the reference replay.
+
+    Returns:
+        One report per path, in order.
+    """
+    return [evaluate_file(p, policies, model, reference) for p in paths]
+
+
+def pool_pays(seconds_each: float, left: int, workers: int) -> bool:
+    """Say whether starting ``workers`` processes for the files left saves wall time.
+
+    The files left take ``seconds_each * left`` here; spread over ``min(workers, left)``
+    processes they take that much divided by it, plus :data:`POOL_START_SECONDS`.
+
+    Args:
+        seconds_each: wall seconds per file so far in this process.
+        left: files not evaluated yet.
+        workers: processes the pool would start.
+
+    Returns:
+        True when the time saved exceeds the start-up (never for one file left).
+    """
+    share = min(workers, left)
+    return share > 1 and seconds_each * left * (1 - 1 / share) > POOL_START_SECONDS
+
+
+def batch_size(files: int, workers: int) -> int:
+    """Choose how many files go to a worker in one task.
+
+    About four tasks per worker, so that a slow batch at the end cannot leave the others
+    idle for long; at most :data:`MAX_BATCH`, at least 1.
+
+    Args:
+        files: files to share out.
+        workers: processes (or Dask threads) taking them.
+
+    Returns:
+        The batch size: ``batch_size(10, 2) == 1``, ``batch_size(100, 2) == 8``.
+    """
+    return max(1, min(MAX_BATCH, files // (4 * max(1, workers))))
+
+
+def _batches(paths: list[str], size: int) -> list[list[str]]:
+    return [paths[i:i + size] for i in range(0, len(paths), size)]
+
+
+class _NoBar:
+    """Stands in for a disabled tqdm bar, without importing tqdm."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, n: int = 1) -> None:
+        """Count nothing.
+
+        Args:
+            n: finished files (ignored).
+        """
+
+
+def _bar(total: int, progress: bool | None):
+    if not (total > 1 if progress is None else progress):
+        return _NoBar()
+    from tqdm.auto import tqdm
+    return tqdm(total=total, unit="session", desc="evaluate", file=sys.stderr)
+
+
+def _context():
+    """``fork`` on Linux (workers inherit the loaded modules); the platform default elsewhere."""
+    return multiprocessing.get_context("fork") if sys.platform == "linux" else None
+
+
+def run_files(files: Sequence[Path], *, policies: Sequence[str] = DEFAULT_POLICIES,
+              model: str | None = None, workers: int = 1, scheduler: Any = None,
+              progress: bool | None = None, reference: bool = False) -> list[dict[str, Any]]:
+    """Evaluate every file (see the module doc for where); return the reports in file order.
+
+    Args:
+        files: transcript files (already expanded from folders).
+        policies: policy names, already checked.
+        model: price every session with this model (None: each session's own).
+        workers: processes for a local pool (1: in this process).
+        scheduler: a Dask scheduler address or a ``distributed.Client``; overrides
+            ``workers``.
+        progress: show the bar (None: when there is more than one file).
+        reference: replay with the reference replay (slower, the same figures).
+
+    Returns:
+        One report per file, in the order of ``files``.
+    """
+    paths = [str(f) for f in files]
+    policies = tuple(policies)
+    results: list[dict[str, Any] | None] = [None] * len(paths)
+    with _bar(len(paths), progress) as bar:
+        if scheduler is not None:
+            _run_dask(paths, policies, model, scheduler, results, bar, reference)
+            return results
+        done, start = 0, time.perf_counter()
+        while done < len(paths) and not (
+                workers > 1 and done and pool_pays((time.perf_counter() - start) / done,
+                                                   len(paths) - done, workers)):
+            results[done] = evaluate_file(paths[done], policies, model, reference)
+            done += 1
+            bar.update(1)
+        if done < len(paths):
+            _run_pool(paths, done, policies, model, workers, results, bar, reference)
+    return results
+
+
+def _run_pool(paths, first, policies, model, workers, results, bar, reference) -> None:
+    """Evaluate ``paths[first:]`` on a pool of ``workers`` processes, batch by batch."""
+    left = paths[first:]
+    size = batch_size(len(left), workers)
+    with concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(left)),
+                                                mp_context=_context()) as pool:
+        futures = {pool.submit(evaluate_batch, batch, policies, model, reference): first + n * size
+                   for n, batch in enumerate(_batches(left, size))}
+        for future in concurrent.futures.as_completed(futures):
+            reports = future.result()
+            at = futures[future]
+            results[at:at + len(reports)] = reports
+            bar.update(len(reports))
+
+
+def _run_dask(paths, policies, model, scheduler, results, bar, reference) -> None:
+    from distributed import Client, as_completed
+    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
+    try:
+        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
+        size = batch_size(len(paths), threads)
+        futures = client.map(evaluate_batch, _batches(paths, size), policies=policies,
+                             model=model, reference=reference, pure=False)
+        index = {f.key: n * size for n, f in enumerate(futures)}
+        for future in as_completed(futures):
+            reports = future.result()
+            at = index[future.key]
+            results[at:at + len(reports)] = reports
+            bar.update(len(reports))
+    finally:
+        if client is not scheduler:
+            client.close()

@@ -1,0 +1,78 @@
+"""Tests for mini_agent.harness.evaluate_pool: when the pool starts, batches, order, the bar."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mini_agent.core.sample_sessions import sample_session_jsonl
+from mini_agent.harness import evaluate_pool
+from mini_agent.harness.evaluate_pool import batch_size, pool_pays, run_files
+
+POLICIES = ("raw", "mask-4")
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pool")
+    out = []
+    for k in range(5):
+        path = root / f"s{k}.jsonl"
+        path.write_text(sample_session_jsonl(2 + k % 3, variant=k))
+        out.append(path)
+    bad = root / "bad.jsonl"
+    bad.write_text("not a transcript\n")
+    out.insert(2, bad)
+    return out
+
+
+def _plain(reports):
+    return json.loads(json.dumps(reports))
+
+
+def test_pool_pays_only_for_time_it_saves_beyond_its_start(monkeypatch):
+    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.05)
+    assert not pool_pays(10.0, 1, 2)          # one file left: nothing to share
+    assert not pool_pays(0.01, 9, 2)          # 0.09 s here, 0.045 s saved < 0.05 s start
+    assert pool_pays(0.02, 9, 2)              # 0.18 s here, 0.09 s saved
+    assert pool_pays(0.01, 9, 8) and not pool_pays(0.01, 9, 1)
+
+
+def test_batch_size_gives_each_worker_about_four_tasks_up_to_eight_files():
+    assert [batch_size(n, 2) for n in (1, 7, 8, 16, 40, 100, 1000)] == [1, 1, 1, 2, 5, 8, 8]
+    assert batch_size(100, 0) == 8
+
+
+@pytest.mark.parametrize("size", [1, 2, 4])
+def test_pool_reports_come_back_in_file_order_whatever_the_batches(files, monkeypatch, size):
+    here = run_files(files, policies=POLICIES, workers=1, progress=False)
+    assert [r["path"] for r in here] == [str(f) for f in files] and "error" in here[2]
+    started = []
+    real = evaluate_pool._run_pool
+
+    def spy(paths, first, *args):
+        started.append(first)
+        return real(paths, first, *args)
+    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
+    monkeypatch.setattr(evaluate_pool, "_run_pool", spy)
+    monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: size)
+    pooled = run_files(files, policies=POLICIES, workers=2, progress=False)
+    assert started == [1]  # the first file ran here, the other five in the pool
+    assert _plain(pooled) == _plain(here)
+
+
+def test_short_runs_stay_in_this_process(files, monkeypatch):
+    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 1e9)
+    monkeypatch.setattr(evaluate_pool, "_run_pool", None)  # would fail if called
+    assert len(run_files(files, policies=POLICIES, workers=2, progress=False)) == len(files)
+    assert run_files(files[:1], policies=POLICIES, workers=4, progress=False)[0]["path"] \
+        == str(files[0])
+
+
+def test_the_bar_counts_every_file_in_and_out_of_the_pool(files, monkeypatch, capsys):
+    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
+    run_files(files, policies=POLICIES, workers=2, progress=True)
+    assert "6/6" in capsys.readouterr().err
+    run_files(files, policies=POLICIES, workers=2, progress=False)
+    assert capsys.readouterr().err == ""
