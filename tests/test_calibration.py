@@ -6,6 +6,7 @@ import copy
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.cache_policies import request_points
 from mini_agent.core import calibration as cal
@@ -106,3 +107,26 @@ def test_tool_output_is_code_from_exactly_40_percent_of_its_lines():
     assert _output_kind("\n".join(prose + ["x = 1"] + ["more words"])) == "tool_output"  # 1/5
     assert _output_kind("\n".join(prose + ["", "x = 1", "y = 2"])) == "code"      # blanks skipped
     assert _output_kind("") == "tool_output" and _output_kind('{"a": 1}') == "json"
+
+
+_LINE_PARTS = st.sampled_from(["  ", " ", "\t", "x", "1", "12", ":", "→", "def", "class ",
+                               "(", "=", "]", "a", "é", "\u3000", "for", "format", "if", "\n"])
+
+
+@given(st.lists(_LINE_PARTS, max_size=12).map("".join))
+@settings(max_examples=400, deadline=None)
+def test_the_code_line_test_in_two_parts_equals_the_one_expression(line):
+    two_parts = cal._CODE_CHAR_RE.search(line) or cal._CODE_START_RE.match(line)
+    assert bool(two_parts) == bool(cal._CODE_LINE_RE.search(line))
+
+
+def test_request_features_add_up_message_features():
+    from mini_agent.core.sample_sessions import sample_transcript
+    messages = sample_transcript(6).messages
+    points = request_points(messages)
+    features = request_features(messages, points)
+    for point, got in zip(points, features):
+        want = {k: sum(cal.message_features(m)[k] for m in messages[:point])
+                for k in cal.FEATURES + ("image_tokens",)}
+        assert got == want
+    assert features[-1]["tool_output"] + features[-1]["code"] > 0

@@ -122,3 +122,20 @@ def test_replay_with_recorded_times_expires_the_cache_after_a_long_pause():
     assert reads[3] == 0 and reads[2] > 0 and reads[4] > 0
     with pytest.raises(ValueError, match="parallel"):
         replay_with_cache(history, model="claude-sonnet-4-6", times=times[:-1])
+
+
+def test_facts_and_retention_in_the_report_equal_counting_them_afresh():
+    import dataclasses
+
+    from mini_agent.core.retention import extract_facts, facts_in_text, view_text
+    t = parse_text(sample_session_jsonl(12, variant=3), name="s.jsonl")
+    report = evaluate_session(t, keep_views=True)
+    facts = extract_facts(t.messages)
+    assert report["facts"] == [dataclasses.asdict(f) for f in facts] and len(facts) >= 5
+    due = [f for f in facts if f.message < request_points(t.messages)[-1]]
+    kept = [sum(facts_in_text(view_text(p["records"][-1]["view"]), due))
+            for p in report["policies"]]
+    assert [p["retained_facts"] for p in report["policies"]] == kept
+    assert len(set(kept)) > 1  # the policies differ: a shared count would be wrong
+    fast = evaluate_session(t)
+    assert [p["retained_facts"] for p in fast["policies"]] == kept

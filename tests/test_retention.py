@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.retention import (Fact, extract_facts, retained_facts, retention_curve,
                                        view_text)
@@ -61,3 +62,37 @@ def test_extract_facts_prefers_the_users_numbers_and_names_then_errors():
         ("ValueError: bad port 99999", "open_problem", 2), ("load_config()", "identifier", 1)]
     assert facts[0].proof.startswith("Fix src/app.py")
     assert len(extract_facts(history(), limit=2)) == 2
+
+
+_TEXT_PARTS = st.sampled_from(["Error", "ValueError", "error", "errors", "FAILED", "failed",
+                               "panic", "Exception", "my_Error", "xError", "Errors", " ", "\n",
+                               "\r\n", "\r", "\x0b", "\u2028", "  ", "abc", "src/app.py",
+                               "parse()", "a.b()", "/", "()", ".", "-", "E", "x" * 12, "8443"])
+
+
+@given(st.lists(_TEXT_PARTS, max_size=30).map("".join))
+@settings(max_examples=500, deadline=None)
+def test_the_first_error_line_is_the_plain_scans_answer(text):
+    from mini_agent.core import retention
+    plain = next((line.strip() for line in text.splitlines()
+                  if len(line.strip()) >= 12 and retention._ERROR_RE.search(line)), None)
+    assert retention._first_error_line(text) == plain
+
+
+@given(st.lists(_TEXT_PARTS, max_size=20).map("".join))
+@settings(max_examples=300, deadline=None)
+def test_identifiers_are_both_expressions_matches(line):
+    from mini_agent.core import retention
+    assert retention._identifiers(line) == (retention._PATH_RE.findall(line)
+                                            + retention._SYMBOL_RE.findall(line))
+
+
+def test_extract_facts_takes_the_first_error_line_of_each_result():
+    output = "ok line one\nnothing here at all\n  FAILED tests/test_a.py::t - ValueError: x  \nE"
+    messages = [{"role": "user", "content": "go"},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "t1", "name": "Bash", "input": {}}]},
+                {"role": "user", "content": [
+                    {"type": "tool_result", "tool_use_id": "t1", "content": output}]}]
+    assert [(f.text, f.kind, f.message) for f in extract_facts(messages)] == [
+        ("FAILED tests/test_a.py::t - ValueError: x", "open_problem", 2)]

@@ -635,3 +635,38 @@ def test_impossible_field_types_are_a_transcript_error():
     with pytest.raises(TranscriptError, match="malformed transcript"):
         parse_text(json.dumps([{"role": "user", "content": [{"type": ["text"]}]}]),
                    name="m.json")
+
+
+def _parse_jsonl_line_by_line(text, repairs):
+    """The JSONL reader without its fast path: ``json.loads`` on every non-blank line."""
+    lines = text.split("\n")
+    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
+    entries = []
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            what = "truncated last line" if i == last else "line is not valid JSON"
+            repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
+            continue
+        if isinstance(entry, dict):
+            entries.append((i + 1, entry))
+        else:
+            repairs.append(f"line {i + 1}: not a JSON object, ignored")
+    return entries
+
+
+_JSON_PARTS = st.sampled_from(['{', '}', '{"a": 1}', '"a"', ':', '1', ',', ' ', '[', ']', '"',
+                               'null', '\r', '\t', '1e400', '-', '\\u005f', '"\\n"', '\n',
+                               '{"k": [1, {"x": "y"}]}', '\ufeff', '\x0b', 'tru'])
+
+
+@given(st.lists(_JSON_PARTS, max_size=16).map("".join))
+@settings(max_examples=600, deadline=None)
+def test_the_jsonl_reader_reads_what_json_loads_reads_line_by_line(text):
+    from mini_agent.core.transcripts.claude_code import parse_jsonl
+    fast, plain = [], []
+    assert parse_jsonl(text, fast) == _parse_jsonl_line_by_line(text, plain)
+    assert fast == plain

@@ -61,6 +61,14 @@ _CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff0
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _CODE_LINE_RE = re.compile(r"[{}();=<>\[\]]|^\s{2,}\S|^\s*\d+[→\t:]|^\s*(def|class|import|from|"
                            r"return|func|if|for|package|const|let|var)\b")
+"""A line that looks like code: a bracket or operator anywhere, or an indented, numbered or
+keyword start. :func:`_output_kind` asks it in two cheaper parts, :data:`_CODE_CHAR_RE`
+anywhere then :data:`_CODE_START_RE` at the start (the same lines match:
+``tests/test_calibration.py`` checks it)."""
+_CODE_CHAR_RE = re.compile(r"[{}();=<>\[\]]")
+_CODE_START_RE = re.compile(r"\s{2,}\S|\s*\d+[→\t:]|\s*(def|class|import|from|"
+                            r"return|func|if|for|package|const|let|var)\b")
+_COUNTS = FEATURES + ("image_tokens",)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -128,11 +136,12 @@ def _output_kind(text: str) -> str:
             pass
     lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
     needed, left, found = 0.4 * len(lines), len(lines), 0
+    anywhere, at_start = _CODE_CHAR_RE.search, _CODE_START_RE.match  # = _CODE_LINE_RE.search
     for ln in lines:  # stop as soon as the 40% is reached or out of reach
         if found >= needed or found + left < needed:
             break
         left -= 1
-        if _CODE_LINE_RE.search(ln):
+        if anywhere(ln) or at_start(ln):
             found += 1
     return "code" if lines and found >= needed else "tool_output"
 
@@ -154,7 +163,13 @@ def message_features(message: Message) -> dict[str, int]:
     >>> message_features({"role": "user", "content": "hello"})["prose"]
     5
     """
-    out = dict.fromkeys(FEATURES + ("image_tokens",), 0)
+    out = dict.fromkeys(_COUNTS, 0)
+    _count_message(message, out)
+    return out
+
+
+def _count_message(message: Message, out: dict[str, int]) -> None:
+    """Add :func:`message_features` of ``message`` into ``out`` (no dict per message)."""
     for block in content_blocks(message):
         out["blocks"] += 1
         kind = block.get("type")
@@ -173,7 +188,6 @@ def message_features(message: Message) -> dict[str, int]:
                     out["image_tokens"] += image_tokens(part)
         elif kind == "image":
             out["image_tokens"] += image_tokens(block)
-    return out
 
 
 def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
@@ -198,10 +212,6 @@ def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
     return out
 
 
-def _add(a: Mapping[str, int], b: Mapping[str, int]) -> dict[str, int]:
-    return {k: a.get(k, 0) + b.get(k, 0) for k in set(a) | set(b)}
-
-
 def request_features(messages: Sequence[Message], points: Sequence[int]
                      ) -> list[dict[str, int]]:
     """Compute the features of each request ``messages[:i]``, in one pass over the history.
@@ -214,10 +224,10 @@ def request_features(messages: Sequence[Message], points: Sequence[int]
         One features dict per point (:func:`message_features` summed over the messages
         the request sends).
     """
-    out, total, done = [], dict.fromkeys(FEATURES + ("image_tokens",), 0), 0
+    out, total, done = [], dict.fromkeys(_COUNTS, 0), 0
     for i in points:
         for message in messages[done:i]:
-            total = _add(total, message_features(message))
+            _count_message(message, total)  # total += message_features(message)
         done = max(done, i)
         out.append(dict(total))
     return out

@@ -56,9 +56,13 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
         ``(line_number, entry)`` pairs, line numbers 1-based.
     """
     lines = text.split("\n")
-    last = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
     entries = []
     for i, line in enumerate(lines):
+        if line[:1] == "{":  # the usual line: one object, no surrounding whitespace
+            entry, end = _scan_object(line)
+            if end == len(line):
+                entries.append((i + 1, entry))
+                continue
         if not line.strip():
             continue
         try:
@@ -67,6 +71,7 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
             repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
             continue
         except json.JSONDecodeError:
+            last = max((n for n, text in enumerate(lines) if text.strip()), default=-1)
             what = "truncated last line" if i == last else "line is not valid JSON"
             repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
             continue
@@ -75,6 +80,23 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
         else:
             repairs.append(f"line {i + 1}: not a JSON object, ignored")
     return entries
+
+
+_SCAN = json.JSONDecoder().scan_once
+"""The scanner ``json.loads`` runs (the same defaults), called without its per-call checks."""
+
+
+def _scan_object(line: str) -> tuple[Any, int]:
+    """Read the JSON value at the start of ``line``: ``(value, end)``; ``(None, -1)`` if none.
+
+    For a line that starts with ``{`` and whose value ends at ``len(line)`` the value is what
+    ``json.loads(line)`` returns (no whitespace for it to skip on either side); any other
+    outcome sends the line to ``json.loads``, which gives the error to report.
+    """
+    try:
+        return _SCAN(line, 0)
+    except (ValueError, StopIteration, RecursionError):
+        return None, -1
 
 
 def _is_message_entry(entry: dict) -> bool:
