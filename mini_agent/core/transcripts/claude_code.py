@@ -121,12 +121,22 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     Raises:
         TranscriptError: no user or assistant entries outside sidechains.
     """
-    entries = [(n, _clean_ids(n, e, repairs)) for n, e in entries]
-    by_uuid = {e["uuid"]: (n, e) for n, e in entries if isinstance(e.get("uuid"), str)}
-    candidates = [(n, e) for n, e in entries if _is_message_entry(e) and not e.get("isSidechain")]
-    info["skipped_entries"] = dict(collections.Counter(
-        e.get("type") for _, e in entries if not _is_message_entry(e)))
-    info["sidechain_entries"] = sum(1 for _, e in entries if e.get("isSidechain"))
+    by_uuid: dict[str, tuple[int, dict]] = {}
+    candidates: list[tuple[int, dict]] = []  # message entries outside sidechains
+    skipped: collections.Counter = collections.Counter()
+    sidechain = 0
+    for n, e in entries:  # one pass: clean the ids, index by uuid, sort the entries out
+        e = _clean_ids(n, e, repairs)
+        if isinstance(e.get("uuid"), str):
+            by_uuid[e["uuid"]] = (n, e)
+        if e.get("isSidechain"):
+            sidechain += 1
+        if not _is_message_entry(e):
+            skipped[e.get("type")] += 1
+        elif not e.get("isSidechain"):
+            candidates.append((n, e))
+    info["skipped_entries"] = dict(skipped)
+    info["sidechain_entries"] = sidechain
     if not candidates:
         raise TranscriptError("no user or assistant entries outside sidechains")
     chain: set[str] = set()
@@ -201,19 +211,23 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
 
 def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
     """A copy of ``entry`` whose link ids that are not strings are None (reported)."""
+    message = entry.get("message")
+    bad_id = isinstance(message, dict) and not _id_or_none(message.get("id"))
+    if (not bad_id and _id_or_none(entry.get("uuid")) and _id_or_none(entry.get("parentUuid"))
+            and _id_or_none(entry.get("logicalParentUuid"))):
+        return entry  # the usual entry: nothing to clean
     bad = [k for k in ("uuid", "parentUuid", "logicalParentUuid")
            if entry.get(k) is not None and not isinstance(entry[k], str)]
-    message = entry.get("message")
-    bad_id = isinstance(message, dict) and message.get("id") is not None \
-        and not isinstance(message["id"], str)
-    if not bad and not bad_id:
-        return entry
     repairs.append(f"line {n}: {', '.join(bad + ['message.id'] * bad_id)} not a string; "
                    "treated as missing")
     entry = {**entry, **{k: None for k in bad}}
     if bad_id:
         entry["message"] = {**message, "id": None}
     return entry
+
+
+def _id_or_none(value: Any) -> bool:
+    return value is None or isinstance(value, str)
 
 
 def join_split_responses(drafts: list[MessageDraft]) -> list[MessageDraft]:

@@ -70,7 +70,7 @@ def clean_blocks(drafts: list[MessageDraft], repairs: list[str]) -> None:
                 found["dropped signature-only (empty) thinking blocks"].append(draft.where)
                 continue
             allowed = ALLOWED_BLOCK_KEYS.get(kind)
-            if allowed and set(block) - allowed:
+            if allowed and not allowed.issuperset(block):  # a key beyond the allowed ones
                 keys = ", ".join(sorted(set(block) - allowed))
                 found[f"stripped non-API keys ({keys}) from {kind} blocks"].append(draft.where)
                 block = {k: v for k, v in block.items() if k in allowed}
