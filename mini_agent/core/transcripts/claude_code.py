@@ -71,7 +71,7 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
             repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
             continue
         except json.JSONDecodeError:
-            last = max((n for n, text in enumerate(lines) if text.strip()), default=-1)
+            last = max((n for n, ln in enumerate(lines) if ln.strip()), default=-1)
             what = "truncated last line" if i == last else "line is not valid JSON"
             repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
             continue
