@@ -670,3 +670,17 @@ def test_the_jsonl_reader_reads_what_json_loads_reads_line_by_line(text):
     fast, plain = [], []
     assert parse_jsonl(text, fast) == _parse_jsonl_line_by_line(text, plain)
     assert fast == plain
+
+
+def test_a_copied_draft_is_replace_with_new_lists():
+    import dataclasses
+
+    from mini_agent.core.transcripts.drafts import MessageDraft
+    values = {f.name: object() for f in dataclasses.fields(MessageDraft)}
+    values.update(blocks=[{"type": "text", "text": "a"}], positions=[3, 4])
+    draft = MessageDraft(**values)
+    copy = draft.copied()
+    assert copy == dataclasses.replace(draft, blocks=list(draft.blocks),
+                                       positions=list(draft.positions))
+    assert copy.blocks is not draft.blocks and copy.positions is not draft.positions
+    assert copy.blocks[0] is draft.blocks[0]

@@ -23,7 +23,6 @@ Source:
 from __future__ import annotations
 
 import collections
-import dataclasses
 import json
 from typing import Iterable
 
@@ -122,8 +121,7 @@ def _merge(drafts: list[MessageDraft], repairs: list[str]) -> list[MessageDraft]
             last.blocks = last.blocks + draft.blocks
             last.positions = last.positions + draft.positions
             continue
-        merged.append(dataclasses.replace(draft, blocks=list(draft.blocks),
-                                          positions=list(draft.positions)))
+        merged.append(draft.copied())
     return merged
 
 
