@@ -39,9 +39,9 @@ def test_pool_pays_only_for_time_it_saves_beyond_its_start(monkeypatch):
     assert pool_pays(0.01, 9, 8) and not pool_pays(0.01, 9, 1)
 
 
-def test_batch_size_gives_each_worker_about_four_tasks_up_to_eight_files():
-    assert [batch_size(n, 2) for n in (1, 7, 8, 16, 40, 100, 1000)] == [1, 1, 1, 2, 5, 8, 8]
-    assert batch_size(100, 0) == 8
+def test_batch_size_gives_each_worker_about_sixteen_tasks_up_to_eight_files():
+    assert [batch_size(n, 2) for n in (1, 10, 32, 64, 100, 256, 1000)] == [1, 1, 1, 2, 3, 8, 8]
+    assert batch_size(100, 0) == 6
 
 
 @pytest.mark.parametrize("size", [1, 2, 4])
