@@ -156,3 +156,57 @@ def test_the_bound_is_reached_by_replaying_its_own_schedule(model):
     records = replay_with_cache(history, model=model, policy=follow, system=SYSTEM, resume=True)
     replayed = sum(r["cost_usd"] for r in records)
     assert bound.usd * (1 - 1e-9) <= replayed <= 1.01 * bound.usd
+
+
+def _odd_history():
+    """A session with the shapes the direct count must get right: empty and string content,
+    a message with no blocks, a thinking block, an image inside a tool result."""
+    from mini_agent.core.sample_sessions import sample_session_jsonl
+    import json
+    history = [json.loads(line)["message"] for line in sample_session_jsonl(8, variant=3)
+               .splitlines() if "message" in json.loads(line)]
+    history = [m for m in history if isinstance(m, dict) and "role" in m] or long_session(8)[0]
+    png = ("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6k"
+           "gAAAABJRU5ErkJggg==")
+    extra = [{"role": "user", "content": ""},
+             {"role": "assistant", "content": [{"type": "thinking", "thinking": "hmm " * 50,
+                                                "signature": "s"},
+                                               {"type": "tool_use", "id": "x1", "name": "see",
+                                                "input": {"path": "ü.png", "n": 1}}]},
+             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x1",
+                                           "content": [{"type": "text", "text": "a\nb"},
+                                                       {"type": "image", "source": {
+                                                           "type": "base64",
+                                                           "media_type": "image/png",
+                                                           "data": png}}]}]},
+             {"role": "assistant", "content": []},
+             {"role": "assistant", "content": "ok"}]
+    return history + extra
+
+
+@pytest.mark.parametrize("system", [SYSTEM, "", None,
+                                    [{"type": "text", "text": "a" * 999},
+                                     {"type": "text", "text": "b" * 99,
+                                      "cache_control": {"type": "ephemeral"}}]])
+def test_direct_block_tokens_equal_prefix_boundaries(system):
+    from mini_agent.core.hindsight import _block_tokens, _direct_block_tokens
+    for history in (long_session(12)[0], _odd_history()):
+        body = {"model": MODEL, "messages": history}
+        if system:
+            body["system"] = system
+        assert _direct_block_tokens(history, system, None) == _block_tokens(body)
+    assert _direct_block_tokens(history, system, [{"name": "t"}]) is None
+    assert _direct_block_tokens([{"role": "user", "content": ["str block"]}], system,
+                                None) is None
+
+
+@pytest.mark.parametrize("history", [long_session(30)[0], _odd_history()])
+def test_the_direct_bound_equals_the_bound_from_prefix_boundaries(history, monkeypatch):
+    import mini_agent.core.hindsight as hindsight
+    points = request_points(history)
+    kwargs = dict(model=MODEL, system=SYSTEM, keep=2,
+                  times=[100.0 * n for n in range(len(points))])
+    fast = masking_bound(history, points, **kwargs)
+    monkeypatch.setattr(hindsight, "_direct_block_tokens", lambda *a: None)
+    assert masking_bound(history, points, **kwargs) == fast
+    assert fast.moves or len(points) < 10

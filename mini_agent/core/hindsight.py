@@ -29,7 +29,9 @@ caching and pricing docs (write 1.25x, read 0.1x, 5-minute TTL, minimum cacheabl
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
+import math
 from typing import Sequence
 
 from mini_agent.core.cache import TTL_SECONDS
@@ -37,6 +39,7 @@ from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observati
 from mini_agent.core.messages import Message, tool_result_positions
 from mini_agent.core.pricing import CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens, prefix_boundaries
+from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_tokens
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,12 +69,57 @@ class HindsightBound:
 
 
 def _block_tokens(request: dict) -> tuple[list[int], list[tuple]]:
+    """Each block's tokens and path, as :func:`prefix_boundaries` counts them (the reference)."""
     bounds = prefix_boundaries(request)
     tokens, prev = [], 0
     for b in bounds:
         tokens.append(b.prefix_tokens - prev)
         prev = b.prefix_tokens
     return tokens, [b.path for b in bounds]
+
+
+def _direct_block_tokens(history: list[Message], system: str | list | None,
+                         tools: list[dict] | None) -> tuple[list[int], list[tuple]] | None:
+    """:func:`_block_tokens` of ``{"system": system, "messages": history}`` without hashing.
+
+    ``prefix_boundaries`` serialises and hashes every block; the bound needs only each block's
+    tokens (``approx_tokens`` per block, a string content or system one text block) and its
+    path, so they are counted here directly. Returns None for an input this does not model
+    (tools, a block that is not a dict or that looks like a message, content of another type):
+    the caller then asks :func:`_block_tokens`. ``tests/test_hindsight.py`` compares the two.
+    """
+    if tools:
+        return None
+    tokens: list[int] = []
+    paths: list[tuple] = []
+    if isinstance(system, str):
+        if system:
+            tokens.append(math.ceil(len(system) / CHARS_PER_TOKEN))
+            paths.append(("system", 0))
+    elif isinstance(system, list):
+        for i, block in enumerate(system):
+            if not isinstance(block, dict) or "role" in block:
+                return None
+            tokens.append(approx_tokens(block))
+            paths.append(("system", i))
+    elif system:
+        return None
+    for i, message in enumerate(history):
+        if not isinstance(message, dict):
+            return None
+        content = message.get("content")
+        if isinstance(content, str):
+            tokens.append(math.ceil(len(content) / CHARS_PER_TOKEN))
+            paths.append(("messages", i, 0))
+        elif isinstance(content, list):
+            for j, block in enumerate(content):
+                if not isinstance(block, dict) or "role" in block:
+                    return None
+                tokens.append(approx_tokens(block))
+                paths.append(("messages", i, j))
+        elif content is not None:
+            return None
+    return tokens, paths
 
 
 def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: str,
@@ -107,16 +155,25 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     minimum = min_tokens if min_tokens is not None else min_cacheable_tokens(model)
     read_x, write_x = model_price(model).cache_read_multiplier, CACHE_WRITE_5M_MULTIPLIER
     history = list(messages[:points[-1]]) if points else []
-    base = {"model": model, "max_tokens": 1, "messages": history}
-    if system:
-        base["system"] = system
-    if tools:
-        base["tools"] = tools
-    raw, paths = _block_tokens(base)
-    masked, _ = _block_tokens({**base, "messages": mask_old_observations(history, keep=0)})
+    masked_history = mask_old_observations(history, keep=0)
+    positions = tool_result_positions(history)
+    direct = _direct_block_tokens(history, system, tools)
+    if direct is not None:
+        raw, paths = direct
+        masked = {p: approx_tokens(masked_history[p[1]]["content"][p[2]])
+                  for p in (("messages", i, j) for i, j in positions)}
+    else:
+        base = {"model": model, "max_tokens": 1, "messages": history}
+        if system:
+            base["system"] = system
+        if tools:
+            base["tools"] = tools
+        raw, paths = _block_tokens(base)
+        masked_list, _ = _block_tokens({**base, "messages": masked_history})
+        masked = {p: masked_list[n] for n, p in enumerate(paths)}
     where = {p: n for n, p in enumerate(paths)}
-    results = [where[("messages", i, j)] for i, j in tool_result_positions(history)]
-    saving = [raw[k] - masked[k] for k in results]
+    results = [where[("messages", i, j)] for i, j in positions]
+    saving = [raw[k] - masked[("messages", i, j)] for k, (i, j) in zip(results, positions)]
     cum = [0]
     for t in raw:
         cum.append(cum[-1] + t)
@@ -127,53 +184,65 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     for n, p in enumerate(paths):
         if p[0] == "messages":
             first_block.setdefault(p[1], n)
+    # tokens of request r before masking: cum[blocks_at[r]]; results it holds: results_at[r]
     blocks_at = [first_block.get(i, len(raw)) for i in points]
-    results_at = [sum(1 for k in results if paths[k][1] < i) for i in points]
+    result_messages = [i for i, _ in positions]
+    results_at = [bisect.bisect_left(result_messages, i) for i in points]
+    # prefix(b): tokens before result b with the results before it masked (all: the whole)
+    prefix = [cum[results[b]] - cum_saving[b] for b in range(len(results))] + [cum[-1]]
 
-    def total(r: int, b: int) -> int:
+    def total(r: int, b: int) -> int:  # tokens request r sends with the oldest b masked
         return cum[blocks_at[r]] - cum_saving[b]
 
-    def prefix(b: int) -> int:  # tokens before result b, results < b masked
-        return cum[results[b]] - cum_saving[b] if b < len(results) else cum[-1]
-
     inf = float("inf")
+    gain_x = write_x - read_x
     cost: list[float] = []
     back: list[list[int]] = []
     for r in range(len(points)):
         top = max(0, results_at[r] - keep)
         fresh = r == 0 or (times is not None and times[r] - times[r - 1] > ttl_seconds)
+        now_tokens = cum[blocks_at[r]]
         new_cost = [inf] * (top + 1)
         new_back = [0] * (top + 1)
+        if r == 0:
+            new_cost[0] = write_x * now_tokens if now_tokens >= minimum else now_tokens
+            cost = new_cost
+            back.append(new_back)
+            continue
+        prev_tokens = cum[blocks_at[r - 1]]
+        n_prev = len(cost)
         best_move, best_arg = inf, -1        # running min over b' < b of D(b') - gain
         best_plain, plain_arg = inf, -1      # running min of D(b') (uncacheable request)
         for b in range(top + 1):
-            t = total(r, b)
-            if r == 0:
-                new_cost[b] = (write_x * t if t >= minimum else t) if b == 0 else inf
-                continue
+            t = now_tokens - cum_saving[b]
             # moving from any b' < b: fold b - 1 into the running minimum first
-            if b - 1 < len(cost) and b >= 1 and cost[b - 1] < inf:
-                prev_t = total(r - 1, b - 1)
-                p = min(prefix(b - 1), prev_t)
-                read = p if not fresh and p >= minimum and prev_t >= minimum else 0
-                gain = (write_x - read_x) * read
-                if cost[b - 1] - gain < best_move:
-                    best_move, best_arg = cost[b - 1] - gain, b - 1
-                if cost[b - 1] < best_plain:
-                    best_plain, plain_arg = cost[b - 1], b - 1
-            options = []
-            if b < len(cost) and cost[b] < inf:
-                prev_t = total(r - 1, b)
+            if 1 <= b <= n_prev:
+                before = cost[b - 1]
+                if before < inf:
+                    prev_t = prev_tokens - cum_saving[b - 1]
+                    p = min(prefix[b - 1], prev_t)
+                    read = p if not fresh and p >= minimum and prev_t >= minimum else 0
+                    gain = gain_x * read
+                    if before - gain < best_move:
+                        best_move, best_arg = before - gain, b - 1
+                    if before < best_plain:
+                        best_plain, plain_arg = before, b - 1
+            # the cheapest of staying at b and moving here (ties: the smaller previous b)
+            option = None
+            if b < n_prev and cost[b] < inf:
+                prev_t = prev_tokens - cum_saving[b]
                 read = prev_t if not fresh and prev_t >= minimum else 0
-                options.append((cost[b] + (write_x * t - (write_x - read_x) * read
-                                           if t >= minimum else t), b))
+                option = (cost[b] + (write_x * t - gain_x * read if t >= minimum else t), b)
             if t >= minimum and best_arg >= 0:
-                options.append((best_move + write_x * t, best_arg))
+                moved = (best_move + write_x * t, best_arg)
+                option = moved if option is None or moved < option else option
             elif t < minimum and plain_arg >= 0:
-                options.append((best_plain + t, plain_arg))
-            if options:
-                new_cost[b], new_back[b] = min(options)
-        cost, back = new_cost, back + [new_back]
+                moved = (best_plain + t, plain_arg)
+                option = moved if option is None or moved < option else option
+            if option is not None:
+                new_cost[b], new_back[b] = option
+        cost = new_cost
+        back.append(new_back)
     if not points:
         return HindsightBound(0.0, (), (), ())
     b = min(range(len(cost)), key=lambda k: cost[k])
@@ -191,7 +260,7 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
             continue
         fresh = times is not None and times[r] - times[r - 1] > ttl_seconds
         prev_b, prev_t = schedule[r - 1], total(r - 1, schedule[r - 1])
-        p = prev_t if b == prev_b else min(prefix(prev_b), prev_t)
+        p = prev_t if b == prev_b else min(prefix[prev_b], prev_t)
         read = p if not fresh and p >= minimum and prev_t >= minimum else 0
         per_request.append((read_x * read + write_x * (t - read) if t >= minimum else t) * price)
     return HindsightBound(sum(per_request), tuple(schedule), tuple(per_request), tuple(tokens))
