@@ -20,6 +20,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+from itertools import compress, count
+from operator import is_not
 from typing import Any, Sequence
 
 from mini_agent.core.cache import CLEARED_TOOL_RESULT, build_system_blocks, is_markable
@@ -35,6 +37,80 @@ class Unsupported(Exception):
 
 def _dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+
+
+_FLAT_TYPES = frozenset({str, int, bool, type(None)})
+"""Value types whose ``==`` within one type means the same JSON (floats are out: 0.0 == -0.0)."""
+
+_SYSTEM = object()
+"""Marks the identity of a system block given by its items (no JSON needed)."""
+
+_STR_CONTENT = object()
+"""Marks the identity of a string ``content`` (one text block, keys in ``type, text`` order)."""
+
+
+def _flat_key(block: dict) -> tuple | None:
+    """A hashable stand-in for the canonical JSON of a block with only scalar values.
+
+    ``(key, type, value)`` per item, sorted by key, ``cache_control`` left out: two such
+    blocks have equal stand-ins exactly when ``_canonical_identity`` gives them equal JSON
+    (the types keep ``True``, ``1`` and ``"1"`` apart), without serialising the block. None
+    for a block holding a float, a list or a dict, or a key that is not a str: those take
+    the JSON path. Equal JSON never lands in both spaces, since which values are scalars
+    shows in the JSON itself.
+    """
+    if "cache_control" in block:
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    types = tuple(map(type, block.values()))
+    if not _FLAT_TYPES.issuperset(types) or not _STR_KEYS.issuperset(map(type, block)):
+        return None
+    return tuple(sorted(zip(block, types, block.values())))
+
+
+_STR_KEYS = frozenset({str})
+
+
+def first_difference(a: Sequence, b: Sequence) -> int:
+    """Return the first index where ``a[k] is not b[k]`` (the shorter length when none).
+
+    Args:
+        a: one list (messages, or infos).
+        b: another.
+
+    Returns:
+        The index, found by a C-level scan (no Python step per element).
+    """
+    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
+
+
+def _same_message(a: Message, b: Message) -> bool:
+    """True when two messages surely have the same :class:`MessageInfo` (which depends on the
+    role and content only): the same role, and content blocks pairwise the same object or
+    equal dicts of scalar values of the same types. False means "unknown", never "differs"."""
+    if a is b:
+        return True
+    if type(a) is not dict or type(b) is not dict:
+        return False
+    role = a.get("role")
+    other = b.get("role")
+    if role != other or type(role) is not type(other) or type(role) is not str:
+        return False
+    ca, cb = a.get("content"), b.get("content")
+    if ca is cb:
+        return True
+    if type(ca) is str:
+        return type(cb) is str and ca == cb
+    if type(ca) is not list or type(cb) is not list or len(ca) != len(cb):
+        return False
+    for x, y in zip(ca, cb):
+        if x is y:
+            continue
+        if type(x) is not dict or type(y) is not dict or x != y or tuple(x) != tuple(y):
+            return False
+        types = tuple(map(type, x.values()))  # aligned by key: the key orders are equal
+        if types != tuple(map(type, y.values())) or not _FLAT_TYPES.issuperset(types):
+            return False
+    return True
 
 
 def _strip(obj: Any) -> Any:
@@ -158,8 +234,11 @@ class BlockMemo:
         if hit is None:
             keys, tokens, marks = [], [], []
             for k, block in enumerate(build_system_blocks(system)):
-                keys.append(self.key("system:" + _dumps(
-                    {key: v for key, v in block.items() if key != "cache_control"})))
+                body = {key: v for key, v in block.items() if key != "cache_control"}
+                # its items in order stand for its JSON when every value is a str
+                keys.append(self.key((_SYSTEM, tuple(body.items()))
+                                     if all(type(v) is str for v in body.values())
+                                     else "system:" + _dumps(body)))
                 tokens.append(approx_tokens(block))
                 if block.get("cache_control"):
                     marks.append(k)
@@ -209,6 +288,43 @@ class BlockMemo:
                        else self.info(message))
         return out
 
+    def view_infos(self, view: Sequence[Message], before: Sequence[Message],
+                   before_infos: list[MessageInfo]) -> list[MessageInfo]:
+        """:meth:`infos` of ``view``, reusing those of the same policy's previous view.
+
+        Equal to ``self.infos(view)`` (the same summaries, by value): the messages before the
+        first one that is not the same object as in ``before`` (a C-level scan) take
+        ``before_infos`` as they are; a later message takes its info from the history memo,
+        or from ``before`` at the same index when it is an equal copy (a mask policy copies
+        every masked message on every request), else :meth:`info` computes it.
+
+        Args:
+            view: the messages of this request; never mutated.
+            before: the messages of the previous request of the same replay (``[]`` at the
+                first).
+            before_infos: ``self.view_infos`` (or :meth:`infos`) of ``before``.
+
+        Returns:
+            A list parallel to ``view``.
+
+        Raises:
+            Unsupported: as :meth:`info`.
+        """
+        d = first_difference(view, before)
+        out = before_infos[:d]
+        fixed = self._fixed
+        n_before = len(before)
+        for k in range(d, len(view)):
+            message = view[k]
+            hit = fixed.get(id(message))
+            if hit is not None and hit[0] is message:
+                out.append(hit[1])
+            elif k < n_before and _same_message(message, before[k]):
+                out.append(before_infos[k])
+            else:
+                out.append(self.info(message))
+        return out
+
     def rotate(self) -> None:
         """Forget fresh messages not seen since the previous call (call once per request)."""
         self._older, self._recent = self._recent, {}
@@ -221,22 +337,22 @@ class BlockMemo:
             return hit[1]
         if not isinstance(block, dict):
             raise Unsupported("a block that is not a dict")
-        # a policy's fresh block (a mask placeholder, a cleared result) is remembered by its
-        # items in order and their types (True == 1 and 0.0 == -0.0, but they dump apart);
-        # a block holding a list or dict is unhashable and is not remembered
-        types = tuple(map(type, block.values()))
-        flat = (tuple(block.items()), types) if float not in types else None
-        try:
-            hit = self._flat.get(flat) if flat is not None else None
-        except TypeError:
-            hit = flat = None
-        if hit is not None:
-            return hit
+        # a block of scalar values (text, a string tool_result, a policy's placeholder) is
+        # known by its flat key, which also stands for its canonical JSON (True == 1 and
+        # 0.0 == -0.0, but they dump apart: the key holds the types, floats take the JSON)
+        flat = _flat_key(block)
+        if flat is not None:
+            hit = self._flat.get(flat)
+            if hit is not None:
+                return hit
         kind = block.get("type")
         body = block.get("content") if kind == "tool_result" else None
         chars, images = _block_chars(block)
-        facts = (self.key(_canonical_identity(block)), approx_tokens(block), kind,
-                 is_markable(block),
+        # approx_tokens of a block dict is this same sum (a dict with "role" counts as a message)
+        tokens = (math.ceil(chars / CHARS_PER_TOKEN) + images if "role" not in block
+                  else approx_tokens(block))
+        facts = (self.key(flat if flat is not None else _canonical_identity(block)), tokens,
+                 kind, is_markable(block),
                  kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
                  chars, images)
         if flat is not None:
@@ -247,9 +363,9 @@ class BlockMemo:
         role = message.get("role")
         content = message.get("content")
         if isinstance(content, str):
-            ident = f"{role}:1:" + _dumps({"type": "text", "text": content})
+            # one text block ``{"type": "text", "text": content}``, as the reference sends it
             tokens = math.ceil(len(content) / CHARS_PER_TOKEN)
-            return MessageInfo((self.key(ident),), (tokens,), (0,), 1,
+            return MessageInfo((self.key((_STR_CONTENT, f"{role}", content)),), (tokens,), (0,), 1,
                                0 if content.strip() else None, None, len(content), 0, (), ())
         if not isinstance(content, list):
             if content is None:

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from operator import attrgetter
 from typing import Any, Callable, Sequence
 
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
-from mini_agent.core.flat_prefix import (RESUME_MEMORY_REQUESTS, FlatPrefix,  # noqa: F401
-                                         breakpoint_marks, prefix_usage, resume_marks)
+from mini_agent.core.flat_prefix import (RESUME_MEMORY_REQUESTS, AnchorIndex,  # noqa: F401
+                                         FlatPrefix, breakpoint_marks, prefix_usage,
+                                         resume_marks)
 from mini_agent.core.messages import Message
 from mini_agent.core.pricing import (CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
                                      model_price)
@@ -42,6 +44,8 @@ from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext, check_times
 
 __all__ = ["BlockMemo", "FastReplay", "Unsupported", "fast_replay", "replay_usage"]
+
+_CHARS, _IMAGES = attrgetter("chars"), attrgetter("images")
 
 @dataclasses.dataclass
 class FastReplay:
@@ -121,6 +125,9 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
     costs: list[float] = []
     totals = [0, 0, 0, 0, 0]          # input, creation, read, 5m, 1h
     view: list[Message] = []
+    before: list[Message] = []           # the policy's previous view and its infos
+    before_infos: list[MessageInfo] = []
+    anchors = AnchorIndex()
     for n, i in enumerate(points):
         now = times[i] - times[points[0]] if times is not None else n * gap_seconds
         if policy is None:
@@ -131,14 +138,16 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
         else:
             view = policy(messages[:i], ViewContext(turn=n + 1))
         memo.rotate()
-        infos = memo.infos(view)
+        infos = memo.view_infos(view, before, before_infos)
+        before, before_infos = view, infos
         sent, sent_infos = view, infos
         if server_edit is not None:  # markers are placed before the edit, on ``infos``
             sent, sent_infos = _clear(view, infos, server_edit, system_body_tokens, memo,
                                       cleared_copies)
         prefix.update(sent_infos)    # clearing keeps every block, so the starts hold for both
         pos, pid, cum = prefix.pos, prefix.pid, prefix.cum
-        marks, second = breakpoint_marks(infos, prefix.starts, sys_marks)
+        marks, second = breakpoint_marks(infos, prefix.starts, sys_marks,
+                                         anchors.update(infos))
         if resume:
             marks = resume_marks(marks, second, pid, pos, prefix.pid_index, remembered, n + 1,
                                  sys_marks)
@@ -184,8 +193,8 @@ def _clear(view: list[Message], infos: list[MessageInfo], edit: dict, system_tok
 
     trigger = edit.get("trigger") or DEFAULT_TRIGGER
     keep = edit.get("keep") or DEFAULT_KEEP
-    chars = sum(info.chars for info in infos)
-    images = sum(info.images for info in infos)
+    chars = sum(map(_CHARS, infos))
+    images = sum(map(_IMAGES, infos))
     before = math.ceil(chars / CHARS_PER_TOKEN) + images + system_tokens
     if not before > trigger["value"]:
         return view, infos
@@ -216,8 +225,8 @@ def _clear(view: list[Message], infos: list[MessageInfo], edit: dict, system_tok
         new_infos[k] = memo.info(copy)
     if not changed:
         return view, infos
-    after = (math.ceil(sum(i.chars for i in new_infos) / CHARS_PER_TOKEN)
-             + sum(i.images for i in new_infos) + system_tokens)
+    after = (math.ceil(sum(map(_CHARS, new_infos)) / CHARS_PER_TOKEN)
+             + sum(map(_IMAGES, new_infos)) + system_tokens)
     least = (edit.get("clear_at_least") or {}).get("value", 0)
     if before - after < least:
         return view, infos

@@ -14,15 +14,19 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 
 from __future__ import annotations
 
+from itertools import compress, count, repeat
+from operator import attrgetter, is_not
 from typing import Any
 
-from mini_agent.core.block_memo import BlockMemo, MessageInfo
+from mini_agent.core.block_memo import BlockMemo, MessageInfo, first_difference
 from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
 from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
 
 RESUME_MEMORY_REQUESTS = 32
 """Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
+
+_ANCHOR = attrgetter("anchor")
 
 TTL_5M_SECONDS = TTL_SECONDS["5m"]
 """How long a cache entry lives after its last write or hit (seconds)."""
@@ -65,40 +69,75 @@ class FlatPrefix:
         """
         infos = [self.system_info, *infos]
         old = self.infos
-        d = 0
+        # the same info objects (a C-level scan), then equal keys (a policy's fresh copy)
+        d = first_difference(old, infos)
         limit = min(len(old), len(infos))
         while d < limit and (old[d] is infos[d] or old[d].keys == infos[d].keys):
             d += 1
-        cut = self.starts[d] if d < len(self.starts) else len(self.cum)
-        del self.cum[cut:], self.pos[cut:], self.pid[cut:], self.starts[d:]
-        cum = self.cum[-1] if self.cum else 0
-        next_pos = (self.pos[-1] + 1) if self.pos else 0
-        parent = self.pid[-1] if self.pid else self.root
+        cum_list, pos_list, pid_list, starts = self.cum, self.pos, self.pid, self.starts
+        cut = starts[d] if d < len(starts) else len(cum_list)
+        del cum_list[cut:], pos_list[cut:], pid_list[cut:], starts[d:]
+        cum = cum_list[-1] if cum_list else 0
+        next_pos = (pos_list[-1] + 1) if pos_list else 0
+        parent = pid_list[-1] if pid_list else self.root
         chain, pid_index = self.chain, self.pid_index
-        for info in infos[d:]:
-            self.starts.append(len(self.cum))
+        add_cum, add_pos, add_pid = cum_list.append, pos_list.append, pid_list.append
+        for k in range(d, len(infos)):
+            info = infos[k]
+            starts.append(len(cum_list))
             for key, tok, off in zip(info.keys, info.tokens, info.offsets):
                 cum += tok
-                self.cum.append(cum)
-                self.pos.append(next_pos + off)
+                add_cum(cum)
+                add_pos(next_pos + off)
                 link = (parent, key)
                 parent = chain.get(link)
                 if parent is None:
                     parent = chain[link] = len(chain)
-                    pid_index[parent] = len(self.pid)
-                self.pid.append(parent)
+                    pid_index[parent] = len(pid_list)
+                add_pid(parent)
             next_pos += info.positions
         self.infos = infos
 
 
-def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: list[int]
-                     ) -> tuple[list[int], range]:
+class AnchorIndex:
+    """The messages of a request whose info has an ``anchor``, kept from request to request.
+
+    :func:`breakpoint_marks` needs the newest masked or cleared result before the last
+    message; scanning every message for it costs a Python step per message per request.
+    This keeps the sorted indices and rescans only from the first info that changed.
+    """
+
+    def __init__(self) -> None:
+        self.infos: list[MessageInfo] = []
+        self.at: list[int] = []
+
+    def update(self, infos: list[MessageInfo]) -> list[int]:
+        """Describe a new request.
+
+        Args:
+            infos: the request's message infos (system prompt not included).
+
+        Returns:
+            The ascending indices ``k`` with ``infos[k].anchor is not None``.
+        """
+        d = first_difference(self.infos, infos)
+        at = self.at
+        while at and at[-1] >= d:
+            at.pop()
+        at.extend(compress(count(d), map(is_not, map(_ANCHOR, infos[d:]), repeat(None))))
+        self.infos = infos
+        return at
+
+
+def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: list[int],
+                     anchored: list[int] | None = None) -> tuple[list[int], range]:
     """Place ``place_breakpoints(canonical=True, anchors=True)``'s markers on the flat prefix.
 
     Args:
         infos: the messages' infos, in order (system prompt not included).
         starts: :attr:`FlatPrefix.starts` (index 0 is the system prompt).
         system_marks: flat indices of the system prompt's markers.
+        anchored: :meth:`AnchorIndex.update` of ``infos`` (None: scan ``infos`` for them).
 
     Returns:
         ``(marks, second)``: the sorted flat indices of the markers (at most
@@ -114,12 +153,13 @@ def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: 
         if infos[last].markable is not None:
             marks.append(starts[last + 1] + infos[last].markable)
             budget -= 1
-        if budget > 0:
-            for i in range(last - 1, -1, -1):
-                if infos[i].anchor is not None:
-                    marks.append(starts[i + 1] + infos[i].anchor)
-                    budget -= 1
-                    break
+        if budget > 0:  # the newest masked or cleared result before the last message
+            if anchored is None:
+                anchored = [i for i in range(last) if infos[i].anchor is not None]
+            i = next((a for a in reversed(anchored) if a < last), None)
+            if i is not None:
+                marks.append(starts[i + 1] + infos[i].anchor)
+                budget -= 1
         if last >= 2:
             second = range(starts[last - 1], starts[last - 1] + len(infos[last - 2].keys))
             if budget > 0 and infos[last - 2].markable is not None:
@@ -137,22 +177,25 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
         second: the flat range :func:`breakpoint_marks` returned (dropped from first).
         pid: :attr:`FlatPrefix.pid`.
         pos: :attr:`FlatPrefix.pos`.
-        pid_index: :attr:`FlatPrefix.pid_index`.
-        remembered: prefix id -> request count it was last marked at; updated in place
-            (entries older than :data:`RESUME_MEMORY_REQUESTS` requests are forgotten).
+        pid_index: :attr:`FlatPrefix.pid_index` (unused: the scan finds the same point).
+        remembered: prefix id -> request count it was last marked at, oldest first; updated
+            in place (entries older than :data:`RESUME_MEMORY_REQUESTS` requests are
+            forgotten). Start it empty and let only this function change it.
         count: this request's number (1-based).
         sys_marks: flat indices of the system prompt's markers (dropped after ``second``).
 
     Returns:
         The sorted marker indices, still at most ``MAX_CACHE_CONTROL_MARKERS``.
     """
-    for h in [h for h, c in remembered.items() if count - c > RESUME_MEMORY_REQUESTS]:
+    while remembered:  # oldest first: a prefix marked again is moved to the end below
+        h, c = next(iter(remembered.items()))
+        if count - c <= RESUME_MEMORY_REQUESTS:
+            break
         del remembered[h]
-    resume = None
-    for h in remembered:
-        k = pid_index[h]
-        if k < len(pid) and pid[k] == h and (resume is None or k > resume):
-            resume = k
+    # the longest remembered prefix this request holds (a chain id sits at one depth only,
+    # ``pid_index[h]``, so this is the largest such depth): scan back from the end, C-level
+    resume = next(compress(range(len(pid) - 1, -1, -1), map(remembered.__contains__,
+                                                              reversed(pid))), None)
     if resume is not None and not any(0 <= pos[bp] - pos[resume] < LOOKBACK_POSITIONS
                                       for bp in marks if bp >= resume):
         marks = sorted({*marks, resume})
@@ -163,6 +206,7 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
             if gone in marks:
                 marks.remove(gone)
     for bp in marks:
+        remembered.pop(pid[bp], None)
         remembered[pid[bp]] = count
     return marks
 
@@ -187,13 +231,16 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
     """
     total = cum[-1] if cum else 0
     hit = -1
-    for bp in marks:
+    get = entries.get
+    # the longest live entry in any mark's lookback; newest mark first, and a walk stops at
+    # the best hit so far (an older find could not be longer)
+    for bp in reversed(marks):
         p = bp
-        while p >= 0 and pos[bp] - pos[p] < LOOKBACK_POSITIONS:
-            entry = entries.get(pid[p])
+        limit = pos[bp] - LOOKBACK_POSITIONS
+        while p > hit and pos[p] > limit:
+            entry = get(pid[p])
             if entry is not None and entry[1] > now:
-                if p > hit:
-                    hit = p
+                hit = p
                 break
             p -= 1
     read = cum[hit] if hit >= 0 else 0
