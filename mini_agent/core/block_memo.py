@@ -84,32 +84,34 @@ def first_difference(a: Sequence, b: Sequence) -> int:
 
 
 def _same_message(a: Message, b: Message) -> bool:
-    """True when two messages surely have the same :class:`MessageInfo` (which depends on the
-    role and content only): the same role, and content blocks pairwise the same object or
-    equal dicts of scalar values of the same types. False means "unknown", never "differs"."""
+    """True when two messages surely have the same :class:`MessageInfo`.
+
+    The info depends on the role and the content only, and the identities in it on the JSON
+    with sorted keys. ``a == b`` (one C-level comparison) is not enough by itself: ``1 ==
+    True == 1.0`` and ``0.0 == -0.0`` dump apart. So equal messages also need a str role and,
+    for each block that is not the very same object in both, only str or None values (a mask
+    placeholder, a cleared result). False means "unknown", never "differs".
+    """
     if a is b:
         return True
-    if type(a) is not dict or type(b) is not dict:
+    if type(a) is not dict or a != b or type(a.get("role")) is not str:
         return False
-    role = a.get("role")
-    other = b.get("role")
-    if role != other or type(role) is not type(other) or type(role) is not str:
-        return False
-    ca, cb = a.get("content"), b.get("content")
-    if ca is cb:
+    content = a.get("content")
+    if type(content) is str:
         return True
-    if type(ca) is str:
-        return type(cb) is str and ca == cb
-    if type(ca) is not list or type(cb) is not list or len(ca) != len(cb):
+    if type(content) is not list:
         return False
-    for x, y in zip(ca, cb):
-        if x is y:
-            continue
-        if type(x) is not dict or type(y) is not dict or x != y or tuple(x) != tuple(y):
-            return False
-        types = tuple(map(type, x.values()))  # aligned by key: the key orders are equal
-        if types != tuple(map(type, y.values())) or not _FLAT_TYPES.issuperset(types):
-            return False
+    other = b["content"]
+    k = len(content)
+    while k:  # an index loop: no iterator objects for the usual one-block message
+        k -= 1
+        block = content[k]
+        if block is not other[k]:
+            if type(block) is not dict:
+                return False
+            for value in block.values():
+                if type(value) is not str and value is not None:
+                    return False
     return True
 
 
@@ -142,8 +144,8 @@ class MessageInfo:
     message takes; markable: index of the last block that may carry ``cache_control`` (None:
     none); anchor: index of the newest masked or cleared tool_result (None: none); chars,
     images: ``approx_tokens``' characters and image tokens of the whole message; uses:
-    ``(id, name)`` of each tool_use; results: ``(block index, tool_use_id, already cleared)``
-    of each tool_result.
+    ``(id, name)`` of each tool_use; results: ``(block index, tool_use_id, not cleared yet)``
+    of each tool_result; live_results: ``(block index, tool_use_id)`` of those not cleared.
     """
 
     keys: tuple[int, ...]
@@ -156,6 +158,7 @@ class MessageInfo:
     images: int
     uses: tuple[tuple[Any, Any], ...]
     results: tuple[tuple[int, Any, bool], ...]
+    live_results: tuple[tuple[int, Any], ...] = ()
 
 
 class BlockMemo:
@@ -312,17 +315,21 @@ class BlockMemo:
         """
         d = first_difference(view, before)
         out = before_infos[:d]
+        add = out.append
         fixed = self._fixed
         n_before = len(before)
         for k in range(d, len(view)):
             message = view[k]
+            if k < n_before and message is before[k]:
+                add(before_infos[k])
+                continue
             hit = fixed.get(id(message))
             if hit is not None and hit[0] is message:
-                out.append(hit[1])
+                add(hit[1])
             elif k < n_before and _same_message(message, before[k]):
-                out.append(before_infos[k])
+                add(before_infos[k])
             else:
-                out.append(self.info(message))
+                add(self.info(message))
         return out
 
     def rotate(self) -> None:
@@ -403,4 +410,5 @@ class BlockMemo:
             elif kind == "tool_use":
                 uses.append((block.get("id"), block.get("name")))
         return MessageInfo(tuple(keys), tuple(tokens), tuple(offsets), position + 1, markable,
-                           anchor, chars, images, tuple(uses), tuple(results))
+                           anchor, chars, images, tuple(uses), tuple(results),
+                           tuple((j, uid) for j, uid, live in results if live))

@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from operator import attrgetter
+from itertools import chain, compress
+from operator import attrgetter, itemgetter
 from typing import Any, Callable, Sequence
 
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
@@ -46,6 +47,7 @@ from mini_agent.core.view import ViewContext, check_times
 __all__ = ["BlockMemo", "FastReplay", "Unsupported", "fast_replay", "replay_usage"]
 
 _CHARS, _IMAGES = attrgetter("chars"), attrgetter("images")
+_USES, _LIVE = attrgetter("uses"), attrgetter("live_results")
 
 @dataclasses.dataclass
 class FastReplay:
@@ -198,31 +200,31 @@ def _clear(view: list[Message], infos: list[MessageInfo], edit: dict, system_tok
     before = math.ceil(chars / CHARS_PER_TOKEN) + images + system_tokens
     if not before > trigger["value"]:
         return view, infos
-    uses = [u for info in infos for u in info.uses]
+    uses = list(chain.from_iterable(map(_USES, infos)))
     excluded = set(edit.get("exclude_tools") or ())
     older = uses[: max(0, len(uses) - int(keep["value"]))]
-    targets = {uid for uid, name in older if name not in excluded}
+    targets = ({uid for uid, name in older if name not in excluded} if excluded
+               else set(map(itemgetter(0), older)))
     if not targets:
         return view, infos
     new_view, new_infos = list(view), list(infos)
     changed = False
-    for k, info in enumerate(infos):
-        js = tuple(j for j, uid, live in info.results if live and uid in targets)
+    # only the messages holding a tool_result not cleared yet (a C-level filter)
+    for k in compress(range(len(infos)), map(_LIVE, infos)):
+        js = tuple([j for j, uid in infos[k].live_results if uid in targets])
         if not js:
             continue
         changed = True
         message = view[k]
         held = copies.get((id(message), js))
-        if held is not None and held[0] is message:
-            copy = held[1]
-        else:
+        if held is None or held[0] is not message:
             content = list(message["content"])
             for j in js:
                 content[j] = {**content[j], "content": CLEARED_TOOL_RESULT}
             copy = {**message, "content": content}
-            copies[(id(message), js)] = (message, copy)
-        new_view[k] = copy
-        new_infos[k] = memo.info(copy)
+            held = copies[(id(message), js)] = (message, copy, memo.info(copy))
+        new_view[k] = held[1]
+        new_infos[k] = held[2]
     if not changed:
         return view, infos
     after = (math.ceil(sum(map(_CHARS, new_infos)) / CHARS_PER_TOKEN)
