@@ -83,14 +83,41 @@ def first_difference(a: Sequence, b: Sequence) -> int:
     return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
 
 
+def first_new_info(a: list, b: list) -> int:
+    """:func:`first_difference` for lists of :class:`MessageInfo` (equal only when identical).
+
+    List equality runs in C and, for items that compare by identity, is exactly the
+    identity test: the whole common length is compared at once (the usual case, a request
+    that only appends) and otherwise halved until the first new info is found.
+
+    Args:
+        a: one list of infos.
+        b: another.
+
+    Returns:
+        The first index where ``a[k] is not b[k]`` (the shorter length when none).
+    """
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo]; a[lo:hi] != b[lo:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 def _same_message(a: Message, b: Message) -> bool:
     """True when two messages surely have the same :class:`MessageInfo`.
 
     The info depends on the role and the content only, and the identities in it on the JSON
     with sorted keys. ``a == b`` (one C-level comparison) is not enough by itself: ``1 ==
     True == 1.0`` and ``0.0 == -0.0`` dump apart. So equal messages also need a str role and,
-    for each block that is not the very same object in both, only str or None values (a mask
-    placeholder, a cleared result). False means "unknown", never "differs".
+    for each block that is not the very same object in both, only str or None values, or
+    bools on both sides (a mask placeholder, a cleared result). False means "unknown", never "differs".
     """
     if a is b:
         return True
@@ -109,8 +136,10 @@ def _same_message(a: Message, b: Message) -> bool:
         if block is not other[k]:
             if type(block) is not dict:
                 return False
-            for value in block.values():
-                if type(value) is not str and value is not None:
+            for key, value in block.items():  # a str, None, or a bool on both sides
+                kind = type(value)
+                if kind is not str and value is not None and (
+                        kind is not bool or type(other[k][key]) is not bool):
                     return False
     return True
 
@@ -134,7 +163,7 @@ def _canonical_identity(block: dict) -> str:
     return text
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class MessageInfo:
     """What the replay needs to know about one message, computed once per message object.
 
@@ -146,6 +175,8 @@ class MessageInfo:
     images: ``approx_tokens``' characters and image tokens of the whole message; uses:
     ``(id, name)`` of each tool_use; results: ``(block index, tool_use_id, not cleared yet)``
     of each tool_result; live_results: ``(block index, tool_use_id)`` of those not cleared.
+    Two infos are equal only when they are the same object (:func:`first_new_info` relies
+    on it).
     """
 
     keys: tuple[int, ...]
@@ -183,8 +214,25 @@ class BlockMemo:
         self._systems: dict[str, tuple[MessageInfo, list[int]]] = {}
         self._blocks: dict[int, tuple[Any, tuple]] = {}
         self._flat: dict[tuple, tuple] = {}
+        self._points: tuple[list, list[int]] | None = None
         for message in keep:
             self._fixed[id(message)] = (message, self._summarise(message, keep_blocks=True))
+
+    def request_points(self, messages: Sequence[Message]) -> list[int]:
+        """``request_points(messages)``, computed once while the history stays the same.
+
+        Args:
+            messages: the recorded history (compared with the one remembered, item by item
+                in C, so a changed list is never answered from the memo).
+
+        Returns:
+            The ascending history lengths of the requests (a list the caller must not change).
+        """
+        from mini_agent.core.cache_policies import request_points
+        held = self._points
+        if held is None or held[0] != messages:
+            held = self._points = (list(messages), request_points(list(messages)))
+        return held[1]
 
     def key(self, identity: Any) -> int:
         """Intern one identity.

@@ -101,8 +101,6 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
         Unsupported: an input the fast path does not model (see the module doc).
         ValueError: ``times`` not parallel to ``messages``.
     """
-    from mini_agent.core.cache_policies import request_points
-
     if not isinstance(system, str) or not system.strip():
         raise Unsupported("system must be a non-empty str")
     if server_edit is not None:
@@ -111,10 +109,10 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
             raise Unsupported("a server edit with resume breakpoints")
     if times is not None:
         check_times(messages, times)
-    points = request_points(messages)
+    memo = memo or BlockMemo(messages)
+    points = memo.request_points(messages)
     if times is not None and any(times[b] < times[a] for a, b in zip(points, points[1:])):
         raise Unsupported("request times that go back")
-    memo = memo or BlockMemo(messages)
     system_info, sys_marks = memo.system(system)
     system_body_tokens = sum(system_info.tokens)
     prefix = FlatPrefix(memo, ("root", model), system_info)

@@ -18,7 +18,7 @@ from itertools import compress, count, repeat
 from operator import attrgetter, is_not
 from typing import Any
 
-from mini_agent.core.block_memo import BlockMemo, MessageInfo, first_difference
+from mini_agent.core.block_memo import BlockMemo, MessageInfo, first_new_info
 from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
 from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
@@ -70,7 +70,7 @@ class FlatPrefix:
         infos = [self.system_info, *infos]
         old = self.infos
         # the same info objects (a C-level scan), then equal keys (a policy's fresh copy)
-        d = first_difference(old, infos)
+        d = first_new_info(old, infos)
         limit = min(len(old), len(infos))
         while d < limit and (old[d] is infos[d] or old[d].keys == infos[d].keys):
             d += 1
@@ -120,7 +120,7 @@ class AnchorIndex:
         Returns:
             The ascending indices ``k`` with ``infos[k].anchor is not None``.
         """
-        d = first_difference(self.infos, infos)
+        d = first_new_info(self.infos, infos)
         at = self.at
         while at and at[-1] >= d:
             at.pop()
@@ -156,7 +156,10 @@ def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: 
         if budget > 0:  # the newest masked or cleared result before the last message
             if anchored is None:
                 anchored = [i for i in range(last) if infos[i].anchor is not None]
-            i = next((a for a in reversed(anchored) if a < last), None)
+            # ascending indices below ``n``: only the newest may be ``last`` itself
+            i = anchored[-1] if anchored else None
+            if i == last:
+                i = anchored[-2] if len(anchored) > 1 else None
             if i is not None:
                 marks.append(starts[i + 1] + infos[i].anchor)
                 budget -= 1
