@@ -144,10 +144,11 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
         if server_edit is not None:  # markers are placed before the edit, on ``infos``
             sent, sent_infos = _clear(view, infos, server_edit, system_body_tokens, memo,
                                       cleared_copies)
-        prefix.update(sent_infos)    # clearing keeps every block, so the starts hold for both
+        same = prefix.update(sent_infos)  # clearing keeps every block: the starts hold for both
         pos, pid, cum = prefix.pos, prefix.pid, prefix.cum
-        marks, second = breakpoint_marks(infos, prefix.starts, sys_marks,
-                                         anchors.update(infos))
+        # without an edit the prefix saw the same infos, so its first new one holds here
+        anchored = anchors.update(infos, same if server_edit is None else None)
+        marks, second = breakpoint_marks(infos, prefix.starts, sys_marks, anchored)
         if resume:
             marks = resume_marks(marks, second, pid, pos, prefix.pid_index, remembered, n + 1,
                                  sys_marks)

@@ -14,8 +14,8 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 
 from __future__ import annotations
 
-from itertools import compress, count, repeat
-from operator import attrgetter, is_not
+from bisect import bisect_right
+from itertools import compress
 from typing import Any
 
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, first_new_info
@@ -25,8 +25,6 @@ from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
 
 RESUME_MEMORY_REQUESTS = 32
 """Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
-
-_ANCHOR = attrgetter("anchor")
 
 TTL_5M_SECONDS = TTL_SECONDS["5m"]
 """How long a cache entry lives after its last write or hit (seconds)."""
@@ -52,37 +50,48 @@ class FlatPrefix:
         self.chain: dict[tuple[int, int], int] = {}
         self.root = len(self.chain)
         self.chain[root] = self.root  # type: ignore[index]
-        self.infos: list[MessageInfo] = []
+        self.infos: list[MessageInfo] = []   # the messages' infos (system prompt not included)
         self.starts: list[int] = []
         self.cum: list[int] = []
         self.pos: list[int] = []
         self.pid: list[int] = []
         self.pid_index: dict[int, int] = {}
         self.system_info = system_info
+        self._extend([system_info], 0)       # the same for every request
 
-    def update(self, infos: list[MessageInfo]) -> None:
+    def update(self, infos: list[MessageInfo]) -> int:
         """Make the flat lists describe a new request, recomputing from its first new message.
 
         Args:
             infos: one :class:`~mini_agent.core.block_memo.MessageInfo` per message the request
-                sends (the system prompt is prepended here).
+                sends (the system prompt's blocks stay in front).
+
+        Returns:
+            The index of the first info that is not the same object as the previous
+            request's (``first_new_info``; :meth:`AnchorIndex.update` can reuse it).
         """
-        infos = [self.system_info, *infos]
         old = self.infos
-        # the same info objects (a C-level scan), then equal keys (a policy's fresh copy)
-        d = first_new_info(old, infos)
+        # the same info objects (C-level), then equal keys (a policy's fresh copy)
+        same = d = first_new_info(old, infos)
         limit = min(len(old), len(infos))
         while d < limit and (old[d] is infos[d] or old[d].keys == infos[d].keys):
             d += 1
+        starts = self.starts             # starts[0] is the system prompt's
+        cut = starts[d + 1] if d + 1 < len(starts) else len(self.cum)
+        del self.cum[cut:], self.pos[cut:], self.pid[cut:], starts[d + 1:]
+        self._extend(infos, d)
+        self.infos = infos
+        return same
+
+    def _extend(self, infos: list[MessageInfo], first: int) -> None:
+        """Append the blocks of ``infos[first:]`` to the flat lists."""
         cum_list, pos_list, pid_list, starts = self.cum, self.pos, self.pid, self.starts
-        cut = starts[d] if d < len(starts) else len(cum_list)
-        del cum_list[cut:], pos_list[cut:], pid_list[cut:], starts[d:]
         cum = cum_list[-1] if cum_list else 0
         next_pos = (pos_list[-1] + 1) if pos_list else 0
         parent = pid_list[-1] if pid_list else self.root
         chain, pid_index = self.chain, self.pid_index
         add_cum, add_pos, add_pid = cum_list.append, pos_list.append, pid_list.append
-        for k in range(d, len(infos)):
+        for k in range(first, len(infos)):
             info = infos[k]
             starts.append(len(cum_list))
             for key, tok, off in zip(info.keys, info.tokens, info.offsets):
@@ -96,7 +105,6 @@ class FlatPrefix:
                     pid_index[parent] = len(pid_list)
                 add_pid(parent)
             next_pos += info.positions
-        self.infos = infos
 
 
 class AnchorIndex:
@@ -111,20 +119,24 @@ class AnchorIndex:
         self.infos: list[MessageInfo] = []
         self.at: list[int] = []
 
-    def update(self, infos: list[MessageInfo]) -> list[int]:
+    def update(self, infos: list[MessageInfo], same: int | None = None) -> list[int]:
         """Describe a new request.
 
         Args:
             infos: the request's message infos (system prompt not included).
+            same: ``first_new_info`` of the previous and these infos when the caller knows
+                it (:meth:`FlatPrefix.update` returns it); None: computed here.
 
         Returns:
             The ascending indices ``k`` with ``infos[k].anchor is not None``.
         """
-        d = first_new_info(self.infos, infos)
+        d = first_new_info(self.infos, infos) if same is None else same
         at = self.at
         while at and at[-1] >= d:
             at.pop()
-        at.extend(compress(count(d), map(is_not, map(_ANCHOR, infos[d:]), repeat(None))))
+        for k in range(d, len(infos)):   # usually the few new messages
+            if infos[k].anchor is not None:
+                at.append(k)
         self.infos = infos
         return at
 
@@ -234,18 +246,22 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
     """
     total = cum[-1] if cum else 0
     hit = -1
-    get = entries.get
-    # the longest live entry in any mark's lookback; newest mark first, and a walk stops at
-    # the best hit so far (an older find could not be longer)
-    for bp in reversed(marks):
-        p = bp
-        limit = pos[bp] - LOOKBACK_POSITIONS
-        while p > hit and pos[p] > limit:
-            entry = get(pid[p])
-            if entry is not None and entry[1] > now:
-                hit = p
+    # the longest live entry in any mark's lookback window (the positions within
+    # LOOKBACK_POSITIONS of the mark, found by bisection: ``pos`` never decreases), newest
+    # mark first; a window stops at the best hit so far (an older find could not be longer).
+    # The window is searched newest block first for a prefix id in ``entries`` (C-level); an
+    # expired entry found there is dropped, as time only moves forward in a replay.
+    if entries:
+        has = entries.__contains__
+        for bp in reversed(marks):
+            if bp <= hit:
                 break
-            p -= 1
+            lo = max(hit + 1, bisect_right(pos, pos[bp] - LOOKBACK_POSITIONS, 0, bp))
+            for p in compress(range(bp, lo - 1, -1), map(has, reversed(pid[lo:bp + 1]))):
+                if entries[pid[p]][1] > now:
+                    hit = p
+                    break
+                del entries[pid[p]]
     read = cum[hit] if hit >= 0 else 0
     if hit >= 0:
         for p in [hit] + [bp for bp in marks if bp < hit]:
