@@ -345,9 +345,11 @@ class BlockMemo:
 
         Equal to ``self.infos(view)`` (the same summaries, by value): the messages before the
         first one that is not the same object as in ``before`` (a C-level scan) take
-        ``before_infos`` as they are; a later message takes its info from the history memo,
-        or from ``before`` at the same index when it is an equal copy (a mask policy copies
-        every masked message on every request), else :meth:`info` computes it.
+        ``before_infos`` as they are; a later message takes its info from ``before`` when it
+        is the same object at the same index, from the memo when it was seen before (the
+        history, a copy a policy keeps), from ``before`` at the same index when it is an
+        equal copy (a mask policy copies every masked message on every request), else it is
+        summarised (and remembered like :meth:`info` does).
 
         Args:
             view: the messages of this request; never mutated.
@@ -364,20 +366,32 @@ class BlockMemo:
         d = first_difference(view, before)
         out = before_infos[:d]
         add = out.append
-        fixed = self._fixed
+        fixed, recent, older = self._fixed, self._recent, self._older
         n_before = len(before)
         for k in range(d, len(view)):
             message = view[k]
             if k < n_before and message is before[k]:
                 add(before_infos[k])
                 continue
-            hit = fixed.get(id(message))
-            if hit is not None and hit[0] is message:
+            ident = id(message)  # a message seen before: the history, or a policy's kept copy
+            hit = fixed.get(ident)
+            if hit is None or hit[0] is not message:
+                hit = recent.get(ident)
+                if hit is None or hit[0] is not message:
+                    hit = older.get(ident)
+                    if hit is None or hit[0] is not message:
+                        hit = None
+                    else:
+                        recent[ident] = hit
+            if hit is not None:
                 add(hit[1])
-            elif k < n_before and _same_message(message, before[k]):
-                add(before_infos[k])
+                continue
+            if k < n_before and _same_message(message, before[k]):
+                info = before_infos[k]
             else:
-                add(self.info(message))
+                info = self._summarise(message)
+            recent[ident] = (message, info)
+            add(info)
         return out
 
     def rotate(self) -> None:
