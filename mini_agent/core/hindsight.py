@@ -220,27 +220,29 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
                 before = cost[b - 1]
                 if before < inf:
                     prev_t = prev_tokens - cum_saving[b - 1]
-                    p = min(prefix[b - 1], prev_t)
+                    p = prefix[b - 1]
+                    if prev_t < p:
+                        p = prev_t
                     read = p if not fresh and p >= minimum and prev_t >= minimum else 0
                     gain = gain_x * read
                     if before - gain < best_move:
                         best_move, best_arg = before - gain, b - 1
                     if before < best_plain:
                         best_plain, plain_arg = before, b - 1
-            # the cheapest of staying at b and moving here (ties: the smaller previous b)
-            option = None
+            # the cheapest of staying at b and moving here from b' < b; on a tie the
+            # smaller previous boundary wins (as ``min`` over (cost, b') pairs would choose)
+            value, arg = inf, -1
             if b < n_prev and cost[b] < inf:
                 prev_t = prev_tokens - cum_saving[b]
                 read = prev_t if not fresh and prev_t >= minimum else 0
-                option = (cost[b] + (write_x * t - gain_x * read if t >= minimum else t), b)
-            if t >= minimum and best_arg >= 0:
-                moved = (best_move + write_x * t, best_arg)
-                option = moved if option is None or moved < option else option
-            elif t < minimum and plain_arg >= 0:
-                moved = (best_plain + t, plain_arg)
-                option = moved if option is None or moved < option else option
-            if option is not None:
-                new_cost[b], new_back[b] = option
+                value, arg = cost[b] + (write_x * t - gain_x * read if t >= minimum else t), b
+            if t >= minimum:
+                if best_arg >= 0 and (arg < 0 or best_move + write_x * t <= value):
+                    value, arg = best_move + write_x * t, best_arg
+            elif plain_arg >= 0 and (arg < 0 or best_plain + t <= value):
+                value, arg = best_plain + t, plain_arg
+            if arg >= 0:
+                new_cost[b], new_back[b] = value, arg
         cost = new_cost
         back.append(new_back)
     if not points:
