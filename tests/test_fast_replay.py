@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
@@ -290,3 +291,89 @@ def test_fresh_blocks_are_remembered_by_content_and_value_types():
     assert memo._block(floats[0])[0] != memo._block(floats[1])[0]
     assert memo._block({**one, "content": [{"type": "text", "text": "x"}]})[0] != \
         memo._block(one)[0]
+
+
+# ------------------------------------------------------ stand-ins for the JSON the cache sees
+
+TRICKY_BLOCKS = [
+    {"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": True},
+    {"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": 1},
+    {"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": 1.0},
+    {"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": None},
+    {"type": "tool_result", "tool_use_id": "t", "content": "x", "is_error": "1"},
+    {"is_error": True, "content": "x", "tool_use_id": "t", "type": "tool_result"},
+    {"type": "text", "text": "a", "n": 0.0}, {"type": "text", "text": "a", "n": -0.0},
+    {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}},
+    {"type": "text", "text": "a"}, {"text": "a", "type": "text"},
+    {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "x"}]},
+]
+
+
+def test_flat_keys_are_equal_exactly_when_the_canonical_json_is():
+    from mini_agent.core.block_identity import canonical_identity, flat_key
+    for a in TRICKY_BLOCKS:
+        for b in TRICKY_BLOCKS:
+            ka, kb = flat_key(a), flat_key(b)
+            if ka is not None and kb is not None:
+                assert (ka == kb) == (canonical_identity(a) == canonical_identity(b)), (a, b)
+    assert flat_key(TRICKY_BLOCKS[2]) is None and flat_key(TRICKY_BLOCKS[-1]) is None
+
+
+def test_same_message_never_says_same_for_a_different_json():
+    from mini_agent.core.block_identity import canonical_identity, same_message
+    for a in TRICKY_BLOCKS:
+        for b in TRICKY_BLOCKS:
+            ma, mb = ({"role": "user", "content": [dict(x)]} for x in (a, b))
+            if same_message(ma, mb):
+                assert canonical_identity(a) == canonical_identity(b), (a, b)
+    masked = {"type": "tool_result", "tool_use_id": "t", "content": placeholder("a\nb"),
+              "is_error": False}
+    assert same_message({"role": "user", "content": [masked]},
+                        {"role": "user", "content": [dict(masked)]})  # the usual copy
+
+
+def test_a_policy_flipping_true_and_1_between_requests_matches_the_reference():
+    """Equal copies (``True == 1``) at the same index of consecutive views dump apart: the
+    replay must not take the previous request's summary for them."""
+    messages = sample_transcript(6, variant=1).messages
+
+    def make():
+        calls = [0]
+
+        def flip(history, ctx):
+            calls[0] += 1
+            flag = True if calls[0] % 2 else 1
+            view = []
+            for m in history:
+                if isinstance(m["content"], list) and any(
+                        b.get("type") == "tool_result" for b in m["content"]):
+                    m = {**m, "content": [{**b, "content": "short", "is_error": flag}
+                                          if b.get("type") == "tool_result" else b
+                                          for b in m["content"]]}
+                view.append(m)
+            return view
+        return flip
+
+    _assert_same(messages, system="S" * 9000, make_policy=make)
+
+
+def test_view_infos_and_first_new_info_agree_with_the_plain_versions():
+    from mini_agent.core.block_identity import first_new_info
+    messages = sample_transcript(10, variant=4).messages
+    memo = BlockMemo(messages)
+    mask = policy_spec("mask-2").make({})
+    from mini_agent.core.view import ViewContext
+    before, before_infos = [], []
+    for n, i in enumerate(range(2, len(messages), 2)):
+        view = mask(messages[:i], ViewContext(turn=n + 1))
+        infos = memo.view_infos(view, before, before_infos)
+        plain = BlockMemo(messages).infos(view)
+        assert [dataclasses.astuple(x) for x in infos] == \
+            [dataclasses.astuple(x) for x in plain]
+        same = next((k for k, (x, y) in enumerate(zip(before_infos, infos)) if x is not y),
+                    min(len(before_infos), len(infos)))
+        assert first_new_info(before_infos, infos) == same
+        before, before_infos = view, infos
+    lists = [[object() for _ in range(9)] for _ in range(2)]
+    for cut in range(10):
+        assert first_new_info(lists[0], lists[0][:cut] + lists[1][cut:]) == min(cut, 9)

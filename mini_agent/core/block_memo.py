@@ -18,149 +18,17 @@ identity is the bytes sent; runs of tool_use or tool_result blocks share one pos
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-from itertools import compress, count
-from operator import is_not
 from typing import Any, Sequence
 
+from mini_agent.core.block_identity import (STRING_CONTENT_MARK, SYSTEM_MARK, Unsupported,
+                                            canonical_identity, compact_json,
+                                            first_difference, flat_key, same_message)
 from mini_agent.core.cache import CLEARED_TOOL_RESULT, build_system_blocks, is_markable
 from mini_agent.core.masking import is_masked
 from mini_agent.core.messages import Message
 from mini_agent.core.prompt_cache import RUN_TYPES
 from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
-
-
-class Unsupported(Exception):
-    """An input the fast path does not model; :func:`replay_usage` falls back to the reference."""
-
-
-def _dumps(obj: Any) -> str:
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-
-
-_FLAT_TYPES = frozenset({str, int, bool, type(None)})
-"""Value types whose ``==`` within one type means the same JSON (floats are out: 0.0 == -0.0)."""
-
-_SYSTEM = object()
-"""Marks the identity of a system block given by its items (no JSON needed)."""
-
-_STR_CONTENT = object()
-"""Marks the identity of a string ``content`` (one text block, keys in ``type, text`` order)."""
-
-
-def _flat_key(block: dict) -> tuple | None:
-    """A hashable stand-in for the canonical JSON of a block with only scalar values.
-
-    ``(key, type, value)`` per item, sorted by key, ``cache_control`` left out: two such
-    blocks have equal stand-ins exactly when ``_canonical_identity`` gives them equal JSON
-    (the types keep ``True``, ``1`` and ``"1"`` apart), without serialising the block. None
-    for a block holding a float, a list or a dict, or a key that is not a str: those take
-    the JSON path. Equal JSON never lands in both spaces, since which values are scalars
-    shows in the JSON itself.
-    """
-    if "cache_control" in block:
-        block = {k: v for k, v in block.items() if k != "cache_control"}
-    types = tuple(map(type, block.values()))
-    if not _FLAT_TYPES.issuperset(types) or not _STR_KEYS.issuperset(map(type, block)):
-        return None
-    return tuple(sorted(zip(block, types, block.values())))
-
-
-_STR_KEYS = frozenset({str})
-
-
-def first_difference(a: Sequence, b: Sequence) -> int:
-    """Return the first index where ``a[k] is not b[k]`` (the shorter length when none).
-
-    Args:
-        a: one list (messages, or infos).
-        b: another.
-
-    Returns:
-        The index, found by a C-level scan (no Python step per element).
-    """
-    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
-
-
-def first_new_info(a: list, b: list) -> int:
-    """:func:`first_difference` for lists of :class:`MessageInfo` (equal only when identical).
-
-    List equality runs in C and, for items that compare by identity, is exactly the
-    identity test: the whole common length is compared at once (the usual case, a request
-    that only appends) and otherwise halved until the first new info is found.
-
-    Args:
-        a: one list of infos.
-        b: another.
-
-    Returns:
-        The first index where ``a[k] is not b[k]`` (the shorter length when none).
-    """
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    lo, hi = 0, n  # a[:lo] == b[:lo]; a[lo:hi] != b[lo:hi]
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid
-    return lo
-
-
-def _same_message(a: Message, b: Message) -> bool:
-    """True when two messages surely have the same :class:`MessageInfo`.
-
-    The info depends on the role and the content only, and the identities in it on the JSON
-    with sorted keys. ``a == b`` (one C-level comparison) is not enough by itself: ``1 ==
-    True == 1.0`` and ``0.0 == -0.0`` dump apart. So equal messages also need a str role and,
-    for each block that is not the very same object in both, only str or None values, or
-    bools on both sides (a mask placeholder, a cleared result). False means "unknown", never "differs".
-    """
-    if a is b:
-        return True
-    if type(a) is not dict or a != b or type(a.get("role")) is not str:
-        return False
-    content = a.get("content")
-    if type(content) is str:
-        return True
-    if type(content) is not list:
-        return False
-    other = b["content"]
-    k = len(content)
-    while k:  # an index loop: no iterator objects for the usual one-block message
-        k -= 1
-        block = content[k]
-        if block is not other[k]:
-            if type(block) is not dict:
-                return False
-            for key, value in block.items():  # a str, None, or a bool on both sides
-                kind = type(value)
-                if kind is not str and value is not None and (
-                        kind is not bool or type(other[k][key]) is not bool):
-                    return False
-    return True
-
-
-def _strip(obj: Any) -> Any:
-    if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items() if k != "cache_control"}
-    if isinstance(obj, list):
-        return [_strip(v) for v in obj]
-    if isinstance(obj, tuple):
-        raise Unsupported("a tuple inside a block")
-    return obj
-
-
-def _canonical_identity(block: dict) -> str:
-    """The block's JSON as ``prefix_boundaries`` sees it after canonical ``place_breakpoints``."""
-    text = json.dumps(block, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    if '"cache_control"' in text:
-        text = json.dumps(_strip(block), ensure_ascii=False, separators=(",", ":"),
-                          sort_keys=True)
-    return text
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -287,9 +155,9 @@ class BlockMemo:
             for k, block in enumerate(build_system_blocks(system)):
                 body = {key: v for key, v in block.items() if key != "cache_control"}
                 # its items in order stand for its JSON when every value is a str
-                keys.append(self.key((_SYSTEM, tuple(body.items()))
+                keys.append(self.key((SYSTEM_MARK, tuple(body.items()))
                                      if all(type(v) is str for v in body.values())
-                                     else "system:" + _dumps(body)))
+                                     else "system:" + compact_json(body)))
                 tokens.append(approx_tokens(block))
                 if block.get("cache_control"):
                     marks.append(k)
@@ -386,7 +254,7 @@ class BlockMemo:
             if hit is not None:
                 add(hit[1])
                 continue
-            if k < n_before and _same_message(message, before[k]):
+            if k < n_before and same_message(message, before[k]):
                 info = before_infos[k]
             else:
                 info = self._summarise(message)
@@ -409,7 +277,7 @@ class BlockMemo:
         # a block of scalar values (text, a string tool_result, a policy's placeholder) is
         # known by its flat key, which also stands for its canonical JSON (True == 1 and
         # 0.0 == -0.0, but they dump apart: the key holds the types, floats take the JSON)
-        flat = _flat_key(block)
+        flat = flat_key(block)
         if flat is not None:
             hit = self._flat.get(flat)
             if hit is not None:
@@ -420,7 +288,7 @@ class BlockMemo:
         # approx_tokens of a block dict is this same sum (a dict with "role" counts as a message)
         tokens = (math.ceil(chars / CHARS_PER_TOKEN) + images if "role" not in block
                   else approx_tokens(block))
-        facts = (self.key(flat if flat is not None else _canonical_identity(block)), tokens,
+        facts = (self.key(flat if flat is not None else canonical_identity(block)), tokens,
                  kind, is_markable(block),
                  kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
                  chars, images)
@@ -434,7 +302,8 @@ class BlockMemo:
         if isinstance(content, str):
             # one text block ``{"type": "text", "text": content}``, as the reference sends it
             tokens = math.ceil(len(content) / CHARS_PER_TOKEN)
-            return MessageInfo((self.key((_STR_CONTENT, f"{role}", content)),), (tokens,), (0,), 1,
+            key = self.key((STRING_CONTENT_MARK, f"{role}", content))
+            return MessageInfo((key,), (tokens,), (0,), 1,
                                0 if content.strip() else None, None, len(content), 0, (), ())
         if not isinstance(content, list):
             if content is None:
@@ -453,7 +322,7 @@ class BlockMemo:
                 self._blocks[id(block)] = (block, facts)
             json_key, tok, kind, can_mark, masked, c, im = facts
             keys.append(self.key((role, j == 0, json_key)) if plain_role else
-                        self.key(f"{role}:{int(j == 0)}:" + _canonical_identity(block)))
+                        self.key(f"{role}:{int(j == 0)}:" + canonical_identity(block)))
             tokens.append(tok)
             chars += c
             images += im

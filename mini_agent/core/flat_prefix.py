@@ -18,7 +18,8 @@ from bisect import bisect_right
 from itertools import compress
 from typing import Any
 
-from mini_agent.core.block_memo import BlockMemo, MessageInfo, first_new_info
+from mini_agent.core.block_identity import first_new_info
+from mini_agent.core.block_memo import BlockMemo, MessageInfo
 from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
 from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
