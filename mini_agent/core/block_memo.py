@@ -31,7 +31,9 @@ from mini_agent.core.prompt_cache import RUN_TYPES
 from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
 
 
-@dataclasses.dataclass(frozen=True, eq=False)
+# read-only by convention, not frozen: a frozen dataclass's __init__ is several times slower,
+# and the replay makes one per fresh message of every request
+@dataclasses.dataclass(eq=False, slots=True)
 class MessageInfo:
     """What the replay needs to know about one message, computed once per message object.
 
@@ -43,8 +45,8 @@ class MessageInfo:
     images: ``approx_tokens``' characters and image tokens of the whole message; uses:
     ``(id, name)`` of each tool_use; results: ``(block index, tool_use_id, not cleared yet)``
     of each tool_result; live_results: ``(block index, tool_use_id)`` of those not cleared.
-    Two infos are equal only when they are the same object (:func:`first_new_info` relies
-    on it).
+    Two infos are equal only when they are the same object (``first_new_info`` relies on
+    it); never change one after it is made (the memo shares it between requests).
     """
 
     keys: tuple[int, ...]
