@@ -27,6 +27,9 @@ from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
 RESUME_MEMORY_REQUESTS = 32
 """Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
 
+NEAR_BLOCKS = 8
+"""Blocks before a breakpoint :func:`prefix_usage` checks one by one before scanning the rest."""
+
 TTL_5M_SECONDS = TTL_SECONDS["5m"]
 """How long a cache entry lives after its last write or hit (seconds)."""
 
@@ -248,21 +251,33 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
     total = cum[-1] if cum else 0
     hit = -1
     # the longest live entry in any mark's lookback window (the positions within
-    # LOOKBACK_POSITIONS of the mark, found by bisection: ``pos`` never decreases), newest
-    # mark first; a window stops at the best hit so far (an older find could not be longer).
-    # The window is searched newest block first for a prefix id in ``entries`` (C-level); an
-    # expired entry found there is dropped, as time only moves forward in a replay.
+    # LOOKBACK_POSITIONS of the mark), newest mark first; a window stops at the best hit so far
+    # (an older find could not be longer). The nearest blocks are walked in Python (the
+    # previous request's write is usually a few blocks back); the rest of the window is found
+    # by bisection (``pos`` never decreases) and searched newest first for a prefix id in
+    # ``entries`` at C speed, dropping an expired entry found there (time only moves forward).
     if entries:
-        has = entries.__contains__
+        get, has = entries.get, entries.__contains__
         for bp in reversed(marks):
             if bp <= hit:
                 break
-            lo = max(hit + 1, bisect_right(pos, pos[bp] - LOOKBACK_POSITIONS, 0, bp))
-            for p in compress(range(bp, lo - 1, -1), map(has, reversed(pid[lo:bp + 1]))):
-                if entries[pid[p]][1] > now:
+            limit = pos[bp] - LOOKBACK_POSITIONS
+            p = bp
+            stop = max(hit, bp - NEAR_BLOCKS)
+            while p > stop and pos[p] > limit:
+                entry = get(pid[p])
+                if entry is not None and entry[1] > now:
                     hit = p
                     break
-                del entries[pid[p]]
+                p -= 1
+            else:
+                if p > hit and pos[p] > limit:
+                    lo = max(hit + 1, bisect_right(pos, limit, 0, p))
+                    for q in compress(range(p, lo - 1, -1), map(has, reversed(pid[lo:p + 1]))):
+                        if entries[pid[q]][1] > now:
+                            hit = q
+                            break
+                        del entries[pid[q]]
     read = cum[hit] if hit >= 0 else 0
     if hit >= 0:
         for p in [hit] + [bp for bp in marks if bp < hit]:
