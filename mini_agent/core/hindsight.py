@@ -18,7 +18,8 @@ result stays masked) and leaving the newest ``keep`` results verbatim. The cost 
 
 Dynamic programming over ``(request, boundary)`` with a running minimum over the previous
 boundary gives the cheapest schedule in ``O(requests x results)``. Token counts are the
-cache simulator's own (:func:`~mini_agent.core.prompt_cache.prefix_boundaries`), prices and
+cache simulator's own (:func:`~mini_agent.core.prompt_cache.prefix_boundaries`' per-block
+``approx_tokens``, counted directly without hashing when there are no tools), prices and
 multipliers the price table's, so the bound moves with them. Reads are idealised (a cache
 entry is assumed at the start of every changed block), so no masking policy replayed
 through the simulator can cost less. Pure: no IO, inputs never mutated. Taught in
