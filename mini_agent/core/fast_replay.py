@@ -7,7 +7,9 @@ serialises and hashes every block of the prefix (``prefix_boundaries``) and scan
 request (to the token, and ``cost_usd`` to the float) from a per-session memo instead:
 
 * each message is summarised once (:class:`~mini_agent.core.block_memo.BlockMemo`): per block
-  an interned identity key, its tokens, its lookback position, whether it can be marked;
+  an interned identity key, its tokens, its lookback position, whether it can be marked; a
+  policy's view takes the previous view's summaries for the same objects and for equal
+  copies (:mod:`mini_agent.core.block_identity`), so a request costs its new messages;
 * a prefix is an interned chain of block keys, so two requests share a cache entry exactly
   when the reference's SHA-256 chains are equal; each request updates the flattened prefix
   from the first message that differs, so a request that appends costs only its new blocks;
