@@ -377,3 +377,18 @@ def test_view_infos_and_first_new_info_agree_with_the_plain_versions():
     lists = [[object() for _ in range(9)] for _ in range(2)]
     for cut in range(10):
         assert first_new_info(lists[0], lists[0][:cut] + lists[1][cut:]) == min(cut, 9)
+
+
+def test_a_policy_that_returns_one_list_it_keeps_growing_matches_the_reference():
+    """The replay compares each view with the previous one: it must hold its own copy."""
+    messages = sample_transcript(5, variant=2).messages
+
+    def make():
+        kept: list = []
+
+        def grow(history, ctx):
+            kept[:] = history   # the same list object every time, refilled in place
+            return kept
+        return grow
+
+    _assert_same(messages, system="S" * 9000, make_policy=make)

@@ -141,7 +141,7 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
             view = policy(messages[:i], ViewContext(turn=n + 1))
         memo.rotate()
         infos = memo.view_infos(view, before, before_infos)
-        before, before_infos = view, infos
+        before, before_infos = list(view), infos  # a copy: a policy may reuse its list
         sent, sent_infos = view, infos
         if server_edit is not None:  # markers are placed before the edit, on ``infos``
             sent, sent_infos = _clear(view, infos, server_edit, system_body_tokens, memo,
