@@ -28,7 +28,8 @@ request is promoted back to Hot ("what stays Hot is decided by relevance to the 
 seed 003).
 
 Pure: the SQLite cold store and the ``recall_segment`` tool live in ``harness/cold_store.py``,
-the timeline line of one exchange in ``core/timeline.py``. Taught in
+the timeline line of one exchange in ``core/timeline.py``, identifiers in ``core/relevance.py``,
+what a policy remembers between requests in ``core/exchange_memo.py``. Taught in
 ``notebooks/08_context_lifecycle.ipynb``.
 
 Source:
@@ -39,14 +40,16 @@ Source:
 from __future__ import annotations
 
 import dataclasses
-import json
-import re
+import math
 from typing import Any, Sequence
 
+from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.messages import Message, content_blocks, text_block
+from mini_agent.core.relevance import (current_request_text, exchange_identifiers,  # noqa: F401
+                                       identifiers, shares_identifier)
 from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
-from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_tokens
 from mini_agent.core.view import ViewContext
 
 HOT, WARM_A, WARM_B, COLD = "hot", "warm_a", "warm_b", "cold"
@@ -54,9 +57,6 @@ TIERS = (HOT, WARM_A, WARM_B, COLD)
 TIMELINE_HEADER = "[Timeline of earlier exchanges, oldest first]"
 COLD_INDEX_HEADER = ("[Cold segments: out of this view, stored verbatim; call "
                      "recall_segment with an id to reheat one]")
-
-_IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_]\w*(?=\()")
-
 
 @dataclasses.dataclass(frozen=True)
 class LifecycleThresholds:
@@ -166,70 +166,75 @@ def split_exchanges(history: Sequence[Message]) -> list[tuple[int, int]]:
             for k, s in enumerate(starts)]
 
 
-def identifiers(text: str) -> set[str]:
-    """Find the identifiers a text names, the keys of relevance promotion.
-
-    Args:
-        text: any text; None or "" gives an empty set.
-
-    Returns:
-        Paths, ``file.ext`` names and called names (``parse`` from ``parse()``) in ``text``.
-    """
-    return set(_IDENT_RE.findall(text or ""))
-
-
-def _exchange_identifiers(messages: Sequence[Message]) -> set[str]:
-    found: set[str] = set()
-    for m in messages:
-        for b in content_blocks(m):
-            if b.get("type") == "text":
-                found |= identifiers(b["text"])
-            elif b.get("type") == "tool_use":
-                found |= identifiers(json.dumps(b.get("input", {}), ensure_ascii=False))
-    return found
-
-
-def current_request_text(history: Sequence[Message]) -> str:
-    """Return the request being worked on: the newest user text that is not a tool result.
-
-    Args:
-        history: the messages, oldest first.
-
-    Returns:
-        The text blocks of the newest user message that has any, joined by newlines; "" if none.
-    """
-    for m in reversed(history):
-        if m.get("role") == "user":
-            texts = [b["text"] for b in content_blocks(m) if b.get("type") == "text"]
-            if texts:
-                return "\n".join(texts)
-    return ""
-
-
 # --------------------------------------------------------------------------- tiers
+# What an exchange becomes in each tier is computed once per exchange and kept by the
+# ExchangeMemo (core/exchange_memo.py) for as long as the exchange is unchanged: a policy object
+# keeps one memo for its whole life, so a request costs only what it adds. The public functions
+# below use a fresh memo per call: the same results, each exchange folded once per call.
+
+def _warm_a(part: list[Message]) -> tuple[list[Message], int, tuple[int, int]]:
+    masked = mask_old_observations(part, keep=0)
+    chars, images = chars_of(masked)
+    return masked, math.ceil(chars / CHARS_PER_TOKEN) + images, (chars, images)
+
+
+def _warm_b(part: list[Message], k: int, time_seconds: float) -> tuple[str, int]:
+    """``(timeline line, its tokens)`` of exchange ``k`` (0-based), started at ``time_seconds``."""
+    line = fold_exchange(part, segment=segment_id(k + 1), time_seconds=time_seconds)
+    return line, approx_tokens(line)
+
+
+def _cold(part: list[Message], k: int) -> tuple[str, str, str, int]:
+    """``(segment id, label, cold index entry, its tokens)`` of exchange ``k`` (0-based)."""
+    segment, label = segment_id(k + 1), cold_label(part)
+    entry = f"{segment}: {label}"
+    return segment, label, entry, approx_tokens(entry)
+
+
+def _wanted(text: str) -> frozenset[str]:
+    return frozenset(identifiers(text))
+
+
+def _age_tiers(n: int, th: LifecycleThresholds) -> list[str]:
+    """``[tier_for_age(n - 1 - k, ...) for k in range(n)]`` built as four runs, oldest first."""
+    hot = min(n, th.hot_exchanges)
+    warm_a = min(n, th.warm_a_exchanges) - hot
+    warm_b = min(n, th.warm_b_exchanges) - hot - warm_a
+    return [COLD] * (n - hot - warm_a - warm_b) + [WARM_B] * warm_b + [WARM_A] * warm_a + \
+        [HOT] * hot
+
 
 def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: list[str],
-            times: Sequence[float]) -> tuple[list[Message], dict[str, Any]]:
-    """Build the view for given tiers; returns ``(view, parts)`` (tokens per tier, lines)."""
-    lines, index, body = [], [], []
+            times: Sequence[float], memo: ExchangeMemo
+            ) -> tuple[list[Message], dict[str, Any], int]:
+    """Build the view for given tiers: ``(view, parts, approx_tokens(view))``.
+
+    ``parts`` holds the tokens per tier and the lines. The view's tokens are added up from
+    the characters of its messages, which the memo knows (the head: the task's, plus the
+    length of each text block appended to it)."""
+    lines, index, body, cold = [], [], [], []
     tokens = {HOT: 0, WARM_A: 0, WARM_B: 0, COLD: 0}
-    for k, ((s, e), tier) in enumerate(zip(ranges, tiers), 1):
-        part = list(history[s:e])
+    chars, images = memo.chars(0, 1)
+    for k, ((s, e), tier) in enumerate(zip(ranges, tiers)):
         if tier == HOT:
-            body += part
-            tokens[HOT] += approx_tokens(part)
+            body += history[s:e]
+            tokens[HOT] += memo.tokens(s, e)
+            c, im = memo.chars(s, e)
+            chars, images = chars + c, images + im
         elif tier == WARM_A:
-            masked = mask_old_observations(part, keep=0)
+            masked, n, (c, im) = memo.fact(k, _warm_a)
             body += masked
-            tokens[WARM_A] += approx_tokens(masked)
+            tokens[WARM_A] += n
+            chars, images = chars + c, images + im
         elif tier == WARM_B:
-            line = fold_exchange(part, segment=segment_id(k), time_seconds=times[s])
+            line, n = memo.fact(k, _warm_b, k, times[s])
             lines.append(line)
-            tokens[WARM_B] += approx_tokens(line)
+            tokens[WARM_B] += n
         else:
-            entry = f"{segment_id(k)}: {cold_label(part)}"
+            segment, label, entry, n = memo.fact(k, _cold, k)
             index.append(entry)
-            tokens[COLD] += approx_tokens(entry)
+            tokens[COLD] += n
+            cold.append((segment, label, times[s], list(history[s:e])))
     extra = []
     if index:
         extra.append(text_block(COLD_INDEX_HEADER + "\n" + "\n".join(index)))
@@ -238,8 +243,11 @@ def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: li
     head = history[0]
     if extra:
         head = {"role": head["role"], "content": [*content_blocks(head), *extra]}
-    tokens[HOT] += approx_tokens([history[0]])
-    return [head, *body], {"tokens": tokens, "timeline": lines, "cold_index": index}
+        chars += sum(len(b["text"]) for b in extra)
+    tokens[HOT] += memo.tokens(0, 1)
+    view_tokens = math.ceil(chars / CHARS_PER_TOKEN) + images
+    return [head, *body], {"tokens": tokens, "timeline": lines, "cold_index": index,
+                           "cold": cold}, view_tokens
 
 
 def assign_tiers(history: Sequence[Message], *,
@@ -265,21 +273,22 @@ def assign_tiers(history: Sequence[Message], *,
     Raises:
         ValueError: ``times`` is given and not parallel to ``history``.
     """
-    ranges = split_exchanges(history)
+    memo = ExchangeMemo()
+    return _assign_tiers(history, memo.update(history), thresholds, times, memo)
+
+
+def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
+                  th: LifecycleThresholds, times: Sequence[float] | None,
+                  memo: ExchangeMemo) -> list[str]:
     n = len(ranges)
-    th = thresholds
-    tiers = []
-    for k in range(n):
-        tiers.append(tier_for_age(n - 1 - k, hot_exchanges=th.hot_exchanges,
-                                  warm_a_exchanges=th.warm_a_exchanges,
-                                  warm_b_exchanges=th.warm_b_exchanges))
-    wanted = identifiers(current_request_text(history))
+    tiers = _age_tiers(n, th)
+    wanted = memo.request_fact(_wanted)  # identifiers(current_request_text(history))
     promoted = 0
-    for k in range(n - 1, -1, -1):
+    # only exchanges Warm by age can be promoted (ages hot_exchanges .. warm_b_exchanges - 1)
+    for k in range(n - 1 - th.hot_exchanges, max(-1, n - 1 - th.warm_b_exchanges), -1):
         if promoted >= th.max_relevant or not wanted:
             break
-        if tiers[k] in (WARM_A, WARM_B) and wanted & _exchange_identifiers(
-                history[ranges[k][0]:ranges[k][1]]):
+        if memo.fact(k, shares_identifier, wanted):
             tiers[k] = HOT
             promoted += 1
     if th.view_budget_tokens is not None and n:
@@ -289,7 +298,7 @@ def assign_tiers(history: Sequence[Message], *,
             raise ValueError(f"times must be parallel to history: {len(times)} vs "
                              f"{len(history)}")
         order = {WARM_B: COLD, WARM_A: WARM_B, HOT: WARM_A}
-        while approx_tokens(_render(history, ranges, tiers, times)[0]) > th.view_budget_tokens:
+        while _render(history, ranges, tiers, times, memo)[2] > th.view_budget_tokens:
             for source in (WARM_B, WARM_A, HOT):
                 k = next((k for k in range(n - 1) if tiers[k] == source), None)
                 if k is not None:
@@ -322,23 +331,29 @@ def lifecycle_view(history: list[Message], *, times: Sequence[float],
     Raises:
         ValueError: ``times`` is not parallel to ``history``.
     """
+    return _lifecycle_view(history, times, thresholds, tiers, ExchangeMemo())[:2]
+
+
+def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
+                    LifecycleThresholds, tiers: list[str] | None, memo: ExchangeMemo
+                    ) -> tuple[list[Message], dict[str, Any], int]:
+    """:func:`lifecycle_view` with a kept memo; also returns the view's approx tokens."""
     if len(times) != len(history):
         raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
-    ranges = split_exchanges(history)
-    tiers = tiers if tiers is not None else assign_tiers(history, thresholds=thresholds,
-                                                         times=times)
+    ranges = memo.update(history)
+    raw_tokens = memo.tokens(0, len(history))
+    tiers = tiers if tiers is not None else _assign_tiers(history, ranges, thresholds, times,
+                                                          memo)
     if not ranges:
-        return list(history), {"tiers": [], "tokens": {HOT: approx_tokens(history), WARM_A: 0,
-                               WARM_B: 0, COLD: 0}, "timeline": [], "cold_index": [],
-                               "cold": [], "fallback": False}
-    view, parts = _render(history, ranges, tiers, times)
-    cold = [(segment_id(k), cold_label(history[s:e]), times[s], list(history[s:e]))
-            for k, ((s, e), t) in enumerate(zip(ranges, tiers), 1) if t == COLD]
-    info = {"tiers": tiers, **parts, "cold": cold, "fallback": False}
-    if approx_tokens(view) >= approx_tokens(history):
+        return list(history), {"tiers": [], "tokens": {HOT: raw_tokens, WARM_A: 0, WARM_B: 0,
+                               COLD: 0}, "timeline": [], "cold_index": [], "cold": [],
+                               "fallback": False}, raw_tokens
+    view, parts, view_tokens = _render(history, ranges, tiers, times, memo)
+    info = {"tiers": tiers, **parts, "fallback": False}
+    if view_tokens >= raw_tokens:
         info["fallback"] = True
-        return list(history), info
-    return view, info
+        return list(history), info, raw_tokens
+    return view, info, view_tokens
 
 
 class LifecyclePolicy:
@@ -366,18 +381,20 @@ class LifecyclePolicy:
         self.store = store
         self.records: list[dict[str, Any]] = []
         self.last_info: dict[str, Any] = {}
+        self._memo = ExchangeMemo()  # this policy's history, exchange by exchange
 
     def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         """Return the view for this request and record its tokens per tier."""
         times = ctx.times_for(history)
-        view, info = lifecycle_view(history, times=times, thresholds=self.thresholds)
+        view, info, view_tokens = _lifecycle_view(history, times, self.thresholds, None,
+                                                  self._memo)
         if self.store is not None:
             for segment, label, when, messages in info["cold"]:
                 self.store.put(segment, label, when, messages)
         self.last_info = info
         self.records.append({
-            "turn": ctx.turn, "raw_tokens": approx_tokens(history),
-            "view_tokens": approx_tokens(view), "tokens": dict(info["tokens"]),
+            "turn": ctx.turn, "raw_tokens": self._memo.tokens(0, len(history)),
+            "view_tokens": view_tokens, "tokens": dict(info["tokens"]),
             "counts": {t: info["tiers"].count(t) for t in TIERS},
             "fallback": info["fallback"]})
         return view

@@ -1,0 +1,182 @@
+"""The exchanges of a growing history, remembered from one request to the next.
+
+What this module does: :class:`ExchangeMemo` follows a history that grows by appending (the
+agent loop, and the explorer's replay, call a view policy with ``history[:i]`` for a growing
+``i``) and remembers what a policy derives from each exchange (its identifiers, a masked copy,
+its timeline line), so each is computed once per exchange instead of once per request. It
+also keeps running character counts, so the tokens of any slice of the history cost O(1), and
+the position of the newest user text (the request being worked on).
+
+What it does not do: decide anything (``core/lifecycle.py`` does), or notice a message mutated
+in place: it relies on the view contract (policies and the agent never mutate a message once
+it is in the history). It holds the messages it saw, so an ``id`` is never reused for another
+object while remembered, and it compares each new history with the previous one by identity:
+what it knows about the common prefix is kept, the rest is recomputed. Use one memo per
+history (one per policy object); its size follows the longest history it was given.
+Pure: no IO. Taught in ``notebooks/08_context_lifecycle.ipynb``.
+
+Source: the kit's explorer speed work (issue 13, "Scale"); exchanges as in
+003_85ccd58041fa7231.txt (one assistant message plus the user message answering it).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Callable, Hashable, Sequence
+
+from mini_agent.core.messages import Message
+from mini_agent.core.relevance import request_texts
+from mini_agent.core.tokens import CHARS_PER_TOKEN, _message_chars
+
+
+def chars_of(messages: Sequence[Message]) -> tuple[int, int]:
+    """Return the characters and image tokens of messages, as ``approx_tokens`` counts them.
+
+    Args:
+        messages: messages; never mutated.
+
+    Returns:
+        ``(chars, image_tokens)``: ``approx_tokens(messages) == ceil(chars / 4) + image_tokens``.
+    """
+    chars = images = 0
+    for message in messages:
+        c, im = _message_chars(message)
+        chars, images = chars + c, images + im
+    return chars, images
+
+
+class ExchangeMemo:
+    """Exchanges and per-exchange facts of the history a policy is called with, kept between calls.
+
+    Call :meth:`update` with each request's history first; then :meth:`tokens`,
+    :meth:`fact` and :meth:`request_fact` answer for that history. Exchange ``k`` (0-based,
+    oldest first) is ``history[start:end]`` of :meth:`update`'s ranges.
+    """
+
+    def __init__(self) -> None:
+        self._messages: list[Message] = []   # the previous history, held so ids stay unique
+        self._starts: list[int] = []          # indexes >= 1 of its assistant messages
+        self._sums: list[tuple[int, int]] = [(0, 0)]  # (chars, images) of messages[:i]
+        self._texts: list[int] = []           # indexes of its user messages holding text
+        self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
+        self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
+
+    def update(self, history: Sequence[Message]) -> list[tuple[int, int]]:
+        """Take this request's history and return its exchanges.
+
+        Everything known about the longest prefix ``history`` shares (object for object)
+        with the previous history is kept; the rest is read once. Facts of the previous last
+        exchange are dropped whenever the history changed, since its end may have moved.
+
+        Args:
+            history: the history of this request; never mutated, held until the next call.
+
+        Returns:
+            ``(start, end)`` per exchange, oldest first, ``end`` exclusive: equal to
+            ``lifecycle.split_exchanges(history)``.
+        """
+        prev = self._messages
+        same = min(len(prev), len(history))
+        if not all(map(operator.is_, history, prev)):
+            same = next(i for i, (a, b) in enumerate(zip(history, prev)) if a is not b)
+        if not (same == len(prev) == len(history)):
+            self._cut(same)
+            self._extend(history)
+        starts = self._starts
+        return list(zip(starts, [*starts[1:], len(history)]))
+
+    def _cut(self, keep: int) -> None:
+        """Forget all but the first ``keep`` messages (and the facts of the exchanges they end)."""
+        del self._messages[keep:]
+        del self._sums[keep + 1:]
+        while self._starts and self._starts[-1] >= keep:
+            self._starts.pop()
+        while self._texts and self._texts[-1] >= keep:
+            self._texts.pop()
+        del self._facts[max(0, len(self._starts) - 1):]  # the last kept exchange may grow
+        self._facts.extend({} for _ in range(len(self._starts) - len(self._facts)))
+        if self._request is not None and self._request[0] >= keep:
+            self._request = None
+
+    def _extend(self, history: Sequence[Message]) -> None:
+        """Read the messages of ``history`` past the kept prefix."""
+        chars, images = self._sums[-1]
+        for i in range(len(self._messages), len(history)):
+            message = history[i]
+            role = message.get("role")
+            if role == "assistant" and i >= 1:
+                self._starts.append(i)
+                self._facts.append({})
+            elif role == "user" and request_texts(message):
+                self._texts.append(i)
+            c, im = _message_chars(message)
+            chars, images = chars + c, images + im
+            self._sums.append((chars, images))
+        self._messages.extend(history[len(self._messages):])
+
+    def chars(self, start: int, end: int) -> tuple[int, int]:
+        """Return the characters and image tokens of ``history[start:end]``.
+
+        Args:
+            start: first message index.
+            end: one past the last message index.
+
+        Returns:
+            ``(chars, image_tokens)`` summed as ``core/tokens.approx_tokens`` counts them.
+        """
+        (c1, i1), (c2, i2) = self._sums[start], self._sums[end]
+        return c2 - c1, i2 - i1
+
+    def tokens(self, start: int, end: int) -> int:
+        """Return ``approx_tokens(history[start:end])`` from the running character counts.
+
+        Args:
+            start: first message index.
+            end: one past the last message index.
+
+        Returns:
+            ``ceil(chars / 4) + image tokens`` of the slice, as ``core/tokens.approx_tokens``.
+        """
+        chars, images = self.chars(start, end)
+        return math.ceil(chars / CHARS_PER_TOKEN) + images
+
+    def fact(self, k: int, compute: Callable[..., Any], *args: Hashable) -> Any:
+        """Return ``compute(messages of exchange k, *args)``, computed once while it holds.
+
+        Args:
+            k: the exchange, 0-based, oldest first, in the last :meth:`update`'s ranges.
+            compute: builds the fact from the exchange's messages (a new list) and ``args``;
+                it names the fact: one value is kept per exchange and function.
+            args: what else the fact depends on (a segment number, a time); different
+                ``args`` recompute and replace it.
+
+        Returns:
+            The fact, the same object on every call while exchange ``k``, ``compute`` and
+            ``args`` are unchanged (treat it as read-only).
+        """
+        facts = self._facts[k]
+        hit = facts.get(compute)
+        if hit is None or hit[0] != args:
+            end = self._starts[k + 1] if k + 1 < len(self._starts) else len(self._messages)
+            hit = facts[compute] = (args, compute(self._messages[self._starts[k]:end], *args))
+        return hit[1]
+
+    def request_fact(self, compute: Callable[[str], Any]) -> Any:
+        """Return ``compute(current request text)``, computed once per request message.
+
+        The request text is ``lifecycle.current_request_text(history)``: the text blocks of the
+        newest user message that has any, joined by newlines ("" when there is none).
+
+        Args:
+            compute: builds the fact from the text; one value is kept.
+
+        Returns:
+            The fact (treat it as read-only).
+        """
+        index = self._texts[-1] if self._texts else -1
+        hit = self._request
+        if hit is None or hit[0] != index or hit[1] is not compute:
+            text = "\n".join(request_texts(self._messages[index])) if index >= 0 else ""
+            hit = self._request = (index, compute, compute(text))
+        return hit[2]

@@ -1,0 +1,113 @@
+"""Which older exchanges matter to the current request: the identifiers both name.
+
+What this module does: finds the identifiers a text names (paths, ``file.ext`` names, called
+names) and tells whether an exchange shares one with the request being worked on, the
+lifecycle's relevance rule ("what stays Hot is decided by relevance to the current topic").
+What it does not do: pick tiers (``core/lifecycle.py`` does). Pure; inputs never mutated.
+Taught in ``notebooks/08_context_lifecycle.ipynb``.
+
+Source: 003_85ccd58041fa7231.txt (relevance to the current topic keeps an exchange Hot).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Collection, Sequence
+
+from mini_agent.core.messages import Message, content_blocks
+
+_IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_]\w*(?=\()")
+
+
+def identifiers(text: str) -> set[str]:
+    """Find the identifiers a text names, the keys of relevance promotion.
+
+    Args:
+        text: any text; None or "" gives an empty set.
+
+    Returns:
+        Paths, ``file.ext`` names and called names (``parse`` from ``parse()``) in ``text``.
+    """
+    return set(_IDENT_RE.findall(text or ""))
+
+
+def request_texts(message: Message) -> list[str]:
+    """Return the texts a user message asks with (its text blocks); [] for other messages.
+
+    Args:
+        message: one message; never mutated.
+
+    Returns:
+        The ``text`` of each text block of a ``role: "user"`` message, in order (a string
+        content is one block); [] for an assistant message or one holding only tool results.
+    """
+    if message.get("role") != "user":
+        return []
+    return [b["text"] for b in content_blocks(message) if b.get("type") == "text"]
+
+
+def current_request_text(history: Sequence[Message]) -> str:
+    """Return the request being worked on: the newest user text that is not a tool result.
+
+    Args:
+        history: the messages, oldest first.
+
+    Returns:
+        The text blocks of the newest user message that has any, joined by newlines; "" if none.
+    """
+    for m in reversed(history):
+        texts = request_texts(m)
+        if texts:
+            return "\n".join(texts)
+    return ""
+
+
+def exchange_texts(messages: Sequence[Message]) -> list[str]:
+    """Return the texts an exchange's identifiers are read from.
+
+    Args:
+        messages: the exchange (or any messages); never mutated.
+
+    Returns:
+        Each text block's text ("" for a missing one) and each ``tool_use`` input as JSON
+        (``ensure_ascii=False``), in order; tool results are not read.
+    """
+    texts = []
+    for m in messages:
+        for b in content_blocks(m):
+            if b.get("type") == "text":
+                texts.append(b["text"] or "")
+            elif b.get("type") == "tool_use":
+                texts.append(json.dumps(b.get("input", {}), ensure_ascii=False))
+    return texts
+
+
+def exchange_identifiers(messages: Sequence[Message]) -> set[str]:
+    """Return every identifier an exchange names (its texts and tool inputs, not its results).
+
+    Args:
+        messages: the exchange; never mutated.
+
+    Returns:
+        The union of :func:`identifiers` over :func:`exchange_texts`.
+    """
+    return set().union(*map(identifiers, exchange_texts(messages)))
+
+
+def shares_identifier(messages: Sequence[Message], wanted: Collection[str]) -> bool:
+    """Tell whether an exchange names one of the ``wanted`` identifiers.
+
+    Equal to ``bool(set(wanted) & exchange_identifiers(messages))``, faster: an identifier
+    found in a text is a piece of that text, so a text that contains none of the wanted
+    strings is not searched with the pattern.
+
+    Args:
+        messages: the exchange; never mutated.
+        wanted: identifiers of the current request (:func:`identifiers` of its text).
+
+    Returns:
+        True when some identifier of the exchange is in ``wanted``.
+    """
+    return any(not set(wanted).isdisjoint(identifiers(t)) for t in exchange_texts(messages)
+               if any(w in t for w in wanted))
