@@ -20,13 +20,15 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from typing import Any, Callable, Collection, Sequence
 
 from mini_agent.core.compaction import (CLEARABLE_TOOLS, MICRO_COMPACT_MAX_AGE_SECONDS,
                                         CompactionError, Summarize, SummaryError, auto_compact,
                                         context_collapse, micro_compact)
+from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
 from mini_agent.core.messages import Message, answer_unanswered_tool_uses
-from mini_agent.core.tokens import approx_request_tokens, approx_tokens
+from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_request_tokens, approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
 MAX_CONSECUTIVE_SUMMARY_FAILURES = 3
@@ -192,6 +194,7 @@ class CompactPolicy:
         self.consecutive_failures = 0
         self.records: list[dict[str, Any]] = []
         self._summary: dict[str, Any] | None = None  # {"cut", "message", "fingerprint"}
+        self._counts = ExchangeMemo()  # running character counts of the history
 
     # -- state of a kept summary --------------------------------------------------------
     @staticmethod
@@ -212,6 +215,14 @@ class CompactPolicy:
     def _tokens(self, messages: list[Message]) -> int:
         return approx_tokens(messages) + self.overhead_tokens
 
+    def _base_tokens(self, base: list[Message], offset: int, n: int) -> int:
+        """``self._tokens(base)`` of :meth:`_base`'s view of ``history[:n]``, from the running
+        counts (``self._counts`` updated with that history): no message is counted again."""
+        chars, images = self._counts.chars(offset, n)
+        c, im = chars_of(base[:len(base) - (n - offset)])  # the kept summary in front, if any
+        chars, images = chars + c, images + im
+        return math.ceil(chars / CHARS_PER_TOKEN) + images + self.overhead_tokens
+
     # -- the pipeline -------------------------------------------------------------------
     def apply(self, history: list[Message], *, times: Sequence[float], now: float,
               turn: int = 1) -> tuple[list[Message], dict[str, Any]]:
@@ -231,11 +242,12 @@ class CompactPolicy:
         """
         check_times(history, times)
         th = self.thresholds
-        raw = self._tokens(history)
+        self._counts.update(history)
+        raw = self._base_tokens(history, 0, len(history))
         base, base_times, offset = self._base(history, times)
         stages: list[dict[str, Any]] = []
         view = base
-        tokens = self._tokens(view)
+        tokens = self._base_tokens(base, offset, len(history))
         if offset:
             stages.append({"stage": "reuse_summary", "tokens_before": raw, "tokens_after": tokens})
 

@@ -22,11 +22,13 @@ M=10); Anthropic compaction docs (trigger, summary replaces the earlier turns).
 
 from __future__ import annotations
 
+import math
 from typing import Callable
 
 from mini_agent.core.compaction import clean_cut_points, summary_message
+from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
 from mini_agent.core.messages import Message
-from mini_agent.core.tokens import approx_request_tokens
+from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_request_tokens
 from mini_agent.core.view import ViewContext
 
 Summarize = Callable[[list[Message]], str]
@@ -137,10 +139,23 @@ class ServerCompactionView(_SummaryView):
         self.trigger_tokens = trigger_tokens
         self.system, self.tools = system, tools
         self._kept = _KeptSummary(summarize, server=True)
+        self._counts = ExchangeMemo()  # running character counts of the history
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
-        size = approx_request_tokens(messages=view, system=self.system, tools=self.tools)
-        cuts = [c for c in clean_cut_points(history) if c > max(1, self._kept.cut)]
-        if size < self.trigger_tokens or not cuts:
+        size = self._view_tokens(history, view) + approx_request_tokens(
+            messages=[], system=self.system, tools=self.tools)
+        if size < self.trigger_tokens:
             return None
-        return cuts[-1]
+        cuts = [c for c in clean_cut_points(history) if c > max(1, self._kept.cut)]
+        return cuts[-1] if cuts else None
+
+    def _view_tokens(self, history: list[Message], view: list[Message]) -> int:
+        """``approx_tokens(view)`` of the base view (``history``, or the kept summary then
+        ``history[cut:]``), from the running counts: a message is counted once per policy."""
+        self._counts.update(history)
+        kept = self._kept
+        summary = [kept.message] if kept.message is not None else []
+        start = kept.cut if summary else 0
+        chars, images = self._counts.chars(start, len(history))
+        c, im = chars_of(summary)
+        return math.ceil((chars + c) / CHARS_PER_TOKEN) + images + im
