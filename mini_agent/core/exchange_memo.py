@@ -15,8 +15,9 @@ what it knows about the common prefix is kept, the rest is recomputed. Use one m
 history (one per policy object); its size follows the longest history it was given.
 Pure: no IO. Taught in ``notebooks/08_context_lifecycle.ipynb``.
 
-Source: the kit's explorer speed work (issue 13, "Scale"); exchanges as in
-003_85ccd58041fa7231.txt (one assistant message plus the user message answering it).
+Source: 003_85ccd58041fa7231.txt (an exchange: one assistant message plus the user message
+answering it); 000_86e3ff2076a5ae37.txt ("store full, send masked": the view is rebuilt from
+the full history every request, which is what makes remembering per exchange pay).
 """
 
 from __future__ import annotations

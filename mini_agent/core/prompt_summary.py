@@ -120,15 +120,18 @@ def _decisions(newest: int | None) -> Callable[[list[Message]], list[str]]:
 
 
 def _identifiers(ms: list[Message]) -> list[str]:
-    found = []
+    found: dict[str, None] = {}  # the unique identifiers, first appearance first
     for m in ms:
         for b in content_blocks(m):
+            if len(found) >= 60:  # the first 60 are known: later blocks cannot change them
+                break
             text = b.get("text") if b.get("type") == "text" else (
                 tool_result_text(b) if b.get("type") == "tool_result" else
                 " ".join(str(v) for v in (b.get("input") or {}).values())
                 if b.get("type") == "tool_use" else "")
-            found += _PATH_RE.findall(text or "") + _SYMBOL_RE.findall(text or "")
-    return ["- " + i for i in _unique(found)[:60]]
+            found.update(dict.fromkeys(_PATH_RE.findall(text or "") +
+                                       _SYMBOL_RE.findall(text or "")))
+    return ["- " + i for i in list(found)[:60]]
 
 
 def _numbers(ms: list[Message]) -> list[str]:
@@ -144,8 +147,9 @@ def _problems(newest: int | None) -> Callable[[list[Message]], list[str]]:
         for m in ms:
             for b in content_blocks(m):
                 if b.get("type") == "tool_result":
-                    bad = [ln.strip() for ln in tool_result_text(b).splitlines()
-                           if _ERROR_RE.search(ln)]
+                    text = tool_result_text(b)  # split only when it names an error at all
+                    bad = [ln.strip() for ln in text.splitlines()
+                           if _ERROR_RE.search(ln)] if _ERROR_RE.search(text) else []
                     lines += ["- " + ln for ln in (bad if newest is None else bad[:1])]
         lines = _unique(lines)
         return lines if newest is None else lines[-newest:]

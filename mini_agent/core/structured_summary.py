@@ -123,7 +123,8 @@ def structured_summary(messages: list[Message]) -> str:
                 for s in _sentences(b["text"]):
                     if _DECISION_RE.search(s):
                         _add(decisions, "- " + _short(s, 200), 10_000)  # newest 12 kept
-            if kind == "text" or kind == "tool_result":
+            # (once 60 identifiers are kept, no later one can be added: not searched)
+            if (kind == "text" or kind == "tool_result") and len(identifiers) < 60:
                 text = b.get("text") if kind == "text" else tool_result_text(b)
                 for ident in _PATH_RE.findall(text or "") + _SYMBOL_RE.findall(text or ""):
                     _add(identifiers, ident, 60)
@@ -133,19 +134,23 @@ def structured_summary(messages: list[Message]) -> str:
                 for value in (b.get("input") or {}).values():
                     # paths and symbols only: a grep pattern like "tokenize(" or a bare
                     # directory name is an argument, not an identifier worth keeping
-                    if isinstance(value, str) and 0 < len(value) <= 120:
+                    if isinstance(value, str) and 0 < len(value) <= 120 and \
+                            len(identifiers) < 60:
                         for ident in _PATH_RE.findall(value) + _SYMBOL_RE.findall(value):
                             _add(identifiers, ident, 60)
             if kind == "tool_result":
                 name = names.get(b.get("tool_use_id"), "tool")
                 text = tool_result_text(b)
-                bad = [ln for ln in text.splitlines() if _ERROR_RE.search(ln)]
+                # the first line naming an error (a match never spans lines: the whole text
+                # is searched first, and split only when it names one)
+                bad = next((ln for ln in text.splitlines() if _ERROR_RE.search(ln)), None) \
+                    if _ERROR_RE.search(text) else None
                 outcome = "error" if b.get("is_error") or bad else "ok"
                 arg = next((v for v in inputs.get(b.get("tool_use_id"), {}).values()
                             if isinstance(v, str)), "")
                 last_call = f"{name} {_short(arg, 80)} -> {outcome}".replace("  ", " ")
                 if outcome == "error":
-                    line = bad[0] if bad else (text.splitlines() or ["(no output)"])[0]
+                    line = bad if bad is not None else (text.splitlines() or ["(no output)"])[0]
                     _add(problems, f"- {name} {_short(arg, 60)}: {_short(line, 160)}", 999)
     exchanges = sum(1 for m in messages if m.get("role") == "assistant")
     state = [f"- {exchanges} assistant turns and {tool_calls} tool calls in this part."]
