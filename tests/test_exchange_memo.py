@@ -32,6 +32,13 @@ def _check(memo: ExchangeMemo, h: list) -> None:
     assert memo.request_fact(_same) == current_request_text(h)
     for k, (s, e) in enumerate(ranges):
         assert memo.fact(k, list) == h[s:e]
+    for j in (len(ranges), len(ranges) // 2):
+        assert memo.run(j, _part_and_index) == [(h[s:e], k) for k, (s, e) in
+                                                enumerate(ranges[:j])]
+
+
+def _part_and_index(part, k):
+    return part, k
 
 
 @settings(max_examples=40, deadline=None)

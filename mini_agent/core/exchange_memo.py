@@ -1,8 +1,9 @@
 """The exchanges of a growing history, remembered from one request to the next.
 
-What this module does: :class:`ExchangeMemo` follows a history that grows by appending (the
-agent loop, and the explorer's replay, call a view policy with ``history[:i]`` for a growing
-``i``) and remembers what a policy derives from each exchange (its identifiers, a masked copy,
+What this module does: :func:`split_exchanges` cuts a history into exchanges (an assistant
+message and what answers it); :class:`ExchangeMemo` follows a history that grows by appending
+(the agent loop, and the explorer's replay, call a view policy with ``history[:i]`` for a
+growing ``i``) and remembers what a policy derives from each exchange (its identifiers, a masked copy,
 its timeline line), so each is computed once per exchange instead of once per request. It
 also keeps running character counts, so the tokens of any slice of the history cost O(1), and
 the position of the newest user text (the request being worked on).
@@ -29,6 +30,24 @@ from typing import Any, Callable, Hashable, Sequence
 from mini_agent.core.messages import Message
 from mini_agent.core.relevance import request_texts
 from mini_agent.core.tokens import CHARS_PER_TOKEN, _message_chars
+
+
+def split_exchanges(history: Sequence[Message]) -> list[tuple[int, int]]:
+    """Split a history into exchanges, each starting at an assistant message.
+
+    Args:
+        history: the messages; the first (the task) belongs to no exchange.
+
+    Returns:
+        ``(start, end)`` index ranges, oldest first; ``end`` is exclusive.
+
+    >>> split_exchanges([{"role": "user", "content": "a"}, {"role": "assistant",
+    ...     "content": "b"}, {"role": "user", "content": "c"}])
+    [(1, 3)]
+    """
+    starts = [i for i in range(1, len(history)) if history[i].get("role") == "assistant"]
+    return [(s, starts[k + 1] if k + 1 < len(starts) else len(history))
+            for k, s in enumerate(starts)]
 
 
 def chars_of(messages: Sequence[Message]) -> tuple[int, int]:
@@ -62,6 +81,7 @@ class ExchangeMemo:
         self._texts: list[int] = []           # indexes of its user messages holding text
         self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
+        self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
 
     def update(self, history: Sequence[Message]) -> list[tuple[int, int]]:
         """Take this request's history and return its exchanges.
@@ -75,7 +95,7 @@ class ExchangeMemo:
 
         Returns:
             ``(start, end)`` per exchange, oldest first, ``end`` exclusive: equal to
-            ``lifecycle.split_exchanges(history)``.
+            :func:`split_exchanges` of ``history``.
         """
         prev = self._messages
         same = min(len(prev), len(history))
@@ -96,6 +116,8 @@ class ExchangeMemo:
         while self._texts and self._texts[-1] >= keep:
             self._texts.pop()
         del self._facts[max(0, len(self._starts) - 1):]  # the last kept exchange may grow
+        for run in self._runs.values():
+            del run[len(self._facts):]
         self._facts.extend({} for _ in range(len(self._starts) - len(self._facts)))
         if self._request is not None and self._request[0] >= keep:
             self._request = None
@@ -162,6 +184,24 @@ class ExchangeMemo:
             end = self._starts[k + 1] if k + 1 < len(self._starts) else len(self._messages)
             hit = facts[compute] = (args, compute(self._messages[self._starts[k]:end], *args))
         return hit[1]
+
+    def run(self, j: int, compute: Callable[[list[Message], int], Any]) -> list:
+        """Return ``[self.fact(k, compute, k) for k in range(j)]``, kept as one list between calls.
+
+        For facts of the oldest exchanges, which stay the same request after request: a call
+        costs a list copy, plus the facts of exchanges it has not seen yet.
+
+        Args:
+            j: how many of the oldest exchanges (at most the number in :meth:`update`'s ranges).
+            compute: builds the fact from the exchange's messages and its 0-based index.
+
+        Returns:
+            A new list of ``j`` facts, oldest first (treat the facts as read-only).
+        """
+        done = self._runs.setdefault(compute, [])
+        for k in range(len(done), j):
+            done.append(self.fact(k, compute, k))
+        return done[:j]
 
     def request_fact(self, compute: Callable[[str], Any]) -> Any:
         """Return ``compute(current request text)``, computed once per request message.

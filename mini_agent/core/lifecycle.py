@@ -43,7 +43,8 @@ import dataclasses
 import math
 from typing import Any, Sequence
 
-from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
+from mini_agent.core.exchange_memo import (ExchangeMemo, chars_of,  # noqa: F401
+                                           split_exchanges)
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.messages import Message, content_blocks, text_block
 from mini_agent.core.relevance import (current_request_text, exchange_identifiers,  # noqa: F401
@@ -148,24 +149,6 @@ def eviction_order(segments: Sequence[dict[str, Any]]) -> list[str]:
     return [s["id"] for s in sorted(segments, key=lambda s: s["seq"])]
 
 
-def split_exchanges(history: Sequence[Message]) -> list[tuple[int, int]]:
-    """Split a history into exchanges, each starting at an assistant message.
-
-    Args:
-        history: the messages; the first (the task) belongs to no exchange.
-
-    Returns:
-        ``(start, end)`` index ranges, oldest first; ``end`` is exclusive.
-
-    >>> split_exchanges([{"role": "user", "content": "a"}, {"role": "assistant",
-    ...     "content": "b"}, {"role": "user", "content": "c"}])
-    [(1, 3)]
-    """
-    starts = [i for i in range(1, len(history)) if history[i].get("role") == "assistant"]
-    return [(s, starts[k + 1] if k + 1 < len(starts) else len(history))
-            for k, s in enumerate(starts)]
-
-
 # --------------------------------------------------------------------------- tiers
 # What an exchange becomes in each tier is computed once per exchange and kept by the
 # ExchangeMemo (core/exchange_memo.py) for as long as the exchange is unchanged: a policy object
@@ -212,10 +195,19 @@ def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: li
     ``parts`` holds the tokens per tier and the lines. The view's tokens are added up from
     the characters of its messages, which the memo knows (the head: the task's, plus the
     length of each text block appended to it)."""
-    lines, index, body, cold = [], [], [], []
-    tokens = {HOT: 0, WARM_A: 0, WARM_B: 0, COLD: 0}
+    count = min(len(ranges), len(tiers))
+    j = 0  # the oldest exchanges are usually all Cold: that run is kept by the memo
+    while j < count and tiers[j] == COLD:
+        j += 1
+    run = memo.run(j, _cold)
+    index = [entry for _, _, entry, _ in run]
+    tokens = {HOT: 0, WARM_A: 0, WARM_B: 0, COLD: sum(n for _, _, _, n in run)}
+    cold = [(segment, label, times[s], list(history[s:e]))
+            for (segment, label, _, _), (s, e) in zip(run, ranges)]
+    lines, body = [], []
     chars, images = memo.chars(0, 1)
-    for k, ((s, e), tier) in enumerate(zip(ranges, tiers)):
+    for k in range(j, count):
+        (s, e), tier = ranges[k], tiers[k]
         if tier == HOT:
             body += history[s:e]
             tokens[HOT] += memo.tokens(s, e)
