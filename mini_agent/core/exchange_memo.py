@@ -77,8 +77,10 @@ class ExchangeMemo:
     def __init__(self) -> None:
         self._messages: list[Message] = []   # the previous history, held so ids stay unique
         self._starts: list[int] = []          # indexes >= 1 of its assistant messages
+        # read only when asked for (a policy that never counts tokens never pays for it):
         self._sums: list[tuple[int, int]] = [(0, 0)]  # (chars, images) of messages[:i]
         self._texts: list[int] = []           # indexes of its user messages holding text
+        self._texts_read = 0                  # messages[:_texts_read] were read for texts
         self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
         self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
@@ -115,6 +117,7 @@ class ExchangeMemo:
             self._starts.pop()
         while self._texts and self._texts[-1] >= keep:
             self._texts.pop()
+        self._texts_read = min(self._texts_read, keep)
         del self._facts[max(0, len(self._starts) - 1):]  # the last kept exchange may grow
         for run in self._runs.values():
             del run[len(self._facts):]
@@ -124,18 +127,10 @@ class ExchangeMemo:
 
     def _extend(self, history: Sequence[Message]) -> None:
         """Read the messages of ``history`` past the kept prefix."""
-        chars, images = self._sums[-1]
         for i in range(len(self._messages), len(history)):
-            message = history[i]
-            role = message.get("role")
-            if role == "assistant" and i >= 1:
+            if i >= 1 and history[i].get("role") == "assistant":
                 self._starts.append(i)
                 self._facts.append({})
-            elif role == "user" and request_texts(message):
-                self._texts.append(i)
-            c, im = _message_chars(message)
-            chars, images = chars + c, images + im
-            self._sums.append((chars, images))
         self._messages.extend(history[len(self._messages):])
 
     def chars(self, start: int, end: int) -> tuple[int, int]:
@@ -148,7 +143,14 @@ class ExchangeMemo:
         Returns:
             ``(chars, image_tokens)`` summed as ``core/tokens.approx_tokens`` counts them.
         """
-        (c1, i1), (c2, i2) = self._sums[start], self._sums[end]
+        sums = self._sums
+        if end >= len(sums):  # count the messages not counted yet
+            chars, images = sums[-1]
+            for message in self._messages[len(sums) - 1:end]:
+                c, im = _message_chars(message)
+                chars, images = chars + c, images + im
+                sums.append((chars, images))
+        (c1, i1), (c2, i2) = sums[start], sums[end]
         return c2 - c1, i2 - i1
 
     def tokens(self, start: int, end: int) -> int:
@@ -215,6 +217,10 @@ class ExchangeMemo:
         Returns:
             The fact (treat it as read-only).
         """
+        for i in range(self._texts_read, len(self._messages)):  # read the new messages
+            if request_texts(self._messages[i]):
+                self._texts.append(i)
+        self._texts_read = len(self._messages)
         index = self._texts[-1] if self._texts else -1
         hit = self._request
         if hit is None or hit[0] != index or hit[1] is not compute:
