@@ -147,9 +147,8 @@ def _problems(newest: int | None) -> Callable[[list[Message]], list[str]]:
         for m in ms:
             for b in content_blocks(m):
                 if b.get("type") == "tool_result":
-                    text = tool_result_text(b)  # split only when it names an error at all
-                    bad = [ln.strip() for ln in text.splitlines()
-                           if _ERROR_RE.search(ln)] if _ERROR_RE.search(text) else []
+                    bad = [ln.strip() for ln in tool_result_text(b).splitlines()
+                           if _ERROR_RE.search(ln)]
                     lines += ["- " + ln for ln in (bad if newest is None else bad[:1])]
         lines = _unique(lines)
         return lines if newest is None else lines[-newest:]
