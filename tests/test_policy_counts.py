@@ -8,8 +8,7 @@ import copy
 from mini_agent.core.cache_policies import request_points
 from mini_agent.core.compact_policy import CompactPolicy, CompactThresholds
 from mini_agent.core.long_session import long_session
-from mini_agent.core.compaction import clean_cut_points
-from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
+from mini_agent.core.policy_views import ServerCompactionView
 from mini_agent.core.tokens import approx_request_tokens, approx_tokens
 from mini_agent.core.view import ViewContext
 
@@ -69,27 +68,3 @@ def test_server_compaction_view_counts_as_if_afresh():
     assert fast.summaries == slow.summaries >= 3
     assert approx_request_tokens(messages=view, system=system) < 3_000 + 1_500
 
-
-class SummaryScanning(SummaryPolicy):
-    """The reference: the replies found by scanning the history."""
-
-    def _cut(self, history, view):
-        replies = [i for i, m in enumerate(history) if m.get("role") == "assistant"
-                   and i >= self._kept.cut]
-        if len(replies) <= self.every_exchanges:
-            return None
-        cuts = [c for c in clean_cut_points(history) if c <= replies[-self.keep_exchanges]]
-        if not cuts or cuts[-1] <= max(1, self._kept.cut):
-            return None
-        return cuts[-1]
-
-
-def test_summary_policy_finds_its_cuts_as_a_scan_does():
-    opening = [{"role": "assistant", "content": "Ready."}]  # a reply at index 0 counts too
-    for every, keep in ((8, 3), (4, 1), (21, 10)):
-        fast = SummaryPolicy(every_exchanges=every, keep_exchanges=keep, summarize=_summarize)
-        slow = SummaryScanning(every_exchanges=every, keep_exchanges=keep, summarize=_summarize)
-        for h, _ in _histories():
-            for history in (h, opening + h):
-                assert fast(history) == slow(history)
-        assert fast.summaries == slow.summaries >= 3

@@ -22,7 +22,6 @@ M=10); Anthropic compaction docs (trigger, summary replaces the earlier turns).
 
 from __future__ import annotations
 
-import bisect
 import math
 from typing import Callable
 
@@ -114,19 +113,13 @@ class SummaryPolicy(_SummaryView):
                              f"{keep_exchanges}, {every_exchanges}")
         self.every_exchanges, self.keep_exchanges = every_exchanges, keep_exchanges
         self._kept = _KeptSummary(summarize)
-        self._counts = ExchangeMemo()  # where the history's assistant messages are
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
-        # the replies (assistant messages) at or after the kept cut, found by bisecting the
-        # memo's exchange starts (every assistant message but one at index 0), not by a scan
-        starts = self._counts.update(history)
-        cut = self._kept.cut
-        replies = len(starts) - bisect.bisect_left(starts, (cut,)) + (
-            cut == 0 and bool(history) and history[0].get("role") == "assistant")
-        if replies <= self.every_exchanges:
+        replies = [i for i, m in enumerate(history) if m.get("role") == "assistant"
+                   and i >= self._kept.cut]
+        if len(replies) <= self.every_exchanges:
             return None
-        newest_kept = starts[-self.keep_exchanges][0]  # keep_exchanges < replies - 1
-        cuts = [c for c in clean_cut_points(history) if c <= newest_kept]
+        cuts = [c for c in clean_cut_points(history) if c <= replies[-self.keep_exchanges]]
         if not cuts or cuts[-1] <= max(1, self._kept.cut):
             return None
         return cuts[-1]
