@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 import time
 import tomllib
@@ -714,3 +715,64 @@ def test_the_class_results_recipe_in_the_docs_builds_the_csv(copy, tmp_path_fact
     assert rows[0]["03"] == str(TOTAL_03) and rows[0]["01"] == "0" and rows[0]["error"] == ""
     assert rows[0]["score"] == str(TOTAL_03) and int(rows[0]["total"]) > TOTAL_03
     assert rows[1]["score"] == "0" and "no exercises/" in rows[1]["error"]
+
+
+DUMP_WITH_A_LEARNER_THREAD = """Timeout (0:00:02)!
+Thread 0x00007f0000000003 (most recent call first):
+  File "/w/exercises/03_masking.py", line 150 in background_poller
+  File "/usr/lib/python3.11/threading.py", line 982 in run
+  File "/usr/lib/python3.11/threading.py", line 1045 in _bootstrap_inner
+  File "/usr/lib/python3.11/threading.py", line 1002 in _bootstrap
+
+Thread 0x00007f0000000001 (most recent call first):
+  File "/w/exercises/03_masking.py", line 45 in approx_tokens
+  File "/kit/mini_agent/grading/runner.py", line 100 in run_check
+  File "/kit/mini_agent/grading/worker.py", line 200 in run
+  File "/kit/mini_agent/grading/worker.py", line 330 in main
+"""
+
+
+def test_the_stack_dump_blames_the_thread_that_runs_the_check_not_a_learner_thread():
+    # faulthandler lists the newest thread first and labels none as current: a thread the
+    # learner's code started in a graded function (a poller parked in time.sleep) comes
+    # before the thread running the check, which is the one to blame (it has grader frames)
+    from mini_agent.grading.stack_dump import stuck_function
+    graded = lambda f: f == "/w/exercises/03_masking.py"  # noqa: E731
+    assert stuck_function(DUMP_WITH_A_LEARNER_THREAD, graded)[0] == "approx_tokens"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
+def test_a_worker_spinning_with_the_interpreter_held_ends_when_its_caller_dies(tmp_path):
+    # the parent watch is a Python thread, which never runs while the check's code holds the
+    # interpreter (sum(itertools.repeat(1))): the reaper process ends the worker instead
+    pids = tmp_path / "pids.txt"
+    shutil.copytree(REPO / "exercises", tmp_path / "exercises")
+    head = "def approx_tokens(messages: list[dict]) -> int:\n"
+    spin = (f"    import os, itertools\n    open({str(pids)!r}, 'a').write(f'{{os.getpid()}}\\n')\n"
+            "    sum(itertools.repeat(1))\n")
+    answer = (REPO / "solutions" / "03_masking.py").read_text(encoding="utf-8")
+    (tmp_path / "exercises" / "03_masking.py").write_text(answer.replace(head, head + spin),
+                                                          encoding="utf-8")
+    (tmp_path / "notebooks").mkdir()
+    caller = subprocess.Popen([sys.executable, "-c", "from mini_agent.grading import grade; "
+                               "grade('03', time_limit_seconds=60)"], cwd=tmp_path / "notebooks",
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = None
+    try:
+        deadline = time.monotonic() + 60
+        while not (pids.exists() and pids.read_text().endswith("\n")):
+            assert time.monotonic() < deadline and caller.poll() is None
+            time.sleep(0.05)
+        worker = int(pids.read_text().split()[0])
+        time.sleep(0.5)
+        caller.kill()
+        caller.wait()
+        time.sleep(3)
+        stat = Path(f"/proc/{worker}/stat")
+        alive = stat.exists() and stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    finally:
+        if caller.poll() is None:
+            caller.kill()
+        if worker is not None:
+            subprocess.run(["kill", "-9", str(worker)], stderr=subprocess.DEVNULL)
+    assert not alive

@@ -7,7 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from mini_agent.core import prompt_summary as ps
 from mini_agent.core.messages import tool_result_text
-from mini_agent.core.structured_summary import _ERROR_RE, _PATH_RE, _SYMBOL_RE, structured_summary
+from mini_agent.core.structured_summary import (_ERROR_RE, _PATH_RE, _SYMBOL_RE, _short,
+                                                structured_summary)
 
 PIECES = ["error", "ERROR: x", "Not Found", "failed", "ok", "src/a.py", "b.md", "f()", "エラー",
           "\n", "\r\n", "\x0b", "\u2028", "\x85", " ", "x", "--", "."]
@@ -63,8 +64,8 @@ def test_error_lines_equal_searching_every_line(texts, results):
     for k, result in enumerate(results[:len(texts)]):
         bad = [ln for ln in result.splitlines() if _ERROR_RE.search(ln)]
         if bad:
-            expected.append(f"- run {texts[k][:60]}: {bad[0]}")
-    # the first error line of each result, as structured_summary shortens it
+            expected.append(f"- run {_short(texts[k], 60)}: {_short(bad[0], 160)}")
+    # the first error line of each result, shortened (whitespace folded) as the summary does
     assert len(problems.splitlines()) == max(1, len(ps._unique(expected)[-6:]))
 
 

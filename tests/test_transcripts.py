@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.messages import iter_blocks, validate_messages
+from mini_agent.core.transcripts.claude_code import parse_jsonl
 from mini_agent.core.transcripts import MISSING_START_TEXT, NO_RESULT_TEXT, TranscriptError, parse_text
 from mini_agent.harness.real_sessions import shared_data_dir
 from mini_agent.harness.transcript_files import load
@@ -684,3 +686,16 @@ def test_a_copied_draft_is_replace_with_new_lists():
                                        positions=list(draft.positions))
     assert copy.blocks is not draft.blocks and copy.positions is not draft.positions
     assert copy.blocks[0] is draft.blocks[0]
+
+
+def test_many_bad_jsonl_lines_are_read_in_linear_time():
+    # the last non-blank line is found once, not for every line that is not JSON: a corrupt
+    # file of n lines (a truncated pretty-printed trajectory read as JSONL) costs O(n)
+    small, big = "\n".join(["{bad"] * 1_000), "\n".join(["{bad"] * 8_000)
+    started = time.perf_counter()
+    parse_jsonl(small, [])
+    t_small = time.perf_counter() - started
+    started = time.perf_counter()
+    parse_jsonl(big, [])
+    t_big = time.perf_counter() - started
+    assert t_big < 8 * 3 * max(t_small, 0.005)  # linear (8x the lines), with slack

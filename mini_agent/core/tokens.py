@@ -160,7 +160,8 @@ def token_memo() -> Iterator[None]:
     per-message facts in the same memo (:func:`session_memo`: the masking family's
     :mod:`~mini_agent.core.history_scan`, folded timeline lines). Only for code that does not
     mutate a message after counting it: the explorer's replay, whose policies are pure.
-    Objects are held while remembered, so an id is never reused for another object. Nested
+    (A tool_use block counted on its own is counted again once its ``input`` is replaced;
+    the message holding it keeps its first count.) Objects are held while remembered, so an id is never reused for another object. Nested
     uses share the outer memo.
 
     Yields:

@@ -24,6 +24,8 @@ DUMP_AFTER_SECONDS = 1.0
 """The dump comes this long after a check's time limit (seconds): after the watchdog's own
 report would have come, before the caller's deadline (the limit plus 3 s)."""
 
+_GRADER = "/mini_agent/grading/"
+"""Part of the path of the grader's own files: the thread that runs a check has them."""
 _FRAME = re.compile(r'^\s+File "(?P<file>.*)", line (?P<line>\d+) in (?P<name>\S+)\s*$')
 _THREAD = re.compile(r"^(Thread 0x[0-9a-fA-F]+|Current thread 0x[0-9a-fA-F]+) .*:\s*$")
 
@@ -55,9 +57,12 @@ def dump_threads(text: str) -> list[list[tuple[str, int, str]]]:
 def stuck_function(text: str, is_graded: Callable[[str], bool]) -> tuple[str, str] | None:
     """Name the graded function whose call never returned, from a worker's stack dump.
 
-    The thread whose stack holds a graded frame is the one that spun (the watchdog threads'
-    stacks are the grader's own); its outermost graded frame is the call that never returned,
-    as :func:`~mini_agent.grading.runner.loop_frame` decides for a live stack.
+    The thread that spun is the one running the check: its stack holds the grader's own
+    frames (``mini_agent/grading/``) below the graded ones. The dump labels no thread as
+    current and lists the newest first, so a thread the learner's code started in a graded
+    function (a poller parked in ``time.sleep``) would come first; it is blamed only when no
+    thread runs a check. The outermost graded frame is the call that never returned, as
+    :func:`~mini_agent.grading.runner.loop_frame` decides for a live stack.
 
     Args:
         text: the end of the worker's stderr.
@@ -68,7 +73,9 @@ def stuck_function(text: str, is_graded: Callable[[str], bool]) -> tuple[str, st
         ``"approx_tokens (03_masking.py, line 41)"``, with ``", calls helper"`` when the stack
         was inside other graded functions; None when no dump or no graded frame is found.
     """
-    for frames in dump_threads(text):
+    threads = dump_threads(text)
+    threads.sort(key=lambda frames: not any(_GRADER in f[0].replace("\\", "/") for f in frames))
+    for frames in threads:
         graded = [f for f in frames if is_graded(f[0])]
         if not graded:
             continue

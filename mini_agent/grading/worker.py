@@ -19,7 +19,8 @@ On a time limit a watchdog thread reports where the main thread spins and the ca
 the process (which also ends itself soon after, should its caller be gone). Should the caller
 die (a kernel restarted, a terminal closed), a watcher thread sees the worker's parent change
 within :data:`PARENT_POLL_SECONDS` and ends the worker with every process the learner's code
-started (:func:`abandon_worker`), whatever the main thread is doing. A loop that never
+started (:func:`abandon_worker`) while the learner's code lets go of the interpreter; on
+Linux a reaper process (:mod:`.reaper`) does the same even when it never does. A loop that never
 releases the interpreter gets no report: the caller's own deadline kills it. The next worker
 loads the implementation with every function that timed out so far (``timed_out``) stubbed
 out: a later check that calls one fails at once with "skipped: `should_mask` timed out in
@@ -40,6 +41,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
+from mini_agent.grading.reaper import start_reaper
 from mini_agent.grading.registry import checks_module, collect_checks
 from mini_agent.grading.stack_dump import DUMP_AFTER_SECONDS
 from mini_agent.grading.runner import (callable_names, import_error, load_module, loop_frame,
@@ -316,6 +318,7 @@ def main() -> None:
     The exit skips atexit handlers and does not wait for the threads the learner's code left
     running.
     """
+    start_reaper(os.getppid())  # first: before any thread, before the learner's code
     reply_fd, request_fd = os.dup(1), os.dup(0)
     os.set_inheritable(reply_fd, False)  # a process the learner's code starts never holds it
     os.set_inheritable(request_fd, False)

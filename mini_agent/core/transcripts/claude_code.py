@@ -57,6 +57,7 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
     """
     lines = text.split("\n")
     entries = []
+    last = None  # the index of the last non-blank line, found once, at the first bad line
     for i, line in enumerate(lines):
         if line[:1] == "{":  # the usual line: one object, no surrounding whitespace
             entry, end = _scan_object(line)
@@ -71,7 +72,8 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
             repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
             continue
         except json.JSONDecodeError:
-            last = max((n for n, ln in enumerate(lines) if ln.strip()), default=-1)
+            if last is None:
+                last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), -1)
             what = "truncated last line" if i == last else "line is not valid JSON"
             repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
             continue
