@@ -76,3 +76,38 @@ def test_the_bar_counts_every_file_in_and_out_of_the_pool(files, monkeypatch, ca
     assert "6/6" in capsys.readouterr().err
     run_files(files, policies=POLICIES, workers=2, progress=False)
     assert capsys.readouterr().err == ""
+
+
+def test_a_worker_that_dies_costs_its_files_an_error_row_not_the_run(files, monkeypatch):
+    # the worker evaluating bad.jsonl ends abruptly (as the out-of-memory killer would end it):
+    # the files of lost batches get an error row, the finished ones keep their reports
+    import os
+    from mini_agent.core import replay
+
+    real = replay.evaluate_session
+
+    def dies_on_s3(transcript, **kwargs):
+        if str(transcript.path).endswith("s3.jsonl"):
+            os._exit(9)
+        return real(transcript, **kwargs)
+    monkeypatch.setattr(replay, "evaluate_session", dies_on_s3)  # the forked workers inherit it
+    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
+    monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: 1)
+    reports = run_files(files, policies=POLICIES, workers=2, progress=False)
+    assert [r["path"] for r in reports] == [str(f) for f in files]
+    died = [r for r in reports if r.get("error") == evaluate_pool.WORKER_DIED]
+    assert str(files[4]) in [r["path"] for r in died]  # files[4] is s3.jsonl
+    assert "error" not in reports[0] and reports[2]["error"] != evaluate_pool.WORKER_DIED
+
+
+def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path, capsys):
+    from mini_agent.harness.evaluate_runner import main_evaluate
+    path = tmp_path / "s.jsonl"
+    path.write_text(sample_session_jsonl(2))
+    import dask
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        status = main_evaluate([str(path)], scheduler="tcp://127.0.0.1:1")
+    err = capsys.readouterr().err
+    assert status == 2
+    assert err.startswith("mini-agent evaluate: error: cannot reach the Dask scheduler "
+                          "tcp://127.0.0.1:1") and "Traceback" not in err

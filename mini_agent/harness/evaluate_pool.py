@@ -27,6 +27,7 @@ Dask distributed docs (``Client``, ``Client.map``, ``as_completed``, ``LocalClus
 from __future__ import annotations
 
 import concurrent.futures
+from concurrent.futures.process import BrokenProcessPool
 import multiprocessing
 import sys
 import time
@@ -201,10 +202,20 @@ def _run_pool(paths, first, policies, model, workers, results, bar, reference) -
         futures = {pool.submit(evaluate_batch, batch, policies, model, reference): first + n * size
                    for n, batch in enumerate(_batches(left, size))}
         for future in concurrent.futures.as_completed(futures):
-            reports = future.result()
             at = futures[future]
+            try:
+                reports = future.result()
+            except BrokenProcessPool:  # a worker died (killed, out of memory): its batch and
+                # every batch not finished yet are reported as errors, the rest is kept
+                batch = left[at - first:at - first + size]
+                reports = [{"path": path, "error": WORKER_DIED} for path in batch]
             results[at:at + len(reports)] = reports
             bar.update(len(reports))
+
+
+WORKER_DIED = ("a worker process died while evaluating this file's batch (killed, or out of "
+               "memory?); run it again alone")
+"""The error of each file whose batch was lost with a dead worker process."""
 
 
 def _run_dask(paths, policies, model, scheduler, results, bar, reference) -> None:

@@ -221,6 +221,12 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"mini-agent evaluate: error: {message}", file=err)
         return 2
+    except OSError as error:  # a scheduler address nobody answers on
+        if scheduler is None:
+            raise
+        message = f"cannot reach the Dask scheduler {scheduler}: {error}"
+        print(f"mini-agent evaluate: error: {message}", file=err)
+        return 2
     if as_json:
         print(json.dumps(reports, indent=1, ensure_ascii=False), file=out)
     else:
