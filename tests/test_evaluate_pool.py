@@ -104,7 +104,8 @@ def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path, capsys):
     from mini_agent.harness.evaluate_runner import main_evaluate
     path = tmp_path / "s.jsonl"
     path.write_text(sample_session_jsonl(2))
-    import dask
+    pytest.importorskip("distributed")  # first: its defaults must be in dask's config before
+    import dask  # the override, or leaving the block removes them for the tests after it
     with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
         status = main_evaluate([str(path)], scheduler="tcp://127.0.0.1:1")
     err = capsys.readouterr().err
