@@ -26,6 +26,22 @@ POLL_SECONDS = 0.5
 """How often the reaper looks at the worker's parent (seconds)."""
 
 
+def stat_fields(pid: int) -> list[str] | None:
+    """Read a process's ``/proc/<pid>/stat`` fields after its name.
+
+    Args:
+        pid: the process to look at.
+
+    Returns:
+        The fields from the state on (``[state, ppid, pgrp, ...]``), or None when the
+        process is gone (or there is no ``/proc``).
+    """
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+
+
 def parent_of(pid: int) -> int | None:
     """Read a process's parent pid from ``/proc``.
 
@@ -35,11 +51,8 @@ def parent_of(pid: int) -> int | None:
     Returns:
         Its parent's pid, or None when the process is gone.
     """
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return int(fields[1])  # state, ppid
+    fields = stat_fields(pid)
+    return None if fields is None else int(fields[1])
 
 
 def start_reaper(caller: int) -> int | None:

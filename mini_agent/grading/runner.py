@@ -207,12 +207,48 @@ def loop_site(frame: FrameType | None, is_graded: Callable[[str], bool]) -> str 
         return None
     outer = found[-1]
     code = outer.f_code
-    callees = [f.f_code.co_qualname for f in reversed(found[:-1])]
-    callees = [name for name in dict.fromkeys(callees) if name != code.co_qualname]
+    return site_text(code.co_qualname, code.co_filename, outer.f_lineno,
+                     [f.f_code.co_qualname for f in reversed(found[:-1])])
+
+
+def site_text(name: str, filename: str, line: int, callees: list[str]) -> str:
+    """Write where a check spun, as the timeout's detail names it.
+
+    Args:
+        name: the graded function whose call never returned.
+        filename: its file (only the file's name is shown).
+        line: the line it was on (1-based).
+        callees: the graded functions it was inside of, outermost first (repeats and
+            ``name`` itself are dropped; more than three show the first and the last).
+
+    Returns:
+        ``"mask_old_observations (03_masking.py, line 80, calls _count, then approx_tokens)"``.
+    """
+    callees = [callee for callee in dict.fromkeys(callees) if callee != name]
     if len(callees) > 3:
         callees = [callees[0], "...", callees[-1]]
     calls = f", calls {', then '.join(callees)}" if callees else ""
-    return f"{code.co_qualname} ({Path(code.co_filename).name}, line {outer.f_lineno}{calls})"
+    return f"{name} ({Path(filename).name}, line {line}{calls})"
+
+
+def graded_files(implementation: str | None, path: str | None) -> Callable[[str], bool]:
+    """Tell the files of the implementation under test from every other file.
+
+    Args:
+        implementation: ``"package"`` for the kit itself, else an answer file is graded.
+        path: the answer file (unused for the package).
+
+    Returns:
+        ``is_graded(filename) -> bool``: for the package, a file of ``mini_agent`` outside
+        ``mini_agent/grading``; else the answer file itself (paths compared resolved).
+    """
+    if implementation == "package":
+        import mini_agent
+        kit = Path(mini_agent.__file__).resolve().parent
+        return lambda f: (Path(f).resolve().is_relative_to(kit)
+                          and not Path(f).resolve().is_relative_to(kit / "grading"))
+    answer = Path(path).resolve()
+    return lambda f: Path(f).resolve() == answer
 
 
 class SkippedCall(Exception):

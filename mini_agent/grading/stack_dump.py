@@ -17,8 +17,9 @@ Source: the kit's grading design (``docs/grading.md``); Python's ``faulthandler`
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Callable
+
+from mini_agent.grading.runner import site_text
 
 DUMP_AFTER_SECONDS = 1.0
 """The dump comes this long after a check's time limit (seconds): after the watchdog's own
@@ -80,9 +81,5 @@ def stuck_function(text: str, is_graded: Callable[[str], bool]) -> tuple[str, st
         if not graded:
             continue
         file, line, name = graded[-1]
-        callees = [n for n in dict.fromkeys(f[2] for f in reversed(graded[:-1])) if n != name]
-        if len(callees) > 3:
-            callees = [callees[0], "...", callees[-1]]
-        calls = f", calls {', then '.join(callees)}" if callees else ""
-        return name, f"{name} ({Path(file).name}, line {line}{calls})"
+        return name, site_text(name, file, line, [f[2] for f in reversed(graded[:-1])])
     return None

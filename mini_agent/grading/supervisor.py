@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from mini_agent.grading.registry import time_limit
-from mini_agent.grading.runner import names_used
+from mini_agent.grading.runner import graded_files, names_used
 from mini_agent.grading.scorecard import CheckResult
 from mini_agent.grading.stack_dump import stuck_function
 
@@ -274,7 +274,8 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                 if not reply.get("where"):  # the interpreter was held: read the stack dump
                     worker.stderr_reader.join(timeout=1)
                     stuck = stuck_function(worker.stderr_text(STDERR_KEEP_BYTES),
-                                           _graded_files(load))
+                                           graded_files(load.get("implementation"),
+                                                        load.get("path")))
                     if stuck is not None:
                         reply = {**reply, "where": stuck[1],
                                  # the dump has no module: the answer file, or the package's
@@ -308,17 +309,6 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
         results = [CheckResult(fn.__name__, 0, fn.grading["points"], False, fn.grading["hint"],
                                "not run: the file does not import") for fn in checks]
     return results, error
-
-
-def _graded_files(load: dict[str, Any]) -> Callable[[str], bool]:
-    """True for a file name of the implementation under test (as the worker decides)."""
-    if load.get("implementation") == "package":
-        import mini_agent
-        kit = Path(mini_agent.__file__).resolve().parent
-        return lambda f: (Path(f).resolve().is_relative_to(kit)
-                          and not Path(f).resolve().is_relative_to(kit / "grading"))
-    path = Path(load["path"]).resolve()
-    return lambda f: Path(f).resolve() == path
 
 
 def _ask(worker: Worker, message: dict[str, Any], limit: float) -> dict[str, Any]:

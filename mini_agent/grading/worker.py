@@ -41,11 +41,11 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from mini_agent.grading.reaper import start_reaper
+from mini_agent.grading.reaper import start_reaper, stat_fields
 from mini_agent.grading.registry import checks_module, collect_checks
 from mini_agent.grading.stack_dump import DUMP_AFTER_SECONDS
-from mini_agent.grading.runner import (callable_names, import_error, load_module, loop_frame,
-                                       loop_site, names_used, run_check, stub_out)
+from mini_agent.grading.runner import (callable_names, graded_files, import_error, load_module,
+                                       loop_frame, loop_site, names_used, run_check, stub_out)
 
 
 EXIT_TIMED_OUT = 3
@@ -89,18 +89,14 @@ def end_worker(code: int) -> None:
 
 def _group_members(group: int) -> list[int] | None:
     """The pids in process group ``group`` other than this process; None without ``/proc``."""
-    proc = Path("/proc")
-    if not (proc / "self" / "stat").exists():
+    if not Path("/proc/self/stat").exists():
         return None
     found = []
-    for entry in proc.iterdir():
+    for entry in Path("/proc").iterdir():
         if not entry.name.isdigit() or int(entry.name) == os.getpid():
             continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:  # ended meanwhile
-            continue
-        if int(fields[2]) == group:  # state, ppid, pgrp
+        fields = stat_fields(int(entry.name))
+        if fields is not None and int(fields[2]) == group:  # state, ppid, pgrp
             found.append(int(entry.name))
     return found
 
@@ -181,16 +177,12 @@ class Session:
         self.checks = {fn.__name__: fn for fn in collect_checks(
             checks_module(request["exercise"]))}
         error = ""
+        self.is_graded = graded_files(request["implementation"], request.get("path"))
         if request["implementation"] == "package":
             import mini_agent
             self.impl = mini_agent
-            kit = Path(mini_agent.__file__).parent
-            grading = kit / "grading"
-            self.is_graded = lambda f: (Path(f).is_relative_to(kit)
-                                        and not Path(f).is_relative_to(grading))
         else:
             path = Path(request["path"])
-            self.is_graded = lambda f: Path(f) == path
             # a module-level endless loop: the same watchdog, reported as an import error
             with self.watch(request["time_limit_seconds"], "", loading=path):
                 try:

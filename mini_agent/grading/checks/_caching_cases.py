@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import copy
 
+from mini_agent.grading.checks import _report
+
 BOUNDARY = "__SYSTEM_PROMPT_DYNAMIC_BOUNDARY__"
 MARKER = {"type": "ephemeral"}
 TOOLS = [{"name": "read_file", "description": "Read a file",
@@ -28,7 +30,7 @@ SYSTEM = "You are careful." + BOUNDARY + "time 10:00"
 
 
 def short(value, limit: int = 90) -> str:
-    """Show a value briefly, so failure messages stay readable.
+    """Show a value briefly (:func:`._report.short`, with room for a system prompt's start).
 
     Args:
         value: anything; its ``repr`` is shown.
@@ -37,8 +39,7 @@ def short(value, limit: int = 90) -> str:
     Returns:
         ``repr(value)``, cut to ``limit`` characters ending in ``...`` when longer.
     """
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return _report.short(value, limit)
 
 
 def names(tools) -> str:
