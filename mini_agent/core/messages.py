@@ -26,7 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mini_agent.core.block_rules import (ALLOWED_MESSAGE_KEYS, KNOWN_BLOCK_TYPES, Problem,
+from mini_agent.core.block_rules import (ALLOWED_BLOCK_KEYS, ALLOWED_MESSAGE_KEYS,
+                                         KNOWN_BLOCK_TYPES, Problem,
                                          block_keys_problem, text_problem,
                                          tool_result_content_problem)
 from mini_agent.core.message_parts import (  # noqa: F401 (re-exported)
@@ -123,11 +124,12 @@ def validate_messages(messages: list[Message], *, system: Any = None,
         raise MessageValidationError("messages: at least one message is required",
                                      rule="empty_messages")
     seen_ids: set[str] = set()
+    asked: list = []  # the tool_use ids of the message before this one
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             raise MessageValidationError(f"messages.{i}: not a dict", rule="shape", index=i)
-        extra = sorted(set(message) - ALLOWED_MESSAGE_KEYS)
-        if extra:
+        if not ALLOWED_MESSAGE_KEYS.issuperset(message):
+            extra = sorted(set(message) - ALLOWED_MESSAGE_KEYS)
             raise MessageValidationError(
                 f"messages.{i}: unexpected keys {extra} (kit metadata must stay beside the "
                 "message, never inside it)", rule="extra_keys", index=i)
@@ -153,10 +155,12 @@ def validate_messages(messages: list[Message], *, system: Any = None,
                 raise MessageValidationError(
                     "messages: text content blocks must contain non-whitespace text",
                     rule="empty_text", index=i)
+            asked = []
             continue
         if not isinstance(content, list):
             raise MessageValidationError(f"messages.{i}: content must be a string or a list "
                                          "of blocks", rule="shape", index=i)
+        uses, results = [], []  # its tool_use and tool_result blocks, for the pairing
         for j, block in enumerate(content):
             if not isinstance(block, dict) or "type" not in block:
                 raise MessageValidationError(f"messages.{i}: every block needs a 'type'",
@@ -166,10 +170,18 @@ def validate_messages(messages: list[Message], *, system: Any = None,
                 raise MessageValidationError(
                     f"messages.{i}: unknown content block type {kind!r}",
                     rule="unknown_block_type", index=i)
-            _raise_on(block_keys_problem(block, i), i)
+            unmarked = block.get("cache_control") is None
+            allowed = ALLOWED_BLOCK_KEYS.get(kind)
+            # fast form of block_keys_problem: no marker and no key beyond the allowed ones
+            if not unmarked or not (allowed is None or allowed.issuperset(block)):
+                _raise_on(block_keys_problem(block, i), i)
             if kind == "text":
-                _raise_on(text_problem(block, i, f"content.{j}"), i)
+                text = block.get("text")
+                # fast form of text_problem: unmarked, a str with a non-whitespace character
+                if not (unmarked and isinstance(text, str) and text and not text.isspace()):
+                    _raise_on(text_problem(block, i, f"content.{j}"), i)
             elif kind == "tool_result":
+                results.append(block)
                 if role != "user":
                     raise MessageValidationError(
                         f"messages.{i}: tool_result blocks must be in a user message",
@@ -181,6 +193,7 @@ def validate_messages(messages: list[Message], *, system: Any = None,
                         f"messages.{i}: tool_result content must be a string or a list of "
                         "blocks", rule="tool_result_content", index=i)
             elif kind == "tool_use":
+                uses.append(block)
                 if role != "assistant":
                     raise MessageValidationError(
                         f"messages.{i}: tool_use blocks must be in an assistant message",
@@ -194,7 +207,7 @@ def validate_messages(messages: list[Message], *, system: Any = None,
                     raise MessageValidationError(
                         f"messages.{i}: tool_use {block.get('id')} input must be an object",
                         rule="tool_use_input", index=i, tool_use_id=block.get("id"))
-        _check_pairing(messages, i)
+        asked = _paired(messages, i, uses, results, asked)
     if request and final_whitespace_problem(messages[-1]):
         raise MessageValidationError(final_whitespace_problem(messages[-1]),
                                      rule="final_trailing_whitespace", index=len(messages) - 1)
@@ -203,13 +216,41 @@ def validate_messages(messages: list[Message], *, system: Any = None,
         raise MessageValidationError(
             f"A maximum of {MAX_CACHE_CONTROL_MARKERS} blocks with cache_control may be "
             f"provided. Found {markers}.", rule="cache_control_limit")
+    # the TTL walk sees a subset of the markers just counted: none counted, none to order
     problem = ttl_order_problem([tools or [], system if isinstance(system, list) else [],
-                                 messages])
+                                 messages]) if markers else None
     if problem:
         raise MessageValidationError(problem, rule="cache_ttl_order")
 
 
+def _paired(messages: list[Message], i: int, uses: list[Block], results: list[Block],
+            asked: list) -> list:
+    """Check message ``i``'s tool pairing; return its tool_use ids (the next one's ``asked``).
+
+    The fast form of :func:`_check_pairing`, given what the block loop collected: ``uses``
+    and ``results`` (message ``i``'s tool_use and tool_result blocks, in order) and
+    ``asked`` (the ids of the previous message's tool_uses). When a rule is broken it calls
+    :func:`_check_pairing`, which raises the error. ``tests/test_validate_fast.py`` compares
+    :func:`validate_messages` with the form that calls ``_check_pairing`` on every message.
+    """
+    if uses:  # an assistant message (the block loop refused tool_use in a user message)
+        ids = [b["id"] for b in uses]
+        following = messages[i + 1] if i + 1 < len(messages) else None
+        answered = {b.get("tool_use_id") for b in tool_results(following)} if following else set()
+        if not answered.issuperset(ids):
+            _check_pairing(messages, i)
+        return ids
+    if results:  # a user message
+        content = messages[i]["content"]
+        tids = [b.get("tool_use_id") for b in results]
+        if not (set(asked).issuperset(tids) and len(set(tids)) == len(tids) and all(
+                b["type"] == "tool_result" for b in content[:len(results)])):
+            _check_pairing(messages, i)
+    return []
+
+
 def _check_pairing(messages: list[Message], i: int) -> None:
+    """Raise the first tool-pairing rule message ``i`` breaks (the reference form)."""
     message = messages[i]
     if message["role"] == "assistant":
         ids = [b["id"] for b in tool_uses(message)]
