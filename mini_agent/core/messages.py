@@ -34,7 +34,7 @@ from mini_agent.core.message_parts import (  # noqa: F401 (re-exported)
     Block, Message, assistant, content_blocks, count_cache_control, iter_blocks, text_block,
     tool_names_by_id, tool_result_block, tool_result_positions, tool_result_text, tool_results,
     tool_use_block, tool_uses, user)
-from mini_agent.core.wire_rules import final_whitespace_problem, ttl_order_problem
+from mini_agent.core.wire_rules import cache_markers, final_whitespace_problem, ttl_order_problem
 
 NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
                   "returned, so its result is unknown and whether it took effect was not "
@@ -124,6 +124,7 @@ def validate_messages(messages: list[Message], *, system: Any = None,
         raise MessageValidationError("messages: at least one message is required",
                                      rule="empty_messages")
     seen_ids: set[str] = set()
+    markers = 0  # cache_control values inside the blocks (a message holds no other place)
     asked: list = []  # the tool_use ids of the message before this one
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
@@ -207,11 +208,19 @@ def validate_messages(messages: list[Message], *, system: Any = None,
                     raise MessageValidationError(
                         f"messages.{i}: tool_use {block.get('id')} input must be an object",
                         rule="tool_use_input", index=i, tool_use_id=block.get("id"))
+            if not unmarked:
+                markers += 1
+            for value in block.values():  # markers nested in the block (a result's parts...)
+                if isinstance(value, (dict, list)):
+                    markers += len(cache_markers(value))
         asked = _paired(messages, i, uses, results, asked)
     if request and final_whitespace_problem(messages[-1]):
         raise MessageValidationError(final_whitespace_problem(messages[-1]),
                                      rule="final_trailing_whitespace", index=len(messages) - 1)
-    markers = count_cache_control([tools or [], system or [], messages])
+    # what count_cache_control([tools or [], system or [], messages]) counts: the block loop
+    # counted the messages' markers (role and content are their only keys, content is a
+    # string or the blocks), so only tools and system are walked here
+    markers += count_cache_control([tools or [], system or []])
     if markers > MAX_CACHE_CONTROL_MARKERS:
         raise MessageValidationError(
             f"A maximum of {MAX_CACHE_CONTROL_MARKERS} blocks with cache_control may be "
