@@ -101,10 +101,6 @@ def _scan_object(line: str) -> tuple[Any, int]:
         return None, -1
 
 
-def _is_message_entry(entry: dict) -> bool:
-    return entry.get("type") in ("user", "assistant") and isinstance(entry.get("message"), dict)
-
-
 def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
                       info: dict[str, Any], compaction: str) -> list[MessageDraft]:
     """Follow the ``parentUuid`` chain and build message drafts (the module doc gives the rules).
@@ -128,14 +124,21 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     skipped: collections.Counter = collections.Counter()
     sidechain = 0
     for n, e in entries:  # one pass: clean the ids, index by uuid, sort the entries out
-        e = _clean_ids(n, e, repairs)
-        if isinstance(e.get("uuid"), str):
-            by_uuid[e["uuid"]] = (n, e)
-        if e.get("isSidechain"):
+        uuid, message = e.get("uuid"), e.get("message")
+        # the usual entry's ids are strings or absent: _clean_ids would return it unchanged
+        if not (_id_or_none(uuid) and _id_or_none(e.get("parentUuid"))
+                and _id_or_none(e.get("logicalParentUuid"))
+                and not (isinstance(message, dict) and not _id_or_none(message.get("id")))):
+            e = _clean_ids(n, e, repairs)
+            uuid, message = e.get("uuid"), e.get("message")
+        if isinstance(uuid, str):
+            by_uuid[uuid] = (n, e)
+        side = e.get("isSidechain")
+        if side:
             sidechain += 1
-        if not _is_message_entry(e):
-            skipped[e.get("type")] += 1
-        elif not e.get("isSidechain"):
+        if not (e.get("type") in ("user", "assistant") and isinstance(message, dict)):
+            skipped[e.get("type")] += 1  # not a message entry
+        elif not side:
             candidates.append((n, e))
     info["skipped_entries"] = dict(skipped)
     info["sidechain_entries"] = sidechain

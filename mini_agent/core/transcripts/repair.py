@@ -62,9 +62,14 @@ def clean_blocks(drafts: list[MessageDraft], repairs: list[str]) -> None:
         kept = []
         for block in draft.blocks:
             kind = block.get("type")
-            if kind == "text" and not str(block.get("text") or "").strip():
-                found["dropped empty or whitespace-only text blocks"].append(draft.where)
-                continue
+            if kind == "text":
+                text = block.get("text")
+                # a non-empty str with a non-whitespace character is kept (the usual text);
+                # anything else is judged by its str(), as it always was
+                if not (isinstance(text, str) and text and not text.isspace()) \
+                        and not str(text or "").strip():
+                    found["dropped empty or whitespace-only text blocks"].append(draft.where)
+                    continue
             if kind == "thinking" and not str(block.get("thinking") or "").strip():
                 found["dropped signature-only (empty) thinking blocks"].append(draft.where)
                 continue
