@@ -53,7 +53,7 @@ def cache_markers(parts: Any) -> list[dict]:
     Every dict (a marker's own value included) is looked at; strings and numbers are never
     visited. The walk is recursive (about 1.5x faster than a stack of every value); a nesting
     deeper than the interpreter's stack falls back to :func:`cache_markers_iterative`, which
-    returns the same list (``tests/test_messages.py`` compares the two).
+    returns the same list (``tests/test_validate_fast.py`` compares the two).
 
     Args:
         parts: any nesting of dicts and lists (``[tools, system, messages]``).
