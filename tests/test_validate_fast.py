@@ -264,7 +264,7 @@ def histories(seed: int, count: int):
 def test_validate_messages_equals_its_reference_on_valid_and_broken_histories():
     broken = 0
     seen_rules = set()
-    for rng, history in histories(1, 400):
+    for rng, history in histories(1, 200):
         for messages in (history, mutate(rng, history), mutate(rng, history)):
             kw = rng.choice(({}, {"request": False},
                              {"system": [{"type": "text", "text": "s",
@@ -278,11 +278,11 @@ def test_validate_messages_equals_its_reference_on_valid_and_broken_histories():
             if want is not None:
                 seen_rules.add(want[2] if want[0] == "MessageValidationError" else want[0])
     # the damages reach most rules, so the comparison covers the error paths
-    assert broken > 300 and len(seen_rules) >= 14, seen_rules
+    assert broken > 150 and len(seen_rules) >= 20, seen_rules
 
 
 def test_cache_markers_equals_the_iterative_walk_at_any_depth():
-    for rng, history in histories(2, 200):
+    for rng, history in histories(2, 100):
         messages = mutate(rng, history)
         parts = [[{"cache_control": {"type": "ephemeral", "cache_control": {"ttl": "1h"}}}],
                  "system", messages]
