@@ -38,9 +38,13 @@ from mini_agent.core.replay import DEFAULT_POLICIES
 from mini_agent.core.transcripts import TranscriptError
 from mini_agent.harness.transcript_files import load
 
-POOL_START_SECONDS = 0.05
-"""What starting the worker processes costs in wall time, in seconds (measured about
-0.02-0.05 s for two forked workers on a loaded 2-core machine, start and shutdown)."""
+POOL_START_SECONDS = 0.1
+"""What running files in the worker processes costs in wall time beyond sharing their work
+evenly, in seconds: starting them, and a forked worker's first sessions (copy-on-write page
+faults, cold caches). Measured 0.07-0.12 s for two workers on a 2-core machine, 10 and 20
+generated sessions forced into the pool; the 10-session run of ``benchmarks/policies.py``
+took 0.24 s in the pool where 0.18 s was expected here. With 12-exchange sessions (about
+18 ms each) the pool starts for 13 files or more."""
 
 MAX_BATCH = 8
 """Most files sent to a worker in one message (12-exchange sessions: about 0.1 s of work)."""
