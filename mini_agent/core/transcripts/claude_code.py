@@ -124,13 +124,8 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     skipped: collections.Counter = collections.Counter()
     sidechain = 0
     for n, e in entries:  # one pass: clean the ids, index by uuid, sort the entries out
+        e = _clean_ids(n, e, repairs)
         uuid, message = e.get("uuid"), e.get("message")
-        # the usual entry's ids are strings or absent: _clean_ids would return it unchanged
-        if not (_id_or_none(uuid) and _id_or_none(e.get("parentUuid"))
-                and _id_or_none(e.get("logicalParentUuid"))
-                and not (isinstance(message, dict) and not _id_or_none(message.get("id")))):
-            e = _clean_ids(n, e, repairs)
-            uuid, message = e.get("uuid"), e.get("message")
         if isinstance(uuid, str):
             by_uuid[uuid] = (n, e)
         side = e.get("isSidechain")
