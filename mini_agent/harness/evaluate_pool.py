@@ -216,11 +216,14 @@ def _run_pool(paths, first, policies, model, workers, results, bar, reference) -
                 reports = [{"path": path, "error": WORKER_DIED} for path in batch]
             results[at:at + len(reports)] = reports
             bar.update(len(reports))
-    finally:
-        # every report is in (or the run is ending): the workers are told to stop and exit
-        # on their own, joined by the pool's own thread. Waiting here for that gives nothing
-        # back and costs the run 6-11 ms of wall time (two workers, loaded 2-core machine)
+    except BaseException:
+        # Ctrl-C or an error mid-run: drop the batches not started, do not wait for the
+        # running ones (the pool's own thread joins the workers)
         pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    # every report is in: join the idle workers before returning (a few ms), so that no
+    # thread of this run is still running when the next run forks its workers
+    pool.shutdown(wait=True)
 
 
 WORKER_DIED = ("a worker process died while evaluating this file's batch (killed, or out of "
