@@ -499,6 +499,40 @@ def test_a_loop_that_holds_the_interpreter_is_blamed_from_the_stack_dump(copy):
     assert all(c.seconds < 1 for c in failed.values())
 
 
+
+def test_a_method_that_holds_the_interpreter_is_found_from_its_line_and_stubbed(copy):
+    # the dump says `add`, not `OrderedDrain.add`: its line finds the method, which is
+    # stubbed, so the other checks that add tasks are skipped at once
+    solution = (REPO / "solutions" / "02_ordered_drain.py").read_text(encoding="utf-8")
+    head = "        # BEGIN SOLUTION\n        self.tasks.append("
+    assert solution.count(head) == 1
+    (copy / "exercises" / "02_ordered_drain.py").write_text(solution.replace(
+        head, "        import itertools\n        sum(itertools.repeat(1))\n" + head),
+        encoding="utf-8")
+    card = grade("02", time_limit_seconds=1)
+    failed = [c for c in card.checks if not c.passed]
+    assert re.fullmatch(r"timed out after 1 s: look for an endless loop in add "
+                        r"\(02_ordered_drain\.py, line \d+\)", failed[0].detail)
+    skipped = {c.detail for c in failed[1:]}
+    assert skipped == {f"skipped: `OrderedDrain.add` timed out in {failed[0].name}"}
+    assert len(failed) >= 3 and all(c.seconds < 1 for c in failed[1:])
+
+
+def test_qualname_at_finds_the_method_a_dump_line_is_in():
+    from types import ModuleType
+    from mini_agent.grading.runner import qualname_at
+    module = ModuleType("learner")
+    exec(compile("def add():\n    pass\n\n\nclass Drain:\n    def add(self):\n        pass\n\n"
+                 "    @staticmethod\n    def put():\n        pass\n\n"
+                 "    @property\n    def size(self):\n        return 0\n",
+                 "learner.py", "exec"), module.__dict__)
+    assert qualname_at(module, "add", 2) == "add"
+    assert qualname_at(module, "add", 7) == "Drain.add"
+    assert qualname_at(module, "put", 11) == "Drain.put"
+    assert qualname_at(module, "size", 15) == "Drain.size"
+    assert qualname_at(module, "missing", 3) == "missing"
+    assert qualname_at(module, "add", 0) == "add"  # before any definition: the name as given
+
 DUMP = """learner output
 Timeout (0:00:02)!
 Thread 0x00007f0000000002 (most recent call first):
@@ -523,7 +557,7 @@ def test_the_stack_dump_names_the_outermost_graded_call_of_the_thread_that_spun(
     assert threads[1][0] == ("/w/exercises/03_masking.py", 45, "approx_tokens")
     assert stuck_function(DUMP, graded) == (
         "mask_old_observations",
-        "mask_old_observations (03_masking.py, line 80, calls _count, then approx_tokens)")
+        "mask_old_observations (03_masking.py, line 80, calls _count, then approx_tokens)", 80)
     assert stuck_function(DUMP, lambda f: False) is None
     assert stuck_function("no dump here", graded) is None
     # only the last dump counts

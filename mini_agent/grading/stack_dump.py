@@ -8,8 +8,9 @@ interpreter. The caller reads that text after its own deadline: :func:`stuck_fun
 the graded function whose call never returned, so it is blamed and stubbed out as a reported
 timeout would be, and the checks after it cost milliseconds, not a time limit each.
 
-The dump names each function by ``co_name`` (``put``, not ``Drain.put``), so a method is named
-but cannot be stubbed out (:func:`~mini_agent.grading.runner.stub_out` does not resolve it).
+The dump names each function by ``co_name`` (``add``, not ``OrderedDrain.add``): the line it
+gives lets the worker find the method (:func:`~mini_agent.grading.runner.qualname_at`) before
+stubbing it out.
 
 Source: the kit's grading design (``docs/grading.md``); Python's ``faulthandler`` docs.
 """
@@ -17,7 +18,7 @@ Source: the kit's grading design (``docs/grading.md``); Python's ``faulthandler`
 from __future__ import annotations
 
 import re
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from mini_agent.grading.runner import site_text
 
@@ -29,6 +30,18 @@ _GRADER = "/mini_agent/grading/"
 """Part of the path of the grader's own files: the thread that runs a check has them."""
 _FRAME = re.compile(r'^\s+File "(?P<file>.*)", line (?P<line>\d+) in (?P<name>\S+)\s*$')
 _THREAD = re.compile(r"^(Thread 0x[0-9a-fA-F]+|Current thread 0x[0-9a-fA-F]+) .*:\s*$")
+
+
+class Stuck(NamedTuple):
+    """The graded call a stack dump shows never returned.
+
+    Attributes: name: the function's ``co_name``; where: the site as a reported timeout
+    writes it (:func:`~mini_agent.grading.runner.site_text`); line: the line of that frame.
+    """
+
+    name: str
+    where: str
+    line: int
 
 
 def dump_threads(text: str) -> list[list[tuple[str, int, str]]]:
@@ -55,7 +68,7 @@ def dump_threads(text: str) -> list[list[tuple[str, int, str]]]:
     return threads
 
 
-def stuck_function(text: str, is_graded: Callable[[str], bool]) -> tuple[str, str] | None:
+def stuck_function(text: str, is_graded: Callable[[str], bool]) -> Stuck | None:
     """Name the graded function whose call never returned, from a worker's stack dump.
 
     The thread that spun is the one running the check: its stack holds the grader's own
@@ -70,7 +83,7 @@ def stuck_function(text: str, is_graded: Callable[[str], bool]) -> tuple[str, st
         is_graded: True for a file name that belongs to the implementation under test.
 
     Returns:
-        ``(function name, where)``, where reads like a reported timeout's site:
+        A :class:`Stuck` ``(name, where, line)``, where reads like a reported timeout's site:
         ``"approx_tokens (03_masking.py, line 41)"``, with ``", calls helper"`` when the stack
         was inside other graded functions; None when no dump or no graded frame is found.
     """
@@ -81,5 +94,6 @@ def stuck_function(text: str, is_graded: Callable[[str], bool]) -> tuple[str, st
         if not graded:
             continue
         file, line, name = graded[-1]
-        return name, site_text(name, file, line, [f[2] for f in reversed(graded[:-1])])
+        return Stuck(name, site_text(name, file, line, [f[2] for f in reversed(graded[:-1])]),
+                     line)
     return None

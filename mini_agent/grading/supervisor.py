@@ -277,10 +277,12 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                                            graded_files(load.get("implementation"),
                                                         load.get("path")))
                     if stuck is not None:
-                        reply = {**reply, "where": stuck[1],
+                        reply = {**reply, "where": stuck.where,
                                  # the dump has no module: the answer file, or the package's
-                                 # public name when the package is graded
-                                 "function": {"module": None, "qualname": stuck[0]}}
+                                 # public name when the package is graded; the worker finds
+                                 # a method from its name and line
+                                 "function": {"module": None, "qualname": stuck.name,
+                                              "line": stuck.line}}
                 suspects = names_used(fn, names)
                 where = reply.get("where") or " or ".join(suspects)
                 detail = timeout_detail(limit, where)

@@ -45,7 +45,8 @@ from mini_agent.grading.reaper import start_reaper, stat_fields
 from mini_agent.grading.registry import checks_module, collect_checks
 from mini_agent.grading.stack_dump import DUMP_AFTER_SECONDS
 from mini_agent.grading.runner import (callable_names, graded_files, import_error, load_module,
-                                       loop_frame, loop_site, names_used, run_check, stub_out)
+                                       loop_frame, loop_site, names_used, qualname_at, run_check,
+                                       stub_out)
 
 
 EXIT_TIMED_OUT = 3
@@ -192,8 +193,11 @@ class Session:
         self.names = callable_names(self.impl) if not error else []
         if not error:
             for spec in request.get("timed_out", []):
-                message = f"skipped: `{spec['qualname']}` timed out in {spec['check']}"
-                stub_out(self.impl, spec.get("module"), spec["qualname"], message, self.skip)
+                qualname = spec["qualname"]
+                if "line" in spec:  # from a stack dump: a method is named by itself
+                    qualname = qualname_at(self.impl, qualname, spec["line"])
+                message = f"skipped: `{qualname}` timed out in {spec['check']}"
+                stub_out(self.impl, spec.get("module"), qualname, message, self.skip)
         self.send({"op": "loaded", "error": error, "names": self.names})
 
     def skip(self, message: str) -> None:
