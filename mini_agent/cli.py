@@ -17,6 +17,10 @@ Without ``ANTHROPIC_API_KEY`` everything runs offline (the offline Claude,
 talks to the real API (``anthropic.AsyncAnthropic()``, model from ``config.model_name()``).
 Every agent run goes through :class:`mini_agent.harness.agent.Agent` and its loop.
 
+The agent's parts (the console, the loop, the ``anthropic`` SDK) are imported by the commands
+that run an agent: ``grade``, ``evaluate`` and the others start without the SDK (seconds of
+CPU on a shared classroom server).
+
 IO: terminal, files.
 
 Source: 000_86e3ff2076a5ae37.txt (the REPL and its ``/stats`` and ``/history`` commands;
@@ -37,8 +41,6 @@ from typing import Any, Callable, NoReturn, Sequence, TextIO
 from mini_agent.harness import config
 from mini_agent.grading.grader import IMPLEMENTATIONS
 from mini_agent.grading.registry import DEFAULT_TIME_LIMIT_SECONDS
-from mini_agent.console import anthropic_errors, api_error_line, event_printer, repl
-from mini_agent.harness.session import recorded_workspace
 
 SESSIONS_DIR = "sessions"
 
@@ -119,6 +121,7 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
     Returns:
         0 when the run ended; 1 on an API error (its line on stderr).
     """
+    from mini_agent.console import anthropic_errors, api_error_line, event_printer
     print(_mode_line(), file=out)
     workspace = copy_demo_project(Path(args.workspace) if args.workspace else None)
     agent = build_agent(workspace, max_turns=args.max_turns)
@@ -155,6 +158,7 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
     Returns:
         The REPL's exit code: 0, or 2 when a session cannot be resumed.
     """
+    from mini_agent.harness.session import recorded_workspace
     print(_mode_line(), file=out)
     scratch = None
     tools_note = "the agent can edit files and run commands there"
@@ -194,6 +198,7 @@ def _start_repl(args: argparse.Namespace, workspace: Path, *, out: TextIO,
                 read: Callable[[str], str], workspace_lines: Sequence[str]) -> int:
     """Build the agent, resume or open a session, say where it works, run the REPL; 2 when it
     cannot start."""
+    from mini_agent.console import repl
     from mini_agent.harness.session import SessionWriter
     agent = build_agent(workspace)
     if args.resume:

@@ -380,3 +380,16 @@ def test_analyze_says_when_there_is_nothing_to_mask(tmp_path, capsys):
         {"role": "assistant", "content": "done"}]), encoding="utf-8")
     assert main_analyze(path) == 0
     assert NO_TOOL_RESULTS_NOTE in capsys.readouterr().out
+
+
+def test_the_commands_that_run_no_agent_start_without_the_sdk(tmp_path):
+    # `grade` and `evaluate` are run again and again in a classroom: importing the command
+    # line (and running `grade`) must not pay the anthropic SDK's import (seconds of CPU)
+    code = ("import sys\nfrom mini_agent import cli\nassert 'anthropic' not in sys.modules\n"
+            "code = cli.main(['grade', '03', '--root', sys.argv[1]])\n"
+            "print(code, 'anthropic' in sys.modules)\n")
+    (tmp_path / "exercises").mkdir()
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "2 False"  # no 03 file: exit 2, no SDK

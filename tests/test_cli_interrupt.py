@@ -14,8 +14,8 @@ import time
 import pytest
 
 import mini_agent
-from mini_agent import Agent, cli, offline_async_client
-from mini_agent.console import event_printer, stream_retry_line
+from mini_agent import Agent, offline_async_client
+from mini_agent.console import event_printer, repl, stream_retry_line
 from mini_agent.core.messages import tool_uses, validate_messages
 from mini_agent.harness.executor import INTERRUPTED_TEXT
 from mini_agent.harness.loop_events import StreamRetry
@@ -88,7 +88,7 @@ def test_ctrl_c_during_a_run_returns_to_the_prompt_and_a_second_one_exits(tmp_pa
     agent.tools = tools(effects, agent.history)
     out = io.StringIO()
     read = prompts("Do three things.", "/stats", then=KeyboardInterrupt)
-    assert cli.repl(agent, out=out, read=read) == 0
+    assert repl(agent, out=out, read=read) == 0
     lines = out.getvalue().splitlines()
     assert "interrupted: 2 tool calls answered as interrupted; the session is saved" in lines, lines
     at = lines.index("interrupted: 2 tool calls answered as interrupted; the session is saved")
@@ -113,7 +113,7 @@ def test_the_interrupted_line_without_a_session(monkeypatch):
                                 "content": INTERRUPTED_TEXT, "is_error": True}]}]
             raise KeyboardInterrupt
     out = io.StringIO()
-    assert cli.repl(Stopped(), out=out, read=prompts("go")) == 0
+    assert repl(Stopped(), out=out, read=prompts("go")) == 0
     assert "interrupted: 1 tool call answered as interrupted; the history is kept\n" in (
         out.getvalue())
 
@@ -136,7 +136,7 @@ def test_the_repl_shows_a_stream_break_and_goes_on():
     agent = Agent(offline_async_client(ScriptedBrain(["Hello there."]),
                                        faults=FaultPlan(stream_drop_at={1})), tools={})
     out = io.StringIO()
-    assert cli.repl(agent, out=out, read=prompts("hi")) == 0
+    assert repl(agent, out=out, read=prompts("hi")) == 0
     text = out.getvalue()
     assert "[stream broke] turn 1, attempt 1: connection" in text
     assert text.count("[stream broke]") == 1 and "sending the request again" in text
