@@ -198,7 +198,28 @@ def test_outside_any_copy_grading_says_where_it_looked(tmp_path, monkeypatch, ca
 
 def test_a_missing_exercise_file_says_how_to_create_it(copy):
     (copy / "exercises" / "03_masking.py").unlink()
+    # a learner's copy has no solutions/: make-exercises cannot help there
+    with pytest.raises(FileNotFoundError, match=r"copy the exercise files again from the "
+                       r"kit's exercises/ folder into .*exercises$"):
+        grade("03")
+    (copy / "solutions").mkdir()  # a maintainer's clone
     with pytest.raises(FileNotFoundError, match="`mini-agent make-exercises` creates"):
+        grade("03")
+
+
+def test_root_pointing_at_exercises_itself_says_to_pass_the_folder_above(copy, capsys):
+    with pytest.raises(FileNotFoundError, match=r"is exercises/ itself; pass the folder that "
+                       r"holds it \(--root .*\)$") as caught:
+        grade("03", root=copy / "exercises")
+    assert str(caught.value).endswith(f"(--root {copy})")
+
+
+def test_exercise_files_copied_without_their_folder_are_named(tmp_path, monkeypatch):
+    for f in sorted((REPO / "exercises").glob("0[1-4]_*.py")):
+        shutil.copy(f, tmp_path / f.name)
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(FileNotFoundError, match=r"holds 01_.*\.py, 02_.*\.py, 03_.*\.py, \.\.\.: "
+                       r"put them in a folder named exercises/"):
         grade("03")
 
 
@@ -810,3 +831,16 @@ def test_a_worker_spinning_with_the_interpreter_held_ends_when_its_caller_dies(t
         if worker is not None:
             subprocess.run(["kill", "-9", str(worker)], stderr=subprocess.DEVNULL)
     assert not alive
+
+
+def test_the_class_csv_example_in_the_docs_has_todays_points():
+    # docs/grading.md shows a full-marks row: its totals are the checks' points today
+    from mini_agent.grading.registry import checks_module, collect_checks, exercise_ids
+    text = (REPO / "docs" / "grading.md").read_text(encoding="utf-8")
+    head = next(ln for ln in text.splitlines() if ln.startswith("student,score,total,"))
+    ana = next(ln for ln in text.splitlines() if ln.startswith("ana,")).split(",")
+    points = {e: sum(fn.grading["points"] for fn in collect_checks(checks_module(e)))
+              for e in exercise_ids()}
+    assert head.split(",")[3:-1] == sorted(points)
+    assert [int(v) for v in ana[3:-1]] == [points[e] for e in sorted(points)]
+    assert int(ana[1]) == int(ana[2]) == sum(points.values())

@@ -41,6 +41,13 @@ def find_root(start: Path | str | None = None, folder: str = "exercises") -> Pat
     for candidate in (here, *here.parents):
         if (candidate / folder).is_dir():
             return candidate
+    loose = sorted(p.name for p in here.glob("[0-9][0-9]_*.py"))
+    if loose:  # the files were copied without their folder (`cp exercises/* here`)
+        raise FileNotFoundError(
+            f"no {folder}/ folder in {here} or any folder above it, but {here} holds "
+            f"{', '.join(loose[:3])}{', ...' if len(loose) > 3 else ''}: put them in a folder "
+            f"named {folder}/ (mkdir {folder} && mv [0-9][0-9]_*.py {folder}/) and run from "
+            "the folder that holds it")
     raise FileNotFoundError(f"no {folder}/ folder in {here} or any folder above it: run this "
                             "inside your copy of the kit, or pass --root DIR")
 
@@ -57,14 +64,23 @@ def find_file(folder: str, exercise: str, *, root: Path) -> Path:
         ``<root>/<folder>/<exercise>_*.py``, absolute (the first in name order).
 
     Raises:
-        FileNotFoundError: no such file (for ``exercises``, the message says how to create it).
+        FileNotFoundError: no such file; the message says what to do: pass the folder above
+            when ``root`` is the ``folder`` itself, run ``make-exercises`` in a copy that has
+            ``solutions/``, else copy the file again from the kit.
     """
-    matches = sorted((Path(root) / folder).glob(f"{exercise}_*.py"))
-    if not matches:
-        how = ("; `mini-agent make-exercises` creates the missing exercise files"
-               if folder == "exercises" else "")
-        raise FileNotFoundError(f"no {folder}/{exercise}_*.py under {root}{how}")
-    return matches[0].resolve()
+    root = Path(root)
+    matches = sorted((root / folder).glob(f"{exercise}_*.py"))
+    if matches:
+        return matches[0].resolve()
+    how = ""
+    if root.name == folder and any(root.glob(f"{exercise}_*.py")):
+        how = f": {root} is {folder}/ itself; pass the folder that holds it (--root {root.parent})"
+    elif folder == "exercises" and (root / "solutions").is_dir():
+        how = "; `mini-agent make-exercises` creates the missing exercise files"
+    elif folder == "exercises":
+        how = (f"; copy the exercise files again from the kit's exercises/ folder into "
+               f"{root / folder}")
+    raise FileNotFoundError(f"no {folder}/{exercise}_*.py under {root}{how}")
 
 
 def resolve_root(implementation: str, root: Path | str | None) -> Path | None:
