@@ -36,6 +36,19 @@ def test_folders_expand_to_transcripts_only(folder, tmp_path):
         transcript_files([tmp_path / "missing"])
 
 
+def test_a_folder_without_sessions_is_an_error_not_an_empty_success(tmp_path, capsys):
+    # `mini-agent evaluate ~/.claude/projects` on a machine without sessions said nothing
+    empty = tmp_path / "nosess"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("hello")
+    with pytest.raises(FileNotFoundError, match=r"no transcript files \(\*\.jsonl, .*\) under "
+                       r".*nosess$"):
+        transcript_files([empty])
+    assert main_evaluate([str(empty)]) == 2
+    assert "no transcript files" in capsys.readouterr().err
+    assert main_evaluate([str(empty)], as_json=True) == 2
+
+
 def test_json_output_has_the_documented_fields(folder, tmp_path):
     out, err = io.StringIO(), io.StringIO()
     target = tmp_path / "out.csv"

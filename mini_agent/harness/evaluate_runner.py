@@ -54,14 +54,20 @@ def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
         The files, in the order given (each folder's files sorted).
 
     Raises:
-        FileNotFoundError: naming the first path that does not exist.
+        FileNotFoundError: naming the first path that does not exist, or the first folder
+            that holds no transcript file (an empty ``~/.claude/projects`` says so, not
+            nothing).
     """
     out: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            out += sorted(p for p in path.rglob("*") if p.is_file()
-                          and p.name.endswith(SUFFIXES) and p.name != "manifest.json")
+            found = sorted(p for p in path.rglob("*") if p.is_file()
+                           and p.name.endswith(SUFFIXES) and p.name != "manifest.json")
+            if not found:
+                raise FileNotFoundError(
+                    f"no transcript files ({', '.join('*' + s for s in SUFFIXES)}) under {path}")
+            out += found
         elif path.exists():
             out.append(path)
         else:
@@ -82,9 +88,12 @@ def session_choices(*, newest_own: int = 20) -> dict[str, Path]:
     """
     out: dict[str, Path] = {}
     shared = shared_data_dir()
-    if shared.is_dir():
-        for p in transcript_files([shared]):
-            out[f"shared: {p.relative_to(shared)}"] = p
+    try:
+        shared_files = transcript_files([shared]) if shared.is_dir() else []
+    except FileNotFoundError:  # a folder with no transcript in it
+        shared_files = []
+    for p in shared_files:
+        out[f"shared: {p.relative_to(shared)}"] = p
     own = CLAUDE_PROJECTS.expanduser()
     if own.is_dir():
         files = sorted(own.rglob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)
