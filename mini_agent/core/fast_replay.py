@@ -16,12 +16,19 @@ request (to the token, and ``cost_usd`` to the float) from a per-session memo in
 * markers follow ``place_breakpoints(canonical=True, anchors=True)`` and the resume marker of
   ``ResumeBreakpoints`` by index (the flat prefix, its markers and the cache's usage are
   :mod:`mini_agent.core.flat_prefix`); ``clear_tool_uses_20250919`` copies only the messages it
-  changes.
+  changes (:mod:`mini_agent.core.replay_lane`);
+* :func:`replay_together` replays several policies side by side: while two policies send the
+  same summaries they are in the same cache state (a :class:`~mini_agent.core.replay_lane.Lane`)
+  and each request is stepped once for both; a policy gets its own copy of the state at the
+  first request where it differs (``raw``, a server edit below its trigger and a masking
+  policy before it masks share every request they agree on).
 
 Inputs it does not model (tools, a list ``system``, request times that go back, a block that
 is not a dict) raise :class:`Unsupported`; :func:`replay_usage` then runs the reference, so
-callers always get the reference's figures. ``tests/test_fast_replay.py`` checks positions,
-usage, cost and retention text against the reference. Pure: no IO, inputs never mutated.
+callers always get the reference's figures (:func:`replay_runs`: per policy).
+``tests/test_fast_replay.py`` checks positions, usage, cost and retention text against the
+reference, ``tests/test_shared_replay.py`` each policy replayed side by side against its own
+replay. Pure: no IO, inputs never mutated.
 Source: the prompt caching docs as modelled in :mod:`mini_agent.core.prompt_cache` (20-position
 lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed on a hit).
 """
@@ -29,27 +36,20 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 from __future__ import annotations
 
 import dataclasses
-import math
-from itertools import chain, compress
-from operator import attrgetter, itemgetter
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
+from mini_agent.core.block_identity import first_difference
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
-from mini_agent.core.cache import CLEARED_TOOL_RESULT
-from mini_agent.core.flat_prefix import (RESUME_MEMORY_REQUESTS, AnchorIndex,  # noqa: F401
-                                         FlatPrefix, breakpoint_marks, prefix_usage,
-                                         resume_marks)
+from mini_agent.core.flat_prefix import RESUME_MEMORY_REQUESTS, FlatPrefix  # noqa: F401
 from mini_agent.core.messages import Message
-from mini_agent.core.pricing import (CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
-                                     model_price)
+from mini_agent.core.pricing import model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens
-from mini_agent.core.tokens import CHARS_PER_TOKEN
+from mini_agent.core.replay_lane import Lane, check_edit, clear_tool_uses
 from mini_agent.core.view import ViewContext, check_times
 
-__all__ = ["BlockMemo", "FastReplay", "Unsupported", "fast_replay", "replay_usage"]
+__all__ = ["BlockMemo", "FastReplay", "ReplayRun", "Unsupported", "fast_replay",
+           "replay_runs", "replay_together", "replay_usage"]
 
-_CHARS, _IMAGES = attrgetter("chars"), attrgetter("images")
-_USES, _LIVE = attrgetter("uses"), attrgetter("live_results")
 
 @dataclasses.dataclass
 class FastReplay:
@@ -70,6 +70,23 @@ class FastReplay:
     total: dict[str, Any]
 
 
+class ReplayRun(NamedTuple):
+    """One policy to replay with :func:`replay_together` (the arguments of :func:`fast_replay`
+    that differ between policies).
+
+    Attributes: policy: ``policy(history, ctx) -> view`` or None (send the history as it is);
+    server_edit: a ``clear_tool_uses_20250919`` edit dict applied to every request, or None;
+    resume: place the resume breakpoint of ``ResumeBreakpoints``; make_policy: builds a fresh
+    policy for the reference run when the fast path gives up part-way (None: reuse
+    ``policy``; only :func:`replay_runs` uses it).
+    """
+
+    policy: Callable | None = None
+    server_edit: dict | None = None
+    resume: bool = False
+    make_policy: Callable[[], Any] | None = None
+
+
 def fast_replay(messages: list[Message], *, model: str, policy: Callable | None = None,
                 server_edit: dict | None = None, system: str | None = None,
                 resume: bool = False, times: Sequence[float] | None = None,
@@ -80,7 +97,7 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
     The same requests as ``replay_with_cache(messages, model=model, policy=policy,
     server_edit=server_edit, system=system, resume=resume, times=times,
     gap_seconds=gap_seconds)`` (caching on, 5-minute TTL, no tools), the same usage and cost
-    per request; see the module doc for how.
+    per request; see the module doc for how. It is :func:`replay_together` with one run.
 
     Args:
         messages: the whole recorded history; never mutated.
@@ -103,12 +120,54 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
         Unsupported: an input the fast path does not model (see the module doc).
         ValueError: ``times`` not parallel to ``messages``.
     """
+    traces = None if trace is None else [trace]
+    (result,) = replay_together(messages, [ReplayRun(policy, server_edit, resume)],
+                                model=model, system=system, times=times,
+                                gap_seconds=gap_seconds, memo=memo, traces=traces)
+    if isinstance(result, Unsupported):
+        raise result
+    return result
+
+
+def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model: str,
+                    system: str | None, times: Sequence[float] | None = None,
+                    gap_seconds: float = 20.0, memo: BlockMemo | None = None,
+                    traces: list[list] | None = None) -> list[FastReplay | Unsupported]:
+    """Replay one history under several policies at once, sharing the work while they agree.
+
+    Each run's figures are those of :func:`fast_replay` with its arguments (the test
+    ``tests/test_shared_replay.py`` compares the two). The policies are asked for their views
+    request by request, side by side; from the views' summaries on, a request's usage
+    depends only on the summaries and the state the run's previous requests left
+    (:class:`~mini_agent.core.replay_lane.Lane`). So runs with the same ``resume`` start in
+    one lane; at each request the runs of a lane whose summaries are the same objects (the
+    view's and the sent request's, after any server edit) are stepped once, and a run whose
+    summaries differ from its lane's leader gets its own lane, a copy of the state
+    (:meth:`~mini_agent.core.replay_lane.Lane.fork`). ``raw``, a server edit below its
+    trigger, and a masking policy before it masks share one lane.
+
+    Args:
+        messages: the whole recorded history; never mutated.
+        runs: the policies, each a :class:`ReplayRun`.
+        model: prices and the minimum cacheable length come from it.
+        system: the system prompt (a non-empty str).
+        times: Unix seconds per message (``Transcript.times``); None: ``gap_seconds`` apart.
+        gap_seconds: seconds between requests when ``times`` is None.
+        memo: the session's :class:`BlockMemo` (None: a new one).
+        traces: one list per run that receives the run's breakpoints as ``fast_replay``'s
+            ``trace`` does; None: nothing recorded.
+
+    Returns:
+        Per run, in order, a :class:`FastReplay`, or the :class:`Unsupported` that stopped
+        that run alone (a view the fast path does not model, an edit it does not model).
+
+    Raises:
+        Unsupported: an input of every run the fast path does not model (the system prompt,
+            request times that go back).
+        ValueError: ``times`` not parallel to ``messages``.
+    """
     if not isinstance(system, str) or not system.strip():
         raise Unsupported("system must be a non-empty str")
-    if server_edit is not None:
-        _check_edit(server_edit)
-        if resume:
-            raise Unsupported("a server edit with resume breakpoints")
     if times is not None:
         check_times(messages, times)
     memo = memo or BlockMemo(messages)
@@ -116,124 +175,122 @@ def fast_replay(messages: list[Message], *, model: str, policy: Callable | None 
     if times is not None and any(times[b] < times[a] for a, b in zip(points, points[1:])):
         raise Unsupported("request times that go back")
     system_info, sys_marks = memo.system(system)
-    system_body_tokens = sum(system_info.tokens)
-    prefix = FlatPrefix(memo, ("root", model), system_info)
-    price = model_price(model)
-    minimum = min_cacheable_tokens(model)
-    entries: dict[int, list] = {}      # prefix id -> [prefix_tokens, expires_at]
-    remembered: dict[int, int] = {}   # resume planner: prefix id -> request count
-    cleared_copies: dict[tuple[int, tuple[int, ...]], tuple[Message, Message]] = {}
-    usages: list[dict[str, Any]] = []
-    costs: list[float] = []
-    totals = [0, 0, 0, 0, 0]          # input, creation, read, 5m, 1h
-    view: list[Message] = []
-    before: list[Message] = []           # the policy's previous view and its infos
-    before_infos: list[MessageInfo] = []
-    anchors = AnchorIndex()
+    system_tokens = sum(system_info.tokens)
+    price, minimum = model_price(model), min_cacheable_tokens(model)
+    out: list[Any] = [None] * len(runs)
+    starting: dict[bool, list[int]] = {}     # resume -> the runs starting in that lane
+    for r, run in enumerate(runs):
+        try:
+            if run.server_edit is not None:
+                check_edit(run.server_edit)
+                if run.resume:
+                    raise Unsupported("a server edit with resume breakpoints")
+        except Unsupported as error:
+            out[r] = error
+            continue
+        starting.setdefault(bool(run.resume), []).append(r)
+    base = FlatPrefix(memo, ("root", model), system_info)
+    lanes = [(Lane(base.fork(), sys_marks, resume, minimum, price,
+                   None if traces is None else []), members)
+             for resume, members in starting.items()]
+    before: dict[int, list[Message]] = {r: [] for r in range(len(runs))}  # previous views
+    before_infos: dict[int, list[MessageInfo]] = {r: [] for r in range(len(runs))}
+    sent: dict[int, list[Message]] = {r: [] for r in range(len(runs))}
+    copies: dict[int, dict] = {r: {} for r in range(len(runs))}  # cleared copies per run
     for n, i in enumerate(points):
         now = times[i] - times[points[0]] if times is not None else n * gap_seconds
-        if policy is None:
-            view = messages[:i]
-        elif times is not None:
-            view = policy(messages[:i], ViewContext(times=tuple(times[:i]), now=times[i],
-                                                    turn=n + 1))
-        else:
-            view = policy(messages[:i], ViewContext(turn=n + 1))
+        ctx = (ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
+               if times is not None else ViewContext(turn=n + 1))
         memo.rotate()
-        infos = memo.view_infos(view, before, before_infos)
-        before, before_infos = list(view), infos  # a copy: a policy may reuse its list
-        sent, sent_infos = view, infos
-        if server_edit is not None:  # markers are placed before the edit, on ``infos``
-            sent, sent_infos = _clear(view, infos, server_edit, system_body_tokens, memo,
-                                      cleared_copies)
-        same = prefix.update(sent_infos)  # clearing keeps every block: the starts hold for both
-        pos, pid, cum = prefix.pos, prefix.pid, prefix.cum
-        # without an edit the prefix saw the same infos, so its first new one holds here
-        anchored = anchors.update(infos, same if server_edit is None else None)
-        marks, second = breakpoint_marks(infos, prefix.starts, sys_marks, anchored)
-        if resume:
-            marks = resume_marks(marks, second, pid, pos, prefix.pid_index, remembered, n + 1,
-                                 sys_marks)
-        if trace is not None:
-            trace.append([(m, cum[m]) for m in marks])
-        usage = prefix_usage(entries, marks, pid, pos, cum, now, minimum)
-        usages.append(usage)
-        w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
-        w1 = usage["cache_creation"]["ephemeral_1h_input_tokens"]
-        costs.append((usage["input_tokens"] + w5 * CACHE_WRITE_5M_MULTIPLIER
-                      + w1 * CACHE_WRITE_1H_MULTIPLIER
-                      + usage["cache_read_input_tokens"] * price.cache_read_multiplier
-                      ) * price.input_usd_per_mtok / 1e6)
-        totals[0] += usage["input_tokens"]
-        totals[1] += usage["cache_creation_input_tokens"]
-        totals[2] += usage["cache_read_input_tokens"]
-        totals[3] += w5
-        totals[4] += w1
-        view = sent
-    total = {"input_tokens": totals[0], "cache_creation_input_tokens": totals[1],
-             "cache_read_input_tokens": totals[2], "output_tokens": 0,
-             "cache_creation": {"ephemeral_5m_input_tokens": totals[3],
-                                "ephemeral_1h_input_tokens": totals[4]}}
-    if not points:
-        view = []
-    return FastReplay(usages, costs, view, memo.text(view), total)
+        next_lanes = []
+        for lane, members in lanes:
+            groups: list[tuple[list, list, list[int]]] = []  # (infos, sent infos, runs)
+            for r in members:
+                policy, edit = runs[r].policy, runs[r].server_edit
+                view = messages[:i] if policy is None else policy(messages[:i], ctx)
+                try:
+                    infos = memo.view_infos(view, before[r], before_infos[r])
+                except Unsupported as error:
+                    out[r] = error
+                    continue
+                before[r], before_infos[r] = list(view), infos  # a policy may reuse its list
+                sent_view, sent_infos = view, infos
+                if edit is not None:  # markers are placed before the edit, on ``infos``
+                    sent_view, sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
+                                                            memo, copies[r])
+                sent[r] = sent_view
+                # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan
+                for held, held_sent, rs in groups:
+                    if held == infos and (held_sent is sent_infos or held_sent == sent_infos):
+                        rs.append(r)
+                        break
+                else:
+                    groups.append((infos, sent_infos, [r]))
+            # fork before stepping: every group starts from the state the lane had
+            owners = [lane] + [lane.fork() for _ in groups[1:]]
+            for own, (infos, sent_infos, rs) in zip(owners, groups):
+                own.step(infos, sent_infos, n + 1, now)
+                next_lanes.append((own, rs))
+        lanes = next_lanes
+    texts: list[tuple[list[Message], str]] = []   # last views and their text, counted once
+    for lane, members in lanes:
+        for r in members:
+            view = sent[r] if points else []
+            text = next((t for v, t in texts if len(v) == len(view)
+                         and first_difference(v, view) == len(view)), None)
+            if text is None:
+                text = memo.text(view)
+                texts.append((view, text))
+            out[r] = FastReplay(list(lane.usage), list(lane.cost_usd), view, text,
+                                lane.total())
+            if traces is not None:
+                traces[r].extend(lane.trace)
+    return out
 
 
-def _check_edit(edit: dict) -> None:
-    trigger = edit.get("trigger") or {"type": "input_tokens", "value": 100_000}
-    if trigger.get("type") != "input_tokens":
-        raise Unsupported("only an input_tokens trigger")
-    if (edit.get("keep") or {"type": "tool_uses"}).get("type") != "tool_uses":
-        raise Unsupported("keep.type must be tool_uses")
-    if edit.get("clear_tool_inputs"):
-        raise Unsupported("clear_tool_inputs")
+def replay_runs(messages: list[Message], runs: Sequence[ReplayRun], *, model: str,
+                system: Any, times: Sequence[float] | None = None, gap_seconds: float = 20.0,
+                memo: BlockMemo | None = None) -> list[FastReplay]:
+    """Run :func:`replay_together`, and the reference replay for each run it does not model.
+
+    Args:
+        messages: the whole recorded history; never mutated.
+        runs: the policies, each a :class:`ReplayRun` (its ``make_policy`` builds the fresh
+            policy a reference run needs when the fast path gave up part-way).
+        model: prices and the minimum cacheable length come from it.
+        system: the system prompt (the fast path models a non-empty str).
+        times: Unix seconds per message; None: ``gap_seconds`` apart.
+        gap_seconds: seconds between requests when ``times`` is None.
+        memo: the session's :class:`BlockMemo` (None: a new one).
+
+    Returns:
+        One :class:`FastReplay` per run, in order, with the reference's figures either way.
+
+    Raises:
+        ValueError: ``times`` not parallel to ``messages``.
+    """
+    try:
+        results = replay_together(messages, runs, model=model, system=system, times=times,
+                                  gap_seconds=gap_seconds, memo=memo)
+    except Unsupported as error:
+        results = [error] * len(runs)
+    return [_reference(messages, run, model, system, times, gap_seconds)
+            if isinstance(result, Unsupported) else result
+            for run, result in zip(runs, results)]
 
 
-def _clear(view: list[Message], infos: list[MessageInfo], edit: dict, system_tokens: int,
-           memo: BlockMemo, copies: dict) -> tuple[list[Message], list[MessageInfo]]:
-    """``apply_clear_tool_uses`` on the messages (markers stay where they were placed)."""
-    from mini_agent.core.context_edits import DEFAULT_KEEP, DEFAULT_TRIGGER
-
-    trigger = edit.get("trigger") or DEFAULT_TRIGGER
-    keep = edit.get("keep") or DEFAULT_KEEP
-    chars = sum(map(_CHARS, infos))
-    images = sum(map(_IMAGES, infos))
-    before = math.ceil(chars / CHARS_PER_TOKEN) + images + system_tokens
-    if not before > trigger["value"]:
-        return view, infos
-    uses = list(chain.from_iterable(map(_USES, infos)))
-    excluded = set(edit.get("exclude_tools") or ())
-    older = uses[: max(0, len(uses) - int(keep["value"]))]
-    targets = ({uid for uid, name in older if name not in excluded} if excluded
-               else set(map(itemgetter(0), older)))
-    if not targets:
-        return view, infos
-    new_view, new_infos = list(view), list(infos)
-    changed = False
-    # only the messages holding a tool_result not cleared yet (a C-level filter)
-    for k in compress(range(len(infos)), map(_LIVE, infos)):
-        js = tuple([j for j, uid in infos[k].live_results if uid in targets])
-        if not js:
-            continue
-        changed = True
-        message = view[k]
-        held = copies.get((id(message), js))
-        if held is None or held[0] is not message:
-            content = list(message["content"])
-            for j in js:
-                content[j] = {**content[j], "content": CLEARED_TOOL_RESULT}
-            copy = {**message, "content": content}
-            held = copies[(id(message), js)] = (message, copy, memo.info(copy))
-        new_view[k] = held[1]
-        new_infos[k] = held[2]
-    if not changed:
-        return view, infos
-    after = (math.ceil(sum(map(_CHARS, new_infos)) / CHARS_PER_TOKEN)
-             + sum(map(_IMAGES, new_infos)) + system_tokens)
-    least = (edit.get("clear_at_least") or {}).get("value", 0)
-    if before - after < least:
-        return view, infos
-    return new_view, new_infos
+def _reference(messages, run: ReplayRun, model, system, times, gap_seconds) -> FastReplay:
+    """The reference replay of one run, converted to a :class:`FastReplay`."""
+    from mini_agent.core.cache_policies import replay_with_cache
+    from mini_agent.core.pricing import sum_usage
+    from mini_agent.core.retention import view_text
+    records = replay_with_cache(messages, model=model,
+                                policy=run.make_policy() if run.make_policy else run.policy,
+                                server_edit=run.server_edit, system=system, resume=run.resume,
+                                times=times, keep_views=True, gap_seconds=gap_seconds)
+    last = records[-1]["view"] if records else []
+    return FastReplay([r["usage"] for r in records], [r["cost_usd"] for r in records], last,
+                      view_text(last), sum_usage(r["usage"] for r in records))
 
 
 def replay_usage(messages: list[Message], *, model: str, policy: Callable | None = None,
@@ -262,19 +319,10 @@ def replay_usage(messages: list[Message], *, model: str, policy: Callable | None
     Raises:
         ValueError: ``times`` not parallel to ``messages``.
     """
+    run = ReplayRun(policy, server_edit, resume, make_policy)
     try:
         return fast_replay(messages, model=model, policy=policy, server_edit=server_edit,
                            system=system, resume=resume, times=times, gap_seconds=gap_seconds,
                            memo=memo)
     except Unsupported:
-        pass
-    from mini_agent.core.cache_policies import replay_with_cache
-    from mini_agent.core.pricing import sum_usage
-    from mini_agent.core.retention import view_text
-    records = replay_with_cache(messages, model=model,
-                                policy=make_policy() if make_policy else policy,
-                                server_edit=server_edit, system=system, resume=resume,
-                                times=times, keep_views=True, gap_seconds=gap_seconds)
-    last = records[-1]["view"] if records else []
-    return FastReplay([r["usage"] for r in records], [r["cost_usd"] for r in records], last,
-                      view_text(last), sum_usage(r["usage"] for r in records))
+        return _reference(messages, run, model, system, times, gap_seconds)

@@ -63,6 +63,22 @@ class FlatPrefix:
         self.system_info = system_info
         self._extend([system_info], 0)       # the same for every request
 
+    def fork(self) -> FlatPrefix:
+        """Return a copy whose updates leave this prefix unchanged.
+
+        Returns:
+            A :class:`FlatPrefix` with copies of the flat lists; the memo and the prefix-id
+            interning table (``chain``, ``pid_index``: a chain's id and depth are the same
+            in every copy) are shared.
+        """
+        other = FlatPrefix.__new__(FlatPrefix)
+        other.memo, other.chain, other.root = self.memo, self.chain, self.root
+        other.pid_index, other.system_info = self.pid_index, self.system_info
+        other.infos = self.infos                 # never changed in place, only replaced
+        other.starts, other.cum = self.starts.copy(), self.cum.copy()
+        other.pos, other.pid = self.pos.copy(), self.pid.copy()
+        return other
+
     def update(self, infos: list[MessageInfo]) -> int:
         """Make the flat lists describe a new request, recomputing from its first new message.
 
@@ -122,6 +138,16 @@ class AnchorIndex:
     def __init__(self) -> None:
         self.infos: list[MessageInfo] = []
         self.at: list[int] = []
+
+    def fork(self) -> AnchorIndex:
+        """Return a copy whose updates leave this index unchanged.
+
+        Returns:
+            An :class:`AnchorIndex` holding the same infos and a copy of the indices.
+        """
+        other = AnchorIndex()
+        other.infos, other.at = self.infos, self.at.copy()
+        return other
 
     def update(self, infos: list[MessageInfo], same: int | None = None) -> list[int]:
         """Describe a new request.

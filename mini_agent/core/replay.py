@@ -50,7 +50,7 @@ from mini_agent.core.view import ViewContext
 from mini_agent.core.calibration import (Calibration, estimate_requests, median_abs_error, request_features,
                                          system_features)
 from mini_agent.core.tokens import token_memo
-from mini_agent.core.fast_replay import BlockMemo, Unsupported, replay_usage
+from mini_agent.core.fast_replay import BlockMemo, ReplayRun, Unsupported, replay_runs
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.retention import Fact, extract_facts, facts_in_text, view_text
@@ -211,8 +211,10 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
     # count the facts in each distinct last-view text once
     kept_in: dict[str, int] = {}
     report_rows = []
-    for spec in specs:
-        if keep_views or reference:
+    runs = None if keep_views or reference else _fast_runs(messages, specs, context, model,
+                                                          system, times, memo)
+    for k, spec in enumerate(specs):
+        if runs is None:
             records = replay_with_cache(messages, model=model, policy=spec.make(context),
                                         server_edit=spec.server_edit, system=system,
                                         resume=spec.resume, times=times, keep_views=True,
@@ -221,10 +223,7 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
             total = sum_usage(usages)
             text = view_text(records[-1]["view"]) if records else ""
         else:
-            run = replay_usage(messages, model=model, policy=spec.make(context),
-                               server_edit=spec.server_edit, system=system, resume=spec.resume,
-                               times=times, gap_seconds=GAP_SECONDS, memo=memo,
-                               make_policy=lambda spec=spec: spec.make(context))
+            run = runs[k]
             usages, costs, total, text = run.usage, run.cost_usd, run.total, run.last_text
         usd = sum(costs)
         if text not in kept_in:
@@ -251,6 +250,16 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
                   for f in facts],  # dataclasses.asdict(f), without its deep copy
         "policies": report_rows,
     }
+
+
+def _fast_runs(messages, specs, context, model, system, times, memo) -> list:
+    """Every policy's :class:`~mini_agent.core.fast_replay.FastReplay`, replayed side by side
+    (:func:`~mini_agent.core.fast_replay.replay_runs`: policies share the work while their
+    requests agree; a policy the fast path does not model gets the reference's figures)."""
+    runs = [ReplayRun(spec.make(context), spec.server_edit, spec.resume,
+                      lambda spec=spec: spec.make(context)) for spec in specs]
+    return replay_runs(messages, runs, model=model, system=system, times=times,
+                       gap_seconds=GAP_SECONDS, memo=memo)
 
 
 def _memo(messages):
