@@ -94,22 +94,24 @@ def test_the_explorer_policies_side_by_side_match_their_own_replays(variant):
 
 
 def test_runs_that_agree_are_stepped_once(monkeypatch):
-    """Three raw runs and a policy that turns away at request 4: requests are stepped once
-    while all agree, then twice; a run that always agrees never gets a lane of its own."""
+    """Two raw runs, raw with resume breakpoints, and a policy that turns away at request 4:
+    requests are sent once while all agree, then twice; a run that always agrees never gets
+    a lane of its own (on this history the resume marker is never needed)."""
     messages = sample_transcript(6, variant=1).messages
-    steps, forks = [0], [0]
-    step, fork = Lane.step, Lane.fork
-    monkeypatch.setattr(Lane, "step", lambda self, *a: (steps.__setitem__(0, steps[0] + 1),
-                                                         step(self, *a))[1])
+    sends, forks = [0], [0]
+    send, fork = Lane.send, Lane.fork
+    monkeypatch.setattr(Lane, "send", lambda self, *a: (sends.__setitem__(0, sends[0] + 1),
+                                                         send(self, *a))[1])
     monkeypatch.setattr(Lane, "fork", lambda self: (forks.__setitem__(0, forks[0] + 1),
                                                     fork(self))[1])
-    runs = [ReplayRun(None), ReplayRun(None), ReplayRun(None),
+    runs = [ReplayRun(None), ReplayRun(None), ReplayRun(None, resume=True),
             ReplayRun(diverging(4, policy_spec("mask-1").make({})))]
     out = replay_together(messages, runs, model=MODEL, system="S" * 9000)
     requests = len(out[0].usage)
     assert requests == 8
     assert out[0].usage[3:] != out[3].usage[3:] and out[0].usage[:3] == out[3].usage[:3]
-    assert steps[0] == 3 + 2 * (requests - 3)
+    assert out[2].usage == out[0].usage
+    assert sends[0] == 3 + 2 * (requests - 3)
     assert forks[0] == 1  # the diverging run's lane
 
 
@@ -139,3 +141,17 @@ def test_a_run_the_fast_path_does_not_model_falls_back_alone():
     assert got[1].usage == want.usage and got[1].cost_usd == want.cost_usd and made
     assert got[1].last_text == want.last_text
     assert got[2].usage == together[2].usage
+
+
+def test_runs_part_where_the_resume_marker_is_placed():
+    """Chunks of 8 masked at once, with and without resume breakpoints: the two send the
+    same views, so they share a lane until ResumeBreakpoints adds its marker; from there
+    each has the figures of its own replay."""
+    transcript = sample_transcript(30, variant=0)
+    chunked = lambda: policy_spec("chunked-8").make({})  # noqa: E731
+    makers = [lambda: ReplayRun(chunked()), lambda: ReplayRun(chunked(), resume=True)]
+    together = _assert_together_equals_alone(transcript.messages, makers, system="S" * 8000,
+                                             times=transcript.times)
+    plain, resumed = together[0].usage, together[1].usage
+    parted = next(k for k, (a, b) in enumerate(zip(plain, resumed)) if a != b)
+    assert 0 < parted < len(plain) - 1

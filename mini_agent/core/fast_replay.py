@@ -36,6 +36,7 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 from __future__ import annotations
 
 import dataclasses
+from itertools import compress
 from typing import Any, Callable, NamedTuple, Sequence
 
 from mini_agent.core.block_identity import first_difference
@@ -139,12 +140,14 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     ``tests/test_shared_replay.py`` compares the two). The policies are asked for their views
     request by request, side by side; from the views' summaries on, a request's usage
     depends only on the summaries and the state the run's previous requests left
-    (:class:`~mini_agent.core.replay_lane.Lane`). So runs with the same ``resume`` start in
-    one lane; at each request the runs of a lane whose summaries are the same objects (the
-    view's and the sent request's, after any server edit) are stepped once, and a run whose
-    summaries differ from its lane's leader gets its own lane, a copy of the state
-    (:meth:`~mini_agent.core.replay_lane.Lane.fork`). ``raw``, a server edit below its
-    trigger, and a masking policy before it masks share one lane.
+    (:class:`~mini_agent.core.replay_lane.Lane`). So all runs start in one lane; at each
+    request the runs of a lane whose summaries are the same objects (the view's and the sent
+    request's, after any server edit) are stepped once, and a run whose summaries differ from
+    its lane's leader gets its own lane, a copy of the state
+    (:meth:`~mini_agent.core.replay_lane.Lane.fork`); so do the runs with resume breakpoints
+    at a request where the resume marker makes their markers differ from the others'.
+    ``raw``, a server edit below its trigger, and a masking policy before it masks (with or
+    without resume breakpoints) share one lane.
 
     Args:
         messages: the whole recorded history; never mutated.
@@ -178,7 +181,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     system_tokens = sum(system_info.tokens)
     price, minimum = model_price(model), min_cacheable_tokens(model)
     out: list[Any] = [None] * len(runs)
-    starting: dict[bool, list[int]] = {}     # resume -> the runs starting in that lane
+    starting: list[int] = []                 # the runs the fast path models
     for r, run in enumerate(runs):
         try:
             if run.server_edit is not None:
@@ -188,11 +191,10 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
         except Unsupported as error:
             out[r] = error
             continue
-        starting.setdefault(bool(run.resume), []).append(r)
-    base = FlatPrefix(memo, ("root", model), system_info)
-    lanes = [(Lane(base.fork(), sys_marks, resume, minimum, price,
-                   None if traces is None else []), members)
-             for resume, members in starting.items()]
+        starting.append(r)
+    prefix = FlatPrefix(memo, ("root", model), system_info)
+    lanes = [(Lane(prefix, sys_marks, minimum, price, None if traces is None else []),
+              starting)]
     before: dict[int, list[Message]] = {r: [] for r in range(len(runs))}  # previous views
     before_infos: dict[int, list[MessageInfo]] = {r: [] for r in range(len(runs))}
     sent: dict[int, list[Message]] = {r: [] for r in range(len(runs))}
@@ -229,8 +231,18 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
             # fork before stepping: every group starts from the state the lane had
             owners = [lane] + [lane.fork() for _ in groups[1:]]
             for own, (infos, sent_infos, rs) in zip(owners, groups):
-                own.step(infos, sent_infos, n + 1, now)
-                next_lanes.append((own, rs))
+                resume = [runs[r].resume for r in rs]
+                marks, resumed = own.place(infos, sent_infos, n + 1, any(resume))
+                if resumed is None or all(resume) or resumed == marks:
+                    own.send(marks if resumed is None else resumed, now)
+                    next_lanes.append((own, rs))
+                    continue
+                # the resume marker parts the runs: those without it get their own lane
+                plain = own.fork()
+                own.send(resumed, now)
+                plain.send(marks, now)
+                next_lanes.append((own, list(compress(rs, resume))))
+                next_lanes.append((plain, [r for r, uses in zip(rs, resume) if not uses]))
         lanes = next_lanes
     texts: list[tuple[list[Message], str]] = []   # last views and their text, counted once
     for lane, members in lanes:

@@ -6,10 +6,10 @@ only on those summaries, the request's time and the state the previous requests 
 flattened prefix (:class:`~mini_agent.core.flat_prefix.FlatPrefix`), the masked results'
 indices (:class:`~mini_agent.core.flat_prefix.AnchorIndex`), the cache entries and the resume
 planner's memory. A :class:`Lane` holds that state and the usage so far. Two policies whose
-requests have had the same summaries so far are in the same state, so
+requests have had the same summaries and markers so far are in the same state, so
 :func:`~mini_agent.core.fast_replay.replay_together` steps them as one lane and gives a
 policy its own lane (:meth:`Lane.fork`, a copy of the state) at the first request where its
-summaries differ. :func:`clear_tool_uses` is the server edit ``clear_tool_uses_20250919`` on
+summaries or markers differ. :func:`clear_tool_uses` is the server edit ``clear_tool_uses_20250919`` on
 the summaries, copying only the messages it changes.
 
 Pure: no IO; the state is copied on a fork, never shared between lanes (the chain of prefix ids
@@ -42,23 +42,28 @@ _USES, _LIVE = attrgetter("uses"), attrgetter("live_results")
 class Lane:
     """The cache state of one replay (or of several replays while their requests agree).
 
+    A request is sent in two steps: :meth:`place` updates the prefix and places the markers
+    (both the plain ones and, when asked, ``ResumeBreakpoints``' with its resume marker), then
+    :meth:`send` reads and writes the cache with one of those marker lists. Runs with and
+    without resume breakpoints share a lane while the two lists are equal; the resume
+    planner's memory is kept whenever a run of the lane uses it.
+
     Args:
         prefix: a fresh :class:`~mini_agent.core.flat_prefix.FlatPrefix` (system prompt only).
         sys_marks: flat indices of the system prompt's markers.
-        resume: place ``ResumeBreakpoints``' resume marker.
         minimum: the model's minimum cacheable prefix (tokens).
         price: the model's price row (input USD per million tokens, read multiplier).
         trace: a list that receives each request's ``[(block index, prefix tokens)]`` of its
             breakpoints (tests); None: nothing recorded.
     """
 
-    def __init__(self, prefix: FlatPrefix, sys_marks: list[int], resume: bool, minimum: int,
+    def __init__(self, prefix: FlatPrefix, sys_marks: list[int], minimum: int,
                  price: ModelPrice, trace: list | None = None) -> None:
         self.prefix = prefix
         self.anchors = AnchorIndex()
         self.entries: dict[int, list] = {}     # prefix id -> [prefix tokens, expires at]
         self.remembered: dict[int, int] = {}   # resume planner: prefix id -> request count
-        self.sys_marks, self.resume, self.minimum, self.price = sys_marks, resume, minimum, price
+        self.sys_marks, self.minimum, self.price = sys_marks, minimum, price
         self.trace = trace
         self.usage: list[dict[str, Any]] = []
         self.cost_usd: list[float] = []
@@ -78,23 +83,28 @@ class Lane:
         lane.entries = {pid: [tokens, expires] for pid, (tokens, expires)
                         in self.entries.items()}
         lane.remembered = dict(self.remembered)    # insertion order is the planner's age
-        lane.sys_marks, lane.resume = self.sys_marks, self.resume
-        lane.minimum, lane.price = self.minimum, self.price
+        lane.sys_marks, lane.minimum, lane.price = self.sys_marks, self.minimum, self.price
         lane.trace = None if self.trace is None else list(self.trace)
         lane.usage, lane.cost_usd = list(self.usage), list(self.cost_usd)
         lane.totals = list(self.totals)
         return lane
 
-    def step(self, infos: list[MessageInfo], sent_infos: list[MessageInfo], count: int,
-             now: float) -> None:
-        """Send one request: place its markers, read and write the cache, record its usage.
+    def place(self, infos: list[MessageInfo], sent_infos: list[MessageInfo], count: int,
+              resume: bool) -> tuple[list[int], list[int] | None]:
+        """Make the prefix describe a new request and place its markers.
 
         Args:
             infos: the policy's view's summaries (markers are placed on them).
             sent_infos: the summaries of what is sent (``infos`` unless a server edit changed
                 messages; an edit keeps every block, so the flat starts hold for both).
             count: the request's number (1-based).
-            now: its time (seconds since the first request).
+            resume: also place ``ResumeBreakpoints``' markers (and update its memory); pass
+                it at every request while a run of this lane uses resume breakpoints.
+
+        Returns:
+            ``(marks, resume_marks)``: the sorted flat indices of
+            ``place_breakpoints(canonical=True, anchors=True)``'s markers, and of
+            ``ResumeBreakpoints``' (None unless ``resume``).
         """
         prefix, anchors = self.prefix, self.anchors
         # the prefix's first new info is the anchors' too when both last saw the same list
@@ -103,13 +113,24 @@ class Lane:
         same = prefix.update(sent_infos)
         anchored = anchors.update(infos, same if shared else None)
         marks, second = breakpoint_marks(infos, prefix.starts, self.sys_marks, anchored)
-        pid, pos, cum = prefix.pid, prefix.pos, prefix.cum
-        if self.resume:
-            marks = resume_marks(marks, second, pid, pos, prefix.pid_index, self.remembered,
-                                 count, self.sys_marks)
+        if not resume:
+            return marks, None
+        return marks, resume_marks(marks, second, prefix.pid, prefix.pos, prefix.pid_index,
+                                   self.remembered, count, self.sys_marks)
+
+    def send(self, marks: list[int], now: float) -> None:
+        """Read and write the cache for the placed request; record its usage and cost.
+
+        Args:
+            marks: one of the marker lists :meth:`place` returned for this request.
+            now: the request's time (seconds since the first request).
+        """
+        prefix = self.prefix
+        cum = prefix.cum
         if self.trace is not None:
             self.trace.append([(m, cum[m]) for m in marks])
-        usage = prefix_usage(self.entries, marks, pid, pos, cum, now, self.minimum)
+        usage = prefix_usage(self.entries, marks, prefix.pid, prefix.pos, cum, now,
+                             self.minimum)
         self.usage.append(usage)
         price = self.price
         w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
