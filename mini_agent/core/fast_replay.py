@@ -206,15 +206,21 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
         memo.rotate()
         next_lanes = []
         for lane, members in lanes:
-            groups: list[tuple[list, list, list[int]]] = []  # (infos, sent infos, runs)
+            groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs
             for r in members:
                 policy, edit = runs[r].policy, runs[r].server_edit
                 view = messages[:i] if policy is None else policy(messages[:i], ctx)
-                try:
-                    infos = memo.view_infos(view, before[r], before_infos[r])
-                except Unsupported as error:
-                    out[r] = error
-                    continue
+                n_view = len(view)
+                # the same message objects as a group's view: the same summaries
+                infos = next((held for held_view, held, _, _ in groups
+                              if len(held_view) == n_view
+                              and first_difference(held_view, view) == n_view), None)
+                if infos is None:
+                    try:
+                        infos = memo.view_infos(view, before[r], before_infos[r])
+                    except Unsupported as error:
+                        out[r] = error
+                        continue
                 before[r], before_infos[r] = list(view), infos  # a policy may reuse its list
                 sent_view, sent_infos = view, infos
                 if edit is not None:  # markers are placed before the edit, on ``infos``
@@ -222,15 +228,15 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                                                             memo, copies[r])
                 sent[r] = sent_view
                 # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan
-                for held, held_sent, rs in groups:
+                for _, held, held_sent, rs in groups:
                     if held == infos and (held_sent is sent_infos or held_sent == sent_infos):
                         rs.append(r)
                         break
                 else:
-                    groups.append((infos, sent_infos, [r]))
+                    groups.append((view, infos, sent_infos, [r]))
             # fork before stepping: every group starts from the state the lane had
             owners = [lane] + [lane.fork() for _ in groups[1:]]
-            for own, (infos, sent_infos, rs) in zip(owners, groups):
+            for own, (_, infos, sent_infos, rs) in zip(owners, groups):
                 resume = [runs[r].resume for r in rs]
                 marks, resumed = own.place(infos, sent_infos, n + 1, any(resume))
                 if resumed is None or all(resume) or resumed == marks:
