@@ -40,8 +40,8 @@ class FlatPrefix:
     One entry per block of the prefix (system blocks first): ``cum`` the prefix tokens up to and
     including the block, ``pos`` its lookback position, ``pid`` the interned id of the chain of
     block keys ending there (two requests share a cache entry exactly when their ids are
-    equal); ``starts`` the flat index where each message begins; ``pid_index`` where each id
-    sits in the flat lists.
+    equal); ``starts`` the flat index where each message begins (a chain id sits at one depth
+    only: its block count, system blocks included).
 
     Args:
         memo: the session's :class:`~mini_agent.core.block_memo.BlockMemo`.
@@ -59,7 +59,6 @@ class FlatPrefix:
         self.cum: list[int] = []
         self.pos: list[int] = []
         self.pid: list[int] = []
-        self.pid_index: dict[int, int] = {}
         self.system_info = system_info
         self._extend([system_info], 0)       # the same for every request
 
@@ -68,12 +67,11 @@ class FlatPrefix:
 
         Returns:
             A :class:`FlatPrefix` with copies of the flat lists; the memo and the prefix-id
-            interning table (``chain``, ``pid_index``: a chain's id and depth are the same
-            in every copy) are shared.
+            interning table (``chain``: a chain's id is the same in every copy) are shared.
         """
         other = FlatPrefix.__new__(FlatPrefix)
         other.memo, other.chain, other.root = self.memo, self.chain, self.root
-        other.pid_index, other.system_info = self.pid_index, self.system_info
+        other.system_info = self.system_info
         other.infos = self.infos                 # never changed in place, only replaced
         other.starts, other.cum = self.starts.copy(), self.cum.copy()
         other.pos, other.pid = self.pos.copy(), self.pid.copy()
@@ -109,7 +107,8 @@ class FlatPrefix:
         cum = cum_list[-1] if cum_list else 0
         next_pos = (pos_list[-1] + 1) if pos_list else 0
         parent = pid_list[-1] if pid_list else self.root
-        chain, pid_index = self.chain, self.pid_index
+        chain = self.chain
+        get = chain.get
         add_cum, add_pos, add_pid = cum_list.append, pos_list.append, pid_list.append
         for k in range(first, len(infos)):
             info = infos[k]
@@ -119,10 +118,9 @@ class FlatPrefix:
                 add_cum(cum)
                 add_pos(next_pos + off)
                 link = (parent, key)
-                parent = chain.get(link)
-                if parent is None:
+                parent = get(link)
+                if parent is None:                # a new link gets the next id
                     parent = chain[link] = len(chain)
-                    pid_index[parent] = len(pid_list)
                 add_pid(parent)
             next_pos += info.positions
 
@@ -213,8 +211,7 @@ def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: 
 
 
 def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int],
-                 pid_index: dict[int, int], remembered: dict[int, int], count: int,
-                 sys_marks: list[int]) -> list[int]:
+                 remembered: dict[int, int], count: int, sys_marks: list[int]) -> list[int]:
     """Add ``ResumeBreakpoints``' marker: the longest remembered prefix out of every lookback.
 
     Args:
@@ -222,7 +219,6 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
         second: the flat range :func:`breakpoint_marks` returned (dropped from first).
         pid: :attr:`FlatPrefix.pid`.
         pos: :attr:`FlatPrefix.pos`.
-        pid_index: :attr:`FlatPrefix.pid_index` (unused: the scan finds the same point).
         remembered: prefix id -> request count it was last marked at, oldest first; updated
             in place (entries older than :data:`RESUME_MEMORY_REQUESTS` requests are
             forgotten). Start it empty and let only this function change it.
@@ -237,8 +233,8 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
         if count - c <= RESUME_MEMORY_REQUESTS:
             break
         del remembered[h]
-    # the longest remembered prefix this request holds (a chain id sits at one depth only,
-    # ``pid_index[h]``, so this is the largest such depth): scan back from the end, C-level
+    # the longest remembered prefix this request holds (a chain id sits at one depth only, so
+    # this is the largest such depth): scan back from the end, C-level
     resume = next(compress(range(len(pid) - 1, -1, -1), map(remembered.__contains__,
                                                               reversed(pid))), None)
     if resume is not None and not any(0 <= pos[bp] - pos[resume] < LOOKBACK_POSITIONS

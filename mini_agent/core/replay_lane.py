@@ -115,8 +115,8 @@ class Lane:
         marks, second = breakpoint_marks(infos, prefix.starts, self.sys_marks, anchored)
         if not resume:
             return marks, None
-        return marks, resume_marks(marks, second, prefix.pid, prefix.pos, prefix.pid_index,
-                                   self.remembered, count, self.sys_marks)
+        return marks, resume_marks(marks, second, prefix.pid, prefix.pos, self.remembered,
+                                   count, self.sys_marks)
 
     def send(self, marks: list[int], now: float) -> None:
         """Read and write the cache for the placed request; record its usage and cost.
