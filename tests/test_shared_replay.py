@@ -132,15 +132,19 @@ def test_a_run_the_fast_path_does_not_model_falls_back_alone():
     def make():
         made.append(odd)
         return odd
-    runs = [ReplayRun(None), ReplayRun(odd, make_policy=make), ReplayRun(None, resume=True)]
+    edit = clear_tool_uses_edit(trigger_input_tokens=0, keep=0)
+    runs = [ReplayRun(None), ReplayRun(odd, make_policy=make), ReplayRun(None, resume=True),
+            ReplayRun(None, edit, resume=True)]
     together = replay_together(messages, runs, model=MODEL, system=system)
-    assert isinstance(together[1], Unsupported)
+    assert isinstance(together[1], Unsupported) and isinstance(together[3], Unsupported)
     assert together[0].usage == fast_replay(messages, model=MODEL, system=system).usage
     got = replay_runs(messages, runs, model=MODEL, system=system)
     want = replay_usage(messages, model=MODEL, system=system, policy=odd)
     assert got[1].usage == want.usage and got[1].cost_usd == want.cost_usd and made
     assert got[1].last_text == want.last_text
     assert got[2].usage == together[2].usage
+    assert got[3].usage == replay_usage(messages, model=MODEL, system=system,
+                                        server_edit=edit, resume=True).usage
 
 
 def test_runs_part_where_the_resume_marker_is_placed():

@@ -211,10 +211,12 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                 policy, edit = runs[r].policy, runs[r].server_edit
                 view = messages[:i] if policy is None else policy(messages[:i], ctx)
                 n_view = len(view)
-                # the same message objects as a group's view: the same summaries
-                infos = next((held for held_view, held, _, _ in groups
-                              if len(held_view) == n_view
-                              and first_difference(held_view, view) == n_view), None)
+                infos = None
+                for held_view, held, _, _ in groups:  # the same message objects as a
+                    if len(held_view) == n_view and (  # group's view: the same summaries
+                            held_view is view or first_difference(held_view, view) == n_view):
+                        infos = held
+                        break
                 if infos is None:
                     try:
                         infos = memo.view_infos(view, before[r], before_infos[r])
@@ -229,7 +231,8 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                 sent[r] = sent_view
                 # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan
                 for _, held, held_sent, rs in groups:
-                    if held == infos and (held_sent is sent_infos or held_sent == sent_infos):
+                    if (held is infos or held == infos) and (held_sent is sent_infos
+                                                             or held_sent == sent_infos):
                         rs.append(r)
                         break
                 else:
