@@ -195,10 +195,10 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     prefix = FlatPrefix(memo, ("root", model), system_info)
     lanes = [(Lane(prefix, sys_marks, minimum, price, None if traces is None else []),
               starting)]
-    before: dict[int, list[Message]] = {r: [] for r in range(len(runs))}  # previous views
-    before_infos: dict[int, list[MessageInfo]] = {r: [] for r in range(len(runs))}
-    sent: dict[int, list[Message]] = {r: [] for r in range(len(runs))}
-    copies: dict[int, dict] = {r: {} for r in range(len(runs))}  # cleared copies per run
+    before: list[list[Message]] = [[] for _ in runs]   # per run: its previous view,
+    before_infos: list[list[MessageInfo]] = [[] for _ in runs]   # that view's summaries,
+    sent: list[list[Message]] = [[] for _ in runs]     # what it sent last,
+    copies: list[dict] = [{} for _ in runs]            # and its cleared copies
     for n, i in enumerate(points):
         now = times[i] - times[points[0]] if times is not None else n * gap_seconds
         ctx = (ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
