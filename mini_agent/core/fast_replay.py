@@ -149,6 +149,11 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     ``raw``, a server edit below its trigger, and a masking policy before it masks (with or
     without resume breakpoints) share one lane.
 
+    Each policy sees its own requests in order (request ``n`` of every policy is asked before
+    request ``n + 1`` of any), gets its own copy of the history and one frozen
+    :class:`~mini_agent.core.view.ViewContext` per request shared by all. Runs that shared a
+    lane share the usage dicts of those requests: treat the results as read-only.
+
     Args:
         messages: the whole recorded history; never mutated.
         runs: the policies, each a :class:`ReplayRun`.
