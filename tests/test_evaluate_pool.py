@@ -112,3 +112,24 @@ def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path, capsys):
     assert status == 2
     assert err.startswith("mini-agent evaluate: error: cannot reach the Dask scheduler "
                           "tcp://127.0.0.1:1") and "Traceback" not in err
+
+
+def test_evaluating_a_file_pauses_the_collector_and_gives_it_back(tmp_path, monkeypatch):
+    import gc
+    from mini_agent.core import replay
+    from mini_agent.harness.evaluate_pool import evaluate_file
+    path = tmp_path / "s.jsonl"
+    path.write_text(sample_session_jsonl(3))
+    seen = []
+    real = replay.evaluate_session
+    monkeypatch.setattr(replay, "evaluate_session",
+                        lambda *a, **k: (seen.append(gc.isenabled()), real(*a, **k))[1])
+    assert gc.isenabled()
+    assert "policies" in evaluate_file(path)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()  # a caller that turned it off keeps it off
+    try:
+        evaluate_file(path)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
