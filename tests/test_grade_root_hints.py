@@ -1,0 +1,36 @@
+"""What a missing exercise file says for odd ``--root`` folders: a hint that can be followed."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from mini_agent.grading.grader import find_file
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_root_at_exercises_itself_never_says_to_copy_into_exercises_exercises(tmp_path):
+    # --root names exercises/ itself, which holds other exercises but not 05: the hint told
+    # the learner to copy the files into <kit>/exercises/exercises
+    exercises = tmp_path / "kit" / "exercises"
+    exercises.mkdir(parents=True)
+    shutil.copy(REPO / "exercises" / "03_masking.py", exercises)
+    with pytest.raises(FileNotFoundError) as caught:
+        find_file("exercises", "05", root=exercises)
+    assert "exercises/exercises" not in str(caught.value)
+    assert f"--root {exercises.parent}" in str(caught.value)
+
+
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_root_that_is_not_a_folder_is_named_as_such(tmp_path, kind):
+    # a mistyped --root, or a file, was answered with "copy the exercise files again ...
+    # into <root>/exercises": the folder does not exist, or cannot
+    root = tmp_path / "kti"
+    if kind == "file":
+        root.write_text("", encoding="utf-8")
+    with pytest.raises(FileNotFoundError) as caught:
+        find_file("exercises", "03", root=root)
+    assert "copy the exercise files again" not in str(caught.value)
