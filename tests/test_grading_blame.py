@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+import pytest
+
 from mini_agent.grading.runner import qualname_at
 
 DECORATED = '''import functools
@@ -68,3 +70,46 @@ def test_a_closure_is_not_blamed_on_a_method_of_the_same_name_above_it():
     # above it, never ran, but it is the candidate nearest above the line
     module = _module(CLOSURE)
     assert qualname_at(module, "view", 9) != "Policy.view"
+
+
+NESTED_CLASS = '''class Drain:
+    def add(self, task):
+        return task
+
+    class Batch:
+        def add(self, task):
+            while True:
+                pass
+'''
+
+SETTER = '''class Drain:
+    @property
+    def size(self):
+        return 0
+
+    @size.setter
+    def size(self, value):
+        while True:
+            pass
+'''
+
+
+def test_a_method_of_a_nested_class_is_not_blamed_on_the_outer_class_method_above_it():
+    # Drain.Batch.add spins (line 8); Drain.add (line 2) is the nearest candidate above the
+    # line but does not hold it
+    module = _module(NESTED_CLASS)
+    assert qualname_at(module, "add", 8) != "Drain.add"
+
+
+def test_a_property_setter_that_spun_is_reported_as_skipped_when_set_again():
+    # the setter spun: the property is stubbed out as a getter only, so a later check that
+    # sets it fails with "property of 'Drain' object has no setter", not as skipped
+    from mini_agent.grading.runner import SkippedCall, stub_out
+    module = _module(SETTER)
+    qualname = qualname_at(module, "size", 9)
+    calls: list[str] = []
+    assert stub_out(module, None, qualname, "skipped: `Drain.size` timed out", calls.append)
+    drain = module.Drain()
+    with pytest.raises((SkippedCall, AttributeError)):
+        drain.size = 3
+    assert calls == ["skipped: `Drain.size` timed out"]
