@@ -207,7 +207,7 @@ def mutate(rng: random.Random, history: list[dict]) -> list:
             m["timestamp"] = 1.0
         elif kind == 4:
             m["content"] = rng.choice(("", " \n", [], 5, "ok", None))
-        elif blocks is None or not isinstance(blocks[j], dict):
+        elif not blocks or not isinstance(blocks[j], dict):
             continue
         elif kind == 5:
             blocks[j]["cache_control"] = rng.choice(MARKERS)
