@@ -541,7 +541,7 @@ def test_a_method_that_holds_the_interpreter_is_found_from_its_line_and_stubbed(
 
 def test_qualname_at_finds_the_method_a_dump_line_is_in():
     from types import ModuleType
-    from mini_agent.grading.runner import qualname_at
+    from mini_agent.grading.stack_dump import qualname_at
     module = ModuleType("learner")
     exec(compile("def add():\n    pass\n\n\nclass Drain:\n    def add(self):\n        pass\n\n"
                  "    @staticmethod\n    def put():\n        pass\n\n"

@@ -300,58 +300,29 @@ def stub_out(impl: Any, module: str | None, qualname: str, message: str,
     def skipped(*args: Any, **kwargs: Any) -> Any:
         on_call(message)
         raise SkippedCall(message)
-    replacement: Any = property(skipped) if isinstance(original, property) else skipped
+    replacement: Any = (property(skipped, skipped, skipped)  # get, set and delete
+                        if isinstance(original, property) else skipped)
     if isinstance(original, (staticmethod, classmethod)):
         replacement = staticmethod(skipped)
     setattr(owner, name, replacement)
     if owner is not impl and len(parts) == 1 and getattr(impl, name, None) is original:
         setattr(impl, name, replacement)  # the package re-exports the defining module's name
     for space in (owner, impl):  # every other name of the same object: an alias
-        for alias, value in list(_namespace(space).items()):
+        for alias, value in list(namespace(space).items()):
             if value is original:
                 setattr(space, alias, replacement)
     return True
 
 
-def qualname_at(impl: Any, name: str, line: int) -> str:
-    """Resolve a function named in a stack dump (``co_name``, line) to its ``__qualname__``.
-
-    A stack dump names a method by its code's name alone (``add``, not ``OrderedDrain.add``):
-    :func:`stub_out` needs the qualified name. The function or method of ``impl`` (its own
-    top-level functions, and the functions, static and class methods and property getters of
-    the classes it defines) called ``name`` whose code starts at or before ``line`` and nearest
-    to it is the one that was running.
+def namespace(space: Any) -> dict[str, Any]:
+    """Copy the names an object holds in its own ``__dict__``.
 
     Args:
-        impl: the implementation under test (the learner's module).
-        name: the code object's name from the dump (``co_name``).
-        line: the line the dump gives for that frame (1-based).
+        space: a module, a class or any object.
 
     Returns:
-        The ``__qualname__`` found (``"OrderedDrain.add"``); ``name`` itself when nothing of
-        ``impl`` matches (a function of another module, a nested function).
+        Name -> value, a copy; empty when the object has no ``__dict__``.
     """
-    own = getattr(impl, "__name__", None)
-    found: tuple[int, str] | None = None
-    candidates: list[Any] = []
-    for value in _namespace(impl).values():
-        if inspect.isclass(value) and getattr(value, "__module__", None) == own:
-            for attr in _namespace(value).values():
-                if isinstance(attr, (staticmethod, classmethod)):
-                    attr = attr.__func__
-                candidates.append(attr.fget if isinstance(attr, property) else attr)
-        elif getattr(value, "__module__", None) == own:
-            candidates.append(value)
-    for fn in candidates:
-        code = getattr(fn, "__code__", None)
-        if isinstance(code, CodeType) and code.co_name == name \
-                and code.co_firstlineno <= line and (found is None or code.co_firstlineno > found[0]):
-            found = (code.co_firstlineno, fn.__qualname__)
-    return found[1] if found else name
-
-
-def _namespace(space: Any) -> dict[str, Any]:
-    """The names an object holds in its own ``__dict__`` (a copy; empty when it has none)."""
     try:
         return dict(vars(space))
     except TypeError:

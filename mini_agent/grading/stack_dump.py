@@ -9,7 +9,7 @@ the graded function whose call never returned, so it is blamed and stubbed out a
 timeout would be, and the checks after it cost milliseconds, not a time limit each.
 
 The dump names each function by ``co_name`` (``add``, not ``OrderedDrain.add``): the line it
-gives lets the worker find the method (:func:`~mini_agent.grading.runner.qualname_at`) before
+gives lets the worker find the method (:func:`qualname_at`) before
 stubbing it out.
 
 Source: the kit's grading design (``docs/grading.md``); Python's ``faulthandler`` docs.
@@ -17,10 +17,13 @@ Source: the kit's grading design (``docs/grading.md``); Python's ``faulthandler`
 
 from __future__ import annotations
 
+import dis
+import inspect
 import re
-from typing import Callable, NamedTuple
+from types import CodeType
+from typing import Any, Callable, NamedTuple
 
-from mini_agent.grading.runner import site_text
+from mini_agent.grading.runner import namespace, site_text
 
 DUMP_AFTER_SECONDS = 1.0
 """The dump comes this long after a check's time limit (seconds): after the watchdog's own
@@ -97,3 +100,56 @@ def stuck_function(text: str, is_graded: Callable[[str], bool]) -> Stuck | None:
         return Stuck(name, site_text(name, file, line, [f[2] for f in reversed(graded[:-1])]),
                      line)
     return None
+
+
+def qualname_at(impl: Any, name: str, line: int) -> str:
+    """Resolve a function named in a stack dump (``co_name``, line) to its ``__qualname__``.
+
+    A stack dump names a method by its code's name alone (``add``, not ``OrderedDrain.add``):
+    :func:`stub_out` needs the qualified name. The candidates are ``impl``'s own functions
+    and, in the classes it defines (nested ones too), their functions, static and class
+    methods and property getters, setters and deleters. The one whose code is called
+    ``name`` and whose lines hold ``line`` ran. When none does (a closure, a function of
+    another module) or several do (one decorator's wrapper shared by several methods), the
+    name is returned as given, which stubs nothing out: blaming a function that never ran
+    would fail the checks that call it.
+
+    Args:
+        impl: the implementation under test (the learner's module).
+        name: the code object's name from the dump (``co_name``).
+        line: the line the dump gives for that frame (1-based).
+
+    Returns:
+        The ``__qualname__`` found (``"OrderedDrain.add"``), else ``name`` itself.
+    """
+    own = getattr(impl, "__name__", None)
+    found: set[str] = set()
+    for fn in _own_functions(impl, own):
+        code = getattr(fn, "__code__", None)
+        if isinstance(code, CodeType) and code.co_name == name and \
+                code.co_firstlineno <= line <= _last_line(code):
+            found.add(getattr(fn, "__qualname__", name))
+    return found.pop() if len(found) == 1 else name
+
+
+def _own_functions(space: Any, own: str | None, depth: int = 0) -> list[Any]:
+    """The functions a module (or a class of it) defines, its classes' members included."""
+    out: list[Any] = []
+    for value in namespace(space).values():
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        if isinstance(value, property):
+            out += [f for f in (value.fget, value.fset, value.fdel) if f is not None]
+        elif inspect.isclass(value):
+            if getattr(value, "__module__", None) == own and depth < 8 and value is not space:
+                out += _own_functions(value, own, depth + 1)
+        elif getattr(value, "__module__", None) == own:
+            out.append(value)
+    return out
+
+
+def _last_line(code: CodeType) -> int:
+    """The last source line a code object (its nested code included) runs."""
+    lines = [ln for _, ln in dis.findlinestarts(code) if ln is not None]
+    nested = [_last_line(c) for c in code.co_consts if isinstance(c, CodeType)]
+    return max(lines + nested + [code.co_firstlineno])

@@ -43,10 +43,9 @@ from typing import Any, Callable, TextIO
 
 from mini_agent.grading.reaper import start_reaper, stat_fields
 from mini_agent.grading.registry import checks_module, collect_checks
-from mini_agent.grading.stack_dump import DUMP_AFTER_SECONDS
+from mini_agent.grading.stack_dump import DUMP_AFTER_SECONDS, qualname_at
 from mini_agent.grading.runner import (callable_names, graded_files, import_error, load_module,
-                                       loop_frame, loop_site, names_used, qualname_at, run_check,
-                                       stub_out)
+                                       loop_frame, loop_site, names_used, run_check, stub_out)
 
 
 EXIT_TIMED_OUT = 3
