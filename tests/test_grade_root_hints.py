@@ -34,3 +34,12 @@ def test_a_root_that_is_not_a_folder_is_named_as_such(tmp_path, kind):
     with pytest.raises(FileNotFoundError) as caught:
         find_file("exercises", "03", root=root)
     assert "copy the exercise files again" not in str(caught.value)
+    assert str(caught.value).startswith(
+        f"the folder to grade, {root}, is "
+        + ("a file, not a folder" if kind == "file" else "not there (no such folder)"))
+
+
+def test_a_root_with_a_tilde_is_the_home_folder(tmp_path, monkeypatch):
+    from mini_agent.grading.grader import resolve_root
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert resolve_root("exercises", "~/kit") == (tmp_path / "kit").resolve()

@@ -64,16 +64,21 @@ def find_file(folder: str, exercise: str, *, root: Path) -> Path:
         ``<root>/<folder>/<exercise>_*.py``, absolute (the first in name order).
 
     Raises:
-        FileNotFoundError: no such file; the message says what to do: pass the folder above
-            when ``root`` is the ``folder`` itself, run ``make-exercises`` in a copy that has
+        FileNotFoundError: no such file; the message says what to do: pass a folder when
+            ``root`` is missing or a file, pass the folder above when ``root`` is the
+            ``folder`` itself, run ``make-exercises`` in a copy that has
             ``solutions/``, else copy the file again from the kit.
     """
     root = Path(root)
     matches = sorted((root / folder).glob(f"{exercise}_*.py"))
     if matches:
         return matches[0].resolve()
+    if not root.is_dir():
+        what = "a file, not a folder" if root.exists() else "not there (no such folder)"
+        raise FileNotFoundError(f"the folder to grade, {root}, is {what}: pass the folder "
+                                f"that holds {folder}/ (--root DIR)")
     how = ""
-    if root.name == folder and any(root.glob(f"{exercise}_*.py")):
+    if root.name == folder and any(root.glob("[0-9][0-9]_*.py")):
         how = f": {root} is {folder}/ itself; pass the folder that holds it (--root {root.parent})"
     elif folder == "exercises" and (root / "solutions").is_dir():
         how = "; `mini-agent make-exercises` creates the missing exercise files"
@@ -102,7 +107,8 @@ def resolve_root(implementation: str, root: Path | str | None) -> Path | None:
                          f"got {implementation!r}")
     if implementation == "package":
         return None
-    return Path(root).resolve() if root is not None else find_root(folder=implementation)
+    return Path(root).expanduser().resolve() if root is not None \
+        else find_root(folder=implementation)
 
 
 def grade(exercise: str | int, *, implementation: str = "exercises",
