@@ -39,7 +39,7 @@ from mini_agent.core.clock import Clock
 from mini_agent.core.messages import content_blocks
 from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.config import API_KEY_ENV_VAR
-from mini_agent.harness.loop import MessageAppended, ToolResult
+from mini_agent.harness.loop_events import MessageAppended, ToolResult
 from mini_agent.harness.session_reader import (CHECKSUM_KEY, MAX_SALVAGE_LINE_BYTES,  # noqa: F401
                                                SessionProblem, resume_session)
 
