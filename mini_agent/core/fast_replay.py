@@ -28,7 +28,10 @@ is not a dict) raise :class:`Unsupported`; :func:`replay_usage` then runs the re
 callers always get the reference's figures (:func:`replay_runs`: per policy).
 ``tests/test_fast_replay.py`` checks positions, usage, cost and retention text against the
 reference, ``tests/test_shared_replay.py`` each policy replayed side by side against its own
-replay. Pure: no IO, inputs never mutated.
+replay. Pure: no IO, inputs never mutated. A policy must not change a message after it
+returned it in a view (the kit's policies build new copies instead): each message object
+is summarised once, so a change made in place later is not seen (the reference copies
+every view and sees it).
 Source: the prompt caching docs as modelled in :mod:`mini_agent.core.prompt_cache` (20-position
 lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed on a hit).
 """
@@ -171,7 +174,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
 
     Raises:
         Unsupported: an input of every run the fast path does not model (the system prompt,
-            request times that go back).
+            request times that go back or are NaN).
         ValueError: ``times`` not parallel to ``messages``.
     """
     if not isinstance(system, str) or not system.strip():
@@ -182,6 +185,8 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     points = memo.request_points(messages)
     if times is not None and any(times[b] < times[a] for a, b in zip(points, points[1:])):
         raise Unsupported("request times that go back")
+    if times is not None and any(times[a] != times[a] for a in points):
+        raise Unsupported("a request time that is not a number (NaN)")
     system_info, sys_marks = memo.system(system)
     system_tokens = sum(system_info.tokens)
     price, minimum = model_price(model), min_cacheable_tokens(model)

@@ -166,7 +166,10 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
         model: price with this model (default: the transcript's, else the kit's default).
         calibration: the token estimate (default: the fitted one).
         facts: essential facts to check (default: :func:`extract_facts` of the history).
-        summarize: summariser for the summary policies (default: offline).
+        summarize: summariser for the summary policies (default: offline); a function
+            of its input alone: the fast replay asks the policies request by request
+            side by side, the reference one policy after another, so a summariser
+            with state (a call counter) gives the two different figures.
         keep_views: add each policy's replay records (views included), replayed by the
             reference :func:`~mini_agent.core.cache_policies.replay_with_cache`.
         reference: replay with the reference instead of

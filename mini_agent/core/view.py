@@ -62,7 +62,8 @@ def check_times(messages: Sequence[Message], times: Sequence[float]) -> None:
 
 
 class ViewPolicy(Protocol):
-    """``(history, ctx) -> view``: a new list; the input is never mutated."""
+    """``(history, ctx) -> view``: a new list; the input is never mutated, and neither is a
+    message once a view returned it (the replays summarise each message object once)."""
 
     def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         ...  # pragma: no cover - protocol

@@ -90,6 +90,9 @@ def _collect_markers(item: Any, found: list) -> None:
 def cache_markers_iterative(parts: Any) -> list[dict]:
     """:func:`cache_markers` with an explicit stack: any depth, slower (its reference form).
 
+    A container inside itself (built in Python: JSON cannot hold one) is walked once per
+    path, not for ever, so a later rule's error is still found.
+
     Args:
         parts: any nesting of dicts and lists.
 
@@ -97,15 +100,22 @@ def cache_markers_iterative(parts: Any) -> list[dict]:
         The marker values, in document order (depth first).
     """
     found: list[dict] = []
-    stack = [parts]
+    stack: list[Any] = [parts]
+    path: set[int] = set()        # the containers being walked: one inside itself is a cycle
+    leave = object()              # marks where a container's walk ends
     while stack:
         item = stack.pop()
-        if isinstance(item, dict):
-            if item.get("cache_control") is not None:
-                found.append(item["cache_control"])
-            stack.extend(reversed(list(item.values())))
-        elif isinstance(item, list):
-            stack.extend(reversed(item))
+        if item is leave:
+            path.discard(stack.pop())
+        elif isinstance(item, (dict, list)) and id(item) not in path:
+            path.add(id(item))
+            stack += [id(item), leave]
+            if isinstance(item, dict):
+                if item.get("cache_control") is not None:
+                    found.append(item["cache_control"])
+                stack.extend(reversed(list(item.values())))
+            else:
+                stack.extend(reversed(item))
     return found
 
 
