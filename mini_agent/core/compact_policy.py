@@ -202,7 +202,7 @@ class CompactPolicy:
         return json.dumps(message, sort_keys=True, ensure_ascii=False)
 
     def _base(self, history: list[Message], times: Sequence[float]
-              ) -> tuple[list[Message], list[float], int]:
+              ) -> tuple[list[Message], Sequence[float], int]:
         """``(base, base_times, offset)``: the history with a kept summary in front, if valid."""
         s = self._summary
         if s and len(history) > s["cut"] and self._fingerprint(history[s["cut"] - 1]) == \
@@ -210,7 +210,7 @@ class CompactPolicy:
             cut = s["cut"]
             return [s["message"], *history[cut:]], [times[cut], *times[cut:]], cut
         self._summary = None
-        return list(history), list(times), 0
+        return list(history), times, 0
 
     def _tokens(self, messages: list[Message]) -> int:
         return approx_tokens(messages) + self.overhead_tokens
@@ -247,7 +247,7 @@ class CompactPolicy:
         base, base_times, offset = self._base(history, times)
         stages: list[dict[str, Any]] = []
         view = base
-        tokens = self._base_tokens(base, offset, len(history))
+        tokens = self._base_tokens(base, offset, len(history)) if offset else raw
         if offset:
             stages.append({"stage": "reuse_summary", "tokens_before": raw, "tokens_after": tokens})
 

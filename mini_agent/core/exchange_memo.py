@@ -27,9 +27,10 @@ import math
 import operator
 from typing import Any, Callable, Hashable, Sequence
 
+from mini_agent.core.history_scan import scan_for
 from mini_agent.core.messages import Message
 from mini_agent.core.relevance import request_texts
-from mini_agent.core.tokens import CHARS_PER_TOKEN, _message_chars
+from mini_agent.core.tokens import CHARS_PER_TOKEN, _message_chars, session_memo
 
 
 def split_exchanges(history: Sequence[Message]) -> list[tuple[int, int]]:
@@ -77,6 +78,7 @@ class ExchangeMemo:
     def __init__(self) -> None:
         self._messages: list[Message] = []   # the previous history, held so ids stay unique
         self._starts: list[int] = []          # indexes >= 1 of its assistant messages
+        self._ranges: list[tuple[int, int]] = []  # (start, end) per exchange of it
         # read only when asked for (a policy that never counts tokens never pays for it):
         self._sums: list[tuple[int, int]] = [(0, 0)]  # (chars, images) of messages[:i]
         self._texts: list[int] = []           # indexes of its user messages holding text
@@ -84,6 +86,10 @@ class ExchangeMemo:
         self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
         self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
+        # inside a token memo: the session's scan of this history, whose prefix sums are the
+        # counts (each message counted once for every policy of the session); None: not
+        # looked up since the history changed
+        self._scan = None
 
     def update(self, history: Sequence[Message]) -> list[tuple[int, int]]:
         """Take this request's history and return its exchanges.
@@ -105,9 +111,14 @@ class ExchangeMemo:
             same = next(i for i, (a, b) in enumerate(zip(history, prev)) if a is not b)
         if not (same == len(prev) == len(history)):
             self._cut(same)
+            # the ranges of the kept exchanges hold, but for the last one's end: rebuild
+            # from it on (``split_exchanges``' pairs of the tail)
+            k = max(0, len(self._starts) - 1)
             self._extend(history)
-        starts = self._starts
-        return list(zip(starts, [*starts[1:], len(history)]))
+            starts = self._starts
+            self._ranges[k:] = zip(starts[k:], [*starts[k + 1:], len(history)])
+            self._scan = None  # looked up again when counts are asked for
+        return list(self._ranges)
 
     def _cut(self, keep: int) -> None:
         """Forget all but the first ``keep`` messages (and the facts of the exchanges they end)."""
@@ -115,6 +126,7 @@ class ExchangeMemo:
         del self._sums[keep + 1:]
         while self._starts and self._starts[-1] >= keep:
             self._starts.pop()
+        del self._ranges[len(self._starts):]
         while self._texts and self._texts[-1] >= keep:
             self._texts.pop()
         self._texts_read = min(self._texts_read, keep)
@@ -133,6 +145,16 @@ class ExchangeMemo:
                 self._facts.append({})
         self._messages.extend(history[len(self._messages):])
 
+    def starts(self) -> list[int]:
+        """Return where the exchanges of the last :meth:`update`'s history start.
+
+        Returns:
+            The indexes >= 1 of its assistant messages, ascending (a new list):
+            ``[s for s, _ in split_exchanges(history)]``, which are also
+            ``compaction.clean_cut_points(history)``.
+        """
+        return list(self._starts)
+
     def chars(self, start: int, end: int) -> tuple[int, int]:
         """Return the characters and image tokens of ``history[start:end]``.
 
@@ -143,6 +165,12 @@ class ExchangeMemo:
         Returns:
             ``(chars, image_tokens)`` summed as ``core/tokens.approx_tokens`` counts them.
         """
+        scan = self._scan
+        if scan is None and session_memo() is not None:
+            scan = self._scan = scan_for(self._messages)
+        if scan is not None:  # the same sums, kept by the session's scan
+            cum_chars, cum_images = scan.cum_chars, scan.cum_images
+            return cum_chars[end] - cum_chars[start], cum_images[end] - cum_images[start]
         sums = self._sums
         if end >= len(sums):  # count the messages not counted yet
             chars, images = sums[-1]

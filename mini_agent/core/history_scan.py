@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import math
 import operator
+from itertools import compress
 from typing import Any, Sequence
 
 from mini_agent.core.mask_placeholder import is_masked, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, approx_tokens,
-                                   remember, session_memo)
+from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, _message_chars,
+                                   approx_tokens, remember, session_memo)
 
 
 MAX_CACHED_VIEWS = 256
@@ -245,3 +246,38 @@ def scan_for(history: Sequence[Message], *, create: bool = True) -> HistoryScan 
             scans.pop(id(head), None)
             return None
     return scan
+
+
+def view_tokens(view: Sequence[Message]) -> int | None:
+    """Return ``approx_tokens(view)`` of a scanned history with some messages replaced, or None.
+
+    A policy's view (micro_compact's, a masked one) is often the history with a few messages
+    swapped for copies. Its count is the scan's prefix sums of the history plus, for each
+    position holding another object, that message's characters minus the original's: the
+    same ``ceil(chars / 4) + image tokens`` the plain loop adds up, without visiting the
+    messages that did not change (found with a C-level identity scan).
+
+    Args:
+        view: a list whose first message starts a scan (``view[0]`` is a scanned history's
+            first message); never mutated.
+
+    Returns:
+        The plain ``approx_tokens(view)``, or None when no scan starts with ``view[0]`` or the
+        view is longer than its scan and not a history (then the caller counts plainly).
+    """
+    memo = session_memo()
+    scans = memo.get(SCANS_KEY) if memo is not None else None
+    held = scans.get(id(view[0])) if scans and view else None
+    if held is None or held[0] is not view[0]:
+        return None
+    scan, n = held[1], len(view)
+    if n > len(scan.messages):
+        longer = scan_for(view, create=False)  # a longer history extends its scan
+        return None if longer is None else longer.tokens(n)
+    chars, images = scan.cum_chars[n], scan.cum_images[n]
+    cum_chars, cum_images = scan.cum_chars, scan.cum_images
+    for i in compress(range(n), map(operator.is_not, view, scan.messages)):
+        c, im = _message_chars(view[i])
+        chars += c - (cum_chars[i + 1] - cum_chars[i])
+        images += im - (cum_images[i + 1] - cum_images[i])
+    return math.ceil(chars / CHARS_PER_TOKEN) + images

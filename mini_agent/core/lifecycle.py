@@ -202,16 +202,18 @@ def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: li
     run = memo.run(j, _cold)
     index = [entry for _, _, entry, _ in run]
     tokens = {HOT: 0, WARM_A: 0, WARM_B: 0, COLD: sum(n for _, _, _, n in run)}
-    cold = [(segment, label, times[s], list(history[s:e]))
+    if not isinstance(history, list):
+        history = list(history)  # so that each slice below is a new list
+    cold = [(segment, label, times[s], history[s:e])
             for (segment, label, _, _), (s, e) in zip(run, ranges)]
     lines, body = [], []
-    chars, images = memo.chars(0, 1)
+    chars, images = head_chars, head_images = memo.chars(0, 1)
     for k in range(j, count):
         (s, e), tier = ranges[k], tiers[k]
         if tier == HOT:
             body += history[s:e]
-            tokens[HOT] += memo.tokens(s, e)
-            c, im = memo.chars(s, e)
+            c, im = memo.chars(s, e)  # memo.tokens(s, e), from the same counts
+            tokens[HOT] += math.ceil(c / CHARS_PER_TOKEN) + im
             chars, images = chars + c, images + im
         elif tier == WARM_A:
             masked, n, (c, im) = memo.fact(k, _warm_a)
@@ -226,7 +228,7 @@ def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: li
             segment, label, entry, n = memo.fact(k, _cold, k)
             index.append(entry)
             tokens[COLD] += n
-            cold.append((segment, label, times[s], list(history[s:e])))
+            cold.append((segment, label, times[s], history[s:e]))
     extra = []
     if index:
         extra.append(text_block(COLD_INDEX_HEADER + "\n" + "\n".join(index)))
@@ -236,7 +238,7 @@ def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: li
     if extra:
         head = {"role": head["role"], "content": [*content_blocks(head), *extra]}
         chars += sum(len(b["text"]) for b in extra)
-    tokens[HOT] += memo.tokens(0, 1)
+    tokens[HOT] += math.ceil(head_chars / CHARS_PER_TOKEN) + head_images  # memo.tokens(0, 1)
     view_tokens = math.ceil(chars / CHARS_PER_TOKEN) + images
     return [head, *body], {"tokens": tokens, "timeline": lines, "cold_index": index,
                            "cold": cold}, view_tokens

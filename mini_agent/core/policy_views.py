@@ -22,10 +22,11 @@ M=10); Anthropic compaction docs (trigger, summary replaces the earlier turns).
 
 from __future__ import annotations
 
+import bisect
 import math
 from typing import Callable
 
-from mini_agent.core.compaction import clean_cut_points, summary_message
+from mini_agent.core.compaction import summary_message
 from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
 from mini_agent.core.messages import Message
 from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_request_tokens
@@ -113,16 +114,27 @@ class SummaryPolicy(_SummaryView):
                              f"{keep_exchanges}, {every_exchanges}")
         self.every_exchanges, self.keep_exchanges = every_exchanges, keep_exchanges
         self._kept = _KeptSummary(summarize)
+        self._exchanges = ExchangeMemo()  # where the assistant messages are, kept per request
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
-        replies = [i for i, m in enumerate(history) if m.get("role") == "assistant"
-                   and i >= self._kept.cut]
-        if len(replies) <= self.every_exchanges:
+        # The plain rule, O(len(history)) per request: replies = the assistant indexes
+        # >= kept.cut; none unless len(replies) > every_exchanges; else the newest clean cut
+        # (``compaction.clean_cut_points``, the assistant indexes >= 1) <= replies[-keep_exchanges],
+        # used when it is past max(1, kept.cut). The clean cuts are the exchange starts the
+        # memo keeps (``split_exchanges``), so the replies are those >= kept.cut, plus index 0
+        # when kept.cut is 0 and the history opens with an assistant message; since there
+        # are more replies than keep_exchanges, replies[-keep_exchanges] is a clean cut
+        # itself, the newest one <= itself. ``tests/test_policy_views.py`` compares the two.
+        self._exchanges.update(history)
+        starts = self._exchanges.starts()
+        cut = self._kept.cut
+        first = bisect.bisect_left(starts, cut)
+        replies = len(starts) - first + (cut == 0 and bool(history)
+                                         and history[0].get("role") == "assistant")
+        if replies <= self.every_exchanges:
             return None
-        cuts = [c for c in clean_cut_points(history) if c <= replies[-self.keep_exchanges]]
-        if not cuts or cuts[-1] <= max(1, self._kept.cut):
-            return None
-        return cuts[-1]
+        candidate = starts[-self.keep_exchanges]
+        return candidate if candidate > max(1, cut) else None
 
 
 class ServerCompactionView(_SummaryView):
@@ -140,14 +152,28 @@ class ServerCompactionView(_SummaryView):
         self.system, self.tools = system, tools
         self._kept = _KeptSummary(summarize, server=True)
         self._counts = ExchangeMemo()  # running character counts of the history
+        self._overhead: tuple | None = None  # (system str, its approx tokens)
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
-        size = self._view_tokens(history, view) + approx_request_tokens(
-            messages=[], system=self.system, tools=self.tools)
+        size = self._view_tokens(history, view) + self._overhead_tokens()
         if size < self.trigger_tokens:
             return None
-        cuts = [c for c in clean_cut_points(history) if c > max(1, self._kept.cut)]
-        return cuts[-1] if cuts else None
+        # the newest clean cut past max(1, kept.cut): clean_cut_points(history) are the
+        # exchange starts the running counts keep (updated by _view_tokens)
+        starts = self._counts.starts()
+        return starts[-1] if starts and starts[-1] > max(1, self._kept.cut) else None
+
+    def _overhead_tokens(self) -> int:
+        """``approx_request_tokens(messages=[], system=..., tools=...)``, counted once while
+        ``system`` is the same str (or None) and there are no tools (a list could change in
+        place, so blocks and tools are counted every time)."""
+        system, tools = self.system, self.tools
+        if tools is not None or not isinstance(system, (str, type(None))):
+            return approx_request_tokens(messages=[], system=system, tools=tools)
+        held = self._overhead
+        if held is None or held[0] is not system:
+            held = self._overhead = (system, approx_request_tokens(messages=[], system=system))
+        return held[1]
 
     def _view_tokens(self, history: list[Message], view: list[Message]) -> int:
         """``approx_tokens(view)`` of the base view (``history``, or the kept summary then

@@ -265,11 +265,13 @@ def approx_tokens(messages: Any) -> int:
         memo = _MEMO.get()
         if memo is not None and messages and isinstance(messages, list) and \
                 isinstance(messages[0], dict) and id(messages[0]) in memo.get(SCANS_KEY, ()):
-            from mini_agent.core.history_scan import scan_for  # (it imports this module)
+            from mini_agent.core.history_scan import view_tokens  # (it imports this module)
 
-            scan = scan_for(messages, create=False)
-            if scan is not None:  # a prefix of a history already scanned: its prefix sums
-                return scan.tokens(len(messages))
+            # a scanned history, or one with a few messages replaced (a policy's view):
+            # the scan's prefix sums plus the replaced messages' differences
+            tokens = view_tokens(messages)
+            if tokens is not None:
+                return tokens
         get = memo.get if memo is not None else None
         for message in messages:
             # _message_chars' memo hit, inlined (the loop runs over every message)
