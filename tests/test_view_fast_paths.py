@@ -93,10 +93,16 @@ def test_exchange_memo_counts_from_the_scan_equal_its_own_counts():
             ranges = plain_memo.update(history)
             plain = [plain_memo.chars(s, e) for s, e in [(0, len(history)), (0, 1), *ranges]]
             with token_memo():
+                alone = ExchangeMemo()   # no scan in this memo: it counts by itself
+                alone.update(history)
+                assert [alone.chars(s, e) for s, e in [(0, len(history)), *ranges]] == \
+                    [plain[0], *plain[2:]]
+                assert alone._scan is None
+                scan_for(history)        # another policy of the session scanned it
                 assert scanned_memo.update(history) == ranges == split_exchanges(history)
                 scanned = [scanned_memo.chars(s, e)
                            for s, e in [(0, len(history)), (0, 1), *ranges]]
-                assert scanned_memo._scan is not None
+                assert scanned_memo._scan is not None or not history
             assert scanned == plain
             assert scanned_memo.starts() == [s for s, _ in ranges] == clean_cut_points(history)
 

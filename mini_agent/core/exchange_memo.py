@@ -86,10 +86,10 @@ class ExchangeMemo:
         self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
         self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
-        # inside a token memo: the session's scan of this history, whose prefix sums are the
-        # counts (each message counted once for every policy of the session); None: not
-        # looked up since the history changed
-        self._scan = None
+        # inside a token memo: the session's scan of this history when another policy of
+        # the session started one (its prefix sums are the counts: each message counted once
+        # per session), else None; False: not looked up since the history changed
+        self._scan = False
 
     def update(self, history: Sequence[Message]) -> list[tuple[int, int]]:
         """Take this request's history and return its exchanges.
@@ -117,7 +117,7 @@ class ExchangeMemo:
             self._extend(history)
             starts = self._starts
             self._ranges[k:] = zip(starts[k:], [*starts[k + 1:], len(history)])
-            self._scan = None  # looked up again when counts are asked for
+            self._scan = False  # looked up again when counts are asked for
         return list(self._ranges)
 
     def _cut(self, keep: int) -> None:
@@ -166,8 +166,9 @@ class ExchangeMemo:
             ``(chars, image_tokens)`` summed as ``core/tokens.approx_tokens`` counts them.
         """
         scan = self._scan
-        if scan is None and session_memo() is not None:
-            scan = self._scan = scan_for(self._messages)
+        if scan is False:
+            scan = self._scan = (scan_for(self._messages, create=False)
+                                 if session_memo() is not None else None)
         if scan is not None:  # the same sums, kept by the session's scan
             cum_chars, cum_images = scan.cum_chars, scan.cum_images
             return cum_chars[end] - cum_chars[start], cum_images[end] - cum_images[start]
