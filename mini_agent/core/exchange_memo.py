@@ -5,8 +5,10 @@ message and what answers it); :class:`ExchangeMemo` follows a history that grows
 (the agent loop, and the explorer's replay, call a view policy with ``history[:i]`` for a
 growing ``i``) and remembers what a policy derives from each exchange (its identifiers, a masked copy,
 its timeline line), so each is computed once per exchange instead of once per request. It
-also keeps running character counts, so the tokens of any slice of the history cost O(1), and
-the position of the newest user text (the request being worked on).
+also keeps running character counts, so the tokens of any slice of the history cost O(1)
+(inside a token memo, read from the session's :mod:`~mini_agent.core.history_scan` when another
+policy started one, so a session counts each message once), and the position of the newest
+user text (the request being worked on).
 
 What it does not do: decide anything (``core/lifecycle.py`` does), or notice a message mutated
 in place: it relies on the view contract (policies and the agent never mutate a message once
