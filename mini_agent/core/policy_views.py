@@ -119,12 +119,12 @@ class SummaryPolicy(_SummaryView):
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
         # The plain rule, O(len(history)) per request: replies = the assistant indexes
         # >= kept.cut; none unless len(replies) > every_exchanges; else the newest clean cut
-        # (``compaction.clean_cut_points``, the assistant indexes >= 1) <= replies[-keep_exchanges],
-        # used when it is past max(1, kept.cut). The clean cuts are the exchange starts the
-        # memo keeps (``split_exchanges``), so the replies are those >= kept.cut, plus index 0
-        # when kept.cut is 0 and the history opens with an assistant message; since there
-        # are more replies than keep_exchanges, replies[-keep_exchanges] is a clean cut
-        # itself, the newest one <= itself. ``tests/test_policy_views.py`` compares the two.
+        # (``compaction.clean_cut_points``: the assistant indexes >= 1) at or before
+        # replies[-keep_exchanges], used when it is past max(1, kept.cut). The clean cuts are
+        # the exchange starts the memo keeps, so the replies are those >= kept.cut, plus
+        # index 0 when kept.cut is 0 and the history opens with an assistant message; as
+        # there are more replies than keep_exchanges, replies[-keep_exchanges] is a clean cut
+        # itself. ``tests/test_view_fast_paths.py`` compares this with the plain rule.
         self._exchanges.update(history)
         starts = self._exchanges.starts()
         cut = self._kept.cut
