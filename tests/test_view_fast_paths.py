@@ -98,6 +98,12 @@ def test_exchange_memo_counts_from_the_scan_equal_its_own_counts():
                 assert [alone.chars(s, e) for s, e in [(0, len(history)), *ranges]] == \
                     [plain[0], *plain[2:]]
                 assert alone._scan is None
+                if len(history) > 2:      # a scan that does not cover it is not extended
+                    short = scan_for(history[:2])
+                    fresh = ExchangeMemo()
+                    fresh.update(history)
+                    assert fresh.chars(0, len(history)) == plain[0]
+                    assert fresh._scan is None and len(short.messages) == 2
                 scan_for(history)        # another policy of the session scanned it
                 assert scanned_memo.update(history) == ranges == split_exchanges(history)
                 scanned = [scanned_memo.chars(s, e)

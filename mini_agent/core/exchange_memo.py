@@ -89,7 +89,7 @@ class ExchangeMemo:
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
         self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
         # inside a token memo: the session's scan of this history when another policy of
-        # the session started one (its prefix sums are the counts: each message counted once
+        # the session has read it (its prefix sums are the counts: each message counted once
         # per session), else None; False: not looked up since the history changed
         self._scan = False
 
@@ -169,7 +169,9 @@ class ExchangeMemo:
         """
         scan = self._scan
         if scan is False:
-            scan = self._scan = (scan_for(self._messages, create=False)
+            # a scan that covers the history already (another policy read it this request);
+            # extending one here would cost more than counting the new messages below
+            scan = self._scan = (scan_for(self._messages, create=False, extend=False)
                                  if session_memo() is not None else None)
         if scan is not None:  # the same sums, kept by the session's scan
             cum_chars, cum_images = scan.cum_chars, scan.cum_images

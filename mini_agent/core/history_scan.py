@@ -204,13 +204,17 @@ class HistoryScan:
         return message if content is None else {**message, "content": content}
 
 
-def scan_for(history: Sequence[Message], *, create: bool = True) -> HistoryScan | None:
+def scan_for(history: Sequence[Message], *, create: bool = True,
+             extend: bool = True) -> HistoryScan | None:
     """Return the scan covering ``history`` inside a token memo, else None.
 
     Args:
         history: a list of messages.
         create: start a scan when none has this first message (the policies' histories);
             False only uses or extends an existing one (for lists that may be one-off views).
+        extend: read the messages past an existing scan's end; False (with
+            ``create=False``): only a scan that already covers ``history`` is returned (for
+            callers that count by themselves more cheaply than a scan reads a message).
 
     Returns:
         A :class:`HistoryScan` whose first ``len(history)`` messages are ``history``'s own
@@ -240,6 +244,8 @@ def scan_for(history: Sequence[Message], *, create: bool = True) -> HistoryScan 
         scan = HistoryScan()
         scans[id(head)] = (head, scan)
     if len(history) > len(scan.messages):
+        if not (extend or create):
+            return None
         try:
             scan.extend(history)
         except Exception:  # a malformed message: drop the scan, the plain code raises
