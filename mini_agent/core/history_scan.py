@@ -282,8 +282,16 @@ def view_tokens(view: Sequence[Message]) -> int | None:
         return None if longer is None else longer.tokens(n)
     chars, images = scan.cum_chars[n], scan.cum_images[n]
     cum_chars, cum_images = scan.cum_chars, scan.cum_images
+    get = memo.get
     for i in compress(range(n), map(operator.is_not, view, scan.messages)):
-        c, im = _message_chars(view[i])
+        message = view[i]
+        # _message_chars' memo hit, inlined as approx_tokens does (a masked view replaces
+        # many messages, each counted once per session)
+        hit = get(id(message))
+        if hit is not None and hit[0] is message and hit[1] is message.get("content"):
+            c, im = hit[2]
+        else:
+            c, im = _message_chars(message)
         chars += c - (cum_chars[i + 1] - cum_chars[i])
         images += im - (cum_images[i + 1] - cum_images[i])
     return math.ceil(chars / CHARS_PER_TOKEN) + images
