@@ -11,8 +11,10 @@ definitions, and code and JSON run at fewer characters per token than prose. Thi
   definitions, which the transcript does not hold), and the growth of the real input from
   there is regressed on the growth of each kind's characters (least squares on relative
   error, pulled gently toward a prior so a kind the data hardly holds keeps a sane value);
-* estimates every request of a session (:func:`estimate_requests`) with that overhead and
-  reports the error against the real input where the file has usage.
+* estimates every request of a session (:func:`estimate_requests`): the table plus the
+  overhead of the first request with usage, then a per-session scale on the content growth
+  learned from the usage of earlier requests only (:mod:`.session_scale`: another tokenizer,
+  DeepSeek's, counts 0.71-0.89 of the table), and reports the error against the real input.
 
 What it does not do: tokenize (no tokenizer ships offline), or price anything. Pure: no IO,
 inputs never mutated. Taught in ``notebooks/11_evaluating_policies.ipynb``.
@@ -31,6 +33,7 @@ import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
 from mini_agent.core.messages import Message, content_blocks, tool_result_text
+from mini_agent.core.session_scale import real_input_tokens, scaled_estimates
 from mini_agent.core.tokens import image_tokens
 
 KINDS = ("prose", "code", "json", "tool_output", "cjk")
@@ -233,39 +236,29 @@ def request_features(messages: Sequence[Message], points: Sequence[int]
     return out
 
 
-def real_input_tokens(usage: Mapping[str, Any] | None) -> int | None:
-    """Return a request's whole real input, as the API counted it.
-
-    Args:
-        usage: the recorded usage dict of one request, or None.
-
-    Returns:
-        ``input_tokens + cache_creation_input_tokens + cache_read_input_tokens`` (missing
-        fields count 0), or None when there is no usage.
-    """
-    if not usage:
-        return None
-    return sum(int(usage.get(k) or 0) for k in
-               ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-
-
 @dataclasses.dataclass(frozen=True)
 class RequestEstimate:
-    """One request: ``estimated_input_tokens`` (int) and, when recorded,
-    ``real_input_tokens`` and ``error`` = (estimated - real) / real."""
+    """One request: ``estimated_input_tokens`` (int), the ``scale`` it used and, when
+    recorded, ``real_input_tokens`` and ``error`` = (estimated - real) / real."""
 
     request: int
     estimated_input_tokens: int
     real_input_tokens: int | None = None
     error: float | None = None
+    scale: float = 1.0
 
 
 def estimate_requests(features: Sequence[Mapping[str, int]],
                       usage: Sequence[Mapping[str, Any] | None], *,
                       calibration: Calibration | None = None,
-                      overhead_features: Mapping[str, int] | None = None
-                      ) -> tuple[list[RequestEstimate], float]:
-    """Estimate each request's input tokens; learn the fixed overhead from the first real usage.
+                      overhead_features: Mapping[str, int] | None = None,
+                      adapt: bool = True) -> tuple[list[RequestEstimate], float]:
+    """Estimate each request's input tokens from the table, the overhead and earlier usage.
+
+    Up to the first request with usage (the anchor) every estimate is the table's plus the
+    overhead that request shows. After it, request k is estimated by a
+    :class:`~.session_scale.SessionScale` that has seen the usage of requests before k only
+    (never k's): the session's tokenizer scales the content growth since the anchor.
 
     Args:
         features: :func:`request_features` of each request, oldest first.
@@ -273,10 +266,14 @@ def estimate_requests(features: Sequence[Mapping[str, int]],
         calibration: defaults to the fitted one.
         overhead_features: system prompt and tools (:func:`system_features`), used as the
             overhead when no request has usage.
+        adapt: False keeps the table's scale (1.0) and the anchor's overhead for every
+            request (the estimate before the per-session scale; benchmarks compare them).
+
     Returns:
         ``(rows, overhead_tokens)``: one :class:`RequestEstimate` per request and the
-        overhead added to each (real minus estimate of the first request with usage, never
-        below 0). The first request with usage has error 0 by construction.
+        anchor's overhead at the table's scale (real minus estimate, never below 0; the
+        explorer's stand-in for the system prompt and tools). The anchor has error 0 by
+        construction.
     """
     cal = calibration or Calibration()
     msgs = [cal.tokens(f) for f in features]
@@ -287,11 +284,9 @@ def estimate_requests(features: Sequence[Mapping[str, int]],
         overhead = max(0.0, reals[first] - msgs[first])
     else:
         overhead = cal.tokens(overhead_features or {})
-    rows = []
-    for n, (m, real) in enumerate(zip(msgs, reals)):
-        est = round(m + overhead)
-        rows.append(RequestEstimate(n + 1, est, real, (est - real) / real if real else None))
-    return rows, overhead
+    estimates = scaled_estimates(msgs, reals, overhead, adapt=adapt)
+    return [RequestEstimate(n + 1, est, real, (est - real) / real if real else None, scale)
+            for n, ((est, scale), real) in enumerate(zip(estimates, reals))], overhead
 
 
 def median_abs_error(rows: Iterable[RequestEstimate], *, skip_first: bool = True) -> float | None:
