@@ -3,7 +3,10 @@
 Four tables:
 
 1. The calibrated estimate: characters per token fitted on half of the Claude Code sessions
-   in ``../shared/data``, median error per request on the other half, beside chars/4 alone.
+   in ``../shared/data``, median error per request on the other half and on the DeepSeek
+   sessions (another tokenizer), beside the table alone (no per-session scale) and chars/4
+   alone. ``benchmarks/estimate_scale.py`` takes the error apart and cross-validates the
+   scale's prior weight.
 2. Every session in ``../shared/data`` under every policy (``mini-agent evaluate``): input cost
    with caching normalised to "raw, no caching" = 1.00, ratio to the hindsight bound, cache hit
    rate and facts kept, then the means and how many sessions each policy keeps within 10% of
@@ -158,8 +161,8 @@ def main() -> None:
     only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else "1234"
     if "1" in only:
         print("1. Calibrated estimate (fit on half of the Claude Code sessions, error on the "
-              "rest)")
-        print(calibration_report(data / "claude-code"))
+              "rest and on the DeepSeek sessions)")
+        print(calibration_report(data / "claude-code", data / "mini-swe-agent"))
         print()
     files = transcript_files([data]) if data.is_dir() and "2" in only else []
     if files:

@@ -65,7 +65,10 @@ class SessionScale:
             growth alone, a large value keeps the table's scale 1.0.
 
     Attributes: ``anchor`` and ``latest``: ``(content, real)`` of the first and the newest
-    request with usage (None before any), the only state kept.
+    request with usage (None before any), the only state kept; ``scale``: real tokens per
+    table token of content growth since the anchor, ``(real growth + w) / (content growth +
+    w)`` clipped to :data:`SCALE_BOUNDS` (1.0 before two requests with usage, and while the
+    denominator is not positive).
     """
 
     def __init__(self, prior_overhead: float = 0.0, *,
@@ -74,6 +77,7 @@ class SessionScale:
         self.prior_weight_tokens = prior_weight_tokens
         self.anchor: tuple[float, int] | None = None
         self.latest: tuple[float, int] | None = None
+        self.scale = 1.0
 
     def observe(self, content_tokens: float, real_tokens: int) -> None:
         """Take one request's real input into the line (call it after estimating that request).
@@ -85,23 +89,11 @@ class SessionScale:
         if self.anchor is None:
             self.anchor = (content_tokens, real_tokens)
         self.latest = (content_tokens, real_tokens)
-
-    @property
-    def scale(self) -> float:
-        """Real tokens per table token of content growth since the anchor (1.0 before any).
-
-        Returns:
-            ``(real growth + w) / (content growth + w)``, clipped to :data:`SCALE_BOUNDS`;
-            1.0 while the denominator is not positive.
-        """
-        if self.anchor is None:
-            return 1.0
         w = self.prior_weight_tokens
-        grown = self.latest[0] - self.anchor[0] + w
-        if grown <= 0:
-            return 1.0
+        grown = content_tokens - self.anchor[0] + w
         low, high = SCALE_BOUNDS
-        return min(high, max(low, (self.latest[1] - self.anchor[1] + w) / grown))
+        self.scale = 1.0 if grown <= 0 else \
+            min(high, max(low, (real_tokens - self.anchor[1] + w) / grown))
 
     @property
     def overhead(self) -> float:
@@ -146,14 +138,15 @@ def scaled_estimates(content: Sequence[float], reals: Sequence[int | None], over
     Returns:
         ``(estimated tokens, scale used)`` per request (scale 1.0 up to the anchor).
     """
-    line = SessionScale(overhead)
-    out, seen = [], False
+    if not adapt:
+        return [(round(c + overhead), 1.0) for c in content]
+    line, out, anchor = SessionScale(overhead), [], None
     for c, real in zip(content, reals):
-        if adapt and seen:
-            out.append((round(line.tokens(c)), line.scale))
-        else:
+        if anchor is None:
             out.append((round(c + overhead), 1.0))
-        if adapt and real is not None:
+        else:  # line.tokens(c), inlined: the explorer estimates every request of every file
+            out.append((round(anchor[1] + line.scale * (c - anchor[0])), line.scale))
+        if real is not None:
             line.observe(c, real)  # after estimating this request: only later ones use it
-            seen = True
+            anchor = line.anchor
     return out
