@@ -12,8 +12,8 @@ recorded message times when the file has them (a pause longer than the TTL expir
 cache), otherwise 20 s apart. The transcript does not hold the system prompt and tool
 definitions the agent sent; they are replaced by a labelled stand-in of the size the
 calibrated estimate learned from the first request's real usage, so caching them counts.
-Token counts are the simulator's (chars/4 per block), so USD figures are comparable between
-policies and with the bound, not a bill.
+Token counts are the simulator's (chars/4 per block), not the calibrated estimate's, so USD
+figures are comparable between policies and with the bound, not a bill.
 
 Policy names (:data:`DEFAULT_POLICIES`; ``mask-N`` and ``chunked-N`` take a number):
 ``raw`` (everything, cached), ``mask-N`` (mask all but the newest N results every turn),
@@ -164,7 +164,9 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
         transcript: a loaded Transcript (messages, usage, times, system, model, path).
         policies: policy names (see the module doc).
         model: price with this model (default: the transcript's, else the kit's default).
-        calibration: the token estimate (default: the fitted one).
+        calibration: the token estimate's table (default: the fitted one); each request's
+            estimate also scales it by the usage of the requests before it
+            (:mod:`.session_scale`), never by its own.
         facts: essential facts to check (default: :func:`extract_facts` of the history).
         summarize: summariser for the summary policies (default: offline); a function
             of its input alone: the fast replay asks the policies request by request
