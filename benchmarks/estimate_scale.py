@@ -37,6 +37,7 @@ from mini_agent.core.cache_policies import request_points
 from mini_agent.core.calibration import (FEATURES, KINDS, Calibration, estimate_requests,
                                          fit_calibration, median_abs_error, request_features)
 from mini_agent.core.session_scale import PRIOR_WEIGHT_TOKENS, SessionScale, real_input_tokens
+from mini_agent.harness.evaluate_runner import transcript_files
 from mini_agent.harness.real_sessions import shared_data_dir
 from mini_agent.harness.transcript_files import load
 
@@ -47,13 +48,8 @@ GRID = (0, 50, 100, 200, 500, 1000, 2000, 4000)
 def sessions(data: Path) -> list[tuple[str, list[dict], list]]:
     """``(name, request features, usage)`` of every shared session that records usage."""
     out = []
-    for path in sorted(data.rglob("*")):
-        if not path.is_file() or path.suffix not in (".jsonl", ".json", ".traj"):
-            continue
-        try:
-            t = load(path, text_actions="tools")
-        except Exception:  # README, manifest: not transcripts
-            continue
+    for path in transcript_files([data]):
+        t = load(path, text_actions="tools")
         if any(t.usage):
             out.append((path.name, request_features(t.messages, request_points(t.messages)),
                         list(t.usage)))
