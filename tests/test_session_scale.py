@@ -115,3 +115,29 @@ def test_sessions_from_another_tokenizer_are_within_10_percent(shared_data):
         assert scaled <= 0.10 and scaled <= alone, path.name
         if path.name.startswith("deepseek"):
             assert alone > 0.10, path.name  # what the table alone missed
+
+
+def test_the_calibration_report_holds_out_another_tokenizers_sessions(tmp_path):
+    import json
+
+    from mini_agent.core.sample_sessions import sample_session_jsonl
+    from mini_agent.harness.evaluate_runner import calibration_report
+    claude, other = tmp_path / "claude", tmp_path / "other"
+    claude.mkdir()
+    other.mkdir()
+    for k in range(4):
+        (claude / f"s{k}.jsonl").write_text(sample_session_jsonl(8, variant=k))
+    lines = []  # a session whose tokenizer counts 0.75 of the kit's own count
+    for line in sample_session_jsonl(20, variant=5).splitlines():
+        entry = json.loads(line)
+        usage = entry.get("message", {}).get("usage")
+        if usage:
+            usage["cache_read_input_tokens"] = round(usage["cache_read_input_tokens"] * 0.75)
+        lines.append(json.dumps(entry))
+    (other / "cheaper.jsonl").write_text("\n".join(lines) + "\n")
+    text = calibration_report(claude, other)
+    assert "table alone" in text
+    rows = [line.split() for line in text.splitlines() if line.startswith("cheaper.jsonl")]
+    assert len(rows) == 2  # held out under both fits
+    for _, scaled, alone, _ in rows:
+        assert float(scaled.rstrip("%")) < 1.0 < 10.0 < float(alone.rstrip("%"))
