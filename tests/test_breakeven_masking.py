@@ -10,7 +10,7 @@ from mini_agent.core.breakeven_masking import BreakEvenMasking, breakeven_bounda
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.long_session import long_session
-from mini_agent.core.masking import placeholder
+from mini_agent.core.masking import mask_old_observations, placeholder
 from mini_agent.core.replay import evaluate_session
 from mini_agent.core.view import ViewContext
 
@@ -152,6 +152,37 @@ def test_the_view_masks_the_oldest_results_and_leaves_the_history_alone():
             for b in m["content"]] == [True, True, True, False]
     unmasked = long_task(4)[:7]  # the 4,000-token task makes the first move wait
     assert policy(unmasked) == unmasked and policy(unmasked) is not unmasked
+
+
+def test_an_extended_view_equals_masking_the_whole_history_afresh():
+    history = long_task(12)
+    times = [float(k) for k in range(len(history))]
+    times[9:] = [t + 400 for t in times[9:]]  # moves at the pause, then stays, then moves
+    policy = BreakEvenMasking(keep=1, min_cacheable_tokens=0)
+    before = copy.deepcopy(history)
+    views, bounds = [], []
+    for i in range(1, len(history) + 1):  # every prefix: an assistant turn adds no result
+        ctx = ViewContext(times=tuple(times[:i]), now=times[i] if i < len(times) else None)
+        view = policy(history[:i], ctx)
+        b = policy.boundary(history[:i], ctx)
+        assert view == mask_old_observations(history[:i], keep=masked_total(history[:i]) - b)
+        views.append(view)
+        bounds.append(b)
+    assert history == before
+    assert len(set(bounds)) >= 3 and any(x == y > 0 for x, y in zip(bounds, bounds[1:]))
+    expected = list(views[-1])
+    views[-1].append("tampered")  # a caller's list is its own: the next view does not see it
+    assert policy(history, ViewContext(times=tuple(times), now=None)) == expected
+    # a branch (other objects, same text) after a move is masked afresh, not extended
+    other = copy.deepcopy(history[:13]) + [{"role": "assistant", "content": "done"}]
+    ctx = ViewContext(times=tuple(times[:14]), now=times[14])
+    b = policy.boundary(other, ctx)
+    assert policy(other, ctx) == mask_old_observations(other, keep=6 - b)
+
+
+def masked_total(history: list[dict]) -> int:
+    return sum(1 for m in history if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result")
 
 
 def test_never_below_the_bound_and_closer_to_it_than_payback_at_the_new_prices():

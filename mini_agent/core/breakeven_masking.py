@@ -36,9 +36,10 @@ all of it, and its price grows as fast as the rent). The shared real sessions ar
 
 Incremental: :class:`BreakEvenMasking` keeps the scan of the history it last saw and
 extends it when the next history continues it (the same message objects, the same times),
-so a replay costs one pass over the session, not one per request; a history that does not
-continue it is scanned afresh, so the same history (with the same times) always gives the
-same view. Pure: no IO, inputs never mutated. Compared with
+so a replay costs one pass over the session, not one per request, and while the boundary
+stays the previous view is extended with the new messages rather than masked again; a
+history that does not continue it is scanned afresh, so the same history (with the same
+times) always gives the same view. Pure: no IO, inputs never mutated. Compared with
 :class:`~mini_agent.core.cache_policies.PaybackMasking` (horizon half the requests since
 the session began, read multiplier fixed at 0.1, no TTL), it moves once a run has paid for
 it, moves for free at a cold cache, and follows the model's read price. Replayed by
@@ -272,8 +273,9 @@ class BreakEvenMasking:
     number of tool results (a copy of the history while ``b == 0``). Use it with resume
     breakpoints (``replay_with_cache(resume=True)``) so a move re-reads up to its anchor.
     :meth:`for_model` takes the read multiplier and minimum length from the price table.
-    The policy keeps the scan of the last history it saw (not part of its equality) and
-    extends it when the next history continues it, so a replay is one pass.
+    The policy keeps the scan of the last history it saw and its last view (not part of its
+    equality) and extends both when the next history continues it, so a replay is one pass
+    and a request that does not move the boundary costs its new messages only.
 
     Args:
         keep: newest tool results always left verbatim (default 4).
@@ -365,11 +367,22 @@ class BreakEvenMasking:
             ctx: its times and clock (None: no times, so no expiry is seen).
 
         Returns:
-            A new list: ``history`` with its oldest ``b`` tool results masked.
+            A new list: ``history`` with its oldest ``b`` tool results masked. When the
+            history continues the previous call's at the same boundary, the previous view
+            is extended with the new messages (the masked messages are then the same
+            objects in both views; treat views as read-only).
         """
         boundary = self.boundary(history, ctx)
         if boundary == 0:
             return list(history)
-        total = len(self._scan[0].results)
-        return mask_old_observations(history, keep=total - boundary,
-                                     exclude_tools=self.exclude_tools)
+        state = self._scan   # [scan] or [scan, (n, boundary, view of history[:n])]
+        if len(state) == 2 and state[1][1] == boundary:
+            # the scan continued (a fresh one drops the old view), so history[:n] holds the
+            # same objects, and no move since: every masked result lies in history[:n]
+            n, _, view = state[1]
+            view = view + history[n:]
+        else:
+            view = mask_old_observations(history, keep=len(state[0].results) - boundary,
+                                         exclude_tools=self.exclude_tools)
+        state[1:] = [(len(history), boundary, view)]
+        return list(view)
