@@ -6,8 +6,10 @@ import copy
 
 import pytest
 
-from mini_agent.core.breakeven_masking import BreakEvenMasking, breakeven_boundary
-from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
+from mini_agent.core.breakeven_masking import (RESUME_MEMORY_REQUESTS, BreakEvenMasking,
+                                                breakeven_boundary)
+from mini_agent.core.cache_policies import (PaybackMasking, ResumeBreakpoints, replay_with_cache,
+                                           request_points)
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.long_session import long_session
 from mini_agent.core.masking import mask_old_observations, placeholder
@@ -79,19 +81,25 @@ def test_the_messages_added_since_the_previous_request_are_not_priced():
 
 def test_a_cold_cache_makes_the_move_free_and_restarts_the_rent():
     history = long_task(6)
-    times = [float(k) for k in range(len(history))]
-    warm = dict(keep=1, min_cacheable_tokens=0)
+    # 100 s between messages (200 s between requests: the cache stays warm), so by the first
+    # candidate (keep 3: the request of history[:9]) the task's entry, read last by the
+    # second request at 300 s, has expired: a warm move re-writes the 4,000-token task
+    times = [100.0 * k for k in range(len(history))]
+    warm = dict(keep=3, min_cacheable_tokens=0)
     # the request of history[:13] sent 400 s after the previous one: move at once
-    assert breakeven_boundary(history, times=times, now=13.0, **warm) == 0
-    assert breakeven_boundary(history, times=times, now=400.0, **warm) == 5
-    assert breakeven_boundary(history, times=times, now=400.0, ttl_seconds=3600,
+    assert breakeven_boundary(history, times=times, now=1300.0, **warm) == 0
+    assert breakeven_boundary(history, times=times, now=1600.0, **warm) == 3
+    assert breakeven_boundary(history, times=times, now=1600.0, ttl_seconds=3600,
                               **warm) == 0
-    # a past pause before the request of history[:5]: that request moved to 1 and the
-    # anchor is result 0's message from then on, so every later move is cheap
-    paused = times[:5] + [t + 500 for t in times[5:]]
-    assert breakeven_boundary(history, times=paused, now=513.0, **warm) == 5
+    # a past pause before the request of history[:9]: that request moved to 1 for free
+    # and the rent restarted, so the later requests stay there
+    paused = times[:9] + [t + 500 for t in times[9:]]
+    got = [breakeven_boundary(history[:i], times=paused[:i],
+                              now=paused[i] if i < len(paused) else 1800.0, **warm)
+           for i in range(1, 14, 2)]
+    assert got == [0, 0, 0, 0, 1, 1, 1]
     # times not parallel to the history: no pause is ever seen
-    assert breakeven_boundary(history, times=times[:3], now=900.0, **warm) == 0
+    assert breakeven_boundary(history, times=times[:3], now=9000.0, **warm) == 0
 
 
 def test_the_minimum_cacheable_length_bounds_the_mask_and_prices_the_anchor():
@@ -120,6 +128,29 @@ def test_the_minimum_cacheable_length_bounds_the_mask_and_prices_the_anchor():
         BreakEvenMasking(rent_factor=0)
     with pytest.raises(ValueError, match="keep"):
         breakeven_boundary(history, keep=-1)
+
+
+def first_move(history, seconds_per_message: float, keep: int) -> tuple[int, int] | None:
+    """``(request, boundary)`` of the first move, messages ``seconds_per_message`` apart."""
+    times = [seconds_per_message * k for k in range(len(history) + 1)]
+    for r, i in enumerate(request_points(history)):
+        b = breakeven_boundary(history[:i], times=times[:i], now=times[i], keep=keep,
+                               min_cacheable_tokens=0)
+        if b:
+            return r, b
+    return None
+
+
+def test_a_first_move_rereads_the_task_while_its_entry_is_cached_and_remembered():
+    history = long_task(60)   # a 4,000-token task, then 1,000-token results
+    # 1 s apart the task's entry (read by the second request) is alive at the first move:
+    # it is re-read, not re-written, so the move is cheaper and comes sooner; 100 s apart
+    # (200 s between requests, never a cold cache) it expired 300 s after the second request
+    assert first_move(history, 1.0, keep=3) == (9, 6)
+    assert first_move(history, 100.0, keep=3) == (14, 11)
+    # past the resume breakpoints' memory (33 requests) the task is re-written either way
+    assert first_move(history, 1.0, keep=20) == first_move(history, 100.0, keep=20) == (42, 22)
+    assert ResumeBreakpoints().memory_requests == RESUME_MEMORY_REQUESTS
 
 
 def test_the_policy_extends_its_scan_and_gives_what_a_fresh_scan_gives():
