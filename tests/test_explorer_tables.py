@@ -53,3 +53,21 @@ def test_tables_need_views_and_a_positive_step(sample, report):
         format_requests(bare)
     with pytest.raises(ValueError, match="every"):
         format_hit_rates(report, every=0)
+
+
+def test_the_header_says_when_a_session_is_priced_as_another_model(sample):
+    from mini_agent.core.explorer_tables import priced_as
+    from mini_agent.core.models import DEFAULT_MODEL
+    own = evaluate_session(sample, policies=("raw",))
+    assert own["recorded_model"] == own["model"] == sample.model
+    assert priced_as(own) == sample.model
+    forced = evaluate_session(sample, policies=("raw",), model="claude-haiku-4-5")
+    assert priced_as(forced) == f"{sample.model}, priced as claude-haiku-4-5"
+    foreign = evaluate_session(sample.__class__(**{**vars(sample), "model": "deepseek/x"}),
+                               policies=("raw",))
+    assert foreign["recorded_model"] == "deepseek/x" and foreign["model"] == DEFAULT_MODEL
+    assert format_report(foreign).splitlines()[0].startswith(
+        f"<sample>  (claude-code, deepseek/x, priced as {DEFAULT_MODEL}, ")
+    unknown = evaluate_session(sample.__class__(**{**vars(sample), "model": None}),
+                               policies=("raw",))
+    assert priced_as(unknown) == f"model not recorded, priced as {DEFAULT_MODEL}"

@@ -17,6 +17,23 @@ from typing import Any, Sequence
 from mini_agent.core.retention import Fact, retention_curve
 
 
+def priced_as(report: dict[str, Any]) -> str:
+    """Say which model a session's report is priced as, and why when it is not the file's.
+
+    Args:
+        report: one :func:`~mini_agent.core.replay.evaluate_session` report.
+
+    Returns:
+        The model (``"claude-sonnet-4-5"``) when the file names it; else, e.g.,
+        ``"deepseek/deepseek-chat, priced as claude-sonnet-5-5"`` (a model the price table
+        lacks, or ``--model`` given) or ``"model not recorded, priced as claude-sonnet-5-5"``.
+    """
+    recorded, model = report.get("recorded_model"), report["model"]
+    if recorded == model:
+        return model
+    return f"{recorded or 'model not recorded'}, priced as {model}"
+
+
 def format_report(report: dict[str, Any]) -> str:
     """Format a session's summary table.
 
@@ -31,7 +48,7 @@ def format_report(report: dict[str, Any]) -> str:
     if "error" in report:
         return f"{report['path']}: error: {report['error']}"
     err = report["estimator_median_abs_error"]
-    lines = [f"{report['path'] or '<sample>'}  ({report['format']}, {report['model']}, "
+    lines = [f"{report['path'] or '<sample>'}  ({report['format']}, {priced_as(report)}, "
              f"{len(report['requests'])} requests)",
              f"calibrated estimate: overhead ~{report['overhead_tokens']:,} tokens, median "
              f"|error| {'-' if err is None else f'{err:.1%}'} vs real usage",

@@ -153,7 +153,8 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
                      keep_views: bool = False, reference: bool = False) -> dict[str, Any]:
     """Replay one session under each policy; return the explorer's report as a dict.
 
-    Shape: ``{"path", "format", "model", "overhead_tokens", "estimator_median_abs_error",
+    Shape: ``{"path", "format", "model" (the one priced), "recorded_model" (the file's, or None),
+    "overhead_tokens", "estimator_median_abs_error",
     "requests": [{"request", "estimated_input_tokens", "real_input_tokens" (when recorded),
     "error"}], "bound": {"usd", "moves", "schedule"}, "facts": [{"text", "kind", "proof",
     "message"}], "policies": [{"name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
@@ -246,6 +247,7 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
     return {
         "path": str(transcript.path) if transcript.path else None,
         "format": transcript.source_format, "model": model,
+        "recorded_model": transcript.model,   # as the file names it; None when it does not
         "overhead_tokens": tokens,
         "estimator_median_abs_error": median_abs_error(rows),
         "requests": [_request_row(r) for r in rows],
