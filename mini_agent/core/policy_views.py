@@ -159,7 +159,10 @@ class ServerCompactionView(_SummaryView):
         if size < self.trigger_tokens:
             return None
         # the newest clean cut past max(1, kept.cut): clean_cut_points(history) are the
-        # exchange starts the running counts keep (updated by _view_tokens)
+        # exchange starts the running counts keep (_view_tokens has usually taken this
+        # history already; taking it again costs one identity comparison per message, and
+        # keeps the cut right when _view_tokens is counted another way)
+        self._counts.update(history)
         starts = self._counts.starts()
         return starts[-1] if starts and starts[-1] > max(1, self._kept.cut) else None
 
