@@ -28,7 +28,8 @@ import re
 from typing import Callable
 
 from mini_agent.core.messages import Message, content_blocks, tool_result_text
-from mini_agent.core.structured_summary import _PATH_RE, _SYMBOL_RE
+from mini_agent.core.structured_summary import _paths_and_symbols
+from mini_agent.core.text_scan import names_a_word
 
 REVISED_SUMMARY_PROMPT = """\
 Write a summary of the conversation above so that work can continue from it alone. The \
@@ -83,6 +84,7 @@ _NEXT_RE = re.compile(r"\b(next|then|will|I'll|let me)\b|次に|これから", r
 _NUMBER_RE = re.compile(r"\d[\d,.]*\d|\d\s?(?:%|ms|s\b|MB|GB|冊|件|円|秒|個)|"
                         r"\b[A-Z]{2,}-\d+\b|\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{7,40}\b")
 _ERROR_RE = re.compile(r"(error|failed|failure|traceback|exception|not found|エラー|失敗)", re.I)
+_ERROR_WORDS = ("error", "failed", "failure", "traceback", "exception", "not found")
 
 
 def _texts(message: Message) -> list[str]:
@@ -129,8 +131,7 @@ def _identifiers(ms: list[Message]) -> list[str]:
                 tool_result_text(b) if b.get("type") == "tool_result" else
                 " ".join(str(v) for v in (b.get("input") or {}).values())
                 if b.get("type") == "tool_use" else "")
-            found.update(dict.fromkeys(_PATH_RE.findall(text or "") +
-                                       _SYMBOL_RE.findall(text or "")))
+            found.update(dict.fromkeys(_paths_and_symbols(text or "")))
     return ["- " + i for i in list(found)[:60]]
 
 
@@ -147,8 +148,11 @@ def _problems(newest: int | None) -> Callable[[list[Message]], list[str]]:
         for m in ms:
             for b in content_blocks(m):
                 if b.get("type") == "tool_result":
-                    bad = [ln.strip() for ln in tool_result_text(b).splitlines()
-                           if _ERROR_RE.search(ln)]
+                    # a match never spans lines: a text naming no error has no error line
+                    text = tool_result_text(b)
+                    bad = [ln.strip() for ln in text.splitlines()
+                           if names_a_word(ln, _ERROR_WORDS, _ERROR_RE)] \
+                        if names_a_word(text, _ERROR_WORDS, _ERROR_RE) else []
                     lines += ["- " + ln for ln in (bad if newest is None else bad[:1])]
         lines = _unique(lines)
         return lines if newest is None else lines[-newest:]

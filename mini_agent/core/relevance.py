@@ -16,6 +16,7 @@ import re
 from typing import Collection, Sequence
 
 from mini_agent.core.messages import Message, content_blocks
+from mini_agent.core.text_scan import findall_in_words
 
 _IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_]\w*(?=\()")
 
@@ -29,7 +30,9 @@ def identifiers(text: str) -> set[str]:
     Returns:
         Paths, ``file.ext`` names and called names (``parse`` from ``parse()``) in ``text``.
     """
-    return set(_IDENT_RE.findall(text or ""))
+    # ``set(_IDENT_RE.findall(text))``, searching only the words that can hold a match: a
+    # path has a "/", a file name a ".", a called name is followed by "(" (core/text_scan.py)
+    return set(findall_in_words(_IDENT_RE, text or "", ("/", ".", "(")))
 
 
 def request_texts(message: Message) -> list[str]:

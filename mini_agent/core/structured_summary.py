@@ -23,12 +23,14 @@ from typing import Any
 from mini_agent.core.compaction import SUMMARY_PREFIX, SUMMARY_PROMPT
 from mini_agent.core.messages import (Message, content_blocks, text_block, tool_names_by_id,
                                       tool_result_text)
+from mini_agent.core.text_scan import findall_in_words, names_a_word
 
 SECTIONS = ("Task", "Decisions", "Current state", "Identifiers", "Open problems", "Next steps")
 
 _PATH_RE = re.compile(r"(?<![\w/])(?:[\w.-]+/)+[\w.-]+\.\w+|(?<![\w/.])[\w-]+\.(?:py|js|ts|go|"
                       r"md|json|toml|txt|yaml|yml|cfg|ini|rs|c|h|sh|ipynb|lock)\b")
 _SYMBOL_RE = re.compile(r"\b[A-Za-z_][\w.]*\(\)")
+_ERROR_WORDS = ("error", "failed", "failure", "traceback", "exception", "not found")
 _ERROR_RE = re.compile(r"(error|failed|failure|traceback|exception|not found)", re.I)
 _DECISION_RE = re.compile(r"\b(decid|decision|instead|because|rather than|chose|choose|agreed|"
                           r"should|must)", re.I)
@@ -45,6 +47,17 @@ def _texts(message: Message) -> list[str]:
 
 def _sentences(text: str) -> list[str]:
     return [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", text) if s.strip()]
+
+
+def _paths_and_symbols(text: str) -> list[str]:
+    """``_PATH_RE.findall(text) + _SYMBOL_RE.findall(text)``, searching only the words that
+    can hold a match (every path has a ".", every symbol a "()"; see core/text_scan.py)."""
+    return findall_in_words(_PATH_RE, text, (".",)) + findall_in_words(_SYMBOL_RE, text, ("()",))
+
+
+def _names_error(text: str) -> bool:
+    """``bool(_ERROR_RE.search(text))``, without the regex for ASCII text."""
+    return names_a_word(text, _ERROR_WORDS, _ERROR_RE)
 
 
 def _short(text: str, limit: int) -> str:
@@ -126,7 +139,7 @@ def structured_summary(messages: list[Message]) -> str:
             # (once 60 identifiers are kept, no later one can be added: not searched)
             if (kind == "text" or kind == "tool_result") and len(identifiers) < 60:
                 text = b.get("text") if kind == "text" else tool_result_text(b)
-                for ident in _PATH_RE.findall(text or "") + _SYMBOL_RE.findall(text or ""):
+                for ident in _paths_and_symbols(text or ""):
                     _add(identifiers, ident, 60)
             if kind == "tool_use":
                 tool_calls += 1
@@ -136,15 +149,15 @@ def structured_summary(messages: list[Message]) -> str:
                     # directory name is an argument, not an identifier worth keeping
                     if isinstance(value, str) and 0 < len(value) <= 120 and \
                             len(identifiers) < 60:
-                        for ident in _PATH_RE.findall(value) + _SYMBOL_RE.findall(value):
+                        for ident in _paths_and_symbols(value):
                             _add(identifiers, ident, 60)
             if kind == "tool_result":
                 name = names.get(b.get("tool_use_id"), "tool")
                 text = tool_result_text(b)
                 # the first line naming an error (a match never spans lines: the whole text
                 # is searched first, and split only when it names one)
-                bad = next((ln for ln in text.splitlines() if _ERROR_RE.search(ln)), None) \
-                    if _ERROR_RE.search(text) else None
+                bad = next((ln for ln in text.splitlines() if _names_error(ln)), None) \
+                    if _names_error(text) else None
                 outcome = "error" if b.get("is_error") or bad else "ok"
                 arg = next((v for v in inputs.get(b.get("tool_use_id"), {}).values()
                             if isinstance(v, str)), "")

@@ -1,0 +1,69 @@
+"""Cheaper equivalents of two regex scans the offline summaries and the relevance rule run.
+
+What this module does: :func:`findall_in_words` returns ``pattern.findall(text)`` while running
+the pattern only on the whitespace-separated words that can hold a match, and
+:func:`names_a_word` answers ``bool(pattern.search(text))`` for a case-insensitive list of
+words without the regex when the text is ASCII. Both give exactly the plain call's answer;
+``tests/test_text_scan.py`` compares them with it on generated text (Japanese included).
+What it does not do: choose the patterns (``core/structured_summary.py``,
+``core/prompt_summary.py`` and ``core/relevance.py`` own theirs). Pure; no state.
+
+Why: a regex such as the path pattern tries every position of every word and backtracks over
+it, ~200 ns a character in CPython's ``re``; most words of a tool result ("def", "return",
+"x") cannot match at all. ``str.split`` and ``in`` run at C speed.
+
+Source: the identifier and error patterns of seed 004's summary sections and seed 003's
+relevance rule (see the modules that own them).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+
+def findall_in_words(pattern: re.Pattern[str], text: str, needles: Iterable[str]) -> list[str]:
+    """Return ``pattern.findall(text)``, searching only the words that contain a needle.
+
+    Equal to the plain call when the pattern has no groups, no match of it holds whitespace,
+    every match (with what its lookahead needs) holds one of ``needles``, and its lookarounds
+    and ``\\b`` treat a whitespace character as they treat the string's edge (whitespace is
+    never ``\\w`` nor a character a lookaround asks for). Then every match lies inside one
+    word of ``text.split()``, a word's matches are the same searched alone (its neighbours are
+    whitespace or the edge), and a word without a needle has none; the matches come back in
+    text order, duplicates kept.
+
+    Args:
+        pattern: the compiled pattern (a ``str`` pattern without groups).
+        text: the text to search; "" gives [].
+        needles: substrings of which every match's word holds at least one (e.g. "/" and ".").
+
+    Returns:
+        The matched strings in the order ``pattern.findall(text)`` gives them.
+    """
+    needles = tuple(needles)
+    return [m for word in text.split() if any(n in word for n in needles)
+            for m in pattern.findall(word)]
+
+
+def names_a_word(text: str, words: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
+    """Return ``bool(pattern.search(text))`` for a case-insensitive alternation of words.
+
+    ``pattern`` must be ``re.compile("(w1|w2|...)", re.I)`` over ``words`` (lowercase) plus,
+    optionally, non-ASCII alternatives. An ASCII text can only match an ASCII word, and for
+    ASCII ``re.I`` is plain lowercasing, so the answer is whether ``text.lower()`` contains
+    one of the ASCII ``words``; any other text is searched with ``pattern`` (Unicode case
+    folding, e.g. the Kelvin sign matching "k", stays the regex's).
+
+    Args:
+        text: the text to test.
+        words: the pattern's ASCII alternatives, lowercase.
+        pattern: the compiled case-insensitive pattern they come from.
+
+    Returns:
+        True when ``pattern`` finds a match in ``text``.
+    """
+    if text.isascii():
+        low = text.lower()
+        return any(w in low for w in words)
+    return pattern.search(text) is not None
