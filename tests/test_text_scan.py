@@ -54,3 +54,12 @@ def test_known_cases():
     assert names_a_word("Build FAILED", ss._ERROR_WORDS, ss._ERROR_RE)
     assert not names_a_word("all passed", ss._ERROR_WORDS, ss._ERROR_RE)
     assert findall_in_words(re.compile(r"\w+\.py"), "", (".",)) == []
+
+
+def test_needles_are_one_to_three():
+    import pytest
+    with pytest.raises(ValueError):
+        findall_in_words(ss._PATH_RE, "a.py", ())
+    with pytest.raises(ValueError):
+        findall_in_words(ss._PATH_RE, "a.py", ("a", "b", "c", "d"))
+    assert findall_in_words(ss._PATH_RE, "see a.py and b/c.md", (".", ".")) == ["a.py", "b/c.md"]

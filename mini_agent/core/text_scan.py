@@ -19,10 +19,10 @@ relevance rule (see the modules that own them).
 from __future__ import annotations
 
 import re
-from typing import Iterable
 
 
-def findall_in_words(pattern: re.Pattern[str], text: str, needles: Iterable[str]) -> list[str]:
+def findall_in_words(pattern: re.Pattern[str], text: str, needles: tuple[str, ...],
+                     words: list[str] | None = None) -> list[str]:
     """Return ``pattern.findall(text)``, searching only the words that contain a needle.
 
     Equal to the plain call when the pattern has no groups, no match of it holds whitespace,
@@ -36,13 +36,23 @@ def findall_in_words(pattern: re.Pattern[str], text: str, needles: Iterable[str]
     Args:
         pattern: the compiled pattern (a ``str`` pattern without groups).
         text: the text to search; "" gives [].
-        needles: substrings of which every match's word holds at least one (e.g. "/" and ".").
+        needles: one to three substrings of which every match's word holds at least one
+            (e.g. "/" and ".").
+        words: ``text.split()`` when the caller has it already (None: split here).
 
     Returns:
         The matched strings in the order ``pattern.findall(text)`` gives them.
+
+    Raises:
+        ValueError: ``needles`` is empty or has more than three.
     """
-    needles = tuple(needles)
-    return [m for word in text.split() if any(n in word for n in needles)
+    if not 1 <= len(needles) <= 3:
+        raise ValueError(f"findall_in_words takes 1 to 3 needles, got {len(needles)}")
+    # ``any(n in word for n in needles)`` spelt out: a generator per word would cost more
+    # than the regex it saves; a short tuple is padded by repeating its first needle
+    a, b, c = (*needles, needles[0], needles[0])[:3]
+    return [m for word in (text.split() if words is None else words)
+            if a in word or b in word or c in word
             for m in pattern.findall(word)]
 
 
