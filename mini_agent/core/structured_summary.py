@@ -52,7 +52,7 @@ def _sentences(text: str) -> list[str]:
 def _paths_and_symbols(text: str) -> list[str]:
     """``_PATH_RE.findall(text) + _SYMBOL_RE.findall(text)``, searching only the words that
     can hold a match (every path has a ".", every symbol a "()"; see core/text_scan.py)."""
-    words = text.split()
+    words = text.split() if "." in text else None  # no "." (no path): split for "()" only
     return findall_in_words(_PATH_RE, text, (".",), words) + \
         findall_in_words(_SYMBOL_RE, text, ("()",), words)
 

@@ -31,7 +31,7 @@ def findall_in_words(pattern: re.Pattern[str], text: str, needles: tuple[str, ..
     never ``\\w`` nor a character a lookaround asks for). Then every match lies inside one
     word of ``text.split()``, a word's matches are the same searched alone (its neighbours are
     whitespace or the edge), and a word without a needle has none; the matches come back in
-    text order, duplicates kept.
+    text order, duplicates kept. The words kept are searched as one string joined by spaces.
 
     Args:
         pattern: the compiled pattern (a ``str`` pattern without groups).
@@ -51,9 +51,13 @@ def findall_in_words(pattern: re.Pattern[str], text: str, needles: tuple[str, ..
     # ``any(n in word for n in needles)`` spelt out: a generator per word would cost more
     # than the regex it saves; a short tuple is padded by repeating its first needle
     a, b, c = (*needles, needles[0], needles[0])[:3]
-    return [m for word in (text.split() if words is None else words)
-            if a in word or b in word or c in word
-            for m in pattern.findall(word)]
+    if not (a in text or b in text or c in text):  # no needle at all: no word to search
+        return []
+    kept = [word for word in (text.split() if words is None else words)
+            if a in word or b in word or c in word]
+    # the kept words joined by spaces: one regex call instead of one per word, the same
+    # matches (a space is whitespace, which no match holds and which acts as an edge)
+    return pattern.findall(" ".join(kept)) if kept else []
 
 
 def names_a_word(text: str, words: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
