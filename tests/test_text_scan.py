@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from mini_agent.core import prompt_summary as ps
 from mini_agent.core import structured_summary as ss
 from mini_agent.core.relevance import _IDENT_RE, identifiers
-from mini_agent.core.text_scan import findall_in_words, names_a_word
+from mini_agent.core.text_scan import FOLDS_TO_ASCII, findall_in_words, names_a_word
 
 # pieces that make paths, file names, calls and error words, glued by every kind of
 # whitespace str.split knows (ideographic space, \x1c, \x85, \u2028 ...), Japanese text and
@@ -54,6 +54,13 @@ def test_known_cases():
     assert names_a_word("Build FAILED", ss._ERROR_WORDS, ss._ERROR_RE)
     assert not names_a_word("all passed", ss._ERROR_WORDS, ss._ERROR_RE)
     assert findall_in_words(re.compile(r"\w+\.py"), "", (".",)) == []
+
+
+def test_only_the_listed_characters_fold_to_ascii():
+    letter = re.compile("[a-z]", re.I)
+    found = [c for c in map(chr, range(128, 0x110000)) if not 0xD800 <= ord(c) <= 0xDFFF
+             and (letter.fullmatch(c) or any(ord(x) < 128 for x in c.lower()))]
+    assert "".join(found) == FOLDS_TO_ASCII
 
 
 def test_needles_are_one_to_three():

@@ -84,7 +84,8 @@ _NEXT_RE = re.compile(r"\b(next|then|will|I'll|let me)\b|次に|これから", r
 _NUMBER_RE = re.compile(r"\d[\d,.]*\d|\d\s?(?:%|ms|s\b|MB|GB|冊|件|円|秒|個)|"
                         r"\b[A-Z]{2,}-\d+\b|\bv?\d+\.\d+(?:\.\d+)?\b|\b[0-9a-f]{7,40}\b")
 _ERROR_RE = re.compile(r"(error|failed|failure|traceback|exception|not found|エラー|失敗)", re.I)
-_ERROR_WORDS = ("error", "failed", "failure", "traceback", "exception", "not found")
+_ERROR_WORDS = ("error", "failed", "failure", "traceback", "exception", "not found", "エラー",
+                "失敗")
 
 
 def _texts(message: Message) -> list[str]:

@@ -60,24 +60,32 @@ def findall_in_words(pattern: re.Pattern[str], text: str, needles: tuple[str, ..
     return pattern.findall(" ".join(kept)) if kept else []
 
 
+FOLDS_TO_ASCII = "\u0130\u0131\u017f\u212a"
+"""The non-ASCII characters that ``re.I`` matches with an ASCII letter or whose ``lower()``
+holds one: İ, dotless ı, long ſ and the Kelvin sign (``tests/test_text_scan.py`` checks every
+code point)."""
+
+
 def names_a_word(text: str, words: tuple[str, ...], pattern: re.Pattern[str]) -> bool:
     """Return ``bool(pattern.search(text))`` for a case-insensitive alternation of words.
 
-    ``pattern`` must be ``re.compile("(w1|w2|...)", re.I)`` over ``words`` (lowercase) plus,
-    optionally, non-ASCII alternatives. An ASCII text can only match an ASCII word, and for
-    ASCII ``re.I`` is plain lowercasing, so the answer is whether ``text.lower()`` contains
-    one of the ASCII ``words``; any other text is searched with ``pattern`` (Unicode case
-    folding, e.g. the Kelvin sign matching "k", stays the regex's).
+    ``pattern`` must be ``re.compile("(w1|w2|...)", re.I)`` over exactly ``words``, each
+    lowercase ASCII or made of characters without case (Japanese). Unless ``text`` holds one
+    of :data:`FOLDS_TO_ASCII`, a match can only be made of ASCII letters and spaces or of
+    caseless characters, for which ``re.I`` is plain lowercasing, and ``lower()`` turns no
+    other character into ASCII: the answer is whether ``text.lower()`` contains a word.
+    A text holding one of them is searched with ``pattern`` (its Unicode case folding, e.g.
+    the Kelvin sign matching "k", stays the regex's).
 
     Args:
         text: the text to test.
-        words: the pattern's ASCII alternatives, lowercase.
+        words: the pattern's alternatives, lowercase.
         pattern: the compiled case-insensitive pattern they come from.
 
     Returns:
         True when ``pattern`` finds a match in ``text``.
     """
-    if text.isascii():
+    if text.isascii() or not any(c in text for c in FOLDS_TO_ASCII):
         low = text.lower()
         return any(w in low for w in words)
     return pattern.search(text) is not None
