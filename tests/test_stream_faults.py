@@ -202,7 +202,7 @@ def test_a_kept_reply_and_its_answers_extend_any_history_validly(history, pieces
 def test_the_repl_reports_exhausted_retries_and_goes_back_to_the_prompt(capsys):
     import io
 
-    from mini_agent.cli import repl
+    from mini_agent.console import repl
     calls = []
     plan = FaultPlan(stream_drop_at={1, 2, 3})
     agent = agent_with([REPLY, "Done."], plan, calls)
