@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import bisect
 import dataclasses
+import operator
 from typing import Sequence
 
 from mini_agent.core.cache import TTL_SECONDS
@@ -112,9 +113,8 @@ class _Scan:
         n = len(self.messages)
         if n > len(history) or (times is None) != (self.times is None):
             return False
-        if times is not None and list(times[:n]) != self.times:
-            return False
-        return all(a is b for a, b in zip(self.messages, history))
+        return (times is None or list(times[:n]) == self.times) and all(
+            map(operator.is_, self.messages, history))  # the same objects, at C speed
 
     def consume(self, message: Message, when: float | None) -> None:
         """Append one message: its tokens, its tool uses and results."""
