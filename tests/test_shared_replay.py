@@ -159,3 +159,31 @@ def test_runs_part_where_the_resume_marker_is_placed():
     plain, resumed = together[0].usage, together[1].usage
     parted = next(k for k, (a, b) in enumerate(zip(plain, resumed)) if a != b)
     assert 0 < parted < len(plain) - 1
+
+
+@pytest.mark.parametrize("variant", [0, 3])
+def test_skipping_new_chain_ids_finds_the_same_cache_hits(monkeypatch, variant):
+    """``prefix_usage`` given ``fresh`` (skip this request's new links) against the plain
+    scan of every block: the same usage and the same live entries, request by request."""
+    import mini_agent.core.replay_lane as replay_lane
+    from mini_agent.core.flat_prefix import prefix_usage
+    calls = []
+
+    def both(entries, marks, pid, pos, cum, now, minimum, fresh):
+        plain_entries = {k: list(v) for k, v in entries.items()}
+        plain = prefix_usage(plain_entries, marks, pid, pos, cum, now, minimum)
+        got = prefix_usage(entries, marks, pid, pos, cum, now, minimum, fresh)
+        assert got == plain
+        assert ({k: v for k, v in entries.items() if v[1] > now}
+                == {k: v for k, v in plain_entries.items() if v[1] > now})
+        calls.append(fresh is not None and pid[-1] >= fresh)   # blocks it could skip
+        return got
+
+    monkeypatch.setattr(replay_lane, "prefix_usage", both)
+    transcript = sample_transcript(14, variant=variant)
+    specs = [policy_spec(name) for name in DEFAULT_POLICIES]
+    runs = [ReplayRun(spec.make({"summarize": None, "system": "S", "model": MODEL}),
+                      spec.server_edit, spec.resume) for spec in specs]
+    replay_together(transcript.messages, runs, model=MODEL, system="S" * 9000,
+                    gap_seconds=GAP_SECONDS)
+    assert sum(calls) > len(calls) // 2   # most requests had new links to skip

@@ -14,7 +14,7 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 
 from __future__ import annotations
 
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from itertools import compress
 from typing import Any
 
@@ -253,7 +253,8 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
 
 
 def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos: list[int],
-                 cum: list[int], now: float, minimum: int) -> dict[str, Any]:
+                 cum: list[int], now: float, minimum: int, fresh: int | None = None
+                 ) -> dict[str, Any]:
     """Compute ``PromptCacheSimulator.usage`` on the flattened prefix (entries expire lazily).
 
     Args:
@@ -265,6 +266,9 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
         cum: :attr:`FlatPrefix.cum` (prefix tokens).
         now: the request's time (seconds since the first request).
         minimum: the model's minimum cacheable prefix (tokens); shorter marks write nothing.
+        fresh: a chain id no key of ``entries`` reaches (``len(FlatPrefix.chain)`` when the
+            entries were last written: ids are handed out in order); None: not known, every
+            block is looked up.
 
     Returns:
         The usage dict (``input_tokens``, ``cache_creation_input_tokens``,
@@ -280,12 +284,15 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
     # ``entries`` at C speed, dropping an expired entry found there (time only moves forward).
     if entries:
         get, has = entries.get, entries.__contains__
+        # a link's id is handed out after its parent's, so ``pid`` increases along the prefix
+        # and the blocks from ``newest`` on (this request's new links) are in no entry
+        newest = len(pid) if fresh is None else bisect_left(pid, fresh)
         for bp in reversed(marks):
             if bp <= hit:
                 break
             limit = pos[bp] - LOOKBACK_POSITIONS
-            p = bp
-            stop = max(hit, bp - NEAR_BLOCKS)
+            p = min(bp, newest - 1)
+            stop = max(hit, p - NEAR_BLOCKS)
             while p > stop and pos[p] > limit:
                 entry = get(pid[p])
                 if entry is not None and entry[1] > now:

@@ -68,6 +68,7 @@ class Lane:
         self.usage: list[dict[str, Any]] = []
         self.cost_usd: list[float] = []
         self.totals = [0, 0, 0, 0, 0]          # input, creation, read, 5m, 1h
+        self.fresh = 0                         # chain ids from here on are in no entry
 
     def fork(self) -> Lane:
         """Return a lane in the same state whose later steps leave this one unchanged.
@@ -87,6 +88,7 @@ class Lane:
         lane.trace = None if self.trace is None else list(self.trace)
         lane.usage, lane.cost_usd = list(self.usage), list(self.cost_usd)
         lane.totals = list(self.totals)
+        lane.fresh = self.fresh
         return lane
 
     def place(self, infos: list[MessageInfo], sent_infos: list[MessageInfo], count: int,
@@ -130,7 +132,8 @@ class Lane:
         if self.trace is not None:
             self.trace.append([(m, cum[m]) for m in marks])
         usage = prefix_usage(self.entries, marks, prefix.pid, prefix.pos, cum, now,
-                             self.minimum)
+                             self.minimum, self.fresh)
+        self.fresh = len(prefix.chain)         # every entry's id is below it
         self.usage.append(usage)
         price = self.price
         w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
