@@ -214,12 +214,13 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
         ctx = (ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
                if times is not None else ViewContext(turn=n + 1))
         memo.rotate()
+        unchanged = messages[:i]   # the view of every run without a policy (never changed)
         next_lanes = []
         for lane, members in lanes:
             groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs
             for r in members:
                 policy, edit = runs[r].policy, runs[r].server_edit
-                view = messages[:i] if policy is None else policy(messages[:i], ctx)
+                view = unchanged if policy is None else policy(messages[:i], ctx)
                 n_view = len(view)
                 infos = None
                 for held_view, held, _, _ in groups:  # the same message objects as a
@@ -233,7 +234,8 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                     except Unsupported as error:
                         out[r] = error
                         continue
-                before[r], before_infos[r] = list(view), infos  # a policy may reuse its list
+                # a policy may refill the list it returned: keep a copy of it
+                before[r], before_infos[r] = view if policy is None else list(view), infos
                 sent_view, sent_infos = view, infos
                 if edit is not None:  # markers are placed before the edit, on ``infos``
                     sent_view, sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
