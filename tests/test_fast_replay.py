@@ -392,3 +392,31 @@ def test_a_policy_that_returns_one_list_it_keeps_growing_matches_the_reference()
         return grow
 
     _assert_same(messages, system="S" * 9000, make_policy=make)
+
+
+@pytest.mark.parametrize("variant", [0, 2, 6])
+def test_the_flat_prefix_holds_each_blocks_sums_and_chain_ids(variant):
+    """``FlatPrefix`` (one-block messages on their own path) against a block-by-block walk:
+    cumulative tokens, lookback positions, message starts and chain ids."""
+    from mini_agent.core.flat_prefix import FlatPrefix
+    messages = sample_transcript(12, variant=variant).messages
+    memo = BlockMemo(messages)
+    system_info, _ = memo.system("S" * 9000)
+    infos = memo.infos(messages)
+    prefix = FlatPrefix(memo, ("root", MODEL), system_info)
+    prefix.update(infos[: len(infos) // 2])
+    prefix.update(infos)                               # appends the second half
+    chain = {("root", MODEL): 0}
+    cum, pos, pid, starts = [], [], [], []
+    total, next_pos, parent = 0, 0, 0
+    for info in [system_info, *infos]:
+        starts.append(len(cum))
+        for key, tokens, offset in zip(info.keys, info.tokens, info.offsets):
+            total += tokens
+            parent = chain.setdefault((parent, key), len(chain))
+            cum.append(total)
+            pos.append(next_pos + offset)
+            pid.append(parent)
+        next_pos += info.positions
+    assert (prefix.cum, prefix.pos, prefix.pid, prefix.starts) == (cum, pos, pid, starts)
+    assert {len(info.keys) for info in infos} >= {1, 2}   # both paths ran

@@ -15,7 +15,7 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from itertools import compress
+from itertools import compress, islice
 from typing import Any
 
 from mini_agent.core.block_identity import first_new_info
@@ -102,7 +102,12 @@ class FlatPrefix:
         return same
 
     def _extend(self, infos: list[MessageInfo], first: int) -> None:
-        """Append the blocks of ``infos[first:]`` to the flat lists."""
+        """Append the blocks of ``infos[first:]`` to the flat lists.
+
+        A one-block message (the usual) skips the per-block ``zip``: its block is at the
+        message's first position, offset 0; ``tests/test_fast_replay.py`` compares the lists
+        with a block-by-block recomputation.
+        """
         cum_list, pos_list, pid_list, starts = self.cum, self.pos, self.pid, self.starts
         cum = cum_list[-1] if cum_list else 0
         next_pos = (pos_list[-1] + 1) if pos_list else 0
@@ -110,10 +115,22 @@ class FlatPrefix:
         chain = self.chain
         get = chain.get
         add_cum, add_pos, add_pid = cum_list.append, pos_list.append, pid_list.append
-        for k in range(first, len(infos)):
-            info = infos[k]
-            starts.append(len(cum_list))
-            for key, tok, off in zip(info.keys, info.tokens, info.offsets):
+        add_start = starts.append
+        for info in islice(infos, first, None):
+            add_start(len(cum_list))
+            keys = info.keys
+            if len(keys) == 1:                    # the usual message: one block, offset 0
+                cum += info.tokens[0]
+                add_cum(cum)
+                add_pos(next_pos)
+                link = (parent, keys[0])
+                parent = get(link)
+                if parent is None:
+                    parent = chain[link] = len(chain)
+                add_pid(parent)
+                next_pos += 1
+                continue
+            for key, tok, off in zip(keys, info.tokens, info.offsets):
                 cum += tok
                 add_cum(cum)
                 add_pos(next_pos + off)
