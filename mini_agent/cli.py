@@ -4,8 +4,8 @@
     mini-agent --resume ID           continue a logged session in the REPL
     mini-agent demo                  fix the demo project's two planted bugs, live, then /stats
     mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
-    mini-agent evaluate PATH... [--policies P,...] [--model M] [--json] [--csv FILE]
-               [--workers N] [--scheduler ADDRESS]   every context policy on real sessions
+    mini-agent evaluate PATH... [--sample N] [--policies P,...] [--model M] [--json]
+               [--csv FILE] [--workers N] [--scheduler ADDRESS]   every context policy
     mini-agent grade NN|--all [--json] [--root DIR]   grade exercises/NN_*.py of this folder
     mini-agent make-exercises [--check] [--force]  (maintainers) exercises/ from solutions/
     mini-agent sessions              list logged sessions
@@ -268,8 +268,11 @@ def build_parser() -> argparse.ArgumentParser:
     analyze.add_argument("--json", action="store_true", help="print JSON instead of a table")
     evaluate = command("evaluate", "replay sessions under each context policy: tokens, USD "
                                    "with caching, hit rate, facts kept, cost over the bound")
-    evaluate.add_argument("paths", nargs="+", metavar="PATH",
+    evaluate.add_argument("paths", nargs="*", metavar="PATH",
                           help="transcript files or folders (e.g. ~/.claude/projects)")
+    evaluate.add_argument("--sample", type=int, default=0, metavar="N",
+                          help="also evaluate N kit-generated sessions (labelled, not "
+                               "recordings): try it without sessions of your own")
     evaluate.add_argument("--policies", metavar="P,...",
                           help="comma-separated policy names (default: all): raw, mask-N, "
                                "chunked-N, payback, breakeven, micro_compact, compact, "
@@ -367,7 +370,7 @@ def _main(argv: Sequence[str] | None, *, out: TextIO | None,
             if args.policies else None
         return main_evaluate(args.paths, policies=policies, model=args.model,
                              as_json=args.json, csv_path=args.csv, workers=args.workers,
-                             scheduler=args.scheduler)
+                             scheduler=args.scheduler, samples=args.sample)
     if args.command == "grade":
         from mini_agent.grading import main_grade
         return main_grade(args.exercise, all_exercises=args.all, as_json=args.json,

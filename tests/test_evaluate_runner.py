@@ -159,3 +159,17 @@ def test_an_unreadable_file_is_reported(tmp_path):
     from mini_agent.harness.evaluate_runner import evaluate_file
     report = evaluate_file(tmp_path / "a_folder.jsonl", policies=("raw",))  # does not exist
     assert report["path"].endswith("a_folder.jsonl") and "Error" in report["error"]
+
+
+def test_sample_sessions_can_be_evaluated_without_files_of_your_own(capsys):
+    # a workshop without Claude Code sessions or ../shared: `evaluate --sample 2`
+    assert main(["evaluate", "--sample", "2", "--json", "--policies", "raw,breakeven"]) == 0
+    reports = json.loads(capsys.readouterr().out)
+    assert [r["path"].rsplit("/", 1)[-1] for r in reports] == ["kit-sample-00.jsonl",
+                                                                 "kit-sample-01.jsonl"]
+    assert all(len(r["requests"]) >= 31 and [p["name"] for p in r["policies"]]
+               == ["raw", "breakeven"] for r in reports)
+    assert reports[0]["policies"][0]["tokens_sent"] != reports[1]["policies"][0]["tokens_sent"]
+    assert main(["evaluate"]) == 2
+    assert "give transcript files or folders (PATH...), or --sample N" in capsys.readouterr().err
+    assert main(["evaluate", "--sample", "0"]) == 2

@@ -22,9 +22,11 @@ Source: Python ``concurrent.futures``; Dask distributed docs (``Client``, ``Clie
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any, Iterable, Sequence, TextIO
 
@@ -209,9 +211,40 @@ def write_csv(reports: Sequence[dict[str, Any]], target: TextIO) -> None:
                                  report["estimator_median_abs_error"]})
 
 
+SAMPLE_EXCHANGES = 30
+"""Tool exchanges of each session ``mini-agent evaluate --sample N`` generates."""
+
+
+@contextlib.contextmanager
+def sample_folder(count: int):
+    """Write ``count`` kit-generated sessions to a temporary folder, removed afterwards.
+
+    Each is :func:`~mini_agent.core.sample_sessions.sample_session_jsonl` of
+    :data:`SAMPLE_EXCHANGES` exchanges (variants 0, 1, ...), named ``kit-sample-NN.jsonl``;
+    its task opens with the kit's "not a recording" label.
+
+    Args:
+        count: how many sessions (>= 1).
+
+    Yields:
+        The folder's path.
+
+    Raises:
+        ValueError: ``count < 1``.
+    """
+    if count < 1:
+        raise ValueError(f"--sample needs at least 1 session, got {count}")
+    from mini_agent.core.sample_sessions import sample_session_jsonl
+    with tempfile.TemporaryDirectory(prefix="mini-agent-samples-") as folder:
+        for k in range(count):
+            (Path(folder) / f"kit-sample-{k:02d}.jsonl").write_text(
+                sample_session_jsonl(SAMPLE_EXCHANGES, variant=k), encoding="utf-8")
+        yield Path(folder)
+
+
 def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None,
                   model: str | None = None, as_json: bool = False, csv_path: str | None = None,
-                  workers: int = 1, scheduler: str | None = None,
+                  workers: int = 1, scheduler: str | None = None, samples: int = 0,
                   stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``mini-agent evaluate``: print tables (or JSON), optionally write a CSV.
 
@@ -223,21 +256,30 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         csv_path: also write :func:`write_csv` rows to this file.
         workers: processes for a local pool.
         scheduler: a Dask scheduler address.
+        samples: also evaluate this many kit-generated sessions (:func:`sample_folder`),
+            for trying the explorer without sessions of your own.
         stdout: where results go (default ``sys.stdout``).
         stderr: where errors and the progress bar go (default ``sys.stderr``).
 
     Returns:
         The exit status: 0 when every file was evaluated, 1 when some failed (each is
         reported), 2 with a one-line ``mini-agent evaluate: error: ...`` for a missing path,
-        an unknown policy or model, or workers < 1.
+        no path and no samples, an unknown policy or model, or workers or samples < 1.
     """
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
         if model is not None:
             from mini_agent.core.pricing import model_price
             model_price(model)
-        reports = evaluate_paths(paths, policies=tuple(policies or DEFAULT_POLICIES),
-                                 model=model, workers=workers, scheduler=scheduler)
+        if not paths and not samples:
+            print("mini-agent evaluate: error: give transcript files or folders (PATH...), or "
+                  "--sample N", file=err)
+            return 2
+        with contextlib.ExitStack() as stack:
+            if samples:
+                paths = [*paths, str(stack.enter_context(sample_folder(samples)))]
+            reports = evaluate_paths(paths, policies=tuple(policies or DEFAULT_POLICIES),
+                                     model=model, workers=workers, scheduler=scheduler)
     except (FileNotFoundError, UnknownPolicyError, ValueError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"mini-agent evaluate: error: {message}", file=err)
