@@ -64,9 +64,7 @@ class FastReplay:
     last_view: the messages of the last request (the policy's view, server edit applied; no
     markers, keys as the policy wrote them); last_text: ``view_text`` of the last request as
     the reference sends it (keys sorted), for retention; total: the usages added up
-    (``sum_usage``'s shape); cache_breaks: the requests after the first that read less than
-    the previous request cached (read plus written), counted as the replay went (None when
-    not counted: the reference's figures).
+    (``sum_usage``'s shape).
     """
 
     usage: list[dict[str, Any]]
@@ -74,7 +72,6 @@ class FastReplay:
     last_view: list[Message]
     last_text: str
     total: dict[str, Any]
-    cache_breaks: int | None = None
 
 
 class ReplayRun(NamedTuple):
@@ -278,7 +275,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                 text = memo.text(view)
                 texts.append((view, text))
             out[r] = FastReplay(list(lane.usage), list(lane.cost_usd), view, text,
-                                lane.total(), lane.breaks)
+                                lane.total())
             if traces is not None:
                 traces[r].extend(lane.trace)
     return out

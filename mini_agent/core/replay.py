@@ -228,11 +228,9 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
             usages, costs = [r["usage"] for r in records], [r["cost_usd"] for r in records]
             total = sum_usage(usages)
             text = view_text(records[-1]["view"]) if records else ""
-            breaks = None
         else:
             run = runs[k]
             usages, costs, total, text = run.usage, run.cost_usd, run.total, run.last_text
-            breaks = run.cache_breaks
         usd = sum(costs)
         if text not in kept_in:
             kept_in[text] = sum(facts_in_text(text, due))
@@ -240,7 +238,7 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
                "tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
                + total["cache_read_input_tokens"],
                "usd": usd, "hit_rate": cache_hit_rate(total),
-               "cache_breaks": _breaks(usages) if breaks is None else breaks,
+               "cache_breaks": _breaks(usages),
                "retained_facts": kept_in[text], "total_facts": len(due),
                "vs_best": usd / bound.usd if bound.usd else None}
         if keep_views:

@@ -69,7 +69,6 @@ class Lane:
         self.cost_usd: list[float] = []
         self.totals = [0, 0, 0, 0, 0]          # input, creation, read, 5m, 1h
         self.fresh = 0                         # chain ids from here on are in no entry
-        self.breaks = 0                        # requests that read less than was cached
 
     def fork(self) -> Lane:
         """Return a lane in the same state whose later steps leave this one unchanged.
@@ -89,7 +88,7 @@ class Lane:
         lane.trace = None if self.trace is None else list(self.trace)
         lane.usage, lane.cost_usd = list(self.usage), list(self.cost_usd)
         lane.totals = list(self.totals)
-        lane.fresh, lane.breaks = self.fresh, self.breaks
+        lane.fresh = self.fresh
         return lane
 
     def place(self, infos: list[MessageInfo], sent_infos: list[MessageInfo], count: int,
@@ -135,11 +134,6 @@ class Lane:
         usage = prefix_usage(self.entries, marks, prefix.pid, prefix.pos, cum, now,
                              self.minimum, self.fresh)
         self.fresh = len(prefix.chain)         # every entry's id is below it
-        if self.usage:  # a cache break: less read than the previous request cached
-            before = self.usage[-1]
-            cached = before["cache_read_input_tokens"] + before["cache_creation_input_tokens"]
-            if cached and usage["cache_read_input_tokens"] < cached:
-                self.breaks += 1
         self.usage.append(usage)
         price = self.price
         w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
