@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from mini_agent.core.messages import Message, iter_blocks
+from mini_agent.core.session_scale import real_input_tokens
 from mini_agent.core.tokens import approx_request_tokens, approx_tokens
 from mini_agent.core.transcripts import Transcript, TranscriptError
 from mini_agent.harness.transcript_files import load
@@ -137,13 +138,6 @@ def _tool_result_tokens(messages: list[Message]) -> int:
     return approx_tokens([{"role": "user", "content": results}]) if results else 0
 
 
-def _real_input(usage: dict | None) -> int | None:
-    if not usage:
-        return None
-    return sum(int(usage.get(k) or 0) for k in
-               ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"))
-
-
 def analyze(transcript: Transcript, *, keep: int = DEFAULT_KEEP) -> Analysis:
     """Replay ``transcript`` request by request: raw vs masked approx tokens, tool_result share.
 
@@ -180,7 +174,7 @@ def analyze(transcript: Transcript, *, keep: int = DEFAULT_KEEP) -> Analysis:
         rows.append(RequestRow(
             request=r, messages=len(view), raw_tokens=raw, masked_tokens=masked,
             tool_result_tokens=results, tool_result_share=results / raw if raw else 0.0,
-            real_input_tokens=_real_input(usage),
+            real_input_tokens=real_input_tokens(usage),
             cache_read_input_tokens=(usage or {}).get("cache_read_input_tokens"),
             output_tokens=(usage or {}).get("output_tokens")))
     history = approx_request_tokens(messages=messages, system=system)
