@@ -1,0 +1,87 @@
+"""What a recorded session cost as it ran, from the usage its transcript kept.
+
+The explorer replays a session under each policy through the kit's cache rules; the ``raw``
+policy is the kit's replay of what the session sent. The transcript itself often says what the
+session really cost: Claude Code keeps each response's ``usage`` (uncached input, cache writes,
+cache reads), mini-swe-agent keeps OpenAI-style usage the loader maps to the same keys. This
+module adds those usages up the way the explorer adds up a policy's, so the report can set the
+recording beside the replays: if ``raw`` is far from ``recorded``, the replay is off (the
+replay counts message content at about 4 characters per token while Claude counts code and
+JSON at 2.3-2.9, and Claude Code places its own cache breakpoints), and every policy's
+absolute USD is off by about the same factor; the ratios between policies (``vs_best``) are
+what the replays compare.
+
+Counted like a policy row: input side only (output is not a policy's doing), cache writes at
+their TTL's price, reads at the model's read multiplier, the same rule for cache breaks.
+Only a session whose every request has usage gets a row: a partial sum would look like a
+cheap session. Pure: no IO.
+Source: Anthropic usage fields (``input_tokens``, ``cache_creation_input_tokens`` with its
+``cache_creation`` TTL breakdown, ``cache_read_input_tokens``); the explorer's policy row in
+:mod:`mini_agent.core.replay`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from mini_agent.core.pricing import cache_hit_rate, cost_usd, sum_usage, usage_tokens
+
+
+def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
+    """Count the requests that lost (part of) the cached prefix of the request before.
+
+    A request after the first breaks the cache when the request before it was cached (it
+    read or wrote cache) and this one reads fewer tokens from the cache than that request's
+    whole cached part.
+
+    Args:
+        usages: one usage per request, oldest first (dicts or the SDK's ``Usage``).
+
+    Returns:
+        The number of such requests.
+
+    >>> cache_breaks([{"cache_creation_input_tokens": 100},
+    ...               {"cache_read_input_tokens": 100, "cache_creation_input_tokens": 20},
+    ...               {"cache_read_input_tokens": 50}])
+    1
+    """
+    count = 0
+    for before, cur in zip(usages, usages[1:]):
+        cached = (usage_tokens(before, "cache_read_input_tokens")
+                  + usage_tokens(before, "cache_creation_input_tokens"))
+        if cached and usage_tokens(cur, "cache_read_input_tokens") < cached:
+            count += 1
+    return count
+
+
+def recorded_row(usages: Sequence[Mapping[str, Any] | None], requests: int,
+                 model: str) -> dict[str, Any] | None:
+    """Sum a session's recorded usage into a row shaped like a policy's.
+
+    Args:
+        usages: the transcript's usage per request (``Transcript.usage``), None where a
+            request has none.
+        requests: how many requests the session made (the explorer's request points); the
+            row needs a usage for each of them.
+        model: the model to price with (the report's, so the row compares with the
+            policies' rows).
+
+    Returns:
+        ``{"tokens_sent", "usd", "hit_rate", "cache_breaks"}`` (tokens in the whole input of
+        every request, USD of the input side), or None when some request has no usage or
+        the session made none.
+
+    Raises:
+        UnknownModelError: no price is known for ``model``.
+    """
+    if requests <= 0 or len(usages) < requests:
+        return None
+    kept = list(usages[:requests])
+    if any(not u for u in kept):
+        return None
+    total = sum_usage(kept)
+    return {"tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
+            + total["cache_read_input_tokens"],
+            "usd": sum(cost_usd(u, model, include_output=False) for u in kept),
+            "hit_rate": cache_hit_rate(total),
+            "cache_breaks": cache_breaks(kept)}

@@ -1,0 +1,57 @@
+"""The recorded-usage row: what a session cost as it ran, counted like a policy's row."""
+
+import pytest
+
+from mini_agent.core.pricing import UnknownModelError
+from mini_agent.core.recorded_usage import cache_breaks, recorded_row
+
+WRITE = {"input_tokens": 3, "cache_creation_input_tokens": 1_000, "cache_read_input_tokens": 0,
+         "output_tokens": 500}
+READ = {"input_tokens": 5, "cache_creation_input_tokens": 200, "cache_read_input_tokens": 1_000,
+        "output_tokens": 700}
+
+
+def test_row_sums_whole_input_and_prices_input_side_only():
+    row = recorded_row([WRITE, READ], 2, "claude-sonnet-4-6")
+    assert row["tokens_sent"] == 3 + 1_000 + 5 + 200 + 1_000
+    # $3/MTok input: writes 1.25x, reads 0.1x; the 1,200 output tokens are not counted
+    expected = (3 + 1_000 * 1.25 + 5 + 200 * 1.25 + 1_000 * 0.1) * 3 / 1e6
+    assert row["usd"] == pytest.approx(expected, rel=1e-12)
+    assert row["hit_rate"] == pytest.approx(1_000 / 2_208)
+    assert row["cache_breaks"] == 0
+
+
+def test_one_hour_writes_cost_twice_the_input_price():
+    one_hour = dict(WRITE, cache_creation={"ephemeral_1h_input_tokens": 1_000,
+                                           "ephemeral_5m_input_tokens": 0})
+    row = recorded_row([one_hour], 1, "claude-sonnet-4-6")
+    assert row["usd"] == pytest.approx((3 + 2_000) * 3 / 1e6)
+
+
+def test_a_request_without_usage_gives_no_row():
+    assert recorded_row([WRITE, None], 2, "claude-sonnet-4-6") is None
+    assert recorded_row([WRITE, {}], 2, "claude-sonnet-4-6") is None
+    assert recorded_row([WRITE], 2, "claude-sonnet-4-6") is None      # fewer usages
+    assert recorded_row([], 0, "claude-sonnet-4-6") is None
+
+
+def test_usages_past_the_last_request_are_not_counted():
+    row = recorded_row([WRITE, READ, READ], 2, "claude-sonnet-4-6")
+    assert row["tokens_sent"] == 2_208
+
+
+def test_breaks_count_requests_reading_less_than_the_cached_part_before():
+    assert cache_breaks([WRITE, READ]) == 0
+    lost = {"input_tokens": 1_200, "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0}
+    assert cache_breaks([WRITE, lost]) == 1
+    # nothing cached before: a request that reads nothing is no break
+    assert cache_breaks([lost, lost]) == 0
+    # READ cached 1,200; reading 1,199 is a break, 1,200 is not
+    assert cache_breaks([READ, dict(READ, cache_read_input_tokens=1_199)]) == 1
+    assert cache_breaks([READ, dict(READ, cache_read_input_tokens=1_200)]) == 0
+
+
+def test_unknown_model_is_an_error():
+    with pytest.raises(UnknownModelError):
+        recorded_row([WRITE], 1, "no-such-model")
