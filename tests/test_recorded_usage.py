@@ -55,3 +55,55 @@ def test_breaks_count_requests_reading_less_than_the_cached_part_before():
 def test_unknown_model_is_an_error():
     with pytest.raises(UnknownModelError):
         recorded_row([WRITE], 1, "no-such-model")
+
+
+# ----------------------------------------------------------------------------- in the report
+
+def test_the_explorer_report_carries_the_recorded_row():
+    from mini_agent.core.explorer_tables import format_report
+    from mini_agent.core.replay import evaluate_session
+    from mini_agent.core.sample_sessions import sample_transcript
+    transcript = sample_transcript(6, variant=2)
+    report = evaluate_session(transcript, policies=("raw", "mask-10"))
+    assert report["recorded"] == recorded_row(transcript.usage, len(report["requests"]),
+                                              report["model"])
+    # the sample's usage is cached like Claude Code's: every request after the first reads
+    # what the one before cached, so the hit rate is high but not 100%
+    assert 0.5 < report["recorded"]["hit_rate"] < 1.0
+    assert report["recorded"]["cache_breaks"] == 0
+    assert report["recorded"]["tokens_sent"] == sum(r["real_input_tokens"]
+                                                    for r in report["requests"])
+    recorded_lines = [line for line in format_report(report).splitlines()
+                      if line.startswith("recorded ")]
+    assert len(recorded_lines) == 1
+    assert f"{report['recorded']['tokens_sent']:,}" in recorded_lines[0]
+
+
+def test_a_transcript_without_usage_has_no_recorded_row():
+    from mini_agent.core.explorer_tables import format_report
+    from mini_agent.core.replay import evaluate_session
+    from mini_agent.core.transcripts import Transcript
+    messages = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]
+    report = evaluate_session(Transcript(messages=messages, usage=[None], repairs=[],
+                                         source_format="messages"),
+                              policies=("raw",))
+    assert report["recorded"] is None
+    assert not any(line.startswith("recorded") for line in format_report(report).splitlines())
+
+
+def test_raw_replay_is_within_a_quarter_of_what_real_sessions_cost(shared_data):
+    """The kit's replay of a session against the session's own usage: the replay counts
+    message content at about 4 characters per token (Claude counts code at 2.3-2.9), so it
+    sends 0.79-0.95 of the recorded tokens; the hit rates agree within 5 points."""
+    from mini_agent.core.replay import evaluate_session
+    from mini_agent.harness.evaluate_runner import transcript_files
+    from mini_agent.harness.transcript_files import load
+    ratios = []
+    for path in transcript_files([shared_data / "claude-code"]):
+        report = evaluate_session(load(path), policies=("raw",))
+        raw, rec = report["policies"][0], report["recorded"]
+        assert rec is not None, path.name
+        ratios.append(raw["tokens_sent"] / rec["tokens_sent"])
+        assert abs(raw["hit_rate"] - rec["hit_rate"]) < 0.05, path.name
+    assert len(ratios) >= 8
+    assert all(0.75 < r < 1.0 for r in ratios), ratios

@@ -132,7 +132,8 @@ def test_the_calibration_report_holds_out_another_tokenizers_sessions(tmp_path):
         entry = json.loads(line)
         usage = entry.get("message", {}).get("usage")
         if usage:
-            usage["cache_read_input_tokens"] = round(usage["cache_read_input_tokens"] * 0.75)
+            for key in ("cache_read_input_tokens", "cache_creation_input_tokens"):
+                usage[key] = round(usage[key] * 0.75)
         lines.append(json.dumps(entry))
     (other / "cheaper.jsonl").write_text("\n".join(lines) + "\n")
     text = calibration_report(claude, other)

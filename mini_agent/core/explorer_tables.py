@@ -43,7 +43,9 @@ def format_report(report: dict[str, Any]) -> str:
 
     Returns:
         The header (path, format, model, requests), the estimator's median error and the
-        hindsight bound, then one row per policy; a failed file gives one error line.
+        hindsight bound, then one row per policy and, when every request has usage, a
+        ``recorded`` row (what the session cost as it ran); a failed file gives one error
+        line.
     """
     if "error" in report:
         return f"{report['path']}: error: {report['error']}"
@@ -62,6 +64,13 @@ def format_report(report: dict[str, Any]) -> str:
         lines.append(f"{p['name']:<15}{p['tokens_sent']:>13,}{p['usd']:>10.4f}{vs:>9}"
                      f"{p['hit_rate']:>10.1%}{p['cache_breaks']:>8}"
                      f"{p['retained_facts']:>8}/{p['total_facts']}")
+    rec = report.get("recorded")
+    if rec:
+        lines += ["-" * len(head),
+                  f"{'recorded':<15}{rec['tokens_sent']:>13,}{rec['usd']:>10.4f}{'-':>9}"
+                  f"{rec['hit_rate']:>10.1%}{rec['cache_breaks']:>8}{'-':>12}",
+                  "(recorded: the session as it ran, from its usage; raw is the kit's replay "
+                  "of it)"]
     return "\n".join(lines)
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
-from mini_agent.core.pricing import cache_hit_rate, cost_usd, sum_usage, usage_tokens
+from mini_agent.core.pricing import cache_hit_rate, cost_usd, sum_usage
 
 
 def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
@@ -35,7 +35,7 @@ def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
     whole cached part.
 
     Args:
-        usages: one usage per request, oldest first (dicts or the SDK's ``Usage``).
+        usages: one usage dict per request, oldest first (missing fields count 0).
 
     Returns:
         The number of such requests.
@@ -47,9 +47,9 @@ def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
     """
     count = 0
     for before, cur in zip(usages, usages[1:]):
-        cached = (usage_tokens(before, "cache_read_input_tokens")
-                  + usage_tokens(before, "cache_creation_input_tokens"))
-        if cached and usage_tokens(cur, "cache_read_input_tokens") < cached:
+        cached = ((before.get("cache_read_input_tokens") or 0)
+                  + (before.get("cache_creation_input_tokens") or 0))
+        if cached and (cur.get("cache_read_input_tokens") or 0) < cached:
             count += 1
     return count
 

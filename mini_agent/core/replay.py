@@ -52,6 +52,7 @@ from mini_agent.core.calibration import (Calibration, estimate_requests, median_
 from mini_agent.core.tokens import token_memo
 from mini_agent.core.fast_replay import BlockMemo, ReplayRun, Unsupported, replay_runs
 from mini_agent.core.hindsight import masking_bound
+from mini_agent.core.recorded_usage import cache_breaks, recorded_row
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.retention import Fact, extract_facts, facts_in_text, view_text
 
@@ -158,7 +159,9 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     "requests": [{"request", "estimated_input_tokens", "real_input_tokens" (when recorded),
     "error"}], "bound": {"usd", "moves", "schedule"}, "facts": [{"text", "kind", "proof",
     "message"}], "policies": [{"name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
-    "retained_facts", "total_facts", "vs_best"}]}``; with ``keep_views`` each policy row also
+    "retained_facts", "total_facts", "vs_best"}], "recorded": {"tokens_sent", "usd", "hit_rate",
+    "cache_breaks"} (what the session cost as it ran, from its usage; None when a request
+    has none: :mod:`.recorded_usage`)}``; with ``keep_views`` each policy row also
     has ``"records"`` (the replay records, views included) for notebooks.
 
     Args:
@@ -238,7 +241,7 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
                "tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
                + total["cache_read_input_tokens"],
                "usd": usd, "hit_rate": cache_hit_rate(total),
-               "cache_breaks": _breaks(usages),
+               "cache_breaks": cache_breaks(usages),
                "retained_facts": kept_in[text], "total_facts": len(due),
                "vs_best": usd / bound.usd if bound.usd else None}
         if keep_views:
@@ -256,6 +259,7 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
         "facts": [{"text": f.text, "kind": f.kind, "proof": f.proof, "message": f.message}
                   for f in facts],  # dataclasses.asdict(f), without its deep copy
         "policies": report_rows,
+        "recorded": recorded_row(transcript.usage or (), len(points), model),
     }
 
 
@@ -274,17 +278,6 @@ def _memo(messages):
         return BlockMemo(messages)
     except Unsupported:
         return None
-
-
-def _breaks(usages: list[dict]) -> int:
-    """Requests after the first that read less than the previous request's whole input
-    while the previous request was cacheable: the cached prefix was (partly) lost."""
-    count = 0
-    for before, cur in zip(usages, usages[1:]):
-        cached = before["cache_read_input_tokens"] + before["cache_creation_input_tokens"]
-        if cached and cur["cache_read_input_tokens"] < cached:
-            count += 1
-    return count
 
 
 def _request_row(row) -> dict[str, Any]:

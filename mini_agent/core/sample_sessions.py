@@ -64,20 +64,24 @@ def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
                                   start_seconds=1_767_225_600.0 + 3600.0 * variant)
     cal = Calibration()
     session = f"sample-{variant:05d}"
-    lines, parent, tokens = [], None, 0.0
+    lines, parent, tokens, cached = [], None, 0.0, 0
     for n, (message, when) in enumerate(zip(history, times)):
         uuid = f"{session}-{n:04d}"
         entry = {"type": message["role"], "uuid": uuid, "parentUuid": parent,
                  "isSidechain": False, "sessionId": session, "timestamp": _iso(when),
                  "message": {"role": message["role"], "content": message["content"]}}
         if message["role"] == "assistant":
+            # cached like Claude Code's requests: read what the request before cached, write
+            # the rest (3 tokens after the last breakpoint stay uncached)
+            whole = round(tokens) + SAMPLE_OVERHEAD_TOKENS
+            read = min(cached, whole - 3)
             entry["message"].update({"id": f"msg_{session}_{n:04d}", "model": model,
                                      "type": "message", "stop_reason": "tool_use",
                                      "usage": {"input_tokens": 3,
-                                               "cache_creation_input_tokens": 0,
-                                               "cache_read_input_tokens":
-                                                   round(tokens) + SAMPLE_OVERHEAD_TOKENS - 3,
+                                               "cache_creation_input_tokens": whole - 3 - read,
+                                               "cache_read_input_tokens": read,
                                                "output_tokens": 60}})
+            cached = whole - 3
         tokens += cal.tokens(message_features(message))
         lines.append(json.dumps(entry, ensure_ascii=False))
         parent = uuid
