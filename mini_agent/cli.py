@@ -267,7 +267,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="newest tool results kept verbatim (default: %(default)s)")
     analyze.add_argument("--json", action="store_true", help="print JSON instead of a table")
     evaluate = command("evaluate", "replay sessions under each context policy: tokens, USD "
-                                   "with caching, hit rate, facts kept, cost over the bound")
+                                   "with caching, hit rate, facts kept, cost over the bound "
+                                   "(exit 0 when every file was evaluated, 1 when a file "
+                                   "failed, 2 for a usage error; a .json in a folder that is "
+                                   "not a transcript is skipped, named on stderr)")
     evaluate.add_argument("paths", nargs="*", metavar="PATH",
                           help="transcript files or folders (e.g. ~/.claude/projects)")
     evaluate.add_argument("--sample", type=int, default=0, metavar="N",

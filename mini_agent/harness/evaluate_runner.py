@@ -42,7 +42,12 @@ SUFFIXES = (".jsonl", ".traj.json", ".traj", ".json")
 """File names the explorer picks up inside a folder."""
 
 CSV_FIELDS = ("path", "name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
-              "retained_facts", "total_facts", "vs_best", "estimator_median_abs_error")
+              "retained_facts", "total_facts", "vs_best", "estimator_median_abs_error", "error")
+"""Columns of ``--csv``: one row per (session, policy); a file that failed has one row with
+its ``path`` and ``error`` only (``error`` is empty on every other row)."""
+
+ERROR_NAMES_SHOWN = 5
+"""How many failed or skipped files a summary line on stderr names before "and N more"."""
 
 
 def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
@@ -60,7 +65,23 @@ def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
             that holds no transcript file (an empty ``~/.claude/projects`` says so, not
             nothing).
     """
-    out: list[Path] = []
+    return [path for path, _ in expand_paths(paths)]
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[tuple[Path, Path | None]]:
+    """Expand folders like :func:`transcript_files`, remembering where each file came from.
+
+    Args:
+        paths: files and folders (see :func:`transcript_files`).
+
+    Returns:
+        ``(file, folder)`` pairs in the order of :func:`transcript_files`: ``folder`` is the
+        folder given whose scan found the file, None for a file named as such.
+
+    Raises:
+        FileNotFoundError: as :func:`transcript_files`.
+    """
+    out: list[tuple[Path, Path | None]] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
@@ -69,12 +90,42 @@ def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
             if not found:
                 raise FileNotFoundError(
                     f"no transcript files ({', '.join('*' + s for s in SUFFIXES)}) under {path}")
-            out += found
+            out += [(p, path) for p in found]
         elif path.exists():
-            out.append(path)
+            out.append((path, None))
         else:
             raise FileNotFoundError(f"no such file or folder: {path}")
     return out
+
+
+def is_foreign_json(path: str | Path) -> bool:
+    """Say whether a file is well-formed JSON of no transcript shape (a ``config.json``).
+
+    Only a plain ``.json`` name qualifies (``.traj.json``, ``.traj`` and ``.jsonl`` name
+    transcripts, so a bad one is an error); the shape test is the loader's own
+    (:func:`mini_agent.core.transcripts._classify`), so what it loads is never skipped. A file
+    that is not valid JSON is corrupt, not foreign: False.
+
+    Args:
+        path: a file a folder scan found.
+
+    Returns:
+        True when the file parses as JSON and the loader knows no format of that shape.
+    """
+    from mini_agent.core.transcripts import _classify
+    from mini_agent.core.transcripts.drafts import TranscriptError
+    name = Path(path).name
+    if not name.endswith(".json") or name.endswith(".traj.json"):
+        return False
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8").removeprefix("\ufeff"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    try:
+        _classify(doc, name, name)
+    except TranscriptError:
+        return True
+    return False
 
 
 def session_choices(*, newest_own: int = 20) -> dict[str, Path]:
@@ -165,7 +216,9 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
     """Evaluate every transcript under ``paths``; return one report per file, in input order.
 
     Where the files run (here, a process pool, Dask) is :func:`~.evaluate_pool.run_files`'s
-    choice: a pool is started only when the files left make it pay.
+    choice: a pool is started only when the files left make it pay. A ``.json`` a folder
+    scan found that is no transcript (:func:`is_foreign_json`) gets no report
+    (:func:`evaluate_scan` says which).
 
     Args:
         paths: files or folders.
@@ -185,12 +238,55 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
         UnknownPolicyError: a policy name the explorer does not know.
         ValueError: ``workers`` below 1.
     """
+    return evaluate_scan(paths, policies=policies, model=model, workers=workers,
+                         scheduler=scheduler, progress=progress, reference=reference)[0]
+
+
+def evaluate_scan(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFAULT_POLICIES,
+                  model: str | None = None, workers: int = 1, scheduler: Any = None,
+                  progress: bool | None = None, reference: bool = False
+                  ) -> tuple[list[dict[str, Any]], list[str]]:
+    """Evaluate like :func:`evaluate_paths`; also say which scanned files were skipped.
+
+    A file a folder scan found whose load failed and that is well-formed JSON of no
+    transcript shape (:func:`is_foreign_json`: a ``config.json`` beside the sessions) is
+    skipped, not reported as failed. A file named on its own is never skipped, and neither
+    is a corrupt ``.jsonl`` or a file that is not JSON at all: their reports keep the error.
+
+    Args:
+        paths: files or folders.
+        policies: policy names (checked before any work starts).
+        model: price every session with this model (default: each session's own).
+        workers: processes for a local pool (1: in this process).
+        scheduler: a Dask scheduler address or a ``distributed.Client``; overrides
+            ``workers``.
+        progress: show the bar (None: when there is more than one file).
+        reference: replay with the reference replay (slower, the same figures).
+
+    Returns:
+        ``(reports, skipped)``: one report per file not skipped, in input order; the skipped
+        files, each as its path relative to the folder whose scan found it.
+
+    Raises:
+        FileNotFoundError: a path that does not exist.
+        UnknownPolicyError: a policy name the explorer does not know.
+        ValueError: ``workers`` below 1.
+    """
     for name in policies:
         policy_spec(name)
     if workers < 1:
         raise ValueError(f"workers must be >= 1, got {workers}")
-    return run_files(transcript_files(paths), policies=policies, model=model, workers=workers,
-                     scheduler=scheduler, progress=progress, reference=reference)
+    found = expand_paths(paths)
+    reports = run_files([path for path, _ in found], policies=policies, model=model,
+                        workers=workers, scheduler=scheduler, progress=progress,
+                        reference=reference)
+    kept, skipped = [], []
+    for (path, folder), report in zip(found, reports):
+        if "error" in report and folder is not None and is_foreign_json(path):
+            skipped.append(str(path.relative_to(folder)))
+        else:
+            kept.append(report)
+    return kept, skipped
 
 
 # --------------------------------------------------------------------------- output
@@ -199,16 +295,37 @@ def write_csv(reports: Sequence[dict[str, Any]], target: TextIO) -> None:
     """Write one CSV row per (session, policy) with :data:`CSV_FIELDS`.
 
     Args:
-        reports: :func:`evaluate_paths` reports; failed files are skipped.
+        reports: :func:`evaluate_paths` reports; a failed file gives one row with its
+            ``path`` and ``error`` (the machine-readable list of what failed).
         target: an open text file (``newline=""``).
     """
     writer = csv.DictWriter(target, fieldnames=CSV_FIELDS)
     writer.writeheader()
     for report in reports:
+        if "error" in report:
+            writer.writerow({"path": report["path"], "error": report["error"]})
         for p in report.get("policies", []):
             writer.writerow({**{k: p[k] for k in CSV_FIELDS if k in p}, "path": report["path"],
                              "estimator_median_abs_error":
                                  report["estimator_median_abs_error"]})
+
+
+def name_list(names: Sequence[str], shown: int = ERROR_NAMES_SHOWN) -> str:
+    """Join file names for a one-line summary, the first ``shown`` then "and N more".
+
+    Args:
+        names: the names, in order.
+        shown: how many to name (default :data:`ERROR_NAMES_SHOWN`).
+
+    Returns:
+        ``"a.json, b.json"`` or ``"a.json, b.json, ... and 3 more"``.
+    """
+    head = ", ".join(names[:shown])
+    return head if len(names) <= shown else f"{head} and {len(names) - shown} more"
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
 
 
 SAMPLE_EXCHANGES = 30
@@ -248,6 +365,13 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
                   stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     """Run ``mini-agent evaluate``: print tables (or JSON), optionally write a CSV.
 
+    Each failed file's error is written out once for a reader: in the text report (stdout),
+    in file order; with ``--json``, whose stdout is for a program, on stderr, one line per
+    file (``mini-agent evaluate: PATH: ERROR``). The machine-readable record is the JSON's
+    ``{"path", "error"}`` objects and the CSV's rows with an ``error``. Whatever the format,
+    stderr ends with one line naming the failed files (and one naming the files skipped
+    because they are not transcripts), so a pipe never hides that something failed.
+
     Args:
         paths: files or folders.
         policies: policy names (None: every policy).
@@ -262,9 +386,12 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         stderr: where errors and the progress bar go (default ``sys.stderr``).
 
     Returns:
-        The exit status: 0 when every file was evaluated, 1 when some failed (each is
-        reported), 2 with a one-line ``mini-agent evaluate: error: ...`` for a missing path,
-        no path and no samples, an unknown policy or model, or workers or samples < 1.
+        The exit status: 0 when every file was evaluated (a ``.json`` a folder scan found
+        that is no transcript is skipped with a line on stderr, not a failure); 1 when some
+        file failed (a corrupt transcript, or a file named on the command line that is not
+        one); 2 with a one-line ``mini-agent evaluate: error: ...`` for a missing path, a
+        folder with no transcript, no path and no samples, an unknown policy or model, or
+        workers or samples < 1.
     """
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
@@ -278,8 +405,8 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         with contextlib.ExitStack() as stack:
             if samples:
                 paths = [*paths, str(stack.enter_context(sample_folder(samples)))]
-            reports = evaluate_paths(paths, policies=tuple(policies or DEFAULT_POLICIES),
-                                     model=model, workers=workers, scheduler=scheduler)
+            reports, skipped = evaluate_scan(paths, policies=tuple(policies or DEFAULT_POLICIES),
+                                             model=model, workers=workers, scheduler=scheduler)
     except (FileNotFoundError, UnknownPolicyError, ValueError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"mini-agent evaluate: error: {message}", file=err)
@@ -290,6 +417,14 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         message = f"cannot reach the Dask scheduler {scheduler}: {error}"
         print(f"mini-agent evaluate: error: {message}", file=err)
         return 2
+    if skipped:
+        print(f"mini-agent evaluate: skipped {_plural(len(skipped), 'file')} that "
+              f"{'is' if len(skipped) == 1 else 'are'} not a transcript: {name_list(skipped)}",
+              file=err)
+    if not reports:
+        print(f"mini-agent evaluate: error: no transcript under {', '.join(map(str, paths))}",
+              file=err)
+        return 2
     if as_json:
         print(json.dumps(reports, indent=1, ensure_ascii=False), file=out)
     else:
@@ -297,7 +432,13 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
     if csv_path:
         with open(csv_path, "w", newline="", encoding="utf-8") as handle:
             write_csv(reports, handle)
-    failed = [r for r in reports if "error" in r]
-    for r in failed:
-        print(f"mini-agent evaluate: {r['path']}: {r['error']}", file=err)
+    failed = [r["path"] for r in reports if "error" in r]
+    if as_json:  # the errors' one place a reader sees: stdout is for a program
+        for r in reports:
+            if "error" in r:
+                print(f"mini-agent evaluate: {r['path']}: {r['error']}", file=err)
+    if failed:
+        where = "above" if as_json else "in the report"
+        print(f"mini-agent evaluate: {len(failed)} of {_plural(len(reports), 'file')} failed "
+              f"(errors {where}): {name_list([Path(f).name for f in failed])}", file=err)
     return 1 if failed else 0
