@@ -78,26 +78,67 @@ def test_the_bar_counts_every_file_in_and_out_of_the_pool(files, monkeypatch, ca
     assert capsys.readouterr().err == ""
 
 
-def test_a_worker_that_dies_costs_its_files_an_error_row_not_the_run(files, monkeypatch):
-    # the worker evaluating bad.jsonl ends abruptly (as the out-of-memory killer would end it):
-    # the files of lost batches get an error row, the finished ones keep their reports
+@pytest.fixture
+def many(tmp_path):
+    """Twelve good sessions: s07.jsonl is the one whose worker dies."""
+    out = []
+    for k in range(12):
+        path = tmp_path / f"s{k:02d}.jsonl"
+        path.write_text(sample_session_jsonl(2 + k % 3, variant=k))
+        out.append(path)
+    return out
+
+
+def _die_on(monkeypatch, name, how):
+    """Make evaluating ``name`` end the process that does it (a forked worker inherits it)."""
     import os
+    import signal
     from mini_agent.core import replay
 
     real = replay.evaluate_session
 
-    def dies_on_s3(transcript, **kwargs):
-        if str(transcript.path).endswith("s3.jsonl"):
-            os._exit(9)
+    def dies(transcript, **kwargs):
+        if str(transcript.path).endswith(name):
+            if how == "exit":
+                os._exit(9)
+            os.kill(os.getpid(), signal.SIGKILL)
         return real(transcript, **kwargs)
-    monkeypatch.setattr(replay, "evaluate_session", dies_on_s3)  # the forked workers inherit it
+    monkeypatch.setattr(replay, "evaluate_session", dies)
+
+
+@pytest.mark.parametrize("how", ["exit", "sigkill"])
+@pytest.mark.parametrize("size", [1, 3])
+def test_a_worker_that_dies_costs_only_the_file_it_was_evaluating(many, monkeypatch, how,
+                                                                    size):
+    # the worker evaluating s07.jsonl ends abruptly (os._exit, or SIGKILL as the out-of-memory
+    # killer would send): that file alone is reported as lost; the files of its batch, of the
+    # batches the broken pool dropped and of those never started run again and get their
+    # own reports
+    here = run_files(many, policies=POLICIES, workers=1, progress=False)
+    _die_on(monkeypatch, "s07.jsonl", how)
     monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
-    monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: 1)
-    reports = run_files(files, policies=POLICIES, workers=2, progress=False)
-    assert [r["path"] for r in reports] == [str(f) for f in files]
-    died = [r for r in reports if r.get("error") == evaluate_pool.WORKER_DIED]
-    assert str(files[4]) in [r["path"] for r in died]  # files[4] is s3.jsonl
-    assert "error" not in reports[0] and reports[2]["error"] != evaluate_pool.WORKER_DIED
+    monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: size)
+    reports = run_files(many, policies=POLICIES, workers=2, progress=False)
+    assert [r["path"] for r in reports] == [str(f) for f in many]
+    assert reports[7] == {"path": str(many[7]), "error": evaluate_pool.WORKER_DIED}
+    assert _plain(reports[:7] + reports[8:]) == _plain(here[:7] + here[8:])
+
+
+def test_two_files_that_kill_their_workers_are_each_blamed_alone(many, monkeypatch):
+    _die_on(monkeypatch, "s07.jsonl", "exit")
+    _die_on(monkeypatch, "s02.jsonl", "sigkill")  # wraps the first: both die
+    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
+    reports = run_files(many, policies=POLICIES, workers=2, progress=False)
+    died = [n for n, r in enumerate(reports) if r.get("error") == evaluate_pool.WORKER_DIED]
+    assert died == [2, 7]
+    assert all("policies" in r for n, r in enumerate(reports) if n not in died)
+
+
+def test_the_bar_counts_a_lost_file_once(many, monkeypatch, capsys):
+    _die_on(monkeypatch, "s07.jsonl", "exit")
+    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
+    run_files(many, policies=POLICIES, workers=2, progress=True)
+    assert "12/12" in capsys.readouterr().err
 
 
 def test_an_unreachable_scheduler_is_a_one_line_error(tmp_path, capsys):

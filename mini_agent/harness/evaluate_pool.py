@@ -17,6 +17,11 @@ ran:
 The progress bar (``tqdm.auto``) counts finished files as their batches come back; when it
 is not shown, tqdm is not even imported (its import costs more than a short session).
 A file that cannot be loaded or evaluated gives ``{"path", "error"}``, never an exception.
+Should a pool worker die (killed, out of memory, ``os._exit`` in the code it runs), only the
+file it was evaluating is reported as lost (:data:`WORKER_DIED`): each worker marks in shared
+memory which file it starts and finishes, the dead one is told from the ones the broken pool
+then terminated by its exit code, and every other file without a report runs again in a
+fresh pool.
 
 The cyclic garbage collector is paused while one file is evaluated (:func:`gc_paused`): a
 session's replay allocates many small objects that live until its report is made, and the
@@ -36,9 +41,11 @@ import concurrent.futures
 import contextlib
 import gc
 import multiprocessing
-from concurrent.futures.process import BrokenProcessPool
+import os
+import signal
 import sys
 import time
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -226,23 +233,102 @@ def run_files(files: Sequence[Path], *, policies: Sequence[str] = DEFAULT_POLICI
 
 
 def _run_pool(paths, first, policies, model, workers, results, bar, reference) -> None:
-    """Evaluate ``paths[first:]`` on a pool of ``workers`` processes, batch by batch."""
-    left = paths[first:]
-    size = batch_size(len(left), workers)
-    pool = concurrent.futures.ProcessPoolExecutor(max_workers=min(workers, len(left)),
-                                                  mp_context=_context())
+    """Evaluate ``paths[first:]`` on pools of ``workers`` processes, batch by batch.
+
+    Should a worker die, the file it was evaluating gets :data:`WORKER_DIED`; every other
+    file without a report (never started, or lost with a batch cut short) runs again in a
+    fresh pool (never here: a file that kills its worker would kill this process), until
+    none is left or :data:`BARREN_ROUNDS` pools in a row died before finishing any file.
+    """
+    todo, barren = list(range(first, len(paths))), 0
+    while todo:
+        lost = _pool_round(paths, todo, policies, model, workers, results, bar, reference)
+        barren = barren + 1 if len(lost) == len(todo) else 0
+        if barren >= BARREN_ROUNDS:
+            for at in lost:
+                results[at] = {"path": paths[at], "error": WORKER_DIED}
+            bar.update(len(lost))
+            return
+        todo = lost
+
+
+BARREN_ROUNDS = 3
+"""Pools in a row whose workers died before any file finished or was blamed, after which
+the files left are reported as :data:`WORKER_DIED` instead of tried again."""
+
+_STARTED: Any = None
+"""In a pool worker: per file of the round, the pid of the worker that started it (0: not
+yet); a ``multiprocessing.RawArray`` shared with the parent, which reads it after a death."""
+_FINISHED: Any = None
+"""In a pool worker: per file of the round, 1 once its report is made (a RawArray)."""
+
+
+def _track(started: Any, finished: Any) -> None:
+    """Pool initializer: keep the round's shared arrays in the worker's globals.
+
+    Args:
+        started: the round's ``_STARTED`` array.
+        finished: the round's ``_FINISHED`` array.
+    """
+    global _STARTED, _FINISHED
+    _STARTED, _FINISHED = started, finished
+
+
+def evaluate_tracked(offset: int, paths: Sequence[str], policies: Sequence[str] = DEFAULT_POLICIES,
+                     model: str | None = None, reference: bool = False) -> list[dict[str, Any]]:
+    """Run :func:`evaluate_batch` in a pool worker, marking each file started and finished.
+
+    Two stores into shared memory per file: what lets the parent blame a dead worker's file
+    alone and run the others again.
+
+    Args:
+        offset: the batch's first file's index in the round.
+        paths: transcript files, as strings.
+        policies: policy names.
+        model: price with this model (None: each session's own).
+        reference: replay with the reference replay.
+
+    Returns:
+        One report per path, in order.
+    """
+    pid, out = os.getpid(), []
+    for n, path in enumerate(paths):
+        _STARTED[offset + n] = pid
+        out.append(evaluate_file(path, policies, model, reference))
+        _FINISHED[offset + n] = 1
+    return out
+
+
+def _pool_round(paths, todo, policies, model, workers, results, bar, reference) -> list[int]:
+    """Run the files ``todo`` (indices into ``paths``) in one fresh pool.
+
+    Returns:
+        The indices still without a report: none unless a worker died; then the file each
+        dead worker was evaluating got :data:`WORKER_DIED` and the others are returned.
+    """
+    from multiprocessing.sharedctypes import RawArray
+    count = len(todo)
+    started, finished = RawArray("i", count), RawArray("b", count)
+    size = batch_size(count, workers)
+    pool = concurrent.futures.ProcessPoolExecutor(
+        max_workers=min(workers, count), mp_context=_context(), initializer=_track,
+        initargs=(started, finished))
+    broken = False
     try:
-        futures = {pool.submit(evaluate_batch, batch, policies, model, reference): first + n * size
-                   for n, batch in enumerate(_batches(left, size))}
+        futures = {pool.submit(evaluate_tracked, at, [paths[i] for i in todo[at:at + size]],
+                               policies, model, reference): at for at in range(0, count, size)}
+        # the executor's own process table (the same dict for the pool's life): a worker's
+        # exit code tells the one that died from those the broken pool then terminated
+        processes = getattr(pool, "_processes", None)
         for future in concurrent.futures.as_completed(futures):
             at = futures[future]
             try:
                 reports = future.result()
-            except BrokenProcessPool:  # a worker died (killed, out of memory): its batch and
-                # every batch not finished yet are reported as errors, the rest is kept
-                batch = left[at - first:at - first + size]
-                reports = [{"path": path, "error": WORKER_DIED} for path in batch]
-            results[at:at + len(reports)] = reports
+            except BrokenProcessPool:  # a worker died (killed, out of memory, os._exit)
+                broken = True
+                continue
+            for n, report in enumerate(reports):
+                results[todo[at + n]] = report
             bar.update(len(reports))
     except BaseException:
         # Ctrl-C or an error mid-run: drop the batches not started, do not wait for the
@@ -252,11 +338,26 @@ def _run_pool(paths, first, policies, model, workers, results, bar, reference) -
     # every report is in: join the idle workers before returning (a few ms), so that no
     # thread of this run is still running when the next run forks its workers
     pool.shutdown(wait=True)
+    if not broken:
+        return []
+    dead = {pid for pid, process in dict(processes or {}).items()
+            if process.exitcode not in (None, -signal.SIGTERM)}
+    lost = []
+    for n, at in enumerate(todo):
+        if results[at] is not None:
+            continue
+        if started[n] and not finished[n] and (started[n] in dead or not dead):
+            results[at] = {"path": paths[at], "error": WORKER_DIED}
+            bar.update(1)
+        else:
+            lost.append(at)
+    return lost
 
 
-WORKER_DIED = ("a worker process died while evaluating this file's batch (killed, or out of "
+WORKER_DIED = ("a worker process died while evaluating this file (killed, or out of "
                "memory?); run it again alone")
-"""The error of each file whose batch was lost with a dead worker process."""
+"""The error of a file whose worker process died while evaluating it; the pool's other
+files are run again and get their own reports."""
 
 
 def _run_dask(paths, policies, model, scheduler, results, bar, reference) -> None:
