@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from mini_agent.grading.reaper import kill_tree
 from mini_agent.grading.registry import time_limit
 from mini_agent.grading.runner import graded_files, names_used
 from mini_agent.grading.scorecard import CheckResult
@@ -55,7 +56,10 @@ class Worker:
 
     The worker leads its own process group (a new session): the processes the learner's code
     starts or forks belong to it, and :meth:`kill` and :meth:`close` end the whole group, so
-    a ``subprocess.run(["sleep", "654"])`` that timed out leaves nothing behind. The new
+    a ``subprocess.run(["sleep", "654"])`` that timed out leaves nothing behind. On Linux they
+    also end the worker's whole tree: a child started with ``start_new_session=True`` (or
+    that called ``os.setsid()``) leaves the group but stays the worker's descendant (the
+    worker is a child subreaper, :mod:`.reaper`). The new
     session also keeps a terminal's Ctrl-C from reaching the worker: the caller handles it.
 
     Args:
@@ -166,7 +170,7 @@ class Worker:
         return bytes(self.stderr_tail).decode("utf-8", "replace")[-limit_chars:].strip()
 
     def kill(self) -> None:
-        """Kill the process and every process of its group, and wait for it."""
+        """Kill the process, every process of its group and of its tree, and wait for it."""
         self._kill_group()
         self.process.kill()
         self.process.wait()
@@ -177,19 +181,32 @@ class Worker:
                 pass
 
     def _kill_group(self) -> None:
-        """Send SIGKILL to the worker's process group (what the learner's code started).
+        """SIGKILL what the learner's code started: the worker's tree, then its group.
 
-        POSIX only: on Windows (no process groups here) only the worker itself is killed.
+        On Linux the worker is first stopped (``SIGSTOP``: it starts nothing more), then
+        every descendant is killed (:func:`.reaper.kill_tree`: the worker adopts what the
+        code orphaned, so a child in a session of its own is found too), then the group.
+        POSIX only for the group; on Windows (no process groups here) only the worker itself
+        is killed.
         """
         if not hasattr(os, "killpg"):
             return
+        if self.process.poll() is None:
+            try:
+                os.kill(self.process.pid, signal.SIGSTOP)
+            except OSError:  # ended meanwhile
+                pass
+            kill_tree(self.process.pid)
         try:
             os.killpg(self.process.pid, signal.SIGKILL)
         except OSError:  # the group is empty already
             pass
 
     def close(self) -> None:
-        """Ask the process to end (stdin closed), kill it if it does not, then its group."""
+        """Ask the process to end (stdin closed), kill it if it does not, then its group.
+
+        A worker that ends on request kills its own tree first (:func:`.worker.end_worker`).
+        """
         if self.process.stdin is not None:
             try:
                 self.process.stdin.close()

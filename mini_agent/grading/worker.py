@@ -20,7 +20,9 @@ the process (which also ends itself soon after, should its caller be gone). Shou
 die (a kernel restarted, a terminal closed), a watcher thread sees the worker's parent change
 within :data:`PARENT_POLL_SECONDS` and ends the worker with every process the learner's code
 started (:func:`abandon_worker`) while the learner's code lets go of the interpreter; on
-Linux a reaper process (:mod:`.reaper`) does the same even when it never does. A loop that never
+Linux a reaper process (:mod:`.reaper`) does the same even when it never does. On Linux the
+worker is a child subreaper: a process the learner's code moves to a session of its own and
+orphans is handed to the worker, and dies with the rest of its tree. A loop that never
 releases the interpreter gets no report: the caller's own deadline kills it. The next worker
 loads the implementation with every function that timed out so far (``timed_out``) stubbed
 out: a later check that calls one fails at once with "skipped: `should_mask` timed out in
@@ -41,7 +43,7 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TextIO
 
-from mini_agent.grading.reaper import start_reaper, stat_fields
+from mini_agent.grading.reaper import become_subreaper, kill_tree, start_reaper
 from mini_agent.grading.registry import checks_module, collect_checks
 from mini_agent.grading.stack_dump import DUMP_AFTER_SECONDS, qualname_at
 from mini_agent.grading.runner import (callable_names, graded_files, import_error, load_module,
@@ -60,45 +62,24 @@ PARENT_POLL_SECONDS = 0.5
 def end_worker(code: int) -> None:
     """End this worker and every process the learner's code started, then exit with ``code``.
 
-    The worker leads its own process group (the caller starts it in a new session), so the
-    processes of that group other than the worker are what the learner's code forked or
-    started and left running: each gets SIGKILL (found in ``/proc``; without ``/proc`` the
-    whole group, this process included, is killed). When the process does not lead its
-    group (started by hand from a shell), only it exits.
+    The worker leads its own process group (the caller starts it in a new session) and, on
+    Linux, adopts its orphaned descendants (:func:`.reaper.become_subreaper`): every other
+    process of its group or of its tree is what the learner's code forked or started and
+    left running, even one that moved to a session of its own; each gets SIGKILL
+    (:func:`.reaper.kill_tree`). Without ``/proc`` the whole group, this process included,
+    is killed instead. When the process does not lead its group (started by hand from a
+    shell), only its tree is killed, then it exits.
 
     Args:
         code: the exit status.
     """
     me = os.getpid()
-    if hasattr(os, "killpg") and os.getpgid(0) == me:
-        for _ in range(2):  # a second pass for what forked during the first
-            others = _group_members(me)
-            if others is None:
-                try:
-                    os.killpg(me, signal.SIGKILL)  # this process too
-                except OSError:  # pragma: no cover - nothing left to kill
-                    pass
-                break
-            for pid in others:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except OSError:  # ended meanwhile
-                    pass
+    if kill_tree(me) is None and hasattr(os, "killpg") and os.getpgid(0) == me:
+        try:
+            os.killpg(me, signal.SIGKILL)  # this process too
+        except OSError:  # pragma: no cover - nothing left to kill
+            pass
     os._exit(code)
-
-
-def _group_members(group: int) -> list[int] | None:
-    """The pids in process group ``group`` other than this process; None without ``/proc``."""
-    if not Path("/proc/self/stat").exists():
-        return None
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        fields = stat_fields(int(entry.name))
-        if fields is not None and int(fields[2]) == group:  # state, ppid, pgrp
-            found.append(int(entry.name))
-    return found
 
 
 def watch_parent(parent: int, poll_seconds: float = PARENT_POLL_SECONDS) -> None:
@@ -118,13 +99,14 @@ def watch_parent(parent: int, poll_seconds: float = PARENT_POLL_SECONDS) -> None
 
 
 def abandon_worker() -> None:
-    """End this worker's whole process group at once, this process included.
+    """End this worker's whole process group and tree at once, this process included.
 
     For when nobody waits for the worker any more (its caller is gone, or never killed it
-    after a timeout): one ``killpg`` leaves the learner's code no moment to start another
-    process, as a scan of the group could. When the process does not lead its group, only it
-    exits (with :data:`EXIT_TIMED_OUT`).
+    after a timeout): the processes of its tree (:func:`.reaper.kill_tree`, on Linux: also
+    those that left the group), then the group in one ``killpg``. When the process does not
+    lead its group, only it and its tree end (exit code :data:`EXIT_TIMED_OUT`).
     """
+    kill_tree(os.getpid())
     if hasattr(os, "killpg") and os.getpgid(0) == os.getpid():
         try:
             os.killpg(os.getpid(), signal.SIGKILL)
@@ -313,7 +295,8 @@ def main() -> None:
     The exit skips atexit handlers and does not wait for the threads the learner's code left
     running.
     """
-    start_reaper(os.getppid())  # first: before any thread, before the learner's code
+    become_subreaper()  # first: what the learner's code orphans comes to this process
+    start_reaper(os.getppid())  # before any thread, before the learner's code
     reply_fd, request_fd = os.dup(1), os.dup(0)
     os.set_inheritable(reply_fd, False)  # a process the learner's code starts never holds it
     os.set_inheritable(request_fd, False)
