@@ -188,3 +188,24 @@ def test_kill_tree_finds_descendants_that_left_the_group_and_spares_the_root():
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert wait_dead([sleeper], 3.0) == []
+
+
+def test_a_setsid_child_dies_when_the_code_ends_the_worker_with_os_exit(copy):
+    pids = copy / "pids.txt"
+    answer(copy, setsid_sleep(pids, wait=False) + "    os._exit(5)\n")
+    card = grade("03", time_limit_seconds=10)
+    failed = [c for c in card.checks if not c.passed]
+    assert failed and all("exit code 5" in c.detail for c in failed)
+    sleepers = [sleep for _, sleep in recorded(pids)]
+    assert len(sleepers) == len(failed) and wait_dead(sleepers, 3.0) == []
+
+
+def test_a_setsid_child_dies_when_a_check_that_overran_returns(copy):
+    # the watchdog reports the timeout, then the check returns and the worker ends itself
+    # (os._exit) while the caller is about to kill it: the tree dies either way
+    pids = copy / "pids.txt"
+    answer(copy, setsid_sleep(pids, wait=False) + "    import time\n    time.sleep(1.3)\n")
+    card = grade("03", time_limit_seconds=1)
+    assert not card.full_marks
+    sleepers = [sleep for _, sleep in recorded(pids)]
+    assert sleepers and wait_dead(sleepers, 3.0) == []

@@ -22,9 +22,10 @@ Two tools, both Linux-only (``/proc`` and ``prctl``):
 
 Elsewhere (macOS, Windows) there is no subreaper and no ``/proc``: only the worker's process
 group is killed, so a child that moved to a session of its own (``start_new_session=True``,
-``os.setsid()``) can outlive the grading. On Linux too, a worker that dies on its own
-(``os._exit`` in the learner's code, a crash) hands its escaped descendants to init before
-anyone can walk its tree; its group is still killed.
+``os.setsid()``) can outlive the grading. A worker that ends itself with ``os._exit`` (the
+learner's code calls it) kills its tree first (:func:`.worker.guard_exit`); one killed from
+outside (the out-of-memory killer) or that crashes hands its escaped descendants to init
+before anyone can walk its tree (its group is still killed).
 
 IO: forks a process, reads ``/proc``, sends signals, calls ``prctl``.
 

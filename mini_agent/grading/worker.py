@@ -59,6 +59,29 @@ PARENT_POLL_SECONDS = 0.5
 """How often the worker checks that its caller still runs (seconds)."""
 
 
+_real_exit = os._exit
+"""``os._exit`` as Python made it (:func:`guard_exit` replaces the module's name)."""
+
+
+def guard_exit(worker: int) -> None:
+    """Make ``os._exit`` in this worker kill the worker's tree before the process ends.
+
+    A worker that ends itself (``os._exit`` in the learner's code, or after a check that
+    overran its limit returned) would hand its escaped descendants to init before the caller
+    could walk its tree; with this, the tree dies first (:func:`.reaper.kill_tree`). A process
+    the learner's code forks inherits the replacement but exits plainly (its pid is not
+    ``worker``), so a daemon's double fork still works.
+
+    Args:
+        worker: this worker's pid.
+    """
+    def _exit(code: int) -> None:
+        if os.getpid() == worker:
+            kill_tree(worker)
+        _real_exit(code)
+    os._exit = _exit
+
+
 def end_worker(code: int) -> None:
     """End this worker and every process the learner's code started, then exit with ``code``.
 
@@ -79,7 +102,7 @@ def end_worker(code: int) -> None:
             os.killpg(me, signal.SIGKILL)  # this process too
         except OSError:  # pragma: no cover - nothing left to kill
             pass
-    os._exit(code)
+    _real_exit(code)
 
 
 def watch_parent(parent: int, poll_seconds: float = PARENT_POLL_SECONDS) -> None:
@@ -112,7 +135,7 @@ def abandon_worker() -> None:
             os.killpg(os.getpid(), signal.SIGKILL)
         except OSError:  # pragma: no cover - cannot happen for our own group
             pass
-    os._exit(EXIT_TIMED_OUT)
+    _real_exit(EXIT_TIMED_OUT)
 
 
 class Session:
@@ -297,6 +320,7 @@ def main() -> None:
     """
     become_subreaper()  # first: what the learner's code orphans comes to this process
     start_reaper(os.getppid())  # before any thread, before the learner's code
+    guard_exit(os.getpid())
     reply_fd, request_fd = os.dup(1), os.dup(0)
     os.set_inheritable(reply_fd, False)  # a process the learner's code starts never holds it
     os.set_inheritable(request_fd, False)
