@@ -36,10 +36,9 @@ from mini_agent.harness.evaluate_pool import (  # noqa: F401 (evaluate_file: re-
     evaluate_file, run_files)
 from mini_agent.harness.real_sessions import CLAUDE_PROJECTS, shared_data_dir
 from mini_agent.harness.transcript_files import load
+from mini_agent.harness.transcript_scan import (  # noqa: F401 (re-exported)
+    SUFFIXES, expand_paths, is_foreign_json, transcript_files)
 
-
-SUFFIXES = (".jsonl", ".traj.json", ".traj", ".json")
-"""File names the explorer picks up inside a folder."""
 
 CSV_FIELDS = ("path", "name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
               "retained_facts", "total_facts", "vs_best", "estimator_median_abs_error", "error")
@@ -48,84 +47,6 @@ its ``path`` and ``error`` only (``error`` is empty on every other row)."""
 
 ERROR_NAMES_SHOWN = 5
 """How many failed or skipped files a summary line on stderr names before "and N more"."""
-
-
-def transcript_files(paths: Iterable[str | Path]) -> list[Path]:
-    """Expand folders (recursively) into transcript files, sorted; keep files as given.
-
-    Args:
-        paths: files and folders; a folder contributes every file under it whose name ends
-            with one of :data:`SUFFIXES` (``manifest.json`` excepted).
-
-    Returns:
-        The files, in the order given (each folder's files sorted).
-
-    Raises:
-        FileNotFoundError: naming the first path that does not exist, or the first folder
-            that holds no transcript file (an empty ``~/.claude/projects`` says so, not
-            nothing).
-    """
-    return [path for path, _ in expand_paths(paths)]
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[tuple[Path, Path | None]]:
-    """Expand folders like :func:`transcript_files`, remembering where each file came from.
-
-    Args:
-        paths: files and folders (see :func:`transcript_files`).
-
-    Returns:
-        ``(file, folder)`` pairs in the order of :func:`transcript_files`: ``folder`` is the
-        folder given whose scan found the file, None for a file named as such.
-
-    Raises:
-        FileNotFoundError: as :func:`transcript_files`.
-    """
-    out: list[tuple[Path, Path | None]] = []
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_dir():
-            found = sorted(p for p in path.rglob("*") if p.is_file()
-                           and p.name.endswith(SUFFIXES) and p.name != "manifest.json")
-            if not found:
-                raise FileNotFoundError(
-                    f"no transcript files ({', '.join('*' + s for s in SUFFIXES)}) under {path}")
-            out += [(p, path) for p in found]
-        elif path.exists():
-            out.append((path, None))
-        else:
-            raise FileNotFoundError(f"no such file or folder: {path}")
-    return out
-
-
-def is_foreign_json(path: str | Path) -> bool:
-    """Say whether a file is well-formed JSON of no transcript shape (a ``config.json``).
-
-    Only a plain ``.json`` name qualifies (``.traj.json``, ``.traj`` and ``.jsonl`` name
-    transcripts, so a bad one is an error); the shape test is the loader's own
-    (:func:`mini_agent.core.transcripts._classify`), so what it loads is never skipped. A file
-    that is not valid JSON is corrupt, not foreign: False.
-
-    Args:
-        path: a file a folder scan found.
-
-    Returns:
-        True when the file parses as JSON and the loader knows no format of that shape.
-    """
-    from mini_agent.core.transcripts import _classify
-    from mini_agent.core.transcripts.drafts import TranscriptError
-    name = Path(path).name
-    if not name.endswith(".json") or name.endswith(".traj.json"):
-        return False
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8").removeprefix("\ufeff"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
-        return False
-    try:
-        _classify(doc, name, name)
-    except TranscriptError:
-        return True
-    return False
 
 
 def session_choices(*, newest_own: int = 20) -> dict[str, Path]:
