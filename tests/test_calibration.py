@@ -130,3 +130,29 @@ def test_request_features_add_up_message_features():
                 for k in cal.FEATURES + ("image_tokens",)}
         assert got == want
     assert features[-1]["tool_output"] + features[-1]["code"] > 0
+
+
+_TEXT_PARTS = st.sampled_from(["  ", " ", "\t", "x", "1", "12", ":", "→", "def", "class ", "(",
+                               "=", "]", "a", "é", "\u3000", "for", "format", "if", "\n", "\n",
+                               "\n\n", "\r", "\r\n", "\x0c", "\u2028", "\x1f", "{", "[", "\"a\"",
+                               "words here", "  return x"])
+
+
+_ASCII_PARTS = st.sampled_from(["  ", " ", "\t", "\x1f", "x", "12", ":", "def", "(", "=", "]",
+                                "a b", "\n", "\n", "\n  \n", "if", "words here"])
+
+
+@given(st.one_of(st.lists(_TEXT_PARTS, max_size=40), st.lists(_ASCII_PARTS, max_size=60))
+       .map("".join))
+@settings(max_examples=800, deadline=None)
+def test_the_fast_output_kind_equals_the_line_by_line_reference(text):
+    assert cal._output_kind(text) == cal._output_kind_by_lines(text)
+
+
+@pytest.mark.parametrize("extra", [0, 1, 2, 250])
+def test_the_output_kind_reads_only_the_first_200_lines(extra):
+    # 199 prose lines, then code: the 200-line cut decides which lines are counted
+    text = "\n".join(["plain words"] * 120 + ["x = 1"] * (80 + extra)) + "\n"
+    assert cal._output_kind(text) == cal._output_kind_by_lines(text)
+    text = "\n".join(["x = 1"] * 79 + ["plain"] * 121 + ["y = 2"] * extra)
+    assert cal._output_kind(text) == cal._output_kind_by_lines(text)
