@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 
@@ -210,3 +211,21 @@ def test_the_direct_bound_equals_the_bound_from_prefix_boundaries(history, monke
     monkeypatch.setattr(hindsight, "_direct_block_tokens", lambda *a: None)
     assert masking_bound(history, points, **kwargs) == fast
     assert fast.moves or len(points) < 10
+
+
+@pytest.mark.parametrize("memo", [False, True])
+@pytest.mark.parametrize("history", [long_session(12)[0], _odd_history()])
+def test_masked_result_tokens_equal_those_of_the_masked_history(history, memo):
+    from mini_agent.core.hindsight import _masked_result_tokens
+    from mini_agent.core.messages import tool_result_positions
+    from mini_agent.core.tokens import approx_tokens, token_memo
+    short = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "s",
+                                          "content": "ok"}]}  # shorter than a placeholder
+    history = [*history, short]
+    positions = tool_result_positions(history)
+    with token_memo() if memo else contextlib.nullcontext():
+        got = _masked_result_tokens(history, positions)
+        masked = mask_old_observations(history, keep=0)
+    want = {("messages", i, j): approx_tokens(masked[i]["content"][j]) for i, j in positions}
+    assert got == want and len(got) > 3
+    assert got[("messages", len(history) - 1, 0)] == approx_tokens(short["content"][0])

@@ -36,11 +36,12 @@ import math
 from typing import Sequence
 
 from mini_agent.core.cache import TTL_SECONDS
+from mini_agent.core.mask_placeholder import masked_block
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
 from mini_agent.core.messages import Message, tool_result_positions
 from mini_agent.core.pricing import CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens, prefix_boundaries
-from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_tokens
+from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_tokens, session_memo
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,6 +124,25 @@ def _direct_block_tokens(history: list[Message], system: str | list | None,
     return tokens, paths
 
 
+def _masked_result_tokens(history: list[Message], positions: list[tuple[int, int]]
+                          ) -> dict[tuple, int]:
+    """Each tool result's ``approx_tokens`` once masked, keyed by its block path.
+
+    What ``approx_tokens(mask_old_observations(history, keep=0)[i]["content"][j])`` gives
+    for each result ``(i, j)``, without building the masked history:
+    ``mask_old_observations`` with ``keep=0`` and no excluded tools replaces every result by
+    :func:`~mini_agent.core.mask_placeholder.masked_block` (None: left verbatim).
+    ``tests/test_hindsight.py`` compares the two.
+    """
+    memo = session_memo()
+    out = {}
+    for i, j in positions:
+        block = history[i]["content"][j]
+        replacement = masked_block(block, memo)
+        out[("messages", i, j)] = approx_tokens(block if replacement is None else replacement)
+    return out
+
+
 def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: str,
                   system: str | list | None = None, tools: list[dict] | None = None,
                   keep: int = KEEP_RECENT_OBSERVATIONS, times: Sequence[float] | None = None,
@@ -156,14 +176,13 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     minimum = min_tokens if min_tokens is not None else min_cacheable_tokens(model)
     read_x, write_x = model_price(model).cache_read_multiplier, CACHE_WRITE_5M_MULTIPLIER
     history = list(messages[:points[-1]]) if points else []
-    masked_history = mask_old_observations(history, keep=0)
     positions = tool_result_positions(history)
     direct = _direct_block_tokens(history, system, tools)
     if direct is not None:
         raw, paths = direct
-        masked = {p: approx_tokens(masked_history[p[1]]["content"][p[2]])
-                  for p in (("messages", i, j) for i, j in positions)}
+        masked = _masked_result_tokens(history, positions)
     else:
+        masked_history = mask_old_observations(history, keep=0)
         base = {"model": model, "max_tokens": 1, "messages": history}
         if system:
             base["system"] = system

@@ -187,6 +187,7 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
     Returns:
         A list of :class:`Fact` (duplicates removed, first appearance kept).
     """
+    # candidates as (text, kind, proof, message) tuples; the picked ones become Facts
     user_numbers, user_idents, errors, assistant_idents = [], [], [], []
     counts: dict[str, int] = {}
     for i, message in enumerate(messages):
@@ -199,21 +200,21 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
                 for line in text.splitlines():
                     for n in _NUMBER_RE.findall(line):
                         if len(n) >= 3:
-                            user_numbers.append(Fact(n, "number", line.strip()[:200], i))
+                            user_numbers.append((n, "number", line.strip()[:200], i))
                     for ident in _identifiers(line):
-                        user_idents.append(Fact(ident, "identifier", line.strip()[:200], i))
+                        user_idents.append((ident, "identifier", line.strip()[:200], i))
             elif kind == "text" and message.get("role") == "assistant":
                 for line in block.get("text", "").splitlines():
                     for ident in _identifiers(line):
                         counts[ident] = counts.get(ident, 0) + 1
                         if counts[ident] == 1:
-                            assistant_idents.append(Fact(ident, "identifier",
-                                                         line.strip()[:200], i))
+                            assistant_idents.append((ident, "identifier",
+                                                     line.strip()[:200], i))
             elif kind == "tool_result":
                 line = _first_error_line(tool_result_text(block))
                 if line is not None:
-                    errors.append(Fact(line[:80], "open_problem", line[:200], i))
-    assistant_idents.sort(key=lambda f: -counts[f.text])
+                    errors.append((line[:80], "open_problem", line[:200], i))
+    assistant_idents.sort(key=lambda f: -counts[f[0]])
     groups = [user_numbers, user_idents, errors, assistant_idents]
     seen: set[str] = set()
     picked: list[Fact] = []
@@ -224,10 +225,10 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
             for fact in group:
                 if len(picked) >= limit or taken >= rnd:
                     break
-                if fact.text in seen:
+                if fact[0] in seen:
                     continue
-                seen.add(fact.text)
-                picked.append(fact)
+                seen.add(fact[0])
+                picked.append(Fact(*fact))  # a Fact for the picked candidates only
                 taken += 1
     return picked
 
