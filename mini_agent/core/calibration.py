@@ -33,6 +33,9 @@ import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
 from mini_agent.core.messages import Message, content_blocks, tool_result_text
+from mini_agent.core.output_kind import (  # noqa: F401 (the line tests read them here)
+    _CODE_CHAR_RE, _CODE_LINE_RE, _CODE_START_RE, output_kind as _output_kind,
+    output_kind_by_lines as _output_kind_by_lines)
 from mini_agent.core.session_scale import real_input_tokens, scaled_estimates
 from mini_agent.core.tokens import image_tokens
 
@@ -62,28 +65,7 @@ around tool results that the transcript does not show)."""
 
 _CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
-_CODE_LINE_RE = re.compile(r"[{}();=<>\[\]]|^\s{2,}\S|^\s*\d+[→\t:]|^\s*(def|class|import|from|"
-                           r"return|func|if|for|package|const|let|var)\b")
-"""A line that looks like code: a bracket or operator anywhere, or an indented, numbered or
-keyword start. :func:`_output_kind` asks it in two cheaper parts, :data:`_CODE_CHAR_RE`
-anywhere then :data:`_CODE_START_RE` at the start (the same lines match:
-``tests/test_calibration.py`` checks it)."""
-_CODE_CHAR_RE = re.compile(r"[{}();=<>\[\]]")
-_CODE_START_RE = re.compile(r"\s{2,}\S|\s*\d+[→\t:]|\s*(def|class|import|from|"
-                            r"return|func|if|for|package|const|let|var)\b")
 _COUNTS = FEATURES + ("image_tokens",)
-_CODE_BYTES = b"{}();=<>[]"
-_MARK_CODE = bytes.maketrans(_CODE_BYTES, b"\x01" * len(_CODE_BYTES))
-_NOT_CODE = bytes(c for c in range(256) if c not in _CODE_BYTES and c != 10)
-_NOT_NEWLINE = bytes(c for c in range(256) if c != 10)
-_MARK_ANY = bytes.maketrans(_NOT_NEWLINE, b"\x01" * len(_NOT_NEWLINE))
-_LINE_SPACES = b" \t\x1f"
-"""``bytes.translate`` tables for :func:`_output_kind`: ``_MARK_CODE`` with ``_NOT_CODE``
-deleted leaves one ``\x01`` per code character (:data:`_CODE_CHAR_RE`) and the newlines;
-``_MARK_ANY`` with ``_LINE_SPACES`` deleted leaves one per character that ``str.strip``
-keeps (ASCII text without other line breaks)."""
-_OTHER_ASCII_LINE_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
-"""The ASCII line breaks ``str.splitlines`` knows besides ``\n``."""
 _JSON = json.JSONEncoder(ensure_ascii=False)
 """``json.dumps(value, ensure_ascii=False)`` is ``_JSON.encode(value)`` (one encoder, not one
 per call)."""
@@ -142,71 +124,6 @@ def _split_text(text: str, kind: str, out: dict[str, int]) -> None:
         out["prose"] += len(text) - code - cjk  # fenced CJK is rare; never below zero overall
     else:
         out[kind] += len(text) - cjk
-
-
-def _output_kind(text: str) -> str:
-    """``"json"``, ``"code"`` or ``"tool_output"``: how a tool result's text is counted.
-
-    JSON when the stripped text parses; else code when at least 40% of the non-blank lines
-    among the first 200 look like code (:data:`_CODE_LINE_RE`); else tool output. The usual
-    code output is settled without a Python loop over its lines: in ASCII text whose only
-    line break is ``\n``, the lines holding a code character are counted by
-    ``bytes.translate`` (:func:`_marked_lines`); when they alone reach the 40% the text is
-    code (the indented, numbered and keyword starts could only add lines). Otherwise
-    :func:`_lines_kind` asks each line. Must equal :func:`_output_kind_by_lines`, the
-    line-by-line reference (``tests/test_calibration.py`` compares the two).
-    """
-    stripped = text.lstrip()
-    if stripped[:1] in "{[":
-        try:
-            json.loads(stripped)
-            return "json"
-        except ValueError:
-            pass
-    if text.isascii() and not any(c in text for c in _OTHER_ASCII_LINE_BREAKS):
-        head = text
-        if text.count("\n") >= 200:  # splitlines()[:200]: the first 200 lines only
-            head = "\n".join(text.split("\n", 200)[:200])
-        data = head.encode("ascii")
-        lines = _marked_lines(data.translate(_MARK_ANY, _LINE_SPACES))  # non-blank lines
-        if lines and _marked_lines(data.translate(_MARK_CODE, _NOT_CODE)) >= 0.4 * lines:
-            return "code"
-    return _lines_kind(text)
-
-
-def _marked_lines(marks: bytes) -> int:
-    r"""Count the lines of ``marks`` (only ``\x01`` and ``\n`` bytes) that hold a ``\x01``.
-
-    A line holding one ends in ``\x01`` right before its ``\n`` (or the end), so each such
-    line is one ``b"\x01\n"`` or the final ``\x01``.
-    """
-    return marks.count(b"\x01\n") + marks.endswith(b"\x01")
-
-
-def _output_kind_by_lines(text: str) -> str:
-    """The reference form of :func:`_output_kind`: the JSON test, then line by line."""
-    stripped = text.lstrip()
-    if stripped[:1] in "{[":
-        try:
-            json.loads(stripped)
-            return "json"
-        except ValueError:
-            pass
-    return _lines_kind(text)
-
-
-def _lines_kind(text: str) -> str:
-    """``"code"`` or ``"tool_output"`` of a text that is not JSON, asking each line."""
-    lines = [ln for ln in text.splitlines()[:200] if ln.strip()]
-    needed, left, found = 0.4 * len(lines), len(lines), 0
-    anywhere, at_start = _CODE_CHAR_RE.search, _CODE_START_RE.match  # = _CODE_LINE_RE.search
-    for ln in lines:  # stop as soon as the 40% is reached or out of reach
-        if found >= needed or found + left < needed:
-            break
-        left -= 1
-        if anywhere(ln) or at_start(ln):
-            found += 1
-    return "code" if lines and found >= needed else "tool_output"
 
 
 def message_features(message: Message) -> dict[str, int]:
