@@ -41,8 +41,6 @@ _MARK_START = bytes.maketrans(_NOT_NEWLINE, bytes(2 if c in _START_BYTES else 1
 r"""Marks ``\x02`` every byte a code-looking line start (:data:`_CODE_START_RE`) can begin with
 (whitespace, a digit, a keyword's first letter), ``\x01`` the other bytes: a line starting
 with ``\x02`` may match the start pattern, one starting with ``\x01`` cannot."""
-_OTHER_ASCII_LINE_BREAKS = ("\r", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e")
-r"""The ASCII line breaks ``str.splitlines`` knows besides ``\n``."""
 
 
 def output_kind(text: str) -> str:
@@ -72,7 +70,9 @@ def output_kind(text: str) -> str:
             return "json"
         except ValueError:
             pass
-    if text.isascii() and not any(c in text for c in _OTHER_ASCII_LINE_BREAKS):
+    # ASCII, and none of the line breaks str.splitlines knows besides "\n" (six memchr scans)
+    if text.isascii() and "\r" not in text and "\x0b" not in text and "\x0c" not in text \
+            and "\x1c" not in text and "\x1d" not in text and "\x1e" not in text:
         head = text
         if text.count("\n") >= 200:  # splitlines()[:200]: the first 200 lines only
             head = "\n".join(text.split("\n", 200)[:200])
