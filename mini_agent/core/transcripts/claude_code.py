@@ -212,10 +212,16 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
 def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
     """A copy of ``entry`` whose link ids that are not strings are None (reported)."""
     message = entry.get("message")
+    get = entry.get
+    # the usual entry: every link id a str or missing (exact types first, as JSON gives them)
+    if (type(get("uuid")) in _ID_TYPES and type(get("parentUuid")) in _ID_TYPES
+            and type(get("logicalParentUuid")) in _ID_TYPES
+            and (not isinstance(message, dict) or type(message.get("id")) in _ID_TYPES)):
+        return entry
     bad_id = isinstance(message, dict) and not _id_or_none(message.get("id"))
     if (not bad_id and _id_or_none(entry.get("uuid")) and _id_or_none(entry.get("parentUuid"))
             and _id_or_none(entry.get("logicalParentUuid"))):
-        return entry  # the usual entry: nothing to clean
+        return entry  # str subclasses are strings too: nothing to clean
     bad = [k for k in ("uuid", "parentUuid", "logicalParentUuid")
            if entry.get(k) is not None and not isinstance(entry[k], str)]
     repairs.append(f"line {n}: {', '.join(bad + ['message.id'] * bad_id)} not a string; "
@@ -224,6 +230,10 @@ def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
     if bad_id:
         entry["message"] = {**message, "id": None}
     return entry
+
+
+_ID_TYPES = (str, type(None))
+"""The exact types of a usable link id (JSON gives no subclasses): a string or missing."""
 
 
 def _id_or_none(value: Any) -> bool:

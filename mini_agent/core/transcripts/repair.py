@@ -109,7 +109,11 @@ def _unique(items: Iterable[str]) -> list[str]:
 
 
 def _merge(drafts: list[MessageDraft], repairs: list[str]) -> list[MessageDraft]:
-    """Drop empty drafts, merge consecutive same-role drafts (assistant usage: the later one's)."""
+    """Drop empty drafts, merge consecutive same-role drafts (assistant usage: the later one's).
+
+    The first draft of a run is kept and extended (new ``blocks`` and ``positions`` lists);
+    the drafts are the loader's own, so they are changed, not copied.
+    """
     merged: list[MessageDraft] = []
     for draft in drafts:
         if not draft.blocks:
@@ -126,7 +130,7 @@ def _merge(drafts: list[MessageDraft], repairs: list[str]) -> list[MessageDraft]
             last.blocks = last.blocks + draft.blocks
             last.positions = last.positions + draft.positions
             continue
-        merged.append(draft.copied())
+        merged.append(draft)  # the loader's own draft, changed in place (no copy needed)
     return merged
 
 
