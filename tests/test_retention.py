@@ -96,3 +96,21 @@ def test_extract_facts_takes_the_first_error_line_of_each_result():
                     {"type": "tool_result", "tool_use_id": "t1", "content": output}]}]
     assert [(f.text, f.kind, f.message) for f in extract_facts(messages)] == [
         ("FAILED tests/test_a.py::t - ValueError: x", "open_problem", 2)]
+
+
+_IDENT_PARTS = st.sampled_from(["src", "/", ".", "py", "-", "_", "a", "1", "()", "(", ")", " ",
+                                "\t", "\u3000", "é", "x.y", "main", ";", "\x1c", "README.md",
+                                "../", "f()", ".()", "txt2"])
+
+
+@given(st.lists(_IDENT_PARTS, max_size=16).map("".join))
+@settings(max_examples=800, deadline=None)
+def test_identifiers_by_word_equal_the_expressions_over_the_whole_line(line):
+    from mini_agent.core.retention import _identifiers, _identifiers_in_line
+    assert _identifiers(line) == _identifiers_in_line(line)
+
+
+def test_identifiers_by_word_find_paths_then_symbols():
+    from mini_agent.core.retention import _identifiers
+    line = "see parse() in src/parser.py and a.b.run() near ./lib/x.txt;"
+    assert _identifiers(line) == ["src/parser.py", "./lib/x.txt", "parse()", "a.b.run()"]

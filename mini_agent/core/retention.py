@@ -236,11 +236,26 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
 def _identifiers(line: str) -> list[str]:
     """Paths then ``name()`` symbols named in one line: ``_PATH_RE`` then ``_SYMBOL_RE`` matches.
 
-    A path match holds a ``/`` and a symbol match ends in ``()``, so a line without one is
-    not searched (the expressions are slow on long prose lines that hold neither).
+    The same lists as :func:`_identifiers_in_line` (``_PATH_RE.findall(line) +
+    _SYMBOL_RE.findall(line)``), found faster: neither expression matches across whitespace
+    and both accept the start and end of a word where a space stands, so each is run only on
+    the whitespace-separated words that can hold a match (a path holds a ``/``, a symbol ends
+    in ``()``) instead of at every position of the line. ``tests/test_retention.py`` compares
+    the two.
     """
-    paths = _PATH_RE.findall(line) if "/" in line else []
-    return paths + _SYMBOL_RE.findall(line) if "()" in line else paths
+    has_path, has_symbol = "/" in line, "()" in line
+    if not (has_path or has_symbol):
+        return []
+    words = line.split()
+    paths = [p for w in words if "/" in w for p in _PATH_RE.findall(w)] if has_path else []
+    if has_symbol:
+        paths += [s for w in words if "()" in w for s in _SYMBOL_RE.findall(w)]
+    return paths
+
+
+def _identifiers_in_line(line: str) -> list[str]:
+    """The reference form of :func:`_identifiers`: both expressions over the whole line."""
+    return _PATH_RE.findall(line) + _SYMBOL_RE.findall(line)
 
 
 def _first_error_line(output: str) -> str | None:
