@@ -63,10 +63,11 @@ def output_kind(text: str) -> str:
     Returns:
         ``"json"``, ``"code"`` or ``"tool_output"``.
     """
-    stripped = text.lstrip()
-    if stripped[:1] in "{[":
+    # the first character after the leading whitespace, without copying a long text to see it
+    first = text[:80].lstrip()[:1] or text.lstrip()[:1]
+    if first in "{[":
         try:
-            json.loads(stripped)
+            json.loads(text.lstrip())
             return "json"
         except ValueError:
             pass
@@ -77,10 +78,12 @@ def output_kind(text: str) -> str:
         if text.count("\n") >= 200:  # splitlines()[:200]: the first 200 lines only
             head = "\n".join(text.split("\n", 200)[:200])
         data = head.encode("ascii")
+        code = _marked_lines(data.translate(_MARK_CODE, _NOT_CODE))
+        if code >= 0.4 * (head.count("\n") + 1):  # 40% of all lines, blank ones too: code
+            return "code"
         lines = _marked_lines(data.translate(_MARK_ANY, _LINE_SPACES))  # non-blank lines
         if not lines:
             return "tool_output"
-        code = _marked_lines(data.translate(_MARK_CODE, _NOT_CODE))
         if code >= 0.4 * lines:
             return "code"
         starts = (b"\n" + data.translate(_MARK_START)).count(b"\n\x02")  # may match a start
