@@ -65,7 +65,8 @@ def test_with_json_the_error_is_on_stderr_once_and_a_record_in_the_json(mixed, t
     assert lines[-1] == "mini-agent evaluate: 1 of 2 files failed (errors above): bad.jsonl"
     rows = list(csv.DictReader(target.open()))
     assert [(r["path"].rsplit("/", 1)[-1], r["name"], r["error"]) for r in rows] == [
-        ("bad.jsonl", "", data[0]["error"]), ("good.jsonl", "raw", "")]
+        ("bad.jsonl", "", data[0]["error"]), ("good.jsonl", "raw", ""),
+        ("good.jsonl", "recorded", "")]
 
 
 def test_a_stray_json_in_a_folder_is_skipped_and_the_run_exits_0(mixed):

@@ -64,7 +64,9 @@ def test_json_output_has_the_documented_fields(folder, tmp_path):
                                           "cache_breaks", "retained_facts", "total_facts",
                                           "vs_best"}
     rows = list(csv.DictReader(target.open()))
-    assert len(rows) == 4 and rows[1]["name"] == "mask-4"
+    # per session: each policy, then the recorded usage (the samples record usage)
+    assert [r["name"] for r in rows] == [*POLICIES, "recorded"] * 2
+    assert float(rows[2]["tokens_sent"]) == data[0]["recorded"]["tokens_sent"]
     assert float(rows[0]["usd"]) == pytest.approx(data[0]["policies"][0]["usd"])
 
 

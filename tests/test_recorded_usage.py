@@ -107,3 +107,48 @@ def test_raw_replay_is_within_a_quarter_of_what_real_sessions_cost(shared_data):
         assert abs(raw["hit_rate"] - rec["hit_rate"]) < 0.05, path.name
     assert len(ratios) >= 8
     assert all(0.75 < r < 1.0 for r in ratios), ratios
+
+
+def test_a_compacted_session_says_its_history_starts_after_the_compaction(shared_data):
+    from mini_agent.core.explorer_tables import format_report
+    from mini_agent.core.replay import evaluate_session
+    from mini_agent.harness.transcript_files import load
+    transcript = load(shared_data / "claude-code" / "entire-opus45-rewind-agent-compacted.jsonl")
+    report = evaluate_session(transcript, policies=("raw",))
+    assert report["compactions"] == 1
+    # the loaded history is the 10 requests after the compaction (the file holds 20)
+    assert len(report["requests"]) == 10
+    assert "10 requests, after its last compaction)" in format_report(report).splitlines()[0]
+
+
+def test_generated_samples_are_labelled_in_the_report():
+    from mini_agent.core.explorer_tables import format_report
+    from mini_agent.core.replay import evaluate_session
+    from mini_agent.core.sample_sessions import is_generated, sample_transcript
+    sample = sample_transcript(4, variant=1)
+    assert is_generated(sample.messages)
+    report = evaluate_session(sample, policies=("raw",))
+    assert report["generated"] is True and report["compactions"] == 0
+    text = format_report(report)
+    assert "[kit-generated sample, not a recording]" in text.splitlines()[0]
+    assert "vs the sample's usage (the kit's own count, not a check)" in text
+    assert "which the kit computed" in text.splitlines()[-1]
+    real = [{"role": "user", "content": [{"type": "text", "text": "Fix parse()."}]}]
+    assert not is_generated(real) and not is_generated([])
+
+
+def test_csv_has_a_recorded_row_per_session_with_usage(tmp_path):
+    import csv
+    from mini_agent.harness.evaluate_runner import main_evaluate
+    target = tmp_path / "out.csv"
+    out, err = __import__("io").StringIO(), __import__("io").StringIO()
+    assert main_evaluate([], samples=2, policies=["raw", "breakeven"], csv_path=str(target),
+                         stdout=out, stderr=err) == 0
+    rows = list(csv.DictReader(target.open(newline="", encoding="utf-8")))
+    assert [r["name"] for r in rows] == ["raw", "breakeven", "recorded"] * 2
+    recorded = [r for r in rows if r["name"] == "recorded"]
+    assert all(r["vs_best"] == "" and r["retained_facts"] == "" for r in recorded)
+    assert int(recorded[0]["tokens_sent"]) > int(rows[0]["tokens_sent"]) > 0
+    # the samples' temporary folder is gone after the run: they are named by file name
+    assert [r["path"] for r in rows[::3]] == ["kit-sample-00.jsonl", "kit-sample-01.jsonl"]
+    assert "kit-sample-00.jsonl  (claude-code" in out.getvalue()

@@ -44,18 +44,28 @@ def format_report(report: dict[str, Any]) -> str:
     Returns:
         The header (path, format, model, requests), the estimator's median error and the
         hindsight bound, then one row per policy and, when every request has usage, a
-        ``recorded`` row (what the session cost as it ran); a failed file gives one error
-        line.
+        ``recorded`` row (what these requests cost as they ran); a failed file gives one
+        error line. The header says when the history starts after a compaction (the file's
+        earlier requests are in neither the replays nor ``recorded``) and when the session
+        is a kit-generated sample.
     """
     if "error" in report:
         return f"{report['path']}: error: {report['error']}"
     err = report["estimator_median_abs_error"]
+    generated = report.get("generated")
+    after = report.get("compactions")
     lines = [f"{report['path'] or '<sample>'}  ({report['format']}, {priced_as(report)}, "
-             f"{len(report['requests'])} requests)",
-             f"calibrated estimate: overhead ~{report['overhead_tokens']:,} tokens, median "
-             f"|error| {'-' if err is None else f'{err:.1%}'} vs real usage",
-             f"hindsight bound (masking, keep 4): ${report['bound']['usd']:.4f}, boundary "
-             f"moves at requests {report['bound']['moves'] or 'none'}"]
+             f"{len(report['requests'])} requests"
+             f"{', after its last compaction' if after else ''})"
+             + ("  [kit-generated sample, not a recording]" if generated else ""),
+             f"calibrated estimate: overhead ~{report['overhead_tokens']:,} tokens, "
+             + ("no usage in the file to check it against" if err is None else
+                f"median |error| {err:.1%} vs "
+                + ("the sample's usage (the kit's own count, not a check)" if generated
+                   else "real usage")),
+             f"hindsight bound (masking, keep 4): ${report['bound']['usd']:.4f}, "
+             + (f"boundary moves at requests {report['bound']['moves']}"
+                if report['bound']['moves'] else "the boundary never moves")]
     head = f"{'policy':<15}{'tokens sent':>13}{'USD':>10}{'vs best':>9}{'hit rate':>10}" \
            f"{'breaks':>8}{'facts kept':>12}"
     lines += [head, "-" * len(head)]
@@ -69,8 +79,9 @@ def format_report(report: dict[str, Any]) -> str:
         lines += ["-" * len(head),
                   f"{'recorded':<15}{rec['tokens_sent']:>13,}{rec['usd']:>10.4f}{'-':>9}"
                   f"{rec['hit_rate']:>10.1%}{rec['cache_breaks']:>8}{'-':>12}",
-                  "(recorded: the session as it ran, from its usage; raw is the kit's replay "
-                  "of it)"]
+                  "(recorded: these requests as they ran, summed from the file's usage"
+                  + (", which the kit computed" if generated else "")
+                  + "; the replays start with an empty cache, a real session may not)"]
     return "\n".join(lines)
 
 

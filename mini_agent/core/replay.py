@@ -53,6 +53,7 @@ from mini_agent.core.tokens import token_memo
 from mini_agent.core.fast_replay import BlockMemo, ReplayRun, Unsupported, replay_runs
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.recorded_usage import cache_breaks, recorded_row
+from mini_agent.core.sample_sessions import is_generated
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.retention import Fact, extract_facts, facts_in_text, view_text
 
@@ -161,7 +162,9 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     "message"}], "policies": [{"name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
     "retained_facts", "total_facts", "vs_best"}], "recorded": {"tokens_sent", "usd", "hit_rate",
     "cache_breaks"} (what the session cost as it ran, from its usage; None when a request
-    has none: :mod:`.recorded_usage`)}``; with ``keep_views`` each policy row also
+    has none: :mod:`.recorded_usage`), "generated" (a kit-generated sample, not a recording),
+    "compactions" (compactions in the file: the history loaded starts after the last one)}``;
+    with ``keep_views`` each policy row also
     has ``"records"`` (the replay records, views included) for notebooks.
 
     Args:
@@ -260,6 +263,8 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
                   for f in facts],  # dataclasses.asdict(f), without its deep copy
         "policies": report_rows,
         "recorded": recorded_row(transcript.usage or (), len(points), model),
+        "generated": is_generated(messages),
+        "compactions": int((transcript.info or {}).get("compactions") or 0),
     }
 
 

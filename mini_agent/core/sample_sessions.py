@@ -88,6 +88,29 @@ def sample_session_jsonl(steps: int = 30, *, variant: int = 0,
     return "\n".join(lines) + "\n"
 
 
+def is_generated(messages) -> bool:
+    """Say whether a history is a kit-generated sample (its first message opens with the label).
+
+    Args:
+        messages: a history, oldest first (``MessageParam`` dicts).
+
+    Returns:
+        True when the first message's text starts with :data:`SAMPLE_LABEL`.
+
+    >>> is_generated([{"role": "user", "content": SAMPLE_LABEL + "\\nFix parse()."}])
+    True
+    >>> is_generated([{"role": "user", "content": [{"type": "text", "text": "Fix it."}]}])
+    False
+    """
+    if not messages:
+        return False
+    content = messages[0].get("content")
+    if isinstance(content, list):
+        content = next((b.get("text") for b in content
+                        if isinstance(b, dict) and b.get("type") == "text"), None)
+    return isinstance(content, str) and content.startswith(SAMPLE_LABEL)
+
+
 def sample_transcript(steps: int = 30, *, variant: int = 0):
     """Load :func:`sample_session_jsonl` as a ``Transcript``.
 

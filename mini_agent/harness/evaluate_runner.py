@@ -215,6 +215,9 @@ def evaluate_scan(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFA
 def write_csv(reports: Sequence[dict[str, Any]], target: TextIO) -> None:
     """Write one CSV row per (session, policy) with :data:`CSV_FIELDS`.
 
+    A session whose every request has usage gets one more row named ``recorded``: what its
+    requests cost as they ran (no ``retained_facts``, ``total_facts`` or ``vs_best``).
+
     Args:
         reports: :func:`evaluate_paths` reports; a failed file gives one row with its
             ``path`` and ``error`` (the machine-readable list of what failed).
@@ -225,7 +228,10 @@ def write_csv(reports: Sequence[dict[str, Any]], target: TextIO) -> None:
     for report in reports:
         if "error" in report:
             writer.writerow({"path": report["path"], "error": report["error"]})
-        for p in report.get("policies", []):
+        rows = list(report.get("policies", []))
+        if report.get("recorded"):
+            rows.append({"name": "recorded", **report["recorded"]})
+        for p in rows:
             writer.writerow({**{k: p[k] for k in CSV_FIELDS if k in p}, "path": report["path"],
                              "estimator_median_abs_error":
                                  report["estimator_median_abs_error"]})
@@ -324,10 +330,14 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
                   "--sample N", file=err)
             return 2
         with contextlib.ExitStack() as stack:
-            if samples:
-                paths = [*paths, str(stack.enter_context(sample_folder(samples)))]
+            folder = stack.enter_context(sample_folder(samples)) if samples else None
+            if folder is not None:
+                paths = [*paths, str(folder)]
             reports, skipped = evaluate_scan(paths, policies=tuple(policies or DEFAULT_POLICIES),
                                              model=model, workers=workers, scheduler=scheduler)
+            if folder is not None:  # the folder is deleted: name the samples, not their path
+                reports = [{**r, "path": Path(r["path"]).name}
+                           if Path(r["path"]).parent == folder else r for r in reports]
     except (FileNotFoundError, UnknownPolicyError, ValueError, KeyError) as error:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"mini-agent evaluate: error: {message}", file=err)
