@@ -71,3 +71,21 @@ def test_the_header_says_when_a_session_is_priced_as_another_model(sample):
     unknown = evaluate_session(sample.__class__(**{**vars(sample), "model": None}),
                                policies=("raw",))
     assert priced_as(unknown) == f"model not recorded, priced as {DEFAULT_MODEL}"
+
+
+def test_per_request_tables_show_whole_policy_names_in_aligned_columns():
+    from mini_agent.core.cache_policies import request_points
+    from mini_agent.core.explorer_tables import (format_cumulative_cost, format_hit_rates,
+                                                 format_requests, format_retention)
+    from mini_agent.core.replay import evaluate_session
+    from mini_agent.core.sample_sessions import sample_transcript
+    sample = sample_transcript(3)
+    report = evaluate_session(sample, policies=("raw", "micro_compact", "server_compact"),
+                              keep_views=True)
+    tables = [format_requests(report), format_hit_rates(report),
+              format_cumulative_cost(report),
+              format_retention(report, points=request_points(sample.messages))]
+    for table in tables:
+        lines = table.splitlines()
+        assert lines[0].split()[-2:] == ["micro_compact", "server_compact"]
+        assert len({len(line) for line in lines}) == 1, table   # every row as wide as the head

@@ -85,6 +85,11 @@ def format_report(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _column(name: str) -> int:
+    """Width of a policy's column: its whole name and a space, at least 13 characters."""
+    return max(13, len(name) + 1)
+
+
 def _rows(n: int, every: int) -> list[int]:
     if every < 1:
         raise ValueError(f"every must be >= 1, got {every}")
@@ -128,14 +133,14 @@ def format_requests(report: dict[str, Any], *, every: int = 1) -> str:
         ValueError: a report without ``keep_views`` records, or every < 1.
     """
     policies = policy_records(report)
-    head = f"{'req':>4}{'estimate':>10}{'real':>9}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
+    head = f"{'req':>4}{'estimate':>10}{'real':>9}" + "".join(f"{n:>{_column(n)}}" for n, _ in policies)
     lines = [head, "-" * len(head)]
     for r in _rows(len(report["requests"]), every):
         row = report["requests"][r]
         real = row.get("real_input_tokens")
         lines.append(f"{r + 1:>4}{row['estimated_input_tokens']:>10,}"
                      f"{'-' if real is None else f'{real:,}':>9}"
-                     + "".join(f"{recs[r]['view_tokens']:>13,}" for _, recs in policies))
+                     + "".join(f"{recs[r]['view_tokens']:>{_column(n)},}" for n, recs in policies))
     return "\n".join(lines)
 
 
@@ -154,11 +159,12 @@ def format_cumulative_cost(report: dict[str, Any], *, every: int = 1) -> str:
     """
     policies = policy_records(report)
     bound = report["bound"]["request_usd"]
-    head = f"{'req':>4}{'bound':>10}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
+    head = f"{'req':>4}{'bound':>10}" + "".join(f"{n:>{_column(n)}}" for n, _ in policies)
     lines = [head, "-" * len(head)]
     for r in _rows(len(bound), every):
         lines.append(f"{r + 1:>4}{sum(bound[:r + 1]):>10.4f}" + "".join(
-            f"{sum(x['cost_usd'] for x in recs[:r + 1]):>13.4f}" for _, recs in policies))
+            f"{sum(x['cost_usd'] for x in recs[:r + 1]):>{_column(n)}.4f}"
+            for n, recs in policies))
     return "\n".join(lines)
 
 
@@ -176,11 +182,11 @@ def format_hit_rates(report: dict[str, Any], *, every: int = 1) -> str:
         ValueError: a report without ``keep_views`` records, or every < 1.
     """
     policies = policy_records(report)
-    head = f"{'req':>4}" + "".join(f"{n[:12]:>13}" for n, _ in policies)
+    head = f"{'req':>4}" + "".join(f"{n:>{_column(n)}}" for n, _ in policies)
     lines = [head, "-" * len(head)]
     for r in _rows(len(report["requests"]), every):
-        lines.append(f"{r + 1:>4}" + "".join(f"{recs[r]['hit_rate']:>13.0%}"
-                                             for _, recs in policies))
+        lines.append(f"{r + 1:>4}" + "".join(f"{recs[r]['hit_rate']:>{_column(n)}.0%}"
+                                             for n, recs in policies))
     return "\n".join(lines)
 
 
@@ -204,8 +210,8 @@ def format_retention(report: dict[str, Any], *, points: Sequence[int], every: in
     facts = list(facts) if facts is not None else [Fact(**f) for f in report["facts"]]
     curves = [(n, retention_curve([x["view"] for x in recs], points, facts))
               for n, recs in policies]
-    head = f"{'req':>4}" + "".join(f"{n[:12]:>13}" for n, _ in curves)
+    head = f"{'req':>4}" + "".join(f"{n:>{_column(n)}}" for n, _ in curves)
     lines = [head, "-" * len(head)]
     for r in _rows(len(points), every):
-        lines.append(f"{r + 1:>4}" + "".join(f"{f'{c[r][0]}/{c[r][1]}':>13}" for _, c in curves))
+        lines.append(f"{r + 1:>4}" + "".join(f"{f'{c[r][0]}/{c[r][1]}':>{_column(n)}}" for n, c in curves))
     return "\n".join(lines)
