@@ -29,6 +29,7 @@ import math
 import operator
 from typing import Any, Callable, Hashable, Sequence
 
+from mini_agent.core.block_identity import first_difference
 from mini_agent.core.history_scan import scan_for
 from mini_agent.core.messages import Message
 from mini_agent.core.relevance import request_texts
@@ -98,7 +99,8 @@ class ExchangeMemo:
 
         Everything known about the longest prefix ``history`` shares (object for object)
         with the previous history is kept; the rest is read once. Facts of the previous last
-        exchange are dropped whenever the history changed, since its end may have moved.
+        exchange are dropped whenever its end may have moved: when the history was cut, or
+        grew by messages that continue that exchange instead of opening a new one.
 
         Args:
             history: the history of this request; never mutated, held until the next call.
@@ -108,19 +110,30 @@ class ExchangeMemo:
             :func:`split_exchanges` of ``history``.
         """
         prev = self._messages
-        same = min(len(prev), len(history))
-        if not all(map(operator.is_, history, prev)):
-            same = next(i for i, (a, b) in enumerate(zip(history, prev)) if a is not b)
-        if not (same == len(prev) == len(history)):
+        n_prev, n = len(prev), len(history)
+        if n >= n_prev and all(map(operator.is_, prev, history)):
+            if n == n_prev:
+                return self._ranges[:]
+            same = n_prev  # the usual request: the history grew
+            # the last exchange keeps its end, so its facts, when the new messages open an
+            # exchange of their own
+            if not (same and history[same].get("role") == "assistant"):
+                self._cut(same)
+        else:
+            same = first_difference(history, prev)
             self._cut(same)
-            # the ranges of the kept exchanges hold, but for the last one's end: rebuild
-            # from it on (``split_exchanges``' pairs of the tail)
-            k = max(0, len(self._starts) - 1)
-            self._extend(history)
-            starts = self._starts
-            self._ranges[k:] = zip(starts[k:], [*starts[k + 1:], len(history)])
-            self._scan = False  # looked up again when counts are asked for
-        return list(self._ranges)
+        # the ranges of the kept exchanges hold, but for the last one's end: rebuild from it
+        # on (``split_exchanges``' pairs of the tail)
+        starts, facts = self._starts, self._facts
+        k = len(starts) - 1 if starts else 0
+        for i in range(same or 1, n):  # read the new messages (index 0 opens no exchange)
+            if history[i].get("role") == "assistant":
+                starts.append(i)
+                facts.append({})
+        prev.extend(history[same:])
+        self._ranges[k:] = zip(starts[k:], [*starts[k + 1:], n])
+        self._scan = False  # looked up again when counts are asked for
+        return self._ranges[:]
 
     def _cut(self, keep: int) -> None:
         """Forget all but the first ``keep`` messages (and the facts of the exchanges they end)."""
@@ -138,14 +151,6 @@ class ExchangeMemo:
         self._facts.extend({} for _ in range(len(self._starts) - len(self._facts)))
         if self._request is not None and self._request[0] >= keep:
             self._request = None
-
-    def _extend(self, history: Sequence[Message]) -> None:
-        """Read the messages of ``history`` past the kept prefix."""
-        for i in range(len(self._messages), len(history)):
-            if i >= 1 and history[i].get("role") == "assistant":
-                self._starts.append(i)
-                self._facts.append({})
-        self._messages.extend(history[len(self._messages):])
 
     def starts(self) -> list[int]:
         """Return where the exchanges of the last :meth:`update`'s history start.
