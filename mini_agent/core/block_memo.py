@@ -18,6 +18,7 @@ identity is the bytes sent; runs of tool_use or tool_result blocks share one pos
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from typing import Any, Sequence
 
@@ -29,6 +30,13 @@ from mini_agent.core.masking import is_masked
 from mini_agent.core.messages import Message
 from mini_agent.core.prompt_cache import RUN_TYPES
 from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
+
+
+_canonical_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
+                                   sort_keys=True).encode
+"""``canonical_identity``'s first dump, the same text, from one encoder made once (``json.dumps``
+with options builds a new encoder on every call); a block whose JSON names ``cache_control``
+takes ``canonical_identity`` itself, which strips the markers."""
 
 
 # read-only by convention, not frozen: a frozen dataclass's __init__ is several times slower,
@@ -84,6 +92,7 @@ class BlockMemo:
         self._systems: dict[str, tuple[MessageInfo, list[int]]] = {}
         self._blocks: dict[int, tuple[Any, tuple]] = {}
         self._flat: dict[tuple, tuple] = {}
+        self._by_content: dict[tuple, MessageInfo] = {}   # (role, *block facts) -> summary
         self._points: tuple[list, list[int]] | None = None
         for message in keep:
             self._fixed[id(message)] = (message, self._summarise(message, keep_blocks=True))
@@ -290,9 +299,15 @@ class BlockMemo:
         # approx_tokens of a block dict is this same sum (a dict with "role" counts as a message)
         tokens = (math.ceil(chars / CHARS_PER_TOKEN) + images if "role" not in block
                   else approx_tokens(block))
-        facts = (self.key(flat if flat is not None else canonical_identity(block)), tokens,
+        if flat is None:
+            identity = _canonical_json(block)
+            if '"cache_control"' in identity:  # markers nested somewhere: strip them
+                identity = canonical_identity(block)
+        facts = (self.key(flat if flat is not None else identity), tokens,
                  kind, is_markable(block),
-                 kind == "tool_result" and (is_masked(block) or body == CLEARED_TOOL_RESULT),
+                 # both placeholders open with "[": a result that does not is neither
+                 kind == "tool_result" and isinstance(body, str) and body[:1] == "["
+                 and (body == CLEARED_TOOL_RESULT or is_masked(block)),
                  chars, images)
         if flat is not None:
             self._flat[flat] = facts
@@ -312,19 +327,39 @@ class BlockMemo:
                 content = []
             else:
                 raise Unsupported(f"content of type {type(content).__name__}")
+        facts = []
+        for block in content:
+            fact = self._block(block)
+            if keep_blocks:
+                self._blocks[id(block)] = (block, fact)
+            facts.append(fact)
+        # the summary depends on the role and the blocks' facts only (their identities name
+        # their JSON, so their ids, names and contents too): a policy's copy equal to a
+        # message summarised before (a mask placeholder rebuilt, a view's head rebuilt with
+        # the same lines) takes that summary, as ``_assemble`` would rebuild it
+        if keep_blocks or not isinstance(role, str) or ":" in role:
+            return self._assemble(role, content, facts)  # (the history seldom repeats)
+        signature = (role, *facts)
+        try:
+            info = self._by_content.get(signature)
+        except TypeError:  # a block "type" that is not hashable: no sharing
+            return self._assemble(role, content, facts)
+        if info is None:
+            info = self._by_content[signature] = self._assemble(role, content, facts)
+        return info
+
+    def _assemble(self, role: Any, content: list, facts: list[tuple]) -> MessageInfo:
+        """The :class:`MessageInfo` of a message from its blocks' facts (:meth:`_block`)."""
         keys, tokens, offsets = [], [], []
         position, run = -1, None
         markable = anchor = None
         uses, results = [], []
         chars = images = 0
+        intern, interned = self._keys.setdefault, self._keys  # :meth:`key`, inlined
         plain_role = isinstance(role, str) and ":" not in role
-        for j, block in enumerate(content):
-            facts = self._block(block)
-            if keep_blocks:
-                self._blocks[id(block)] = (block, facts)
-            json_key, tok, kind, can_mark, masked, c, im = facts
-            keys.append(self.key((role, j == 0, json_key)) if plain_role else
-                        self.key(f"{role}:{int(j == 0)}:" + canonical_identity(block)))
+        for j, (json_key, tok, kind, can_mark, masked, c, im) in enumerate(facts):
+            keys.append(intern((role, j == 0, json_key), len(interned)) if plain_role else
+                        self.key(f"{role}:{int(j == 0)}:" + canonical_identity(content[j])))
             tokens.append(tok)
             chars += c
             images += im
@@ -336,11 +371,13 @@ class BlockMemo:
             if can_mark:
                 markable = j
             if kind == "tool_result":
+                block = content[j]
                 if masked:
                     anchor = j
                 results.append((j, block.get("tool_use_id"),
                                 block.get("content") != CLEARED_TOOL_RESULT))
             elif kind == "tool_use":
+                block = content[j]
                 uses.append((block.get("id"), block.get("name")))
         return MessageInfo(tuple(keys), tuple(tokens), tuple(offsets), position + 1, markable,
                            anchor, chars, images, tuple(uses), tuple(results),

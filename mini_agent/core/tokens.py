@@ -121,6 +121,11 @@ _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("approx_toke
                                                                     default=None)
 
 
+_input_json = json.JSONEncoder(ensure_ascii=False).encode
+"""``json.dumps(obj, ensure_ascii=False)``, the same text, from one encoder made once (``dumps``
+with a non-default option builds a new encoder on every call)."""
+
+
 def _tool_use_chars(block: dict[str, Any]) -> int:
     """Characters of a tool_use block: ``len(json.dumps(input))`` + name + 20.
 
@@ -134,7 +139,7 @@ def _tool_use_chars(block: dict[str, Any]) -> int:
         hit = memo.get(("tool_use", id(block)))
         if hit is not None and hit[0] is block and hit[1] is block.get("input"):
             return hit[2]
-    chars = (len(json.dumps(block.get("input", {}), ensure_ascii=False))
+    chars = (len(_input_json(block.get("input", {})))
              + len(block.get("name", "")) + TOOL_USE_OVERHEAD_CHARS)
     if memo is not None:
         remember(memo, ("tool_use", id(block)), (block, block.get("input"), chars))
