@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 from itertools import compress, count
-from operator import is_not
+from operator import is_, is_not
 from typing import Any, Sequence
 
 from mini_agent.core.messages import Message
@@ -89,7 +89,26 @@ def first_difference(a: Sequence, b: Sequence) -> int:
     Returns:
         The index, found by a C-level scan (no Python step per element).
     """
-    return next(compress(count(), map(is_not, a, b)), min(len(a), len(b)))
+    n = min(len(a), len(b))
+    if all(map(is_, a, b)):   # the usual answer, with fewer iterator objects
+        return n
+    return next(compress(count(), map(is_not, a, b)), n)
+
+
+def same_objects(a: Sequence, b: Sequence) -> bool:
+    """Tell whether two lists hold the very same objects, in the same order.
+
+    Equal to ``len(a) == len(b) and first_difference(a, b) == len(a)``, with fewer iterator
+    objects (``tests/test_block_identity.py`` compares the two).
+
+    Args:
+        a: one list (messages, or infos).
+        b: another.
+
+    Returns:
+        True when ``len(a) == len(b)`` and ``a[k] is b[k]`` for every ``k`` (a C-level scan).
+    """
+    return len(a) == len(b) and all(map(is_, a, b))
 
 
 def first_new_info(a: list, b: list) -> int:

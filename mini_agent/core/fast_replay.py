@@ -42,7 +42,7 @@ import dataclasses
 from itertools import compress
 from typing import Any, Callable, NamedTuple, Sequence
 
-from mini_agent.core.block_identity import first_difference
+from mini_agent.core.block_identity import same_objects
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
 from mini_agent.core.flat_prefix import RESUME_MEMORY_REQUESTS, FlatPrefix  # noqa: F401
 from mini_agent.core.messages import Message
@@ -221,12 +221,10 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
             for r in members:
                 policy, edit = runs[r].policy, runs[r].server_edit
                 view = unchanged if policy is None else policy(messages[:i], ctx)
-                n_view = len(view)
                 infos = None
                 for held_view, held, _, _ in groups:  # the same message objects as a
-                    if len(held_view) == n_view and (  # group's view: the same summaries
-                            held_view is view or first_difference(held_view, view) == n_view):
-                        infos = held
+                    if held_view is view or same_objects(held_view, view):  # group's view:
+                        infos = held                                        # the same summaries
                         break
                 if infos is None:
                     try:
@@ -269,8 +267,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     for lane, members in lanes:
         for r in members:
             view = sent[r] if points else []
-            text = next((t for v, t in texts if len(v) == len(view)
-                         and first_difference(v, view) == len(view)), None)
+            text = next((t for v, t in texts if same_objects(v, view)), None)
             if text is None:
                 text = memo.text(view)
                 texts.append((view, text))
