@@ -125,7 +125,9 @@ def test_run_checks_scorecard_and_json_shape():
         ("check_a_passes", 2, 2, True, ""), ("check_b_asserts", 0, 1, False, "h-assert"),
         ("check_c_todo", 0, 1, False, "h-todo"), ("check_d_crashes", 0, 4, False, "h-crash")]
     assert all(set(c) == {"name", "points", "max_points", "passed", "hint", "detail",
-                          "seconds"} for c in data["checks"])
+                          "seconds", "raised"} for c in data["checks"])
+    assert [c["raised"] and c["raised"]["exception"] for c in data["checks"]] == [
+        None, None, None, "AttributeError"]
     assert json.loads(json.dumps(data)) == data
     details = {c.name: c.detail for c in card.checks}
     assert details["check_b_asserts"] == "f() should be 2"

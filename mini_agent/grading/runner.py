@@ -26,7 +26,7 @@ from types import CodeType, FrameType, ModuleType
 from typing import Any, Callable, Collection
 
 from mini_agent.grading.registry import collect_checks
-from mini_agent.grading.scorecard import CheckResult, Scorecard
+from mini_agent.grading.scorecard import CheckResult, Raised, Scorecard
 
 DETAIL_CHARS = 300
 """Longest failure detail kept per check (characters)."""
@@ -82,23 +82,77 @@ def import_error(path: Path, exc: BaseException) -> str:
     return f"{text}\n    {source}" if source else text
 
 
-def run_check(fn: Callable, impl: Any, *, interrupts: bool = False) -> CheckResult:
+def crash(exc: BaseException) -> BaseException | None:
+    """Find the exception the code raised behind a check's failure, if it crashed.
+
+    A check that calls the code through its helpers (``called``, ``expect_raises``) turns
+    the code's exception into an AssertionError "expected ..., got TypeError: ..." raised
+    while handling it, ``from None`` (or ``from exc``): the original is the AssertionError's
+    ``__context__`` (or ``__cause__``). An AssertionError raised inside some other handler
+    without ``from`` (the caller's machinery) is a wrong value, not a crash.
+
+    Args:
+        exc: what the check raised.
+
+    Returns:
+        ``exc`` itself when it is not an AssertionError; for an AssertionError, the
+        exception it was raised while handling (None when there is none: a wrong value).
+    """
+    if not isinstance(exc, AssertionError):
+        return exc
+    inner = exc.__cause__ or (exc.__context__ if exc.__suppress_context__ else None)
+    if inner is None or isinstance(inner, (AssertionError, NotImplementedError, SkippedCall)):
+        return None
+    return inner
+
+
+def raised_at(exc: BaseException, is_graded: Callable[[str], bool] | None) -> Raised:
+    """Say which exception failed a check and where the graded code raised it.
+
+    Args:
+        exc: the exception (see :func:`crash`).
+        is_graded: True for a file of the implementation under test (the learner's
+            exercise file); None when unknown (then no place is given).
+
+    Returns:
+        A :class:`~.scorecard.Raised` with the innermost frame of ``exc``'s traceback that
+        is in a graded file (its absolute path, line and the line's text); ``file`` "" when
+        no frame is.
+    """
+    message = str(exc)[:DETAIL_CHARS]
+    file, line = "", None
+    for frame, frame_lineno in traceback.walk_tb(exc.__traceback__):
+        if is_graded is not None and is_graded(frame.f_code.co_filename):
+            file, line = frame.f_code.co_filename, frame_lineno  # innermost wins
+    code = linecache.getline(file, line).strip() if file and line else ""
+    if file:
+        file = str(Path(file).resolve())
+    return Raised(type(exc).__name__, message, file, line, code)
+
+
+def run_check(fn: Callable, impl: Any, *, interrupts: bool = False,
+              is_graded: Callable[[str], bool] | None = None) -> CheckResult:
     """Run one check on ``impl``; an exception (assert, NotImplementedError...) fails it.
 
     Args:
         fn: a ``check_*`` function marked with :func:`~.registry.check`.
         impl: the implementation (a module, or any object with the exercise's names).
+        is_graded: True for a file of the implementation under test: when the code raised
+            an exception, the result names the innermost line of such a file in its
+            traceback (``raised``). Default None: the result names the exception, no place.
         interrupts: also fail the check when the code raises KeyboardInterrupt (or another
             BaseException), detail "raised KeyboardInterrupt". The grading worker sets it: no
             terminal's Ctrl-C reaches it, so the code raised it. Default False: in-process, a
             KeyboardInterrupt is the learner stopping the grading and propagates.
     Returns:
         A CheckResult with ``seconds`` measured; the detail of a failure says what was
-        expected and what came back (the assertion's message), or names the exception.
+        expected and what came back (the assertion's message), or names the exception;
+        ``raised`` says which exception the code raised and where, when it crashed.
     """
     meta = fn.grading
     started = time.perf_counter()
     detail = ""
+    raised: Raised | None = None
     try:
         with warnings.catch_warnings():
             # a stub that raises before awaiting leaves the check's coroutines unawaited;
@@ -122,9 +176,13 @@ def run_check(fn: Callable, impl: Any, *, interrupts: bool = False) -> CheckResu
         if not isinstance(exc, (Exception, SystemExit)):
             detail = f"raised {detail}"
         detail = detail[:DETAIL_CHARS]
+        inner = crash(exc)
+        if inner is not None:
+            raised = raised_at(inner, is_graded)
     seconds = time.perf_counter() - started
     if detail:
-        return CheckResult(fn.__name__, 0, meta["points"], False, meta["hint"], detail, seconds)
+        return CheckResult(fn.__name__, 0, meta["points"], False, meta["hint"], detail, seconds,
+                           raised)
     return CheckResult(fn.__name__, meta["points"], meta["points"], True, seconds=seconds)
 
 
@@ -147,8 +205,12 @@ def run_checks(exercise: str, checks_module: ModuleType, impl: Any, *,
     """
     from mini_agent.harness.executor import call_outside_event_loop  # asyncio: only for this path
 
+    source = getattr(impl, "__file__", None)
+    is_graded = (None if source is None else
+                 lambda f, answer=Path(source).resolve(): Path(f).resolve() == answer)
+
     def run_all() -> list[CheckResult]:
-        return [run_check(fn, impl) for fn in collect_checks(checks_module)]
+        return [run_check(fn, impl, is_graded=is_graded) for fn in collect_checks(checks_module)]
     return Scorecard(exercise, implementation, call_outside_event_loop(run_all))
 
 

@@ -5,7 +5,13 @@ Shapes (``to_dict``, printed by ``mini-agent grade NN --json``)::
     {"exercise": "03", "implementation": "exercises", "path": "/abs/exercises/03_masking.py",
      "kit_version": "0.1.0", "score": 17, "total": 20, "error": "",
      "checks": [{"name": "check_masks_oldest_keeps_newest", "points": 3, "max_points": 3,
-                 "passed": true, "hint": "", "detail": "", "seconds": 0.002}, ...]}
+                 "passed": true, "hint": "", "detail": "", "seconds": 0.002,
+                 "raised": null}, ...]}
+
+where a check that failed because the code raised an exception carries, instead of null,
+``"raised": {"exception": "TypeError", "message": "string indices must be integers...",
+"file": "/abs/exercises/03_masking.py", "line": 58, "code": "first = messages[0]..."}``
+(``file`` "" and ``line`` null when no frame of its traceback is in the graded file),
 
 and for ``mini-agent grade --all --json``::
 
@@ -21,6 +27,7 @@ of each check); no seed covers grading.
 from __future__ import annotations
 
 import dataclasses
+from pathlib import PurePath
 from typing import Any
 
 
@@ -32,6 +39,56 @@ def installed_version() -> str:
     """
     import mini_agent
     return mini_agent.__version__
+
+
+@dataclasses.dataclass(frozen=True)
+class Raised:
+    """Where an exception that failed a check came from: the crash, not a wrong value.
+
+    Args:
+        exception: the exception's class name ("TypeError").
+        message: its message, cut to the scorecard's detail length ("" when it has none).
+        file: absolute path of the graded file whose line raised it (the innermost frame of
+            its traceback in that file); "" when no frame of the traceback is in it (the
+            check itself, or the kit, raised it on what the code returned).
+        line: that line (1-based), or None with ``file`` "".
+        code: the text of that line, stripped ("" when unknown).
+    """
+
+    exception: str
+    message: str = ""
+    file: str = ""
+    line: int | None = None
+    code: str = ""
+
+    @property
+    def place(self) -> str:
+        """Where it was raised, short.
+
+        Returns:
+            ``"03_masking.py, line 58"``, or "" when no line of the graded file is known.
+        """
+        return f"{PurePath(self.file).name}, line {self.line}" if self.file else ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return the JSON shape of the exception.
+
+        Returns:
+            ``{"exception", "message", "file", "line", "code"}`` (see the module docstring).
+        """
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any] | None) -> "Raised | None":
+        """Rebuild from :meth:`to_dict` (what the grading worker sends).
+
+        Args:
+            data: the dict, or None when the check did not fail with an exception.
+
+        Returns:
+            The Raised, or None.
+        """
+        return None if data is None else cls(**data)
 
 
 @dataclasses.dataclass
@@ -46,6 +103,8 @@ class CheckResult:
         hint: the check's advice, shown only when it failed ("" when passed).
         detail: why it failed (the assertion's message, an exception, a timeout).
         seconds: how long the check ran (wall clock, seconds).
+        raised: the exception the code raised that failed the check, and where; None when
+            the check passed, or failed on a wrong value, a timeout or an untouched stub.
     """
 
     name: str
@@ -55,17 +114,20 @@ class CheckResult:
     hint: str = ""
     detail: str = ""
     seconds: float = 0.0
+    raised: Raised | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON shape of one check.
 
         Returns:
-            ``{"name", "points", "max_points", "passed", "hint", "detail", "seconds"}`` (see the
-            module docstring), ``seconds`` rounded to milliseconds.
+            ``{"name", "points", "max_points", "passed", "hint", "detail", "seconds",
+            "raised"}`` (see the module docstring), ``seconds`` rounded to milliseconds,
+            ``raised`` null or the exception and its file and line.
         """
         return {"name": self.name, "points": self.points, "max_points": self.max_points,
                 "passed": self.passed, "hint": self.hint, "detail": self.detail,
-                "seconds": round(self.seconds, 3)}
+                "seconds": round(self.seconds, 3),
+                "raised": self.raised.to_dict() if self.raised else None}
 
 
 @dataclasses.dataclass
@@ -124,27 +186,79 @@ class Scorecard:
                 "total": self.total, "error": self.error,
                 "checks": [c.to_dict() for c in self.checks]}
 
+    def crashes(self) -> dict[tuple[str, str, int | None], list[CheckResult]]:
+        """Group the failed checks that raised the same exception at the same line.
+
+        Returns:
+            ``(exception, file, line)`` -> the checks it failed, in check order, for each
+            place that failed two checks or more (a place in the graded file only).
+        """
+        groups: dict[tuple[str, str, int | None], list[CheckResult]] = {}
+        for c in self.checks:
+            if not c.passed and c.raised is not None and c.raised.file:
+                key = (c.raised.exception, c.raised.file, c.raised.line)
+                groups.setdefault(key, []).append(c)
+        return {key: found for key, found in groups.items() if len(found) > 1}
+
     def to_text(self) -> str:
         """Return a plain-text scorecard.
 
         Returns:
             The header, one line per check with the hint and what came back under each failure,
             then the score. An import error is shown once, above the checks, and their hints left
-            out.
+            out. A failure the code raised says the file and line it was raised at; when the
+            same exception at the same line failed several checks, it is said once, above the
+            checks ("the same TypeError at 03_masking.py, line 58 failed 11 checks"), and
+            those checks show no hint (a hint is about a wrong value, not a crash).
         """
         lines = [self.header()]
         if self.error:
             lines += [f"  {line}" for line in self.error.splitlines()]
             lines.append("  no check could run: fix the file, then grade again")
+        crashed: dict[str, Raised] = {}
+        for (exception, _, _), found in self.crashes().items():
+            raised = found[0].raised
+            assert raised is not None
+            lines.append(f"  the same {exception} at {raised.place} failed {len(found)} checks:")
+            if raised.code:
+                lines.append(f"      {raised.code}")
+            lines.append(f"      {exception}: {raised.message}".rstrip(": "))
+            lines.append("    fix that line first; those checks' hints are left out (a hint is "
+                         "about a wrong value, not a crash)")
+            crashed.update((c.name, raised) for c in found)
         for c in self.checks:
             mark = "PASS" if c.passed else "FAIL"
             lines.append(f"  [{mark}] {c.name:<44} {c.points}/{c.max_points}")
-            if not c.passed and not self.error:
-                lines.append(f"         hint: {c.hint}")
-                if c.detail:
-                    lines.append(f"         got:  {c.detail}")
+            if c.passed or self.error:
+                continue
+            if c.name in crashed:
+                lines.append(f"         crashed: the {crashed[c.name].exception} at "
+                             f"{crashed[c.name].place} (above)")
+                continue
+            lines.append(f"         hint: {c.hint}")
+            if c.detail:
+                lines.append(f"         got:  {c.detail}")
+            if c.raised is not None:
+                lines.append(f"         {self.raised_text(c.raised)}")
         lines.append(f"  score: {self.score}/{self.total}")
         return "\n".join(lines)
+
+    def raised_text(self, raised: Raised) -> str:
+        """Say where one exception was raised, for a check's lines.
+
+        Args:
+            raised: the exception that failed the check.
+
+        Returns:
+            ``"raised at 03_masking.py, line 58: first = messages[0]..."``, or, when no frame
+            of its traceback is in the graded file, ``"raised outside 03_masking.py (no line
+            of it in the traceback: the check or the kit raised it on what came back)"``.
+        """
+        if raised.file:
+            return f"raised at {raised.place}" + (f": {raised.code}" if raised.code else "")
+        name = PurePath(self.path).name if self.path else "the graded code"
+        return (f"raised outside {name} (no line of it in the traceback: the check or the "
+                "kit raised it on what came back)")
 
 
 @dataclasses.dataclass

@@ -32,7 +32,7 @@ from typing import Any, Callable
 from mini_agent.grading.reaper import kill_tree
 from mini_agent.grading.registry import time_limit
 from mini_agent.grading.runner import graded_files, names_used
-from mini_agent.grading.scorecard import CheckResult
+from mini_agent.grading.scorecard import CheckResult, Raised
 from mini_agent.grading.stack_dump import stuck_function
 
 GRACE_SECONDS = 3.0
@@ -285,7 +285,8 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                 results.append(CheckResult(fn.__name__, meta["points"] if passed else 0,
                                            meta["points"], passed,
                                            "" if passed else meta["hint"], reply["detail"],
-                                           reply["seconds"]))
+                                           reply["seconds"],
+                                           Raised.from_dict(reply.get("raised"))))
                 continue
             if reply.get("op") == "timeout":
                 if not reply.get("where"):  # the interpreter was held: read the stack dump

@@ -11,7 +11,8 @@ stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothi
                        "qualname": "should_mask", "check": "check_should_mask_threshold"}]}
     <- {"op": "loaded", "error": "", "names": [...]}   (error: the file does not import)
     -> {"op": "run", "name": "check_x", "time_limit_seconds": 10}
-    <- {"op": "result", "name": "check_x", "passed": true, "detail": "", "seconds": 0.01}
+    <- {"op": "result", "name": "check_x", "passed": true, "detail": "", "seconds": 0.01,
+        "raised": null}   (or the exception the code raised, with its file and line)
     <- {"op": "timeout", "name": "check_x", "where": "mask_old_observations (...)",
         "function": {"module": "...", "qualname": "mask_old_observations"}}
 
@@ -230,15 +231,17 @@ class Session:
                                               file=self.dump_file)
         try:
             with self.watch(request["time_limit_seconds"], fn.__name__, fn=fn) as watch:
-                result = self._run_check(fn, self.impl, interrupts=True)
+                result = self._run_check(fn, self.impl, interrupts=True,
+                                         is_graded=self.is_graded)
         finally:
             faulthandler.cancel_dump_traceback_later()
         if not watch.fired:
-            passed, detail = result.passed, result.detail
+            passed, detail, raised = result.passed, result.detail, result.raised
             if self.skipped:
-                passed, detail = False, self.skipped
+                passed, detail, raised = False, self.skipped, None
             self.send({"op": "result", "name": fn.__name__, "passed": passed,
-                       "detail": detail, "seconds": result.seconds})
+                       "detail": detail, "seconds": result.seconds,
+                       "raised": raised.to_dict() if raised else None})
 
     def watch(self, seconds: float, name: str, *, fn: Callable | None = None,
               loading: Path | None = None) -> "Watchdog":

@@ -1,0 +1,135 @@
+"""A check failed by an exception in the learner's code names the file and line it came from.
+
+One bug at the top of ``mask_old_observations`` fails a dozen checks with the same
+TypeError; the scorecard says so once, with the line, and leaves out the checks' hints
+(each is about a wrong value, not a crash). A check that fails on a wrong value keeps its
+hint and names no place; the JSON carries the place for an LMS.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import types
+from pathlib import Path
+
+import pytest
+
+from mini_agent.grading import grade
+from mini_agent.grading.command import main_grade
+from mini_agent.grading.registry import check
+from mini_agent.grading.runner import run_check
+from mini_agent.grading.scorecard import CheckResult, Raised, Scorecard
+
+REPO = Path(__file__).resolve().parents[1]
+SOLUTION_03 = (REPO / "solutions" / "03_masking.py").read_text(encoding="utf-8")
+BUG = "    first = messages[0]['content'][0]['type']\n"
+
+
+def with_bug(text: str) -> tuple[str, int]:
+    """The reference 03 with BUG as the first line of mask_old_observations' body."""
+    start = text.index("def mask_old_observations")
+    doc_end = text.index('"""', text.index('"""', start) + 3) + 3
+    cut = text.index("\n", doc_end) + 1
+    line = text[:cut].count("\n") + 1
+    return text[:cut] + BUG + text[cut:], line
+
+
+@pytest.fixture
+def buggy(tmp_path):
+    shutil.copytree(REPO / "exercises", tmp_path / "exercises")
+    text, line = with_bug(SOLUTION_03)
+    (tmp_path / "exercises" / "03_masking.py").write_text(text, encoding="utf-8")
+    return tmp_path, line
+
+
+def test_one_crash_that_fails_many_checks_is_said_once_with_its_line(buggy):
+    root, line = buggy
+    card = grade("03", root=root)
+    crashed = [c for c in card.checks if c.raised is not None]
+    assert len(crashed) >= 10
+    for c in crashed:
+        assert c.raised.exception == "TypeError"
+        assert c.raised.file == str((root / "exercises" / "03_masking.py").resolve())
+        assert c.raised.line == line
+        assert c.raised.code == BUG.strip()
+    text = card.to_text()
+    assert text.count(f"the same TypeError at 03_masking.py, line {line} failed "
+                      f"{len(crashed)} checks") == 1
+    assert BUG.strip() in text
+    for c in crashed:  # a hint is about a wrong value: none for the crash
+        assert c.hint and c.hint not in text
+    passed = [c for c in card.checks if c.passed]
+    assert passed and all(c.raised is None for c in passed)
+
+
+def test_json_carries_the_place(buggy, capsys):
+    root, line = buggy
+    assert main_grade("03", as_json=True, root=root) == 1
+    document = json.loads(capsys.readouterr().out)
+    raised = [c["raised"] for c in document["checks"] if c["raised"]]
+    assert raised and raised[0] == {
+        "exception": "TypeError", "message": "string indices must be integers, not 'str'",
+        "file": str((root / "exercises" / "03_masking.py").resolve()), "line": line,
+        "code": BUG.strip()}
+    assert all(c["raised"] is None for c in document["checks"] if c["passed"])
+
+
+def _module(tmp_path: Path, source: str):
+    path = tmp_path / "answer.py"
+    path.write_text(source, encoding="utf-8")
+    namespace: dict = {"__file__": str(path)}
+    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - the test's own code
+    return types.SimpleNamespace(**namespace), path
+
+
+def test_the_innermost_line_of_the_graded_file_is_named(tmp_path):
+    impl, path = _module(tmp_path, "def outer(x):\n    return inner(x)\n\n\n"
+                                   "def inner(x):\n    return x['key']\n")
+
+    @check(points=1, hint="Return the value.")
+    def check_outer(impl):
+        impl.outer("text")
+
+    result = run_check(check_outer, impl, is_graded=lambda f: Path(f) == path)
+    assert result.raised == Raised("TypeError", "string indices must be integers, not 'str'",
+                                   str(path.resolve()), 6, "return x['key']")
+
+
+def test_a_wrong_value_names_no_exception_and_keeps_its_hint(tmp_path):
+    impl, path = _module(tmp_path, "def f():\n    return 1\n")
+
+    @check(points=1, hint="Return 2.")
+    def check_f(impl):
+        assert impl.f() == 2, "f(): expected 2, got 1"
+
+    result = run_check(check_f, impl, is_graded=lambda f: Path(f) == path)
+    assert result.raised is None
+    text = Scorecard("99", "x", [result], path=str(path)).to_text()
+    assert "hint: Return 2." in text and "raised" not in text
+
+
+def test_an_exception_outside_the_graded_file_says_so(tmp_path):
+    impl, path = _module(tmp_path, "def f():\n    return None\n")
+
+    @check(points=1, hint="Return a list.")
+    def check_f(impl):
+        impl.f()[0]  # the check indexes what came back
+
+    result = run_check(check_f, impl, is_graded=lambda f: Path(f) == path)
+    assert result.raised is not None and result.raised.exception == "TypeError"
+    assert result.raised.file == "" and result.raised.line is None
+    text = Scorecard("99", "x", [result], path=str(path)).to_text()
+    assert "raised outside answer.py (no line of it in the traceback" in text
+    assert "hint: Return a list." in text
+
+
+def test_one_crash_in_one_check_keeps_the_hint_and_names_the_line():
+    raised = Raised("TypeError", "bad", "/abs/exercises/03_masking.py", 7, "x = y[0]")
+    card = Scorecard("03", "exercises", [
+        CheckResult("check_a", 0, 1, False, "Raise ValueError.", "got TypeError", 0.0, raised),
+        CheckResult("check_b", 1, 1, True)], path="/abs/exercises/03_masking.py")
+    text = card.to_text()
+    assert "hint: Raise ValueError." in text
+    assert "raised at 03_masking.py, line 7: x = y[0]" in text
+    assert "the same" not in text
