@@ -336,7 +336,8 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
     Returns:
         The exit code: 0 ok; 1 when the subcommand reports a failure (below full marks, a
         drift, an API error); 2 for a usage error (with ``grade --json`` also one JSON document);
-        141 when the reader of stdout went away (``mini-agent analyze X | head``), quietly.
+        141 when the reader of stdout went away (``mini-agent analyze X | head``), quietly;
+        130 after Ctrl-C in ``grade`` or ``evaluate`` (one line on stderr, no traceback).
     """
     try:
         code = _main(argv, out=out, read=read)
@@ -348,6 +349,28 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 141
+
+
+EXIT_INTERRUPTED = 130
+"""The exit code after Ctrl-C (128 + SIGINT), as a shell reports a command it interrupted."""
+
+
+def interrupted(message: str, out: TextIO, *, as_json: bool = False) -> int:
+    """Report a Ctrl-C in one line on stderr instead of a traceback.
+
+    Args:
+        message: what stopped ("grading interrupted; no worker left running").
+        out: where ``grade --json`` prints its one JSON document.
+        as_json: also print that document (``{"error": message, ...}``) on ``out``.
+
+    Returns:
+        :data:`EXIT_INTERRUPTED` (130).
+    """
+    print(message, file=sys.stderr)
+    if as_json:
+        from mini_agent.grading.command import error_document
+        print(json.dumps(error_document(message), indent=1), file=out)
+    return EXIT_INTERRUPTED
 
 
 def _main(argv: Sequence[str] | None, *, out: TextIO | None,
@@ -371,14 +394,21 @@ def _main(argv: Sequence[str] | None, *, out: TextIO | None,
         from mini_agent.harness.evaluate_runner import main_evaluate
         policies = [p.strip() for p in args.policies.split(",") if p.strip()] \
             if args.policies else None
-        return main_evaluate(args.paths, policies=policies, model=args.model,
-                             as_json=args.json, csv_path=args.csv, workers=args.workers,
-                             scheduler=args.scheduler, samples=args.sample)
+        try:
+            return main_evaluate(args.paths, policies=policies, model=args.model,
+                                 as_json=args.json, csv_path=args.csv, workers=args.workers,
+                                 scheduler=args.scheduler, samples=args.sample)
+        except KeyboardInterrupt:
+            return interrupted("evaluation interrupted", out)
     if args.command == "grade":
         from mini_agent.grading import main_grade
-        return main_grade(args.exercise, all_exercises=args.all, as_json=args.json,
-                          implementation=args.implementation, root=args.root,
-                          time_limit_seconds=args.time_limit, out=out)
+        try:
+            return main_grade(args.exercise, all_exercises=args.all, as_json=args.json,
+                              implementation=args.implementation, root=args.root,
+                              time_limit_seconds=args.time_limit, out=out)
+        except KeyboardInterrupt:  # the supervisor killed the worker before this
+            return interrupted("grading interrupted; no worker left running", out,
+                               as_json=args.json)
     if args.command == "make-exercises":
         from mini_agent.grading import main_make_exercises
         return main_make_exercises(check=args.check, force=args.force, root=args.root, out=out)
