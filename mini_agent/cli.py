@@ -351,6 +351,22 @@ def main(argv: Sequence[str] | None = None, *, out: TextIO | None = None,
         return 141
 
 
+def no_sessions_text(directory: str | Path) -> str:
+    """Say that a sessions folder holds no session log, and what writes one there.
+
+    Args:
+        directory: the sessions folder (``--sessions-dir``, default ``./sessions``).
+
+    Returns:
+        ``"no sessions in /abs/sessions (the interactive `mini-agent` logs each conversation
+        there; the demo does not)"``, "(no such folder yet; ...)" when it does not exist.
+    """
+    folder = Path(directory).expanduser().resolve()
+    missing = "" if folder.is_dir() else "no such folder yet; "
+    return (f"no sessions in {folder} ({missing}the interactive `mini-agent` logs each "
+            "conversation there; the demo does not)")
+
+
 EXIT_INTERRUPTED = 130
 """The exit code after Ctrl-C (128 + SIGINT), as a shell reports a command it interrupted."""
 
@@ -419,7 +435,10 @@ def _main(argv: Sequence[str] | None, *, out: TextIO | None,
         from mini_agent.lab_cli import cmd_lab
         return cmd_lab(args, out)
     if args.command == "sessions":
-        from mini_agent.harness.session import main_sessions
+        from mini_agent.harness.session import list_sessions, main_sessions
+        if not list_sessions(args.sessions_dir):
+            print(no_sessions_text(args.sessions_dir), file=out)
+            return 0
         return main_sessions(args.sessions_dir)
     return cmd_repl(args, out, read)
 
