@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import io
 import json
 from pathlib import Path
@@ -161,3 +162,14 @@ def test_real_figures_of_one_transcript(shared_data):
     assert (a.requests, a.raw_total_tokens, a.masked_total_tokens) == (14, 21239, 15841)
     assert a.real_input_total_tokens == 294215
     assert round(a.tool_result_share, 3) == 0.474
+
+
+def test_the_totals_line_says_what_the_raw_column_counts():
+    messages_only = format_analysis(analyze(small(), keep=1))
+    assert ("sent over all requests (messages only; system prompt and tools are not in the "
+            "transcript): ~321 tokens raw, ~231 masked (keep=1); ratio 0.720") in messages_only
+    with_system = dataclasses.replace(small(), system="You are terse.")
+    a = analyze(with_system, keep=1)
+    assert a.system_counted and a.raw_total_tokens > 321
+    assert ("sent over all requests (messages and the recorded system prompt; tool definitions "
+            "are not in the transcript)") in format_analysis(a)

@@ -89,6 +89,10 @@ class Analysis:
             requests).
         real_input_total_tokens: summed recorded usage; None when the file has none.
         repairs: the loader's repair notes, one line each.
+        system_counted: True when the transcript recorded a system prompt, counted in every
+            request's raw and masked tokens; False (the default, a Claude Code session log)
+            when the columns count the messages only. Tool definitions are never counted: no
+            transcript holds them.
     """
 
     path: str | None
@@ -104,6 +108,7 @@ class Analysis:
     masking_ratio: float | None
     real_input_total_tokens: int | None
     repairs: tuple[str, ...] = ()
+    system_counted: bool = False
 
     @property
     def requests(self) -> int:
@@ -192,17 +197,40 @@ def analyze(transcript: Transcript, *, keep: int = DEFAULT_KEEP) -> Analysis:
         masking_ratio=(masked_total / raw_total
                        if masked_total is not None and raw_total else None),
         real_input_total_tokens=sum(real) if real else None,
-        repairs=tuple(transcript.repairs))
+        repairs=tuple(transcript.repairs), system_counted=bool(system))
 
 
 def _num(value: int | None) -> str:
     return "-" if value is None else f"{value:,}"
 
 
+def counted_text(analysis: Analysis) -> str:
+    """Say what the raw and masked columns count, for the totals line.
+
+    ``mini-agent evaluate`` counts the system prompt and tool definitions of every request
+    too (its calibrated overhead: ~25,000 to ~38,000 tokens per request in the kit's Claude
+    Code sessions), so its raw total of the same file is larger; the real input tokens the
+    file recorded include them as well.
+
+    Args:
+        analysis: what :func:`analyze` returned.
+
+    Returns:
+        ``"messages only; system prompt and tools are not in the transcript"``, or, when the
+        transcript recorded a system prompt, ``"messages and the recorded system prompt; tool
+        definitions are not in the transcript"``.
+    """
+    if analysis.system_counted:
+        return "messages and the recorded system prompt; tool definitions are not in the transcript"
+    return "messages only; system prompt and tools are not in the transcript"
+
+
 def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
     """Render an analysis as a readable report: header, repairs, one row per request, totals.
 
-    Columns: approx tokens of the raw history and of the masked view each request would send;
+    Columns: approx tokens of the raw history and of the masked view each request would send
+    (the messages, plus the system prompt when the transcript recorded one: the totals line
+    says which; tool definitions never);
     "tool_result %": the share (in %) of that request's raw tokens in tool_result blocks; the
     real input and cache-read tokens the transcript recorded ("-" when it has none).
 
@@ -239,13 +267,13 @@ def format_analysis(analysis: Analysis, *, max_rows: int | None = None) -> str:
                  f"(~{a.tool_result_tokens:,} of ~{a.history_tokens:,})")
     if a.tool_result_tokens == 0 and a.history_tokens > 0:
         lines.append(NO_TOOL_RESULTS_NOTE)
+    sent = f"sent over all requests ({counted_text(a)}): ~{a.raw_total_tokens:,} tokens raw"
     if a.masked_total_tokens is None:
-        lines.append(f"sent over all requests: ~{a.raw_total_tokens:,} tokens raw "
-                     "(masking unavailable)")
+        lines.append(f"{sent} (masking unavailable)")
     else:
         ratio = f"{a.masking_ratio:.3f}" if a.masking_ratio is not None else "-"
-        lines.append(f"sent over all requests: ~{a.raw_total_tokens:,} tokens raw, "
-                     f"~{a.masked_total_tokens:,} masked (keep={a.keep}); ratio {ratio}")
+        lines.append(f"{sent}, ~{a.masked_total_tokens:,} masked (keep={a.keep}); "
+                     f"ratio {ratio}")
     if a.real_input_total_tokens is not None:
         lines.append(f"real input tokens recorded (input + cache writes + cache reads, "
                      f"system and tools included): {a.real_input_total_tokens:,}")
