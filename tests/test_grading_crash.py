@@ -133,3 +133,13 @@ def test_one_crash_in_one_check_keeps_the_hint_and_names_the_line():
     assert "hint: Raise ValueError." in text
     assert "raised at 03_masking.py, line 7: x = y[0]" in text
     assert "the same" not in text
+
+
+def test_print_of_a_scorecard_is_its_text():
+    card = Scorecard("03", "exercises", [CheckResult("check_a", 1, 1, True)], path="/abs/03.py",
+                     kit_version="0.1.0")
+    assert str(card) == card.to_text()
+    assert str(card).splitlines()[0] == "Exercise 03: /abs/03.py (mini-agent 0.1.0)"
+    from mini_agent.grading import Scorecards
+    cards = Scorecards("/abs", "exercises", [card], kit_version="0.1.0")
+    assert str(cards) == cards.to_text() and str(cards).endswith("total: 1/1")

@@ -25,7 +25,7 @@ from mini_agent.grading.registry import (
                                          DEFAULT_TIME_LIMIT_SECONDS, check, checks_module, collect_checks, exercise_ids,
                                          normalize_exercise)
 from mini_agent.grading.runner import load_module, run_check, run_checks
-from mini_agent.grading.scorecard import CheckResult, Scorecard, Scorecards
+from mini_agent.grading.scorecard import CheckResult, Raised, Scorecard, Scorecards
 from mini_agent.grading.stubs import BEGIN, END, STUB_HEADER, make_exercises, make_stub
 from mini_agent.grading.supervisor import WorkerError
 
@@ -35,7 +35,7 @@ uses it: it grades the folder the learner works in."""
 
 __all__ = [
     "BEGIN", "DEFAULT_TIME_LIMIT_SECONDS", "END", "IMPLEMENTATIONS", "REPO_ROOT", "STUB_HEADER",
-    "CheckResult", "Scorecard", "Scorecards", "WorkerError", "check", "checks_module",
+    "CheckResult", "Raised", "Scorecard", "Scorecards", "WorkerError", "check", "checks_module",
     "collect_checks", "exercise_ids", "find_file", "find_root", "grade", "grade_all",
     "load_module", "main_grade", "main_make_exercises", "make_exercises", "make_stub",
     "normalize_exercise", "run_check", "run_checks",

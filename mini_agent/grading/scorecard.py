@@ -18,7 +18,8 @@ and for ``mini-agent grade --all --json``::
     {"root": "/abs", "implementation": "exercises", "kit_version": "0.1.0", "score": 90,
      "total": 107, "exercises": [<one scorecard as above>, ...]}
 
-Pure data: no IO here. Shown as a widget by :func:`mini_agent.ui.widgets.scorecard_widget`.
+Pure data: no IO here. ``str(card)`` (so ``print(card)``) is the text scorecard,
+:meth:`Scorecard.to_text`; shown as a widget by :func:`mini_agent.ui.widgets.scorecard_widget`.
 
 Source: the kit's grading design (``docs/grading.md``: the JSON an LMS collects, the fields
 of each check); no seed covers grading.
@@ -243,6 +244,15 @@ class Scorecard:
         lines.append(f"  score: {self.score}/{self.total}")
         return "\n".join(lines)
 
+    def __str__(self) -> str:
+        """Return the plain-text scorecard (``print(card)``), as :meth:`to_text`.
+
+        Returns:
+            The same text as :meth:`to_text`.
+        """
+        return self.to_text()
+
+
     def raised_text(self, raised: Raised) -> str:
         """Say where one exception was raised, for a check's lines.
 
@@ -315,3 +325,11 @@ class Scorecards:
                     + (" (does not import)" if card.error else "") for card in self.cards]
         summary.append(f"  total: {self.score}/{self.total}")
         return "\n\n".join(parts + ["\n".join(summary)])
+
+    def __str__(self) -> str:
+        """Return every scorecard as text (``print(cards)``), as :meth:`to_text`.
+
+        Returns:
+            The same text as :meth:`to_text`.
+        """
+        return self.to_text()
