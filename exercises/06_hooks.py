@@ -58,8 +58,9 @@ class HookManager:
           * an event with no handlers returns ``{}``.
         Example: handlers returning ``{"systemMessage": "a"}`` then ``{"systemMessage": "b",
         "additionalContext": "c"}`` give ``{"systemMessage": "b", "additionalContext": "c"}``.
-        Source: HookManager.fire in section 5 of 002_4516104fd432e704.txt (see
-        docs/sources.md).
+        Source: HookManager.fire in section 5 (hooks) of the agent-implementation
+        deep-dive ("Learning Claude Code know-how from sample code", seed 002; see
+        docs/sources.md in the kit).
         """
         raise NotImplementedError("Exercise 06.1")
 
@@ -72,7 +73,8 @@ def block_rm_rf(payload: dict) -> dict:
     ``run_bash`` or ``Bash`` and the command contains ``rm -rf /`` or ``rm -fr /`` (any amount
     of whitespace between the parts) with ``/`` followed by the end, a space or ``*``
     (``rm -rf /tmp/x`` is allowed). Otherwise return ``{}``. Any other tool: ``{}``.
-    Source: the usage example in section 5 of 002_4516104fd432e704.txt (see
-    docs/sources.md).
+    Source: the usage example in section 5 (hooks) of the agent-implementation deep-dive
+    ("Learning Claude Code know-how from sample code", seed 002; see docs/sources.md in the
+    kit).
     """
     raise NotImplementedError("Exercise 06.2")

@@ -55,7 +55,9 @@ def idempotency_key(task: str, target: str, step: str) -> str:
     Raises:
         ValueError: a part is empty, not a str, or contains ":" (the key would be ambiguous).
     Source:
-        004_b74ef821c58ee4ec.txt (冪等キー: タスクID:対象ID:段階).
+        the checkpoints of the course chapter on context, memory and state (seed 004; see
+        docs/sources.md in the kit): an idempotency key is task id:target id:step (冪等キー:
+        タスクID:対象ID:段階).
     Example: ``idempotency_key("ledger-2026", "inv-007", "post")`` is
     ``"ledger-2026:inv-007:post"``.
     """
@@ -79,7 +81,8 @@ def write_json_atomic(path: str | os.PathLike[str], data: Any) -> None:
         TypeError: ``data`` is not JSON-serialisable (``path`` untouched).
         OSError: the folder is missing or not writable (``path`` untouched).
     Source:
-        004_b74ef821c58ee4ec.txt (lab 1: a JSON progress file that survives a forced kill).
+        lab 1 of the course chapter on context, memory and state (seed 004; see
+        docs/sources.md in the kit): a JSON progress file that survives a forced kill.
     """
     raise NotImplementedError("Exercise 10.2")
 
@@ -106,7 +109,9 @@ def run_step(store: Any, item_id: str, system: Any, payload: dict) -> dict:
         KeyError: unknown item. Whatever ``system.apply`` raises propagates, with the intent
         already on disk (so the next resume reconciles it).
     Source:
-        004_b74ef821c58ee4ec.txt (意図の記録 → 実行 → 結果の記録).
+        the checkpoints of the course chapter on context, memory and state (seed 004; see
+        docs/sources.md in the kit): record the intent, execute, record the result (意図の記録
+        → 実行 → 結果の記録).
     """
     raise NotImplementedError("Exercise 10.3")
 
@@ -126,7 +131,10 @@ def reconcile(store: Any, item_id: str, system: Any,
     Raises:
         ValueError: the item has no intent, or is already done (nothing to reconcile).
     Source:
-        004_b74ef821c58ee4ec.txt (再開時に意図だけあって結果のない項目は、再実行する前に冪等キーで
+        the checkpoints of the course chapter on context, memory and state (seed 004; see
+        docs/sources.md in the kit): on resume, an item with an intent and no result is
+        looked up in the external system by its idempotency key before it runs again
+        (再開時に意図だけあって結果のない項目は、再実行する前に冪等キーで
         外部システムへ処理済みか照会する).
     """
     raise NotImplementedError("Exercise 10.4")

@@ -49,8 +49,8 @@ def approx_tokens(messages: list[dict]) -> int:
     message or in a tool_result's list content, adds ``image_tokens(block)`` tokens (given:
     its pixel size / 750), after the rounding of the characters.
     Returns: int tokens. Example: ``approx_tokens([{"role": "user", "content": "hello"}]) == 2``.
-    Source: approxTokens in seed 000 (see docs/sources.md); images as in the kit's
-    ``mini_agent.core.tokens``.
+    Source: approxTokens of the masking article ("Mini Claude Code, Episode 04", seed 000;
+    see docs/sources.md in the kit); images as in the kit's ``mini_agent.core.tokens``.
     """
     # BEGIN SOLUTION
     chars = images = 0
@@ -99,7 +99,8 @@ def mask_old_observations(messages: list[dict], keep: int = 4) -> list[dict]:
     (The kit's own version also leaves alone a result that is already a placeholder or is
     shorter than one; you need not.)
     Raises: ValueError if keep < 0.
-    Source: maskOldObservations in seed 000 (see docs/sources.md).
+    Source: maskOldObservations of the masking article ("Mini Claude Code, Episode 04",
+    seed 000; see docs/sources.md in the kit).
     """
     # BEGIN SOLUTION
     if keep < 0:
@@ -129,8 +130,8 @@ def mask_old_observations(messages: list[dict], keep: int = 4) -> list[dict]:
 def should_mask(messages: list[dict], threshold_tokens: int = 8_000) -> bool:
     """Return True when the history is big enough to mask: ``approx_tokens > threshold_tokens``.
 
-    Source: ``approxTokens(history) > MASK_THRESHOLD_TOKENS`` in seed 000 (see
-    docs/sources.md).
+    Source: ``approxTokens(history) > MASK_THRESHOLD_TOKENS`` in the masking article ("Mini
+    Claude Code, Episode 04", seed 000; see docs/sources.md in the kit).
     """
     # BEGIN SOLUTION
     return approx_tokens(messages) > threshold_tokens

@@ -34,8 +34,9 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[tuple[int, str]]]
       * reading goes on after a bad line: later good lines are still entries.
     Example: a file ``'{"a": 1}\\n{"b": '`` gives ``([{"a": 1}], [(2, "truncated_last_line")])``.
     Raises: FileNotFoundError for a missing file.
-    Source: resumeSession and pitfall 1 in section 6 of 002_4516104fd432e704.txt (see
-    docs/sources.md).
+    Source: resumeSession and pitfall 1 in section 6 (write-ahead sessions) of the
+    agent-implementation deep-dive ("Learning Claude Code know-how from sample code", seed
+    002; see docs/sources.md in the kit).
     """
     # BEGIN SOLUTION
     text = Path(path).read_text(encoding="utf-8", errors="replace")

@@ -8,7 +8,8 @@
 
 Grade with ``mini-agent grade 08``; the same checks pass on the kit's own functions
 (``from mini_agent import tier_for_age, timeline_line, eviction_order``).
-Source: 003_85ccd58041fa7231.txt (see docs/sources.md).
+Source: the four-tier lifecycle blog post (Hot, Warm-A, Warm-B, Cold; seed 003; see
+docs/sources.md in the kit).
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ be normalised and refused when it leaves ``/memories``.
   refusal (``MemoryPathError``, a ``ValueError``) with a message saying what to send instead.
 
 Grade with ``mini-agent grade 09``. The kit's own version is ``mini_agent.core.memory_paths``.
-Source: 004_b74ef821c58ee4ec.txt (memory tool: normalise every path, refuse what leaves
-/memories).
+Source: the memory tool of the course chapter on context, memory and state (seed 004; see
+docs/sources.md in the kit): normalise every path, refuse what leaves /memories.
 """
 
 from __future__ import annotations

@@ -34,7 +34,8 @@ def view_text(view: list[dict]) -> str:
     (image parts add nothing). Other blocks add nothing. The view is not mutated.
     Returns: str. Example: ``view_text([{"role": "user", "content": "fix src/app.py"}]) ==
     "fix src/app.py"``.
-    Source: 004_b74ef821c58ee4ec.txt (lab 2).
+    Source: lab 2 of the course chapter on context, memory and state (seed 004; see
+    docs/sources.md in the kit): how many essential facts survive a summary.
     """
     # BEGIN SOLUTION
     parts = []
@@ -68,7 +69,8 @@ def retained_facts(view: list[dict], facts: list) -> list[bool]:
     Exact means character for character: "8443ms" is not "8443 ms". A fact with an empty
     text is never retained. Returns a list of bools parallel to ``facts``; nothing is mutated.
     Example: a view saying "port 8443" keeps a fact "8443" and loses a fact "9000".
-    Source: 004_b74ef821c58ee4ec.txt (lab 2: count the facts that stay exact).
+    Source: lab 2 of the course chapter on context, memory and state (seed 004; see
+    docs/sources.md in the kit): count the facts that stay exact.
     """
     # BEGIN SOLUTION
     text = view_text(view)

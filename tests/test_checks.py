@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -142,3 +143,30 @@ def test_exercises_are_in_sync_with_solutions():
         "exercises/ drifted from solutions/: after changing solutions/, run "
         "`mini-agent make-exercises --force` (it overwrites exercises/ and discards any edits "
         "in them) and commit")
+
+
+def _source_sections(path: Path) -> list[str]:
+    """The text of every ``Source:`` section in the docstrings of one file."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            doc = ast.get_docstring(node) or ""
+            if "Source:" in doc:
+                section = doc.split("Source:", 1)[1]
+                found.append(" ".join(section.split("\n\n")[0].split()))
+    return found
+
+
+def test_exercise_sources_say_what_the_source_is_and_where_it_is_described():
+    """A learner with only exercises/ cannot open 004_b74ef821c58ee4ec.txt: each Source says
+    what the source is in words, its seed number and the kit's page that describes it."""
+    sections = [(path.name, text) for path in sorted((REPO / "exercises").glob("[0-9][0-9]_*.py"))
+                for text in _source_sections(path)]
+    assert len(sections) >= 13
+    for name, text in sections:
+        assert not re.search(r"\d{3}_[0-9a-f]{16}", text), (name, text)
+        assert "see docs/sources.md in the kit" in text, (name, text)
+        assert re.search(r"seed 00\d", text), (name, text)
+        assert any(words in text for words in (
+            "masking article", "agent-implementation deep-dive", "four-tier lifecycle",
+            "course chapter on context, memory and state")), (name, text)
