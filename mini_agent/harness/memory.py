@@ -199,7 +199,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
                     self.redactions[kind] = self.redactions.get(kind, 0) + n
                 command = command.model_copy(update={text_field: text})
                 self._check_size(command, text)
-            result = super().execute(command)
+            result = self._run(command)
         except ToolError as exc:
             self.refusals.append(str(exc))
             raise
@@ -207,6 +207,36 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         if found:
             result = f"{result} ({sum(found.values())} secret(s) were redacted before writing.)"
         return result
+
+    def _run(self, command: Any) -> Any:
+        """Run the SDK's command; a file it cannot read or a failed file operation is a ToolError.
+
+        A regular file over ``max_file_bytes`` (put there by hand) is not viewed; a file that
+        is not UTF-8 is named; an ``OSError`` (a file where a folder should be, a folder
+        renamed into itself, a name too long for the disk) is reported with the virtual
+        paths only, never the host's.
+        """
+        paths = [getattr(command, f) for f in ("path", "old_path", "new_path")
+                 if getattr(command, f, None) is not None]
+        try:
+            if command.command == "view":
+                full = self._validate_path(command.path)
+                size = full.stat().st_size if full.is_file() else 0
+                if size > self.max_file_bytes:
+                    raise ToolError(f"{command.path} is {size:,} bytes, over the "
+                                    f"{self.max_file_bytes:,}-byte cap on a memory file (it "
+                                    "was not written by this tool); delete it or ask the user "
+                                    "to shorten it")
+            return super().execute(command)
+        except UnicodeDecodeError as exc:
+            raise ToolError(f"{command.path} is not UTF-8 text (byte {exc.start}); the memory "
+                            "tool reads UTF-8 only. Delete it, or rename it out of the "
+                            "way") from None
+        except OSError as exc:
+            raise ToolError(f"{command.command} {' -> '.join(paths)} failed: "
+                            f"{exc.strerror or type(exc).__name__}. Check that every folder on "
+                            "the path is a folder (not a file), that a folder is not moved "
+                            "into itself, and that names are short") from None
 
     def _check_size(self, command: Any, text: str) -> None:
         """Refuse a write whose file or total would pass the caps (bytes, upper bound)."""
