@@ -274,11 +274,26 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
             ``{virtual_path: {"source", "created_at", "updated_at"?, "last_used_at"}}``, times
             in seconds from the clock; ``updated_at`` only once the file was written; ``{}``
             when there is no provenance file yet.
+
+        Raises:
+            ToolError: the file is not JSON or not of that shape (every entry an object with
+                a numeric ``last_used_at``); it is left as it is, nothing is overwritten.
         """
         meta_path = self.base_dir / META_FILE
         if not meta_path.exists():
             return {}
-        return json.loads(meta_path.read_text(encoding="utf-8"))
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except ValueError as exc:  # JSON or UTF-8
+            meta, problem = None, str(exc)
+        else:
+            problem = "not an object of {virtual path: entry}"
+        if isinstance(meta, dict) and all(
+                isinstance(v, dict) and isinstance(v.get("last_used_at"), (int, float))
+                and not isinstance(v.get("last_used_at"), bool) for v in meta.values()):
+            return meta
+        raise ToolError(f"{meta_path} is not a provenance file ({problem}); nothing was "
+                        "changed. Move it away (the memories keep their files) and retry")
 
     def _save_metadata(self, meta: dict[str, dict[str, Any]]) -> None:
         tmp = self.base_dir / (META_FILE + ".tmp")
