@@ -471,3 +471,17 @@ def test_agent_resume_reports_and_skips_a_damaged_record(tmp_path):
     assert any(n.startswith("line 3: checksum_mismatch") for n in report.notes)
     validate_messages(agent.history, request=False)
     assert agent.run("continue").exit_status == "completed"
+
+
+def test_list_sessions_survives_checked_entries_of_the_wrong_shape(tmp_path, capsys):
+    with SessionWriter(tmp_path, "odd", clock=ManualClock()) as w:
+        w.append({"type": "message", "message": "hello", "timestamp": float("nan")})
+        w.append({"type": "message", "message": None, "timestamp": 1e300})
+        w.append({"type": "message", "message": ["x"], "timestamp": True})
+        w.append(msg("user", "hi", T0 + 1))
+        w.append({"type": "meta", "model": ["not", "a", "name"], "timestamp": float("inf")})
+    [row] = list_sessions(tmp_path)
+    assert (row["entries"], row["prompts"], row["replies"]) == (5, 1, 0)
+    assert (row["first_time"], row["last_time"], row["model"]) == (T0 + 1, T0 + 1, None)
+    assert main_sessions(tmp_path) == 0
+    assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["odd", "1", "0"]

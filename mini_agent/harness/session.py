@@ -257,6 +257,15 @@ class SessionRecorder:
             self._waiting = []
 
 
+_LAST_DATE_SECONDS = 253_402_300_799.0  # 9999-12-31 23:59:59 UTC, the last date strftime shows
+
+
+def _is_date(value: Any) -> bool:
+    """True for a number of Unix seconds a date can show (not a bool, NaN, inf or past 9999)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and 0.0 <= value <= _LAST_DATE_SECONDS)
+
+
 def list_sessions(directory: str | Path) -> list[dict]:
     """Summarise each ``*.jsonl`` session in ``directory``, oldest first.
 
@@ -268,7 +277,9 @@ def list_sessions(directory: str | Path) -> list[dict]:
         "last_time", "model", "problems"}]``: prompts = user text messages, replies =
         assistant messages (a reply continued through max_tokens counts once, so replies may
         be fewer than model requests), times in Unix seconds (None for an empty file),
-        problems = count of damaged lines.
+        problems = count of damaged lines. Checked entries of the wrong shape (a message
+        that is not an object, a timestamp that is not a date, a model that is not a string)
+        are counted as entries and otherwise ignored.
     """
     folder = Path(directory)
     if not folder.is_dir():
@@ -278,15 +289,17 @@ def list_sessions(directory: str | Path) -> list[dict]:
         if not path.is_file():
             continue
         entries, problems = resume_session(path)
-        stamps = [e["timestamp"] for e in entries if isinstance(e.get("timestamp"), (int, float))]
-        messages = [e.get("message") or {} for e in entries if e.get("type") == "message"]
+        stamps = [e["timestamp"] for e in entries if _is_date(e.get("timestamp"))]
+        messages = [e["message"] for e in entries
+                    if e.get("type") == "message" and isinstance(e.get("message"), dict)]
         meta = next((e for e in entries if e.get("type") == "meta"), {})
         rows.append({
             "session_id": path.stem, "path": str(path), "entries": len(entries),
             "prompts": sum(1 for m in messages if m.get("role") == "user"),
             "replies": sum(1 for m in messages if m.get("role") == "assistant"),
             "first_time": min(stamps, default=None), "last_time": max(stamps, default=None),
-            "model": meta.get("model"), "problems": len(problems)})
+            "model": meta.get("model") if isinstance(meta.get("model"), str) else None,
+            "problems": len(problems)})
     return sorted(rows, key=lambda r: (r["first_time"] or 0.0, r["session_id"]))
 
 
