@@ -136,6 +136,33 @@ def test_a_tool_exception_never_kills_the_loop():
          "is_error": True}]
 
 
+class _NotAnException(BaseException):
+    """A library's own BaseException subclass (as gevent's or trio's cancellations are)."""
+
+
+@pytest.mark.parametrize("exc", [KeyboardInterrupt(), GeneratorExit(), asyncio.CancelledError(),
+                                 _NotAnException("deep abort")], ids=lambda e: type(e).__name__)
+@pytest.mark.parametrize("safety", ["read-only", "write"])
+def test_a_base_exception_raised_inside_a_tool_is_that_tools_failure(exc, safety):
+    """A tool's thread never receives the user's Ctrl-C (signals go to the main thread), so
+    whatever BaseException a tool raises is the tool's failure: an is_error result, the
+    siblings handled as for any failure, the run goes on and the history stays valid."""
+    def bad(i):
+        raise exc
+    tools = {"bad": tool("bad", safety, run=bad), "ok": tool("ok", safety)}
+    brain = ScriptedBrain([reply(use(1, "ok"), use(2, "bad"), use(3, "ok")), "recovered"])
+    history = [{"role": "user", "content": "go"}]
+    events = run(offline_async_client(brain), tools, history)
+    assert events[-1] == LoopEnd("completed", 2)
+    validate_messages(history)
+    first, failed, third = history[2]["content"]
+    assert first["content"] == "ok says []" and "is_error" not in first
+    assert failed == {"type": "tool_result", "tool_use_id": "toolu_02", "is_error": True,
+                      "content": f"bad failed: {type(exc).__name__}: {exc}"}
+    assert third["content"] == ("ok says []" if safety == "read-only" else "Sibling tool aborted")
+    assert history[3]["content"] == [{"type": "text", "text": "recovered"}]
+
+
 def test_tool_use_cut_by_max_tokens_is_never_run():
     ran = []
     tools = {"edit": tool("edit", "write", run=lambda i: ran.append(i) or "edited")}

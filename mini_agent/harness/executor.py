@@ -12,7 +12,8 @@ complete tool_use the moment it arrives:
 * a write tool that fails (raises) makes every later sibling answer ``Sibling tool aborted``
   with ``is_error`` (seed: "DB migration failed, so do not restart the app");
 * an unknown tool name, a hook's block and any exception become ``is_error`` results: tool
-  errors are data for the model, never exceptions for the loop;
+  errors are data for the model, never exceptions for the loop (a ``KeyboardInterrupt`` or
+  other ``BaseException`` raised in a tool's thread too: Ctrl-C reaches the main thread only);
 * the result is made valid UTF-8 (a non-UTF-8 file name) and capped at
   :data:`MAX_TOOL_RESULT_CHARS`.
 
@@ -72,6 +73,21 @@ def error_text(name: str, exc: BaseException) -> str:
         return (f"{name} exited with status {exc.code} (SystemExit); nothing else is known "
                 "of its work")
     return f"{name} failed: {type(exc).__name__}: {exc}"
+
+
+def _capture(run: Any, input: Any) -> tuple[Any, BaseException | None]:
+    """Call ``run(input)`` in a tool thread; return ``(output, None)`` or ``(None, exception)``.
+
+    Whatever a tool raises in its thread is the tool's failure, BaseException subclasses
+    included: the user's Ctrl-C is delivered to the main thread, never to a tool's, so a
+    ``KeyboardInterrupt``, ``GeneratorExit``, ``CancelledError`` or a library's own
+    ``BaseException`` raised here would otherwise escape the event loop (asyncio re-raises a
+    task's KeyboardInterrupt at once) and leave its tool_use unanswered.
+    """
+    try:
+        return run(input), None
+    except BaseException as exc:  # noqa: BLE001 - reported as the tool's is_error result
+        return None, exc
 
 
 def _append_text(content: Any, extra: str) -> Any:
@@ -216,18 +232,22 @@ class StreamingExecutor:
         if self._interrupted:   # interrupted while the PreToolUse hook ran
             return await self._finish(call, INTERRUPTED_TEXT, True)
         call.started_at = time.perf_counter()
+        raised: BaseException | None = None
         try:
             latency = float(getattr(tool, "latency_seconds", 0.0) or 0.0)
             if latency > 0:
                 await asyncio.sleep(latency)
             if isinstance(tool, Tool):  # duck-typed tools skip the input check
                 check_input(tool, call.input)
-            output = await to_thread(tool.run, call.input)
-            content, is_error = (output if isinstance(output, str) else str(output)), False
+            output, raised = await to_thread(_capture, tool.run, call.input)
+            if raised is None:
+                content, is_error = (output if isinstance(output, str) else str(output)), False
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failure is data for the model
             # SystemExit too: a tool wrapping a CLI (argparse, click) may call sys.exit, and
             # letting it through would end the loop's thread with a tool_use unanswered
-            content, is_error = error_text(call.block["name"], exc), True
+            raised = exc
+        if raised is not None:
+            content, is_error = error_text(call.block["name"], raised), True
             if getattr(tool, "safety", "write") != "read-only":
                 self._write_failed = True
         return await self._finish(call, content, is_error)
