@@ -612,3 +612,26 @@ def test_hostile_settings_files_raise_the_settings_error_with_the_path(tmp_path)
         assert expected in str(info.value), name
     with pytest.raises(FileNotFoundError):
         HookManager.from_settings(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize("text", ["rm -rf x \udcff", "\ud800 rm -rf /"])
+def test_a_payload_with_lone_surrogates_still_reaches_the_hook(tmp_path, text):
+    """A tool input holding a lone surrogate (a JSON escape like \\udcff in the model's tool
+    call; os.fsencode turns it into a raw byte) must not skip the PreToolUse hook: a hook that
+    cannot be fed would be a non-blocking error, and the tool would run unchecked."""
+    cmd = script(tmp_path, "h.py", """
+        import json, sys
+        p = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+        print(p["tool_input"]["command"].encode("utf-8", "surrogatepass").hex(), file=sys.stderr)
+        sys.exit(2)
+    """)
+    manager = HookManager()
+    manager.add_command("PreToolUse", cmd)
+    result = fire(manager, "PreToolUse", {"tool_name": "run_bash", "tool_use_id": "t",
+                                          "tool_input": {"command": text}})
+    assert result.blocked and result.errors == []
+    assert result.reason == text.encode("utf-8", "surrogatepass").hex()
+    # a payload that UTF-8 can carry is sent as before, non-ASCII characters unescaped
+    echo = run_command(f"{PY} -c \"import sys; sys.stderr.write(sys.stdin.read()); sys.exit(2)\"",
+                       {"hook_event_name": "PreToolUse", "tool_input": {"command": "é"}})
+    assert '"command": "é"' in echo.reason

@@ -87,7 +87,7 @@ class CommandHook:
         event = payload.get("hook_event_name", "")
         cwd = str(self.cwd or payload.get("cwd") or os.getcwd())
         env = {**os.environ, "CLAUDE_PROJECT_DIR": cwd}
-        data = json.dumps(payload, ensure_ascii=False, default=str).encode("utf-8")
+        data = _payload_bytes(payload)
         with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
             try:
                 proc = await asyncio.create_subprocess_shell(
@@ -156,6 +156,16 @@ class CommandHook:
             message = f"{self.__name__} printed non-JSON stdout; ignored ({exc})"
             log.info(message)
             return HookResult(errors=[message])
+
+
+def _payload_bytes(payload: dict) -> bytes:
+    """The payload as UTF-8 JSON; one UTF-8 cannot carry (a lone surrogate in a tool input)
+    is sent with ``\\u`` escapes instead, so the hook still sees it rather than being skipped."""
+    text = json.dumps(payload, ensure_ascii=False, default=str)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(payload, ensure_ascii=True, default=str).encode("ascii")
 
 
 async def _feed(proc: asyncio.subprocess.Process, data: bytes) -> None:
