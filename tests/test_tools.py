@@ -318,3 +318,32 @@ def test_edit_file_keeps_crlf_line_endings_and_an_exact_backup(tools, ws):
     assert not is_error
     assert (ws / "dos.txt").read_bytes() == b"one\r\n2\r\nthree\r\n"
     assert (ws / "dos.txt.bak").read_bytes() == b"one\r\ntwo\r\nthree\r\n"
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_edit_file_never_writes_its_backup_through_a_link_out_of_the_workspace(tools, ws, link):
+    """A hostile repository ships ``a.py.bak`` as a link to a file outside the workspace: the
+    backup replaces the link with a file of its own; the outside file is untouched."""
+    outside = ws.parent / "secret.txt"
+    before = outside.read_bytes()
+    bak = ws / "pkg" / "a.py.bak"
+    bak.unlink()
+    (bak.symlink_to if link == "symlink" else bak.hardlink_to)(outside)
+    content, is_error = call(tools, "edit_file", path="pkg/a.py", old_string="return 1",
+                             new_string="return 2")
+    assert not is_error, content
+    assert outside.read_bytes() == before
+    assert not bak.is_symlink() and bak.read_text() == "def f():\n    return 1\n# TODO fix\n"
+    assert (ws / "pkg" / "a.py").read_text() == "def f():\n    return 2\n# TODO fix\n"
+
+
+def test_edit_file_refuses_when_its_backup_name_is_a_directory_and_changes_nothing(tools, ws):
+    bak = ws / "pkg" / "a.py.bak"
+    bak.unlink()
+    bak.mkdir()
+    content, is_error = call(tools, "edit_file", path="pkg/a.py", old_string="return 1",
+                             new_string="return 2")
+    assert is_error and content.startswith("cannot keep the backup pkg/a.py.bak")
+    assert str(ws) not in content
+    assert (ws / "pkg" / "a.py").read_text() == "def f():\n    return 1\n# TODO fix\n"
+    assert bak.is_dir() and list(bak.iterdir()) == []

@@ -3,7 +3,8 @@
 Each is ``fn(workspace, input) -> str`` and raises :class:`~mini_agent.harness.workspace.ToolError`
 with an actionable message when the call cannot be done. Observations are deterministic:
 paths relative to the workspace, listings sorted, nothing reports a time. edit_file keeps
-the previous version as ``<path>.bak`` and writes CRLF files back as CRLF.
+the previous version as ``<path>.bak`` (renamed into place, never written through a link
+there) and writes CRLF files back as CRLF.
 :mod:`mini_agent.harness.tools` wraps them into :class:`~mini_agent.harness.tools.Tool` objects.
 
 IO: files. Taught in ``notebooks/01_agent_loop.ipynb`` and ``02_parallel_tools.ipynb``.
@@ -16,7 +17,9 @@ Source:
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -211,7 +214,7 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
                         "lines so it matches exactly once")
     start = text.index(old)
     updated = text[:start] + new + text[start + len(old):]
-    target.with_name(target.name + ".bak").write_bytes(raw)
+    _write_backup(target, raw, f"{rel}.bak")
     target.write_text(updated, encoding="utf-8", newline="\r\n" if crlf else None)
     first = text.count("\n", 0, start) + 1
     lines = updated.splitlines()
@@ -220,6 +223,32 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     snippet = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
     return ws.cap(f"Edited {rel}: replaced 1 occurrence at line {first} "
                   f"(backup: {rel}.bak)\n{snippet}")
+
+
+def _write_backup(target: Path, raw: bytes, shown: str) -> None:
+    """Keep ``raw`` as ``<target>.bak``: written to a temporary file, then renamed over it.
+
+    The rename replaces the ``.bak`` entry itself, so a ``.bak`` that is a symbolic or hard
+    link to a file outside the workspace is never written through.
+
+    Raises:
+        ToolError: the backup cannot be made (its name is a directory, the folder is not
+            writable); the edited file is untouched.
+    """
+    bak = target.with_name(target.name + ".bak")
+    if bak.is_dir() and not bak.is_symlink():
+        raise ToolError(f"cannot keep the backup {shown}: it is a directory; move it away, "
+                        "then edit again")
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".bak-tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw)
+        os.chmod(tmp, target.stat().st_mode & 0o777)  # the backup keeps the file's mode
+        os.replace(tmp, bak)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise ToolError(f"cannot keep the backup {shown}: {exc.strerror or exc}; nothing "
+                        "was changed") from None
 
 
 def edit_applied(ws: Workspace, input: dict[str, Any]) -> str:
