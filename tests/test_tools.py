@@ -347,3 +347,41 @@ def test_edit_file_refuses_when_its_backup_name_is_a_directory_and_changes_nothi
     assert str(ws) not in content
     assert (ws / "pkg" / "a.py").read_text() == "def f():\n    return 1\n# TODO fix\n"
     assert bak.is_dir() and list(bak.iterdir()) == []
+
+
+def test_a_fifo_in_the_workspace_is_refused_or_skipped_never_waited_on(tools, ws):
+    """Opening a FIFO for reading blocks until a writer comes: a tool thread would wait for
+    ever (tools have no timeout). read_file and edit_file refuse it by name, grep skips it."""
+    import threading
+    os.mkfifo(ws / "pkg" / "pipe")
+    answers = {}
+
+    def ask(name, **input):
+        answers[name] = call(tools, name, **input)
+    threads = [threading.Thread(target=ask, args=(name,), kwargs=input, daemon=True)
+               for name, input in [("read_file", {"path": "pkg/pipe"}),
+                                   ("edit_file", {"path": "pkg/pipe", "old_string": "a",
+                                                  "new_string": "b"}),
+                                   ("grep", {"pattern": "TODO", "path": "pkg"})]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    try:
+        assert not any(t.is_alive() for t in threads), f"a tool waited on the FIFO: {answers}"
+        for name in ("read_file", "edit_file"):
+            assert answers[name] == ("pkg/pipe is not a regular file (a FIFO); only text files "
+                                     "can be read or edited", True)
+        assert answers["grep"] == ("pkg/a.py:3:# TODO fix", False)
+    finally:
+        for t in threads:  # release a stuck reader so the test process can end
+            if t.is_alive():
+                with open(ws / "pkg" / "pipe", "w"):
+                    pass
+
+
+def test_checking_an_interrupted_edit_of_a_fifo_is_unknown_without_waiting(ws):
+    from mini_agent.harness.file_tools import edit_applied
+    os.mkfifo(ws / "pkg" / "pipe")
+    assert edit_applied(Workspace(ws), {"path": "pkg/pipe", "old_string": "a",
+                                        "new_string": "b"}) == "unknown"

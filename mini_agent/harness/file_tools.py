@@ -261,10 +261,12 @@ def edit_applied(ws: Workspace, input: dict[str, Any]) -> str:
     Returns:
         ``"applied"``, ``"not_applied"`` or ``"unknown"`` (see
         :func:`~mini_agent.core.edit_reconcile.edit_outcome`); ``"unknown"`` also when the
-        input is malformed or the file cannot be read.
+        input is malformed, the file cannot be read or is not a regular file.
     """
     try:
         target = ws.resolve(input["path"])
+        if target.exists() and not target.is_file():
+            return "unknown"  # a directory, or a FIFO whose read would wait for ever
         text = target.read_text(encoding="utf-8") if target.exists() else None
         return edit_outcome(input["old_string"], input["new_string"], text)
     except (ToolError, OSError, KeyError, TypeError, UnicodeDecodeError):

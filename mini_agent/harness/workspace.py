@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import stat
 from pathlib import Path
 
 DEFAULT_IGNORE: tuple[str, ...] = (
@@ -162,7 +163,8 @@ class Workspace:
                 recursively without descending into ignored folders.
 
         Returns:
-            The non-ignored files inside the root, sorted by their relative path.
+            The non-ignored regular files inside the root (no FIFO, socket or device: reading
+            one could block), sorted by their relative path.
         """
         if start.is_file():
             return [start]
@@ -171,7 +173,7 @@ class Workspace:
             here = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if not self.is_ignored(here / d))
             found.extend(here / f for f in sorted(filenames) if not self.is_ignored(here / f)
-                         and inside(here / f, self.root))
+                         and inside(here / f, self.root) and (here / f).is_file())
         return sorted(found, key=lambda p: self.relative(p))
 
 
@@ -192,6 +194,13 @@ def inside(path: Path, root: Path) -> bool:
         return False
 
 
+def _kind(path: Path) -> str:
+    """Name what a non-regular, non-directory file is: "a FIFO", "a socket" or "a device"."""
+    mode = path.stat().st_mode
+    return ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device")
+
+
 def read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
     """Read a text file of the workspace.
 
@@ -203,13 +212,17 @@ def read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
         ``(absolute path, text)``, the text decoded as UTF-8 (CRLF read as LF).
 
     Raises:
-        ToolError: the path is outside, a directory, missing, or not UTF-8 text.
+        ToolError: the path is outside, a directory, missing, not a regular file (a FIFO,
+            a socket, a device), or not UTF-8 text.
     """
     target = workspace.resolve(path)
     if target.is_dir():
         raise ToolError(f"{path} is a directory; use list_dir to see its entries")
     if not target.exists():
         raise ToolError(f"file not found: {path}. Use list_dir or glob to find the right path")
+    if not target.is_file():  # opening a FIFO would wait for a writer for ever
+        raise ToolError(f"{path} is not a regular file ({_kind(target)}); only text files can "
+                        "be read or edited")
     try:
         return target, target.read_text(encoding="utf-8")
     except UnicodeDecodeError:
