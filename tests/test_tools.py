@@ -385,3 +385,12 @@ def test_checking_an_interrupted_edit_of_a_fifo_is_unknown_without_waiting(ws):
     os.mkfifo(ws / "pkg" / "pipe")
     assert edit_applied(Workspace(ws), {"path": "pkg/pipe", "old_string": "a",
                                         "new_string": "b"}) == "unknown"
+
+
+def test_a_file_where_a_folder_should_be_is_a_tool_error_with_relative_paths(tools, ws):
+    content, is_error = call(tools, "edit_file", path="pkg/a.py/new.py", old_string="",
+                             new_string="x = 1\n")
+    assert is_error and str(ws) not in content
+    assert content == ("edit_file could not complete: File exists: pkg/a.py (a file stands "
+                       "where a folder is needed, or a folder where a file is)")
+    assert (ws / "pkg" / "a.py").read_text() == "def f():\n    return 1\n# TODO fix\n"

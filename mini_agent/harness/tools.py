@@ -98,6 +98,29 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
 
+_PATH_KIND_ERRORS = (FileExistsError, NotADirectoryError, IsADirectoryError)
+
+
+def _on_disk(ws: Workspace, name: str, body: Any) -> Any:
+    """Wrap a file tool's body so that an ``OSError`` is a ToolError naming relative paths.
+
+    The error's text says what the system said (``File exists``, ``Permission denied``)
+    and which paths, with the workspace's absolute path scrubbed (observations stay
+    portable and do not show the host's folders).
+    """
+    def run(input: dict[str, Any]) -> str:
+        try:
+            return body(ws, input)
+        except OSError as exc:
+            paths = [str(p) for p in (exc.filename, exc.filename2) if p is not None]
+            hint = (" (a file stands where a folder is needed, or a folder where a file is)"
+                    if isinstance(exc, _PATH_KIND_ERRORS) else "")
+            raise ToolError(ws.scrub(f"{name} could not complete: "
+                                     f"{exc.strerror or type(exc).__name__}: "
+                                     f"{' -> '.join(paths) or '?'}{hint}")) from None
+    return run
+
+
 def build_tools(workspace: str | os.PathLike[str] | Workspace) -> dict[str, Tool]:
     """Build the six tools confined to a workspace.
 
@@ -120,20 +143,20 @@ def build_tools(workspace: str | os.PathLike[str] | Workspace) -> dict[str, Tool
                       "offset": {"type": "integer", "description": "first line (1-based)"},
                       "limit": {"type": "integer", "description": "number of lines"}},
                      ["path"]),
-             "read-only", lambda i: file_tools.read_file(ws, i)),
+             "read-only", _on_disk(ws, "read_file", file_tools.read_file)),
         Tool("list_dir", "List a directory (directories end with '/'); ignored files such as "
              ".git and *.bak are hidden.",
              _schema({"path": {**path_prop, "default": "."}}, []),
-             "read-only", lambda i: file_tools.list_dir(ws, i)),
+             "read-only", _on_disk(ws, "list_dir", file_tools.list_dir)),
         Tool("grep", "Search files for a Python regular expression; prints path:line:text. "
              "Optionally restrict to a directory (path) and a file-name glob (glob).",
              _schema({"pattern": {"type": "string"}, "path": {**path_prop, "default": "."},
                       "glob": {"type": "string", "description": "e.g. '*.py'"},
                       "ignore_case": {"type": "boolean"}}, ["pattern"]),
-             "read-only", lambda i: file_tools.grep(ws, i)),
+             "read-only", _on_disk(ws, "grep", file_tools.grep)),
         Tool("glob", "Find files by glob pattern relative to the workspace root, e.g. "
              "'**/*.py'.", _schema({"pattern": {"type": "string"}}, ["pattern"]),
-             "read-only", lambda i: file_tools.glob(ws, i)),
+             "read-only", _on_disk(ws, "glob", file_tools.glob)),
         Tool("run_bash", "Run a bash command in the workspace root; prints stdout and stderr "
              "and the exit code.",
              _schema({"command": {"type": "string"},
@@ -145,7 +168,7 @@ def build_tools(workspace: str | os.PathLike[str] | Workspace) -> dict[str, Tool
              "the previous version as <path>.bak. An empty old_string creates a new file.",
              _schema({"path": path_prop, "old_string": {"type": "string"},
                       "new_string": {"type": "string"}}, ["path", "old_string", "new_string"]),
-             "write", lambda i: file_tools.edit_file(ws, i),
+             "write", _on_disk(ws, "edit_file", file_tools.edit_file),
              check_applied=lambda i: file_tools.edit_applied(ws, i)),
     ]
     return {tool.name: tool for tool in tools}
