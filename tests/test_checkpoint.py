@@ -183,3 +183,22 @@ def test_worker_refuses_to_resume_on_an_expired_approval_and_applies_nothing(tmp
     assert [c for c in ledger.calls if c[0] == "apply"] == []
     events = [json.loads(line) for line in capsys.readouterr().out.splitlines() if line.startswith("{")]
     assert events[-1]["event"] == "refused" and events[-1]["approvals"] == ["post-ledger"]
+
+
+@pytest.mark.parametrize("item_id", ["../escape", "../../outside", "sub/dir", "/abs/path",
+                                     "nul\x00byte", "", "x" * 300])
+def test_an_item_id_that_is_not_a_file_name_is_refused_before_any_write(tmp_path, item_id):
+    """The result file is ``results/<id>.json``: an id from a job or progress file that would
+    put it elsewhere (``../``, a folder) is refused before the intent, so nothing is applied
+    and nothing is written outside ``results/``."""
+    work = tmp_path / "work"
+    store = ProgressStore(work / "progress.json", owner="w1", clock=Clock())
+    store.open(new_progress("job", [{"id": item_id, "target": "t"}]))
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    progress_before = store.path.read_text()
+    ledger = Ledger()
+    with pytest.raises(ValueError, match="not a plain file name"):
+        run_step(store, item_id, ledger, {"amount": 5})
+    assert ledger.calls == []
+    assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    assert store.path.read_text() == progress_before

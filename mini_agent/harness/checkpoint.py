@@ -321,9 +321,11 @@ class ProgressStore:
             key: its idempotency key.
 
         Raises:
-            ValueError: the item is already done.
+            ValueError: the item is already done, or its id is not a plain file name (its
+                result file would not be ``results/<id>.json``).
             LeaseLostError: another worker took the lease.
         """
+        self._result_path(item_id)  # refused before the call, not after it
         self._commit(with_intent(self._require(), item_id, key, now=self.clock()))
 
     def record_result(self, item_id: str, receipt: dict) -> None:
@@ -337,10 +339,10 @@ class ProgressStore:
             receipt: the system of record's receipt.
 
         Raises:
-            ValueError: the item has no intent.
+            ValueError: the item has no intent, or its id is not a plain file name.
             LeaseLostError: another worker took the lease.
         """
-        result_path = self.results_dir / f"{item_id}.json"
+        result_path = self._result_path(item_id)
         relative = str(result_path.relative_to(self.path.parent))
         self._commit(with_result(self._require(), item_id, receipt, now=self.clock(),
                                  result_path=relative),
@@ -360,6 +362,16 @@ class ProgressStore:
         self._commit(with_failure(self._require(), item_id, error))
 
     # ---------------------------------------------------------------- internals
+    def _result_path(self, item_id: str) -> Path:
+        """``results/<id>.json``; ValueError for an id that would put it elsewhere."""
+        name = f"{item_id}.json"
+        if (not str(item_id) or "/" in name or "\0" in name or os.sep in name
+                or len(name.encode("utf-8", "surrogatepass")) > 255):
+            raise ValueError(f"item id {item_id!r} is not a plain file name (no '/', no NUL, "
+                             "at most 250 bytes): its result file must be "
+                             "results/<id>.json; rename the item in the job")
+        return self.results_dir / name
+
     def _require(self) -> dict:
         if self.progress is None:
             raise RuntimeError("ProgressStore: call open() first")
