@@ -62,6 +62,7 @@ from mini_agent.offline.max_tokens import enforce_max_tokens
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
 from mini_agent.offline.sse import EventStream, sse_events
+from mini_agent.offline.wire_shapes import shape_problem
 
 __all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "OfflineTransport",
            "UsageModel", "api_error", "compaction_client", "offline_async_client",
@@ -177,6 +178,9 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if tools is not None and not (isinstance(tools, list) and all(
                 isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
             return "tools: Input should be a list of tool objects, each with a name"
+        problem = shape_problem(body)
+        if problem:
+            return problem
         placed = place_automatic_cache_control(body)
         try:   # system messages passed request_problem; the rest is checked without them
             validate_messages(combine_consecutive_turns(without_system_messages(

@@ -1,0 +1,159 @@
+"""Shapes of a request body the real API refuses that the shared request rules do not cover.
+
+:func:`shape_problem` returns the 400 message for: a custom tool whose name does not match
+:data:`TOOL_NAME_PATTERN`, two tools of one name, a custom tool without an object
+``input_schema``, an invalid ``cache_control`` on a system block or a tool, an empty system
+text block, a ``tool_choice`` that is not an object, of an unknown type, naming a tool the
+request does not define or given without tools, thinking with a ``tool_choice`` that forces
+tool use, ``stop_sequences`` / ``stream`` / ``metadata`` / ``service_tier`` of the wrong type,
+a ``tool_use`` id outside ``[a-zA-Z0-9_-]``, and a ``tool_result`` whose ``is_error`` is not a
+boolean. The offline API (:mod:`mini_agent.offline.transport`) runs it after
+:func:`mini_agent.core.request_rules.request_problem`, so a request the real API would refuse
+is refused offline too, with a 400 rather than a crash of the usage model.
+
+Pure: no IO. Taught with ``notebooks/01_agent_loop.ipynb`` (what the API refuses).
+
+Source: Anthropic Messages API reference (tool ``name`` pattern ``^[a-zA-Z0-9_-]{1,128}$``,
+``input_schema`` required, ``tool_choice`` types auto/any/tool/none, ``metadata.user_id``,
+``service_tier`` auto/standard_only); extended-thinking docs ("tool_choice any or tool ...
+will result in an error" with thinking on). ASSUMPTIONS (wording not documented): the texts
+of the duplicate-name, unknown-tool, tool_choice-without-tools and empty-system-text
+refusals, and the field paths of the tool_use id and is_error refusals (pydantic style).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Mapping
+
+from mini_agent.core.wire_rules import cache_control_problem
+
+__all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem"]
+
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+"""A custom tool's ``name`` (the API's ``^[a-zA-Z0-9_-]{1,128}$``, matched whole)."""
+
+TOOL_USE_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
+"""A ``tool_use`` block's ``id`` (the API's ``^[a-zA-Z0-9_-]+$``, matched whole)."""
+
+TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
+SERVICE_TIERS = ("auto", "standard_only")
+
+
+def shape_problem(body: Mapping[str, Any]) -> str | None:
+    """Return the API's 400 message for the first shape problem of ``body``, or None.
+
+    Args:
+        body: the JSON request body, already past ``request_problem`` and the offline API's
+            type checks of ``messages``, ``system`` (a string or a list of objects) and
+            ``tools`` (a list of objects with a string name); never mutated.
+
+    Returns:
+        The message (``"<field path>: <what is wrong>"``), or None when the shapes hold.
+    """
+    return (_tools_problem(body.get("tools")) or _system_problem(body.get("system"))
+            or _tool_choice_problem(body) or _scalars_problem(body)
+            or _blocks_problem(body.get("messages")))
+
+
+def _custom(tool: Mapping[str, Any]) -> bool:
+    """A client tool with a schema of its own (server tools carry a versioned ``type``)."""
+    return tool.get("type") in (None, "custom")
+
+
+def _tools_problem(tools: Any) -> str | None:
+    if not isinstance(tools, list):
+        return None
+    names = [tool["name"] for tool in tools]
+    for i, tool in enumerate(tools):
+        if _custom(tool):
+            if not TOOL_NAME_PATTERN.fullmatch(tool["name"]):
+                return (f"tools.{i}.name: String should match pattern "
+                        f"'^[a-zA-Z0-9_-]{{1,128}}$'")
+            schema = tool.get("input_schema")
+            if schema is None:
+                return f"tools.{i}.input_schema: Field required"
+            if not isinstance(schema, dict) or schema.get("type") != "object":
+                return f"tools.{i}.input_schema.type: Input should be 'object'"
+        problem = cache_control_problem(tool.get("cache_control"))
+        if problem:
+            return f"tools.{i}.cache_control: {problem}"
+    if len(set(names)) != len(names):
+        return "tools: Tool names must be unique."
+    return None
+
+
+def _system_problem(system: Any) -> str | None:
+    if not isinstance(system, list):
+        return None
+    for i, block in enumerate(system):
+        problem = cache_control_problem(block.get("cache_control"))
+        if problem:
+            return f"system.{i}.cache_control: {problem}"
+        if block.get("type") == "text" and isinstance(block.get("text"), str) \
+                and not block["text"]:
+            return "system: text content blocks must be non-empty"
+    return None
+
+
+def _tool_choice_problem(body: Mapping[str, Any]) -> str | None:
+    choice = body.get("tool_choice")
+    if choice is None:
+        return None
+    if not isinstance(choice, dict):
+        return "tool_choice: Input should be an object"
+    kind = choice.get("type")
+    if kind not in TOOL_CHOICE_TYPES:
+        return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"
+    tools = body.get("tools") or []
+    if kind in ("any", "tool") and not tools:
+        return "tool_choice: may only be specified while providing tools"
+    if kind == "tool" and choice.get("name") not in {t["name"] for t in tools}:
+        return f"tool_choice.name: no tool named {choice.get('name')!r} in tools"
+    thinking = body.get("thinking")
+    if kind in ("any", "tool") and isinstance(thinking, dict) \
+            and thinking.get("type") == "enabled":
+        return "Thinking may not be enabled when tool_choice forces tool use."
+    return None
+
+
+def _scalars_problem(body: Mapping[str, Any]) -> str | None:
+    stops = body.get("stop_sequences")
+    if stops is not None:
+        if not isinstance(stops, list):
+            return "stop_sequences: Input should be a valid list"
+        for i, stop in enumerate(stops):
+            if not isinstance(stop, str):
+                return f"stop_sequences.{i}: Input should be a valid string"
+    if "stream" in body and not isinstance(body["stream"], bool):
+        return "stream: Input should be a valid boolean"
+    metadata = body.get("metadata")
+    if metadata is not None:
+        if not isinstance(metadata, dict):
+            return "metadata: Input should be a valid dictionary"
+        for key, value in metadata.items():
+            if key != "user_id":
+                return f"metadata.{key}: Extra inputs are not permitted"
+            if value is not None and not isinstance(value, str):
+                return "metadata.user_id: Input should be a valid string"
+    tier = body.get("service_tier")
+    if tier is not None and tier not in SERVICE_TIERS:
+        return "service_tier: Input should be 'auto' or 'standard_only'"
+    return None
+
+
+def _blocks_problem(messages: Any) -> str | None:
+    for i, message in enumerate(messages if isinstance(messages, list) else []):
+        content = message.get("content") if isinstance(message, dict) else None
+        for j, block in enumerate(content if isinstance(content, list) else []):
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str) \
+                    and not TOOL_USE_ID_PATTERN.fullmatch(block["id"]):
+                return (f"messages.{i}.content.{j}.tool_use.id: String should match pattern "
+                        "'^[a-zA-Z0-9_-]+$'")
+            if block.get("type") == "tool_result" and "is_error" in block \
+                    and not isinstance(block["is_error"], bool):
+                return (f"messages.{i}.content.{j}.tool_result.is_error: Input should be a "
+                        "valid boolean")
+    return None

@@ -1,0 +1,93 @@
+"""The offline API refuses the request shapes the real API refuses (a 400, never a crash)."""
+
+import json
+
+import pytest
+
+from mini_agent.offline.wire_shapes import TOOL_NAME_PATTERN, shape_problem
+
+TOOL = {"name": "read_file", "description": "Read a file",
+        "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+USER = [{"role": "user", "content": "hi"}]
+
+
+def _post(body: dict, path: str = "/v1/messages"):
+    import httpx2
+
+    from mini_agent.offline import EchoBrain
+    from mini_agent.offline.transport import OfflineTransport
+    client = httpx2.Client(transport=OfflineTransport(EchoBrain()), base_url="http://offline")
+    reply = client.post(path, content=json.dumps(body).encode())
+    return reply.status_code, (reply.json().get("error") or {}).get("message")
+
+
+def _turn(tool_use_id="toolu_1", **result):
+    return USER + [{"role": "assistant", "content": [
+        {"type": "tool_use", "id": tool_use_id, "name": "read_file", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": tool_use_id,
+                                      "content": "r", **result}]}]
+
+
+REFUSED = [
+    ({"tools": [{**TOOL, "name": "read file"}]}, "tools.0.name: String should match pattern"),
+    ({"tools": [{**TOOL, "name": "a" * 129}]}, "tools.0.name: String should match pattern"),
+    ({"tools": [{**TOOL, "name": ""}]}, "tools.0.name: String should match pattern"),
+    ({"tools": [TOOL, TOOL]}, "tools: Tool names must be unique"),
+    ({"tools": [{"name": "t", "description": "d"}]}, "tools.0.input_schema: Field required"),
+    ({"tools": [{**TOOL, "input_schema": {"type": "string"}}]},
+     "tools.0.input_schema.type: Input should be 'object'"),
+    ({"tools": [{**TOOL, "cache_control": {"type": "ephemeral", "ttl": "2h"}}]},
+     "tools.0.cache_control: cache_control must be"),
+    ({"system": [{"type": "text", "text": "s", "cache_control": {"type": "ephemeral",
+                                                                  "ttl": "2h"}}]},
+     "system.0.cache_control: cache_control must be"),
+    ({"system": [{"type": "text", "text": ""}]}, "system: text content blocks must be non-empty"),
+    ({"tools": [TOOL], "tool_choice": {"type": "tool", "name": "grep"}},
+     "tool_choice.name: no tool named 'grep' in tools"),
+    ({"tool_choice": {"type": "any"}},
+     "tool_choice: may only be specified while providing tools"),
+    ({"tools": [TOOL], "tool_choice": {"type": "sometimes"}},
+     "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"),
+    ({"tools": [TOOL], "tool_choice": "auto"}, "tool_choice: Input should be an object"),
+    ({"tools": [TOOL], "tool_choice": {"type": "any"}, "max_tokens": 5000,
+      "thinking": {"type": "enabled", "budget_tokens": 1024}},
+     "Thinking may not be enabled when tool_choice forces tool use."),
+    ({"stop_sequences": "STOP"}, "stop_sequences: Input should be a valid list"),
+    ({"stop_sequences": [5]}, "stop_sequences.0: Input should be a valid string"),
+    ({"stream": "yes"}, "stream: Input should be a valid boolean"),
+    ({"metadata": {"user_id": 5}}, "metadata.user_id: Input should be a valid string"),
+    ({"metadata": {"team": "x"}}, "metadata.team: Extra inputs are not permitted"),
+    ({"service_tier": "fast"}, "service_tier: Input should be 'auto' or 'standard_only'"),
+    ({"tools": [TOOL], "messages": _turn("bad id!")},
+     "messages.1.content.0.tool_use.id: String should match pattern '^[a-zA-Z0-9_-]+$'"),
+    ({"tools": [TOOL], "messages": _turn(is_error="yes")},
+     "messages.2.content.0.tool_result.is_error: Input should be a valid boolean"),
+]
+
+
+@pytest.mark.parametrize("extra, message", REFUSED, ids=[m for _, m in REFUSED])
+def test_the_offline_api_refuses_what_the_real_api_refuses(extra, message):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    status, text = _post(body)
+    assert status == 400 and text.startswith(message), text
+
+
+@pytest.mark.parametrize("extra", [
+    {},
+    {"tools": [TOOL], "tool_choice": {"type": "tool", "name": "read_file"}},
+    {"tools": [TOOL], "tool_choice": {"type": "none"}},
+    {"tools": [TOOL, {"type": "memory_20250818", "name": "memory"}]},
+    {"tools": [{**TOOL, "name": "a" * 128, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]},
+    {"stop_sequences": ["STOP"], "stream": False, "metadata": {"user_id": "u-1"},
+     "service_tier": "auto"},
+    {"metadata": {"user_id": None}},
+    {"tools": [TOOL], "messages": _turn("toolu_01A-b_c", is_error=True)},
+])
+def test_valid_shapes_are_accepted(extra):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    assert shape_problem(body) is None
+    assert _post(body)[0] == 200
+
+
+def test_the_tool_name_pattern_is_the_apis():
+    assert TOOL_NAME_PATTERN.pattern == r"[a-zA-Z0-9_-]{1,128}"
