@@ -394,3 +394,10 @@ def test_a_file_where_a_folder_should_be_is_a_tool_error_with_relative_paths(too
     assert content == ("edit_file could not complete: File exists: pkg/a.py (a file stands "
                        "where a folder is needed, or a folder where a file is)")
     assert (ws / "pkg" / "a.py").read_text() == "def f():\n    return 1\n# TODO fix\n"
+
+
+@pytest.mark.parametrize("name", ["read file", "fs.read", "", "a" * 129, "émoji", None])
+def test_a_tool_name_the_api_refuses_is_refused_when_the_tool_is_made(name):
+    with pytest.raises(ValueError, match="the API takes names of 1 to 128 letters"):
+        Tool(name, "d", {"type": "object"}, "read-only", lambda i: "x")
+    assert Tool("a" * 128, "d", {"type": "object"}, "read-only", lambda i: "x").name == "a" * 128

@@ -25,12 +25,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from typing import Any, Callable
 
 from mini_agent.harness import bash_tool, file_tools
 from mini_agent.harness.workspace import ToolError, Workspace
 
 SAFETY_LEVELS = ("read-only", "write")
+
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+"""A tool name the API takes (its ``^[a-zA-Z0-9_-]{1,128}$``, matched whole); the offline API
+refuses others with the same rule (``mini_agent.offline.wire_shapes``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,7 +57,8 @@ class Tool:
             effect (a resume asks this before redoing anything); None when unknown.
 
     Raises:
-        ValueError: ``safety`` is not one of ``SAFETY_LEVELS``, or ``latency_seconds`` < 0.
+        ValueError: ``name`` does not match :data:`TOOL_NAME_PATTERN`, ``safety`` is not one
+            of ``SAFETY_LEVELS``, or ``latency_seconds`` < 0.
     """
 
     name: str
@@ -64,6 +70,10 @@ class Tool:
     check_applied: Callable[[dict[str, Any]], str] | None = None
 
     def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not TOOL_NAME_PATTERN.fullmatch(self.name):
+            raise ValueError(f"Tool {self.name!r}: the API takes names of 1 to 128 letters, "
+                             "digits, '_' or '-' (e.g. 'read_file'); every request carrying "
+                             "this tool would be refused")
         if self.safety not in SAFETY_LEVELS:
             raise ValueError(f"Tool {self.name!r}: safety must be one of {SAFETY_LEVELS}, "
                              f"got {self.safety!r}")
