@@ -300,3 +300,18 @@ def test_stats_after_resume_say_the_turns_count_from_the_resume(tmp_path):
     assert again.stats_line().startswith("turns: 0 since resume   messages: 4 ")
     again.run("c")
     assert again.stats_line().startswith("turns: 1 since resume   messages: 6 ")
+
+
+@pytest.mark.parametrize("context", ["   ", "\n\t", ""])
+def test_whitespace_context_from_a_prompt_hook_is_not_sent(context):
+    """A UserPromptSubmit hook whose additionalContext is only whitespace must not add a
+    block the API refuses ("text content blocks must contain non-whitespace text"): that
+    would fail this run and every later one, the block staying in the history."""
+    hooks = HookManager()
+    hooks.on("UserPromptSubmit", lambda p: {"hookSpecificOutput": {
+        "hookEventName": "UserPromptSubmit", "additionalContext": context}})
+    agent = Agent(offline_client(ScriptedBrain(["fine", "again"])), tools={}, hooks=hooks)
+    assert agent.run("hello").exit_status == "completed"
+    assert agent.history[0] == {"role": "user", "content": [{"type": "text", "text": "hello"}]}
+    assert agent.run("more").exit_status == "completed"
+    validate_messages(agent.history + [{"role": "user", "content": "next"}])

@@ -193,8 +193,9 @@ class Agent:
             if submitted.blocked:
                 yield LoopEnd("prompt_blocked", 0)
                 return
-            if submitted.additional_context:
-                blocks.append({"type": "text", "text": submitted.additional_context})
+            context = submitted.additional_context
+            if isinstance(context, str) and context.strip():  # the API refuses blank text
+                blocks.append({"type": "text", "text": context})
         end = LoopEnd("completed", 0)
         model = sdk_model(self.client, model=self.model, max_tokens=self.max_tokens,
                           system=self.system, tools=self.tools, stream=self.stream,
