@@ -485,3 +485,15 @@ def test_list_sessions_survives_checked_entries_of_the_wrong_shape(tmp_path, cap
     assert (row["first_time"], row["last_time"], row["model"]) == (T0 + 1, T0 + 1, None)
     assert main_sessions(tmp_path) == 0
     assert capsys.readouterr().out.splitlines()[1].split()[:3] == ["odd", "1", "0"]
+
+
+def test_an_entry_holding_a_lone_surrogate_is_written_escaped_and_reads_back_the_same(tmp_path):
+    entry = {"type": "tool_result", "block": {"type": "tool_result", "tool_use_id": "t",
+                                              "content": "caf\udce9 \ud83d"}}
+    with SessionWriter(tmp_path, "s", clock=ManualClock()) as w:
+        w.append(entry)
+        w.append(msg("user", "after", T0))
+    raw = w.path.read_bytes()
+    assert b"\\udce9" in raw and raw.decode("utf-8")  # valid UTF-8 on disk
+    entries, problems = resume_session(w.path)
+    assert problems == [] and entries[0]["block"] == entry["block"]

@@ -107,7 +107,9 @@ def encode_entry(entry: dict[str, Any], timestamp: float = 0.0) -> bytes:
     """Return the session line of ``entry``: compact JSON, its checksum last, a newline.
 
     ``timestamp`` comes first (the entry's own wins over the argument), secrets are
-    scrubbed, and a ``"crc"`` key in ``entry`` is replaced by the new checksum.
+    scrubbed, and a ``"crc"`` key in ``entry`` is replaced by the new checksum. A record
+    holding a lone surrogate (which UTF-8 cannot carry) is written with ``\\u`` escapes, so
+    it reads back as the same text.
 
     Args:
         entry: the session entry (a JSON-serialisable dict).
@@ -125,7 +127,11 @@ def encode_entry(entry: dict[str, Any], timestamp: float = 0.0) -> bytes:
     record = {"timestamp": timestamp, **entry}
     record.pop(CHECKSUM_KEY, None)
     line = scrub_secrets(json.dumps(record, ensure_ascii=False, separators=(",", ":")))
-    data = line.encode("utf-8")
+    try:
+        data = line.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (a model's "\ud83d" escape): keep it escaped
+        data = scrub_secrets(json.dumps(record, ensure_ascii=True,
+                                        separators=(",", ":"))).encode("ascii")
     return data[:-1] + b',"crc":"%08x"}\n' % zlib.crc32(data)
 
 
