@@ -315,3 +315,31 @@ def test_whitespace_context_from_a_prompt_hook_is_not_sent(context):
     assert agent.history[0] == {"role": "user", "content": [{"type": "text", "text": "hello"}]}
     assert agent.run("more").exit_status == "completed"
     validate_messages(agent.history + [{"role": "user", "content": "next"}])
+
+
+def test_lone_surrogates_in_a_reply_or_a_prompt_never_break_the_session_or_the_next_request(
+        tmp_path):
+    """A model's tool input may hold a JSON escape like "\\udcff" (a lone surrogate), a prompt
+    may hold one (a non-UTF-8 file name pasted in). UTF-8 cannot carry them: the session line
+    and the next request's JSON would fail to encode mid-turn. The session keeps them escaped;
+    the history the kit sends shows U+FFFD in their place."""
+    ran = []
+    read = Tool("read", "d", {"type": "object"}, "read-only",
+                lambda i: ran.append(i["path"]) or "read it")
+    reply = {"content": [{"type": "text", "text": "look \ud83d"},
+                         {"type": "tool_use", "id": "toolu_1", "name": "read",
+                          "input": {"path": "a\udcff"}}], "stop_reason": "tool_use"}
+    client = offline_client(ScriptedBrain([reply, "done", "again"]))
+    agent = Agent(client, tools={"read": read}, session=SessionWriter(tmp_path, "s"))
+    assert agent.run("hi").exit_status == "completed"
+    assert ran == ["a\udcff"]   # the tool ran with the input as the model sent it
+    assert agent.history[1]["content"] == [
+        {"type": "text", "text": "look \ufffd"},
+        {"type": "tool_use", "id": "toolu_1", "name": "read", "input": {"path": "a\ufffd"}}]
+    assert agent.run("and caf\udce9.txt?").exit_status == "completed"
+    assert agent.history[4]["content"] == [{"type": "text", "text": "and caf\ufffd.txt?"}]
+    sent = client.offline_transport.requests
+    assert len(sent) == 3
+    entries, problems = resume_session(tmp_path / "s.jsonl")
+    assert problems == []
+    assert rebuild_history(entries)[0] == agent.history

@@ -50,6 +50,7 @@ from mini_agent.harness.hooks import HookFields
 from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, ContextOverflowError,  # noqa: F401
                                       StreamFaultError, sdk_model)
 from mini_agent.harness.resume_tools import load_session
+from mini_agent.harness.result_text import encodable_text
 from mini_agent.harness.session import SessionRecorder
 
 DEFAULT_SYSTEM = ("You are a careful coding agent working in a small repository. Use the tools "
@@ -180,7 +181,7 @@ class Agent:
         hooks = (HookFields(self.hooks, {"session_id": getattr(self.session, "session_id", None),
                                          "cwd": os.getcwd()})
                  if self.hooks is not None else None)
-        blocks = [{"type": "text", "text": text}]
+        blocks = [{"type": "text", "text": encodable_text(text)}]  # U+FFFD for a lone surrogate
         if hooks is not None:
             if first_run:
                 started = await hooks.fire("SessionStart", {

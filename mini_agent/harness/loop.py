@@ -71,6 +71,7 @@ from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.executor import StreamingExecutor, ToolOutcome
 from mini_agent.harness.loop_events import (LoopEnd, LoopEvent, MessageAppended, StreamRetry,
                                             ToolResult, TurnEnd, TurnStart)
+from mini_agent.harness.result_text import encodable_blocks
 from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, Model, StreamFaultError,
                                       open_request, stream_fault_kind)
 
@@ -226,6 +227,7 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                     if stream_fault_kind(exc) is None:
                         raise
                     fault = exc
+                piece = encodable_blocks(piece)  # a lone surrogate would break the next send
                 messages = sent.request["messages"]
                 yield TurnEnd(turn, done.stop_reason, dict(done.usage),
                               raw_tokens=approx_tokens(reply.messages),

@@ -12,6 +12,7 @@ Source: 002_4516104fd432e704.txt section 2 (tool results as data); the Messages 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from mini_agent.core.messages import Block
@@ -78,14 +79,16 @@ def encodable_text(text: str) -> str:
 
     >>> encodable_text("caf\\udce9.txt") == "caf\\ufffd.txt"
     True
+    >>> encodable_text("look \\ud83d") == "look \\ufffd"
+    True
     """
     try:
         text.encode("utf-8")
         return text
     except UnicodeEncodeError:
-        data = text.encode("utf-8", "surrogateescape") if _only_escapes(text) \
-            else text.encode("utf-8", "replace")
-        return data.decode("utf-8", "replace")
+        if not _only_escapes(text):   # e.g. half of an emoji's pair: one U+FFFD each
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in text)
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _only_escapes(text: str) -> bool:
@@ -109,3 +112,34 @@ def encodable_content(content: Any) -> Any:
                 if b.get("type") == "text" and isinstance(b.get("text"), str) else b
                 for b in content]
     return content
+
+
+def encodable_blocks(blocks: list[Block]) -> list[Block]:
+    """Return content blocks whose every string is valid UTF-8 (lone surrogates -> U+FFFD).
+
+    A model's tool input may hold a JSON escape such as ``"\\udcff"``, which decodes to a
+    lone surrogate; the SDK cannot encode a request holding one, nor a session line. The
+    check is one ``json.dumps`` of the blocks; only blocks that fail are copied.
+
+    Args:
+        blocks: a message's content blocks; never mutated.
+
+    Returns:
+        ``blocks`` itself when every string encodes, else a copy with each string (keys,
+        text, nested tool input values) passed through :func:`encodable_text`.
+    """
+    try:
+        json.dumps(blocks, ensure_ascii=False).encode("utf-8")
+        return blocks
+    except UnicodeEncodeError:
+        return [_encodable_value(block) for block in blocks]
+
+
+def _encodable_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return encodable_text(value)
+    if isinstance(value, list):
+        return [_encodable_value(v) for v in value]
+    if isinstance(value, dict):
+        return {_encodable_value(k): _encodable_value(v) for k, v in value.items()}
+    return value
