@@ -497,3 +497,33 @@ def test_an_entry_holding_a_lone_surrogate_is_written_escaped_and_reads_back_the
     assert b"\\udce9" in raw and raw.decode("utf-8")  # valid UTF-8 on disk
     entries, problems = resume_session(w.path)
     assert problems == [] and entries[0]["block"] == entry["block"]
+
+
+def test_a_session_open_in_another_process_is_refused_and_one_in_this_process_taken_over(
+        tmp_path):
+    import subprocess
+    import sys
+    from mini_agent.harness.session import SessionBusyError
+    first = SessionWriter(tmp_path, "s", clock=ManualClock())
+    first.append(msg("user", "from A", T0))
+    newer = SessionWriter(tmp_path, "s", clock=ManualClock())   # this process: takes over
+    with pytest.raises(ValueError, match="a newer writer of the same session took it over"):
+        first.append(msg("user", "lost?", T0))
+    newer.append(msg("assistant", "to A", T0 + 1))
+    newer.close()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\n"
+         "from mini_agent.harness.session import SessionWriter\n"
+         f"w = SessionWriter({str(tmp_path)!r}, 's')\nprint('open', flush=True)\n"
+         "sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "open\n"
+        with pytest.raises(SessionBusyError, match="open for writing in another process"):
+            SessionWriter(tmp_path, "s", clock=ManualClock())
+    finally:
+        holder.communicate("")
+    with SessionWriter(tmp_path, "s", clock=ManualClock()) as again:   # released: free again
+        again.append(msg("user", "later", T0 + 2))
+    entries, problems = resume_session(first.path)
+    assert problems == []
+    assert [e["message"]["content"] for e in entries] == ["from A", "to A", "later"]

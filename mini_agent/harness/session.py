@@ -26,11 +26,13 @@ resumeSession, the write-ahead order and its pitfalls).
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import time
 import uuid
+import weakref
 import zlib
 from pathlib import Path
 from typing import Any
@@ -135,6 +137,14 @@ def encode_entry(entry: dict[str, Any], timestamp: float = 0.0) -> bytes:
     return data[:-1] + b',"crc":"%08x"}\n' % zlib.crc32(data)
 
 
+_OPEN_WRITERS: "weakref.WeakValueDictionary[str, SessionWriter]" = weakref.WeakValueDictionary()
+"""This process's open writers by resolved file path (a newer writer takes a session over)."""
+
+
+class SessionBusyError(ValueError):
+    """Another :class:`SessionWriter` (in this process or another) holds the session open."""
+
+
 class SessionWriter:
     """Append-only, fsynced JSONL log of one session.
 
@@ -144,6 +154,12 @@ class SessionWriter:
     Attributes: ``session_id``, ``path``, ``entries_written``.
     Reopening a file whose last line was cut by a crash first ends that line, so the next
     entry does not fuse with it (the damaged line is then reported by :func:`resume_session`).
+    A writer holds an exclusive lock on its file until :meth:`close` (or its process ends):
+    a writer of a session another process holds open raises :class:`SessionBusyError`, since
+    two would interleave two conversations that no resume can tell apart. In one process the
+    newer writer takes the session over (a finished agent's session resumed by a new one):
+    the older writer is closed, and appending to it raises ValueError.
+    Raises: SessionBusyError: another process holds the session open; ValueError: a bad id.
     """
 
     def __init__(self, directory: str | Path, session_id: str | None = None, *,
@@ -152,7 +168,22 @@ class SessionWriter:
         self.session_id = session_id or new_session_id(self.clock)
         self.path = session_path(directory, self.session_id)
         self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self._taken_over = False
+        key = str(self.path.resolve())
+        earlier = _OPEN_WRITERS.get(key)
+        if earlier is not None:   # this process resumes its own session: the newer writer wins
+            earlier.close()
+            earlier._taken_over = True
         self._fd: int | None = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:   # one writer per session: two would interleave two conversations in one log
+            fcntl.flock(self._fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._fd)
+            self._fd = None
+            raise SessionBusyError(
+                f"session {self.session_id} is open for writing in another process (another "
+                "mini-agent logs to it); stop that one first, or resume another id") from None
+        _OPEN_WRITERS[key] = self
         os.fchmod(self._fd, 0o600)
         self.entries_written = 0
         size = os.fstat(self._fd).st_size
@@ -176,7 +207,9 @@ class SessionWriter:
         if not isinstance(entry, dict):
             raise TypeError(f"a session entry is a dict, got {type(entry).__name__}")
         if self._fd is None:
-            raise ValueError(f"session {self.session_id} is closed")
+            raise ValueError(f"session {self.session_id} is closed" + (
+                ": a newer writer of the same session took it over" if self._taken_over
+                else ""))
         self._write(encode_entry(entry, self.clock.now()))
         self.entries_written += 1
 
@@ -191,6 +224,11 @@ class SessionWriter:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+    def __del__(self) -> None:   # a writer dropped unclosed frees its file and its lock
+        fd = getattr(self, "_fd", None)
+        if fd is not None:
+            os.close(fd)
 
     def __enter__(self) -> "SessionWriter":
         return self
