@@ -93,3 +93,12 @@ def test_the_kit_tool_gets_the_same_refusals_as_data(tool):
     content, is_error = run_tool({"memory": tool.kit_tool()}, "memory",
                                  {"command": "view", "path": "/memories/bin.md"})
     assert is_error and "is not UTF-8 text" in content
+
+
+def test_a_non_utf8_file_name_is_listed_as_text_the_api_can_carry(tool):
+    import os
+    with open(os.path.join(bytes(tool.memory_root), b"caf\xe9.md"), "wb") as f:
+        f.write(b"x")
+    listing = tool.call({"command": "view", "path": "/memories"})
+    assert listing.endswith("/memories/caf\ufffd.md")
+    listing.encode("utf-8")   # the SDK's tool runner sends it back as a tool_result

@@ -41,6 +41,7 @@ from anthropic.tools import BetaLocalFilesystemMemoryTool
 from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
 from mini_agent.core.secrets import redact_secrets
+from mini_agent.harness.result_text import encodable_text
 from mini_agent.harness.tools import Tool
 from mini_agent.harness.tools import ToolError as KitToolError
 
@@ -204,6 +205,8 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
             self.refusals.append(str(exc))
             raise
         self._record(command)
+        if isinstance(result, str):   # a non-UTF-8 file name in a listing: U+FFFD
+            result = encodable_text(result)
         if found:
             result = f"{result} ({sum(found.values())} secret(s) were redacted before writing.)"
         return result
