@@ -401,3 +401,16 @@ def test_a_tool_name_the_api_refuses_is_refused_when_the_tool_is_made(name):
     with pytest.raises(ValueError, match="the API takes names of 1 to 128 letters"):
         Tool(name, "d", {"type": "object"}, "read-only", lambda i: "x")
     assert Tool("a" * 128, "d", {"type": "object"}, "read-only", lambda i: "x").name == "a" * 128
+
+
+def test_repeated_double_star_in_a_glob_does_not_blow_up(tools, ws):
+    """pathlib walks the tree again for each ``**``: 20 of them in a row took time doubling
+    with each (hours). ``**/**`` matches what ``**`` matches, so the run is collapsed."""
+    deep = ws.joinpath(*"abcdefg")
+    deep.mkdir(parents=True)
+    (deep / "z.py").write_text("z = 1\n")
+    start = time.perf_counter()
+    content, is_error = call(tools, "glob", pattern="**/" * 20 + "*.py")
+    assert time.perf_counter() - start < 5
+    assert (content, is_error) == call(tools, "glob", pattern="**/*.py") == (
+        "a/b/c/d/e/f/g/z.py\npkg/a.py", False)

@@ -160,6 +160,8 @@ def glob(ws: Workspace, input: dict[str, Any]) -> str:
     matches = set()
     if not pattern:
         raise ToolError("glob pattern must not be empty; e.g. '**/*.py'")
+    # "**/**" matches what "**" does, but pathlib walks the tree again for each: collapse
+    pattern = re.sub(r"(?<![^/])\*\*(?:/\*\*)+(?=/|$)", "**", pattern)
     for found in ws.root.glob(pattern):
         if not inside(found, ws.root) or ws.is_ignored(found.absolute()):
             continue
