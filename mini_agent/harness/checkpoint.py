@@ -321,8 +321,7 @@ class ProgressStore:
             key: its idempotency key.
 
         Raises:
-            ValueError: the item is already done, or its id is not a plain file name (its
-                result file would not be ``results/<id>.json``).
+            ValueError: the item is done, or its id is not a plain file name.
             LeaseLostError: another worker took the lease.
         """
         self._result_path(item_id)  # refused before the call, not after it
@@ -364,12 +363,10 @@ class ProgressStore:
     # ---------------------------------------------------------------- internals
     def _result_path(self, item_id: str) -> Path:
         """``results/<id>.json``; ValueError for an id that would put it elsewhere."""
-        name = f"{item_id}.json"
-        if (not str(item_id) or "/" in name or "\0" in name or os.sep in name
-                or len(name.encode("utf-8", "surrogatepass")) > 255):
+        if not str(item_id) or {"/", "\0"} & set(name := f"{item_id}.json") \
+                or len(name.encode(errors="surrogatepass")) > 255:
             raise ValueError(f"item id {item_id!r} is not a plain file name (no '/', no NUL, "
-                             "at most 250 bytes): its result file must be "
-                             "results/<id>.json; rename the item in the job")
+                             "at most 250 bytes) for results/<id>.json; rename it in the job")
         return self.results_dir / name
 
     def _require(self) -> dict:

@@ -39,6 +39,7 @@ from anthropic.lib.tools import ToolError
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
 from mini_agent.harness.clock import Clock, SystemClock
+from mini_agent.harness.memory_fields import check_fields
 from mini_agent.core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
 from mini_agent.core.secrets import redact_secrets
 from mini_agent.harness.result_text import encodable_text
@@ -65,37 +66,6 @@ _FIELDS = {"view": ("path",), "create": ("path", "file_text"),
            "str_replace": ("path", "old_str", "new_str"),
            "insert": ("path", "insert_line", "insert_text"), "delete": ("path",),
            "rename": ("old_path", "new_path")}
-
-
-def _check_fields(command: Any) -> None:
-    """Refuse text fields that are not UTF-8 strings, an empty ``old_str`` and a bad ``view_range``.
-
-    Args:
-        command: the SDK's parsed memory command, its fields already present.
-
-    Raises:
-        ToolError: naming the field and what it must be; nothing has been written yet.
-    """
-    for field in ("file_text", "old_str", "new_str", "insert_text"):
-        value = getattr(command, field, None)
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise ToolError(f"{command.command}: {field} must be a string, got "
-                            f"{type(value).__name__}")
-        bad = next((i for i, ch in enumerate(value) if "\ud800" <= ch <= "\udfff"), None)
-        if bad is not None:
-            raise ToolError(f"{command.command}: {field} holds U+{ord(value[bad]):04X} at index "
-                            f"{bad}, a lone surrogate that UTF-8 cannot store; send plain text")
-    if command.command == "str_replace" and command.old_str == "":
-        raise ToolError("str_replace: old_str is empty; give the exact text to replace "
-                        "(view the file first), or use insert to add a line")
-    view_range = getattr(command, "view_range", None)
-    if command.command == "view" and view_range is not None and not (
-            isinstance(view_range, (list, tuple)) and len(view_range) == 2
-            and all(isinstance(n, int) and not isinstance(n, bool) for n in view_range)):
-        raise ToolError(f"view: view_range must be two line numbers [first, last] (last -1 "
-                        f"for the end of the file), got {view_range!r}")
 
 
 class MemoryTool(BetaLocalFilesystemMemoryTool):
@@ -191,7 +161,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
             if missing:
                 raise ToolError(f"{name} needs {', '.join(_FIELDS[name])}; missing: "
                                 f"{', '.join(missing)}")
-            _check_fields(command)
+            check_fields(command)
             self.expire()
             text_field = _TEXT_FIELDS.get(command.command)
             if text_field is not None:
