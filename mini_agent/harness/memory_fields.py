@@ -1,4 +1,4 @@
-"""Field checks of a memory command before the memory tool runs it: a clear refusal, nothing written.
+"""Field checks of a memory command before the memory tool runs it: a clear refusal.
 
 The SDK parses a memory command without checking its field types, so a ``file_text`` that is a
 list would be written as its ``repr``, a lone surrogate would fail deep in the write, an empty
