@@ -1,4 +1,4 @@
-"""MemoryTool under hostile disk state and malformed fields: a ToolError naming the fix, nothing lost."""
+"""MemoryTool under hostile disk state and malformed fields: a ToolError, nothing lost."""
 
 import json
 
@@ -69,7 +69,8 @@ def test_malformed_fields_are_refused_before_anything_is_written(tool, command, 
 
 def test_a_hand_placed_file_over_the_cap_is_not_viewed_whole(tool):
     (tool.memory_root / "big.md").write_bytes(b"x" * 5000)
-    with pytest.raises(ToolError, match=r"/memories/big.md is 5,000 bytes, over the 1,000-byte cap"):
+    with pytest.raises(ToolError,
+                       match=r"/memories/big.md is 5,000 bytes, over the 1,000-byte cap"):
         tool.call({"command": "view", "path": "/memories/big.md"})
     assert (tool.memory_root / "big.md").stat().st_size == 5000
 

@@ -5,7 +5,8 @@ list would be written as its ``repr``, a lone surrogate would fail deep in the w
 ``old_str`` would match everywhere and a ``view_range`` of the wrong shape would raise a
 ``TypeError``. :func:`check_fields` refuses each with the SDK's ``ToolError`` naming the field,
 which the tool runner returns to the model as an ``is_error`` result. Used by
-:class:`mini_agent.harness.memory.MemoryTool`. Taught in ``notebooks/09_memory_and_subagents.ipynb``.
+:class:`mini_agent.harness.memory.MemoryTool`. Taught in
+``notebooks/09_memory_and_subagents.ipynb``.
 
 Source: 004_b74ef821c58ee4ec.txt (memory tool: validate what the model sends); Anthropic memory
 tool docs (the commands and their fields).
