@@ -143,3 +143,18 @@ def test_print_of_a_scorecard_is_its_text():
     from mini_agent.grading import Scorecards
     cards = Scorecards("/abs", "exercises", [card], kit_version="0.1.0")
     assert str(cards) == cards.to_text() and str(cards).endswith("total: 1/1")
+
+
+def test_the_notebook_scorecard_says_the_crash_once_without_the_checks_hints(buggy):
+    from mini_agent.ui.widgets import scorecard_html
+    root, line = buggy
+    card = grade("03", root=root)
+    crashed = [c for c in card.checks if c.raised is not None]
+    page = scorecard_html(card)
+    assert page.count(f"The same <code>TypeError</code> at 03_masking.py, line {line} failed "
+                      f"{len(crashed)} checks") == 1
+    assert page.count("crashed: the TypeError at") == len(crashed)
+    for c in crashed:
+        assert c.hint not in page or any(o.hint == c.hint for o in card.checks
+                                         if not o.passed and o.raised is None)
+    assert "messages[0][&#x27;content&#x27;][0][&#x27;type&#x27;]" in page  # escaped code line

@@ -46,8 +46,8 @@ class ProgressVersionError(ValueError):
 
     def __init__(self, field: str, found: Any, expected: Any) -> None:
         self.field, self.found, self.expected = field, found, expected
-        what = ("progress-file format" if field == "format" else
-                "job definition (items, steps or code changed since it was written)")
+        what = ("another progress-file format" if field == "format" else
+                "the job definition changed since it was written: its items, steps or code")
         super().__init__(f"incompatible progress file: {field} is {found!r}, this code expects "
                          f"{expected!r} ({what}); finish it with the version that wrote it or "
                          f"start a new progress file")

@@ -247,8 +247,10 @@ def scorecard_html(card: Any) -> str:
     """Render a Scorecard as HTML.
 
     A title naming the score, the file graded and the kit version; an import error (once) if
-    the file does not import; then one row per check (pass/fail, points, hint and what came
-    back). Hints, paths and failure details are HTML-escaped.
+    the file does not import; a crash that failed several checks (the same exception at the
+    same line), once, with its line; then one row per check (pass/fail, points, hint and
+    what came back, or "crashed" for the checks of such a crash, without their hints).
+    Hints, paths, code and failure details are HTML-escaped.
 
     Args:
         card: a :class:`~mini_agent.grading.Scorecard`.
@@ -256,17 +258,35 @@ def scorecard_html(card: Any) -> str:
     Returns:
         The HTML fragment.
     """
-    rows = []
+    rows, crashed, crash_notes = [], {}, []
+    for (exception, _, _), found in card.crashes().items():
+        raised = found[0].raised
+        crashed.update((c.name, raised) for c in found)
+        crash_notes.append(
+            f"<p style='color:#c92a2a'>The same <code>{html.escape(exception)}</code> at "
+            f"{html.escape(raised.place)} failed {len(found)} checks: fix that line first "
+            f"(their hints are left out: a hint is about a wrong value, not a crash).<br>"
+            + (f"<code>{html.escape(raised.code)}</code><br>" if raised.code else "")
+            + f"<small><code>{html.escape(exception)}: {html.escape(raised.message)}"
+              f"</code></small></p>")
     for c in card.checks:
         mark = ("<span style='color:#2b8a3e'>&#10004;</span>" if c.passed
                 else "<span style='color:#c92a2a'>&#10008;</span>")
-        note = "" if c.passed or card.error else html.escape(c.hint)
-        if not c.passed and c.detail and not card.error:
-            note += f"<br><small><code>{html.escape(c.detail)}</code></small>"
+        if c.passed or card.error:
+            note = ""
+        elif c.name in crashed:
+            note = (f"crashed: the {html.escape(crashed[c.name].exception)} at "
+                    f"{html.escape(crashed[c.name].place)} (above)")
+        else:
+            note = html.escape(c.hint)
+            if c.detail:
+                note += f"<br><small><code>{html.escape(c.detail)}</code></small>"
+            if c.raised is not None:
+                note += f"<br><small>{html.escape(card.raised_text(c.raised))}</small>"
         rows.append(f"<tr><td>{mark}</td><td><code>{html.escape(c.name)}</code></td>"
                     f"<td>{c.points}/{c.max_points}</td><td>{note}</td></tr>")
     error = (f"<pre style='color:#c92a2a'>{html.escape(card.error)}</pre>" if card.error
-             else "")
+             else "".join(crash_notes))
     return (f"<h4>Exercise {html.escape(card.exercise)}: {card.score}/{card.total} points "
             f"<small>(<code>{html.escape(card.path or card.implementation)}</code>, "
             f"mini-agent {html.escape(card.kit_version)})</small></h4>" + error
