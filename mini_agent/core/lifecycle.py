@@ -45,12 +45,12 @@ from typing import Any, Sequence
 
 from mini_agent.core.exchange_memo import (ExchangeMemo, chars_of,  # noqa: F401
                                            split_exchanges)
-from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.messages import Message, content_blocks, text_block
 from mini_agent.core.relevance import (current_request_text, exchange_identifiers,  # noqa: F401
                                        identifiers, shares_identifier)
+from mini_agent.core.tier_forms import cold_form, segment_id, warm_a_form, warm_b_form  # noqa: F401
 from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
-from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_tokens
+from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext
 
 HOT, WARM_A, WARM_B, COLD = "hot", "warm_a", "warm_b", "cold"
@@ -86,18 +86,6 @@ class LifecycleThresholds:
         if not 1 <= self.hot_exchanges <= self.warm_a_exchanges <= self.warm_b_exchanges:
             raise ValueError("need 1 <= hot_exchanges <= warm_a_exchanges <= warm_b_exchanges, got "
                              f"{self}")
-
-
-def segment_id(number: int) -> str:
-    """Name the segment of a 1-based exchange number.
-
-    Args:
-        number: the exchange's position, 1 for the oldest.
-
-    Returns:
-        ``seg-NNN``, zero-padded to three digits: ``segment_id(47) == "seg-047"``.
-    """
-    return f"seg-{number:03d}"
 
 
 def tier_for_age(age: int, *, hot_exchanges: int = 3, warm_a_exchanges: int = 8,
@@ -150,29 +138,11 @@ def eviction_order(segments: Sequence[dict[str, Any]]) -> list[str]:
 
 
 # --------------------------------------------------------------------------- tiers
-# What an exchange becomes in each tier is computed once per exchange and kept by the
-# ExchangeMemo (core/exchange_memo.py) for as long as the exchange is unchanged: a policy object
-# keeps one memo for its whole life, so a request costs only what it adds. The public functions
-# below use a fresh memo per call: the same results, each exchange folded once per call.
-
-def _warm_a(part: list[Message]) -> tuple[list[Message], int, tuple[int, int]]:
-    masked = mask_old_observations(part, keep=0)
-    chars, images = chars_of(masked)
-    return masked, math.ceil(chars / CHARS_PER_TOKEN) + images, (chars, images)
-
-
-def _warm_b(part: list[Message], k: int, time_seconds: float) -> tuple[str, int]:
-    """``(timeline line, its tokens)`` of exchange ``k`` (0-based), started at ``time_seconds``."""
-    line = fold_exchange(part, segment=segment_id(k + 1), time_seconds=time_seconds)
-    return line, approx_tokens(line)
-
-
-def _cold(part: list[Message], k: int) -> tuple[str, str, str, int]:
-    """``(segment id, label, cold index entry, its tokens)`` of exchange ``k`` (0-based)."""
-    segment, label = segment_id(k + 1), cold_label(part)
-    entry = f"{segment}: {label}"
-    return segment, label, entry, approx_tokens(entry)
-
+# What an exchange becomes in each tier (core/tier_forms.py) is computed once per exchange and
+# kept by the ExchangeMemo (core/exchange_memo.py) for as long as the exchange is unchanged: a
+# policy object keeps one memo for its whole life, so a request costs only what it adds. The
+# public functions below use a fresh memo per call: the same results, each exchange folded
+# once per call.
 
 def _wanted(text: str) -> frozenset[str]:
     return frozenset(identifiers(text))
@@ -199,49 +169,56 @@ def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: li
     j = 0  # the oldest exchanges are usually all Cold: that run is kept by the memo
     while j < count and tiers[j] == COLD:
         j += 1
-    run = memo.run(j, _cold)
+    run = memo.run(j, cold_form)
     index = [entry for _, _, entry, _ in run]
-    tokens = {HOT: 0, WARM_A: 0, WARM_B: 0, COLD: sum(n for _, _, _, n in run)}
+    cold_tokens = sum(n for _, _, _, n in run)
     if not isinstance(history, list):
         history = list(history)  # so that each slice below is a new list
     cold = [(segment, label, times[s], history[s:e])
             for (segment, label, _, _), (s, e) in zip(run, ranges)]
     lines, body = [], []
-    chars, images = head_chars, head_images = memo.chars(0, 1)
+    head_chars, head_images = memo.chars(0, 1)
+    chars, images = head_chars, head_images
+    hot_tokens = warm_a_tokens = warm_b_tokens = 0
+    fact, chars_in = memo.fact, memo.chars
     for k in range(j, count):
-        (s, e), tier = ranges[k], tiers[k]
+        tier = tiers[k]
         if tier == HOT:
+            s, e = ranges[k]
             body += history[s:e]
-            c, im = memo.chars(s, e)  # memo.tokens(s, e), from the same counts
-            tokens[HOT] += math.ceil(c / CHARS_PER_TOKEN) + im
+            c, im = chars_in(s, e)  # memo.tokens(s, e), from the same counts
+            hot_tokens += math.ceil(c / CHARS_PER_TOKEN) + im
             chars, images = chars + c, images + im
         elif tier == WARM_A:
-            masked, n, (c, im) = memo.fact(k, _warm_a)
+            masked, n, (c, im) = fact(k, warm_a_form)
             body += masked
-            tokens[WARM_A] += n
+            warm_a_tokens += n
             chars, images = chars + c, images + im
         elif tier == WARM_B:
-            line, n = memo.fact(k, _warm_b, k, times[s])
+            line, n = fact(k, warm_b_form, k, times[ranges[k][0]])
             lines.append(line)
-            tokens[WARM_B] += n
+            warm_b_tokens += n
         else:
-            segment, label, entry, n = memo.fact(k, _cold, k)
+            segment, label, entry, n = fact(k, cold_form, k)
             index.append(entry)
-            tokens[COLD] += n
+            cold_tokens += n
+            s, e = ranges[k]
             cold.append((segment, label, times[s], history[s:e]))
-    extra = []
-    if index:
-        extra.append(text_block(COLD_INDEX_HEADER + "\n" + "\n".join(index)))
-    if lines:
-        extra.append(text_block(TIMELINE_HEADER + "\n" + "\n".join(lines)))
     head = history[0]
-    if extra:
+    if index or lines:
+        extra = []
+        if index:
+            extra.append(text_block(COLD_INDEX_HEADER + "\n" + "\n".join(index)))
+        if lines:
+            extra.append(text_block(TIMELINE_HEADER + "\n" + "\n".join(lines)))
         head = {"role": head["role"], "content": [*content_blocks(head), *extra]}
         chars += sum(len(b["text"]) for b in extra)
-    tokens[HOT] += math.ceil(head_chars / CHARS_PER_TOKEN) + head_images  # memo.tokens(0, 1)
+    hot_tokens += math.ceil(head_chars / CHARS_PER_TOKEN) + head_images  # memo.tokens(0, 1)
     view_tokens = math.ceil(chars / CHARS_PER_TOKEN) + images
-    return [head, *body], {"tokens": tokens, "timeline": lines, "cold_index": index,
-                           "cold": cold}, view_tokens
+    tokens = {HOT: hot_tokens, WARM_A: warm_a_tokens, WARM_B: warm_b_tokens, COLD: cold_tokens}
+    body.insert(0, head)
+    return body, {"tokens": tokens, "timeline": lines, "cold_index": index,
+                  "cold": cold}, view_tokens
 
 
 def assign_tiers(history: Sequence[Message], *,
@@ -277,10 +254,10 @@ def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
     n = len(ranges)
     tiers = _age_tiers(n, th)
     wanted = memo.request_fact(_wanted)  # identifiers(current_request_text(history))
-    promoted = 0
+    promoted, limit = 0, th.max_relevant if wanted else 0
     # only exchanges Warm by age can be promoted (ages hot_exchanges .. warm_b_exchanges - 1)
     for k in range(n - 1 - th.hot_exchanges, max(-1, n - 1 - th.warm_b_exchanges), -1):
-        if promoted >= th.max_relevant or not wanted:
+        if promoted >= limit:
             break
         if memo.fact(k, shares_identifier, wanted):
             tiers[k] = HOT
@@ -330,8 +307,9 @@ def lifecycle_view(history: list[Message], *, times: Sequence[float],
 
 def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
                     LifecycleThresholds, tiers: list[str] | None, memo: ExchangeMemo
-                    ) -> tuple[list[Message], dict[str, Any], int]:
-    """:func:`lifecycle_view` with a kept memo; also returns the view's approx tokens."""
+                    ) -> tuple[list[Message], dict[str, Any], int, int]:
+    """:func:`lifecycle_view` with a kept memo; also returns the approx tokens of the view
+    and of the history."""
     if len(times) != len(history):
         raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
     ranges = memo.update(history)
@@ -341,13 +319,13 @@ def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
     if not ranges:
         return list(history), {"tiers": [], "tokens": {HOT: raw_tokens, WARM_A: 0, WARM_B: 0,
                                COLD: 0}, "timeline": [], "cold_index": [], "cold": [],
-                               "fallback": False}, raw_tokens
+                               "fallback": False}, raw_tokens, raw_tokens
     view, parts, view_tokens = _render(history, ranges, tiers, times, memo)
     info = {"tiers": tiers, **parts, "fallback": False}
     if view_tokens >= raw_tokens:
         info["fallback"] = True
-        return list(history), info, raw_tokens
-    return view, info, view_tokens
+        return list(history), info, raw_tokens, raw_tokens
+    return view, info, view_tokens, raw_tokens
 
 
 class LifecyclePolicy:
@@ -380,14 +358,14 @@ class LifecyclePolicy:
     def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         """Return the view for this request and record its tokens per tier."""
         times = ctx.times_for(history)
-        view, info, view_tokens = _lifecycle_view(history, times, self.thresholds, None,
-                                                  self._memo)
+        view, info, view_tokens, raw_tokens = _lifecycle_view(history, times, self.thresholds,
+                                                              None, self._memo)
         if self.store is not None:
             for segment, label, when, messages in info["cold"]:
                 self.store.put(segment, label, when, messages)
         self.last_info = info
         self.records.append({
-            "turn": ctx.turn, "raw_tokens": self._memo.tokens(0, len(history)),
+            "turn": ctx.turn, "raw_tokens": raw_tokens,
             "view_tokens": view_tokens, "tokens": dict(info["tokens"]),
             "counts": {t: info["tiers"].count(t) for t in TIERS},
             "fallback": info["fallback"]})

@@ -87,8 +87,11 @@ def masked_block(block: dict, memo: dict | None) -> dict | None:
         if hit is not None and hit[0] is block:
             return hit[1]
     masked = None
-    if _saved_chars(block) > 0:
-        masked = {**block, "content": placeholder(tool_result_text(block))}
+    if not is_masked(block):  # _saved_chars(block) > 0, with the placeholder made once
+        text = placeholder(tool_result_text(block))
+        chars, images = _block_chars(block)
+        if chars + CHARS_PER_TOKEN * images - len(text) > 0:
+            masked = {**block, "content": text}
     if memo is not None:
         remember(memo, ("masked", id(block)), (block, masked))
     return masked

@@ -18,6 +18,9 @@ from typing import Collection, Sequence
 from mini_agent.core.messages import Message, content_blocks
 from mini_agent.core.text_scan import findall_in_words
 
+_JSON = json.JSONEncoder(ensure_ascii=False)
+"""``_JSON.encode(x) == json.dumps(x, ensure_ascii=False)``: ``dumps`` builds this encoder per call."""
+
 _IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_]\w*(?=\()")
 
 
@@ -79,10 +82,11 @@ def exchange_texts(messages: Sequence[Message]) -> list[str]:
     texts = []
     for m in messages:
         for b in content_blocks(m):
-            if b.get("type") == "text":
+            kind = b.get("type")
+            if kind == "text":
                 texts.append(b["text"] or "")
-            elif b.get("type") == "tool_use":
-                texts.append(json.dumps(b.get("input", {}), ensure_ascii=False))
+            elif kind == "tool_use":
+                texts.append(_JSON.encode(b.get("input", {})))
     return texts
 
 
@@ -112,5 +116,8 @@ def shares_identifier(messages: Sequence[Message], wanted: Collection[str]) -> b
     Returns:
         True when some identifier of the exchange is in ``wanted``.
     """
-    return any(not set(wanted).isdisjoint(identifiers(t)) for t in exchange_texts(messages)
-               if any(w in t for w in wanted))
+    wanted_set = wanted if isinstance(wanted, (set, frozenset)) else set(wanted)
+    for t in exchange_texts(messages):
+        if any(w in t for w in wanted) and not wanted_set.isdisjoint(identifiers(t)):
+            return True
+    return False

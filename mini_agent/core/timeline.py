@@ -12,6 +12,7 @@ bug in parse()``).
 from __future__ import annotations
 
 import datetime as dt
+import math
 import operator
 import re
 from typing import Sequence
@@ -22,9 +23,12 @@ from mini_agent.core.tokens import remember, session_memo
 __all__ = ["cold_label", "fold_exchange", "timeline_line"]
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
 def _first_sentence(text: str, limit: int = 90) -> str:
     text = " ".join(text.split())
-    sentence = re.split(r"(?<=[.!?])\s", text, maxsplit=1)[0]
+    sentence = _SENTENCE_END.split(text, maxsplit=1)[0]
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
 
 
@@ -37,7 +41,23 @@ def _main_arg(tool_input: dict) -> str:
 
 
 def _utc_clock(time_seconds: float) -> str:
-    """``HH:MM`` of a Unix time in UTC, whatever the machine's time zone."""
+    """``HH:MM`` of a Unix time in UTC, whatever the machine's time zone.
+
+    Equal to :func:`_utc_clock_datetime` (``tests/test_timeline.py`` compares the two), by
+    arithmetic: ``datetime.fromtimestamp`` keeps the whole seconds of ``modf`` and rounds
+    the fraction to microseconds half to even, carrying a full second into them; the clock
+    reads only those whole seconds. Times outside ``[0, 2**33)`` (and NaN) take the datetime.
+    """
+    if time_seconds.__class__ is int or time_seconds.__class__ is float:
+        if 0 <= time_seconds < 8_589_934_592:  # 2**33 s: the year 2242
+            fraction, whole = math.modf(time_seconds)
+            seconds = int(whole) + (round(fraction * 1e6) >= 1_000_000)
+            return f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}"
+    return _utc_clock_datetime(time_seconds)
+
+
+def _utc_clock_datetime(time_seconds: float) -> str:
+    """``HH:MM`` of a Unix time in UTC through ``datetime``: what :func:`_utc_clock` equals."""
     return dt.datetime.fromtimestamp(time_seconds, tz=dt.timezone.utc).strftime("%H:%M")
 
 
@@ -131,17 +151,22 @@ def _fold(messages: Sequence[Message], segment: str, time_seconds: float) -> str
     clock = _utc_clock(time_seconds)
     uses, results, reasoning, user_text = [], {}, "", ""
     for m in messages:
-        for b in content_blocks(m):
+        role, content = m.get("role"), m.get("content")
+        # the blocks of ``content_blocks(m)``; a string content is one text block
+        for b in ({"type": "text", "text": content},) if isinstance(content, str) else \
+                content or ():
             kind = b.get("type")
             if kind == "tool_use":
                 uses.append(b)
             elif kind == "tool_result":
                 results[b.get("tool_use_id")] = b
-            elif kind == "text" and m.get("role") == "assistant" and not reasoning:
-                reasoning = _first_sentence(b["text"])
-            elif kind == "text" and m.get("role") == "user" and not user_text:
-                user_text = _first_sentence(b["text"])
-    tools = "+".join(dict.fromkeys(u.get("name", "?") for u in uses)) or "reply"
+            elif kind == "text":
+                if role == "assistant":
+                    if not reasoning:
+                        reasoning = _first_sentence(b["text"])
+                elif role == "user" and not user_text:
+                    user_text = _first_sentence(b["text"])
+    tools = "+".join(dict.fromkeys([u.get("name", "?") for u in uses])) or "reply"
     what = []
     for u in uses:
         arg = _main_arg(u.get("input") or {})

@@ -1,0 +1,95 @@
+"""Tests for mini_agent.core.tier_forms and the timeline clock: each fast path equals its plain function."""
+
+from __future__ import annotations
+
+import copy
+import math
+
+from hypothesis import given, settings, strategies as st
+
+from mini_agent.core.exchange_memo import chars_of, split_exchanges
+from mini_agent.core.masking import mask_old_observations
+from mini_agent.core.tier_forms import cold_form, segment_id, warm_a_form, warm_b_form
+from mini_agent.core.timeline import _utc_clock, _utc_clock_datetime, cold_label, fold_exchange
+from mini_agent.core.tokens import approx_tokens, token_memo
+from strategies import histories, hostile_histories
+
+
+def _plain_warm_a(part):
+    masked = mask_old_observations(part, keep=0)
+    chars, images = chars_of(masked)
+    return masked, math.ceil(chars / 4) + images, (chars, images)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(histories(max_turns=6), hostile_histories(max_turns=12)), st.booleans())
+def test_warm_a_form_equals_masking_the_exchange_and_counting_it(history, in_memo):
+    before = copy.deepcopy(history)
+    for s, e in split_exchanges(history):
+        part = history[s:e]
+        if in_memo:
+            with token_memo():
+                approx_tokens(part)  # the originals' counts remembered, as in a replay
+                fast = warm_a_form(part)
+        else:
+            fast = warm_a_form(part)
+        plain = _plain_warm_a(part)
+        assert fast == plain
+        # unchanged messages are the exchange's own objects, as mask_old_observations keeps them
+        assert [a is b for a, b in zip(fast[0], part)] == [a is b for a, b in zip(plain[0], part)]
+    assert history == before
+
+
+def test_warm_a_form_masks_a_result_and_counts_the_placeholder():
+    part = [{"role": "assistant", "content": [{"type": "tool_use", "id": "t", "name": "ls",
+                                               "input": {}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t",
+                                          "content": "x\n" * 99 + "x"},
+                                         {"type": "text", "text": "go on"}]}]
+    masked, tokens, (chars, images) = warm_a_form(part)
+    assert masked[0] is part[0]
+    assert masked[1]["content"][0]["content"] == "[observation masked — 100 lines omitted]"
+    assert masked[1]["content"][1] is part[1]["content"][1]
+    # tool_use: len("{}") + len("ls") + 20 = 24; placeholder 40; "go on" 5
+    assert (chars, images) == (24 + 40 + 5, 0) and tokens == math.ceil(69 / 4)
+
+
+def test_warm_b_and_cold_forms():
+    part = [{"role": "assistant", "content": [
+                {"type": "text", "text": "Reading it."},
+                {"type": "tool_use", "id": "a", "name": "read_file", "input": {"path": "a.py"}}]},
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a",
+                                          "content": "1\n2"}]}]
+    line, n = warm_b_form(part, 46, 52200.0)
+    assert line == "[14:30] read_file (seg-047): a.py 2 lines; Reading it." == fold_exchange(
+        part, segment="seg-047", time_seconds=52200.0)
+    assert n == approx_tokens(line)
+    assert cold_form(part, 6) == ("seg-007", "read_file a.py", "seg-007: read_file a.py",
+                                  approx_tokens("seg-007: read_file a.py"))
+    assert cold_label(part) == "read_file a.py" and segment_id(7) == "seg-007"
+
+
+EDGES = [0, 0.0, 59.9999995, 59.9999994, 86399.9999995, 3599.4999995, 1_767_225_600,
+         1_700_000_000.4999995, 8_589_934_591.9999995, 2 ** 33, -1, -0.5, -59.9999995,
+         float("nan"), True, 1e12]
+
+
+def _either(f, t):
+    try:
+        return f(t)
+    except (ValueError, OverflowError, OSError) as error:
+        return type(error)
+
+
+def test_utc_clock_equals_datetime_at_the_rounding_edges():
+    for t in EDGES:
+        assert _either(_utc_clock, t) == _either(_utc_clock_datetime, t), t
+    assert _utc_clock(59.9999995) == "00:01" and _utc_clock(59.9999994) == "00:00"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(st.floats(0, 2 ** 34), st.integers(0, 2 ** 34),
+                 st.builds(lambda s, f: s + f, st.integers(0, 2 ** 33),
+                           st.sampled_from([0.9999995, 0.99999949, 0.4999995, 5e-7, 0.0]))))
+def test_utc_clock_equals_datetime(t):
+    assert _either(_utc_clock, t) == _either(_utc_clock_datetime, t)
