@@ -35,8 +35,9 @@ sessions more than 10% above the bound (worst 1.22x, mean 1.021x), the classic r
 dominates (a move's price grows as fast as its rent). The shared real sessions are its
 test (``benchmarks/policies.py``).
 
-Incremental: :class:`BreakEvenMasking` keeps the scan of the history it last saw and its
-view, and extends them when the next history continues it (the same message objects, the
+Incremental: :class:`BreakEvenMasking` keeps the scan of the history it last saw
+(:mod:`mini_agent.core.breakeven_scan`) and its view, and extends them when the next history
+continues it (the same message objects, the
 same times); a history that does not continue it is scanned afresh, so the same history
 (with the same times) always gives the same view. Pure: no IO, inputs never mutated.
 Replayed by ``mini-agent evaluate`` as ``breakeven`` (:mod:`mini_agent.core.replay`).
@@ -49,175 +50,24 @@ kit's evaluation chapter (the hindsight bound).
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import operator
 from typing import Sequence
 
+from mini_agent.core.breakeven_scan import (RESUME_MEMORY_REQUESTS, _prices,  # noqa: F401
+                                            _Scan, _scan_times)
 from mini_agent.core.cache import TTL_SECONDS
-from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
-from mini_agent.core.messages import Message, tool_result_text
+from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
+from mini_agent.core.messages import Message
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens as model_min_cacheable_tokens
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
-
-RESUME_MEMORY_REQUESTS = 32
-"""Requests ``cache_policies.ResumeBreakpoints`` remembers a marked prefix (its default)."""
 
 RENT_FACTOR = 1.0
 """Move when this many times the rent paid since the last move exceeds the move's re-write."""
 
 TRUST = 0.6
 """Buy at this share of the price when the predicted rent pays it, else at the price over it."""
-
-
-@dataclasses.dataclass(frozen=True)
-class _Prices:
-    keep: int
-    rent_factor: float
-    ttl_seconds: float
-    min_cacheable_tokens: int
-    fixed_tokens: int
-    exclude_tools: tuple[str, ...]
-    write_multiplier: float
-    read_multiplier: float
-    trust: float
-
-
-class _Scan:
-    """The rule's state over a growing history: token sums, results seen, the boundary.
-
-    ``messages`` and ``times`` hold what was consumed; the decisions of the requests that
-    end before ``len(messages)`` are committed (``boundary``, ``paid``, ``prev_end``...).
-    """
-
-    def __init__(self, prices: _Prices, *, timed: bool) -> None:
-        self.p = prices
-        self.messages: list[Message] = []
-        self.times: list[float] | None = [] if timed else None
-        self.cum_tokens = [0]            # tokens of messages[:k]
-        self.results: list[int] = []     # message index of each tool result, oldest first
-        self.cum_saved = [0]             # tokens saved by masking results[:k]
-        self.names: dict[str, str] = {}  # tool_use id -> tool name
-        self.requests = 0                # requests decided (committed)
-        self.boundary = 0
-        self.paid = 0.0
-        self.prev_end = 0
-        self.prev_time: float | None = None
-        self.prev_total = 0
-        self.task_time: float | None = None   # when the first message's entry was last read
-
-    def continues(self, history: list[Message], times: Sequence[float] | None) -> bool:
-        """Whether ``history`` (with ``times``) extends what this scan consumed."""
-        n = len(self.messages)
-        if n > len(history) or (times is None) != (self.times is None):
-            return False
-        return (times is None or list(times[:n]) == self.times) and all(
-            map(operator.is_, self.messages, history))  # the same objects, at C speed
-
-    def consume(self, message: Message, when: float | None) -> None:
-        """Append one message: its tokens, its tool uses and results."""
-        p = self.p
-        index = len(self.messages)
-        self.messages.append(message)
-        if self.times is not None:
-            self.times.append(when)
-        self.cum_tokens.append(self.cum_tokens[-1] + approx_tokens(message))
-        content = message.get("content")
-        if isinstance(content, str) or not content:
-            return
-        for block in content:
-            kind = block.get("type")
-            if kind == "tool_use":
-                self.names[block.get("id")] = block.get("name", "")
-            elif kind == "tool_result" and message.get("role") == "user":
-                saved = approx_tokens(block) - approx_tokens(placeholder(tool_result_text(block)))
-                if p.exclude_tools and self.names.get(block.get("tool_use_id")) in p.exclude_tools:
-                    saved = 0
-                self.results.append(index)
-                self.cum_saved.append(self.cum_saved[-1] + max(0, saved))
-
-    def decide(self, end: int, sent: float | None) -> tuple[int, float]:
-        """Return ``(boundary, paid)`` after the request ``messages[:end]`` sent at ``sent``."""
-        p = self.p
-        boundary, paid = self.boundary, self.paid
-        rho, write = p.read_multiplier, p.write_multiplier
-        cold = (self.requests == 0 or self.prev_total < p.min_cacheable_tokens
-                or (sent is not None and self.prev_time is not None
-                    and sent - self.prev_time > p.ttl_seconds))
-        seen = bisect.bisect_left(self.results, end)
-        candidate = seen - p.keep
-        total = p.fixed_tokens + self.cum_tokens[end]
-        if candidate > boundary and total >= p.min_cacheable_tokens:
-            # cacheable unmasked: mask fewer results rather than fall below the minimum
-            room = total - p.min_cacheable_tokens
-            candidate = min(candidate, bisect.bisect_right(self.cum_saved, room) - 1)
-        if candidate <= boundary:
-            return boundary, paid
-        freed = self.cum_saved[candidate] - self.cum_saved[boundary]
-        if freed <= 0:
-            return boundary, paid
-        paid += rho * freed
-        if not cold:
-            first = self.results[boundary - 1] if boundary else 0   # the anchor's message
-            if not boundary and self.results[0] > 0 and sent is not None \
-                    and self.task_time is not None and sent - self.task_time < p.ttl_seconds \
-                    and self.requests <= RESUME_MEMORY_REQUESTS + 1:
-                first = 1   # the resume breakpoint re-reads the first message, still cached
-            first_masked = boundary   # masked results in or after the anchor's message
-            while first_masked and self.results[first_masked - 1] >= first:
-                first_masked -= 1
-            old = max(0, self.cum_tokens[self.prev_end] - self.cum_tokens[first]
-                      - (self.cum_saved[boundary] - self.cum_saved[first_masked]))
-            anchor = p.fixed_tokens + self.cum_tokens[first] - self.cum_saved[first_masked]
-            if anchor < p.min_cacheable_tokens:
-                old += anchor   # a prefix too short to cache is not read: re-written too
-            price = (write - rho) * old - write * freed
-            # predicted: the session lasts as many requests again as it has so far
-            trusted = rho * freed * (self.requests + 1) >= price
-            if p.rent_factor * paid <= (price * p.trust if trusted else price / p.trust):
-                return boundary, paid
-        return candidate, 0.0
-
-    def commit(self, end: int, sent: float | None) -> None:
-        """Decide the request ``messages[:end]`` and keep the decision."""
-        self.boundary, self.paid = self.decide(end, sent)
-        if self.requests < 2:   # the first two requests write, then read, the first message
-            self.task_time = sent
-        self.requests += 1
-        self.prev_end = end
-        self.prev_time = sent
-        self.prev_total = (self.p.fixed_tokens + self.cum_tokens[end]
-                           - self.cum_saved[self.boundary])
-
-    def advance(self, history: list[Message], times: Sequence[float] | None) -> None:
-        """Consume ``history`` past what was seen, committing every request that ends in it."""
-        for index in range(len(self.messages), len(history)):
-            message = history[index]
-            when = times[index] if times is not None else None
-            if index > 0 and message.get("role") == "assistant":
-                self.commit(index, when)
-            self.consume(message, when)
-
-
-def _prices(keep: int, rent_factor: float, ttl_seconds: float, min_cacheable_tokens: int,
-            fixed_tokens: int, exclude_tools: Sequence[str], write_multiplier: float,
-            read_multiplier: float, trust: float) -> _Prices:
-    if keep < 0:
-        raise ValueError(f"keep must be >= 0, got {keep}")
-    if rent_factor <= 0 or ttl_seconds <= 0 or not 0 < trust <= 1:
-        raise ValueError(f"rent_factor, ttl_seconds > 0 and 0 < trust <= 1 required, got "
-                         f"{rent_factor}, {ttl_seconds}, {trust}")
-    return _Prices(keep, rent_factor, ttl_seconds, min_cacheable_tokens, fixed_tokens,
-                   tuple(exclude_tools), write_multiplier, read_multiplier, trust)
-
-
-def _scan_times(history: list[Message], times: Sequence[float] | None,
-                now: float | None) -> tuple[Sequence[float] | None, float | None]:
-    if times is None or len(times) != len(history):
-        return None, None
-    return times, now
 
 
 def breakeven_boundary(history: list[Message], *, times: Sequence[float] | None = None,

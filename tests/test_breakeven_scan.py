@@ -1,0 +1,53 @@
+"""Tests for mini_agent.core.breakeven_scan: the figures read from the session's scan equal those counted."""
+
+from __future__ import annotations
+
+import copy
+
+from hypothesis import given, settings, strategies as st
+
+from mini_agent.core.breakeven_masking import BreakEvenMasking, breakeven_boundary
+from mini_agent.core.breakeven_scan import _prices, _Scan
+from mini_agent.core.history_scan import scan_for
+from mini_agent.core.tokens import token_memo
+from mini_agent.core.view import ViewContext
+from strategies import histories, hostile_histories
+
+
+def _figures(scan):
+    return scan.cum_tokens, scan.results, scan.cum_saved, scan.boundary, scan.paid
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(histories(max_turns=8), hostile_histories(max_turns=30)),
+       st.integers(0, 5), st.sampled_from([100, 1024]))
+def test_scan_read_from_the_session_equals_the_counted_one(history, keep, minimum):
+    before = copy.deepcopy(history)
+    prices = _prices(keep, 1.0, 300.0, minimum, 50, (), 1.25, 0.1, 0.6)
+    counted = _Scan(prices, timed=False)
+    counted.advance(history, None)  # outside a token memo: counted message by message
+    with token_memo():
+        shared = scan_for(history)
+        read = _Scan(prices, timed=False)
+        read.advance(history, None)
+    if shared is not None:  # a malformed history has no scan: both count
+        assert _figures(read) == _figures(counted)
+    assert history == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(hostile_histories(max_turns=30), st.integers(0, 4))
+def test_policy_in_a_replay_equals_the_boundary_counted_alone(history, keep):
+    times = [60.0 * i for i in range(len(history))]
+    policy = BreakEvenMasking(keep=keep, min_cacheable_tokens=200)
+    starts = [i for i in range(1, len(history) + 1)
+              if i == len(history) or history[i].get("role") == "assistant"]
+    with token_memo():
+        got = []
+        for i in starts:
+            scan_for(history[:i])   # another policy of the replay started the session's scan
+            got.append(policy.boundary(history[:i], ViewContext(times=tuple(times[:i]),
+                                                                  now=times[i - 1])))
+    want = [breakeven_boundary(history[:i], times=times[:i], now=times[i - 1], keep=keep,
+                               min_cacheable_tokens=200) for i in starts]
+    assert got == want
