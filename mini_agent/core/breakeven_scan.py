@@ -158,8 +158,9 @@ class _Scan:
 
     def advance(self, history: list[Message], times: Sequence[float] | None) -> None:
         """Consume ``history`` past what was seen, committing every request that ends in it."""
-        # inside a token memo, without exclusions, the session's scan holds the figures
-        shared = None if self.p.exclude_tools else scan_for(history)
+        # inside a token memo, without exclusions, the session's scan holds the figures when
+        # another policy started it (a scan reads more per message than this one needs)
+        shared = None if self.p.exclude_tools else scan_for(history, create=False)
         for index in range(len(self.messages), len(history)):
             message = history[index]
             when = times[index] if times is not None else None
