@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import stat
@@ -529,11 +530,6 @@ def test_a_session_open_in_another_process_is_refused_and_one_in_this_process_ta
     assert [e["message"]["content"] for e in entries] == ["from A", "to A", "later"]
 
 
-@pytest.mark.xfail(strict=True, reason="core/session_entries.rebuild_history raises "
-                   "MessageValidationError for a checked user message entry whose tool_result "
-                   "answers no tool_use (valid alone, invalid in place), so the whole resume "
-                   "fails; it should skip the entry with a note as it does for orphan "
-                   "tool_result entries (fix belongs in core/)")
 def test_a_logged_user_message_with_an_orphan_tool_result_is_skipped_not_fatal():
     entries = [msg("user", "hi", 1.0), msg("assistant", "ok", 2.0),
                {"type": "message", "timestamp": 3.0, "message": {"role": "user", "content": [
@@ -542,3 +538,18 @@ def test_a_logged_user_message_with_an_orphan_tool_result_is_skipped_not_fatal()
     history, _, report = rebuild_history(entries)
     assert [m["role"] for m in history] == ["user", "assistant"]
     assert any("entry 2" in note for note in report.notes)
+
+
+def test_an_orphan_tool_result_beside_text_keeps_the_text():
+    entries = [msg("user", "hi", 1.0), msg("assistant", "ok", 2.0),
+               {"type": "message", "timestamp": 3.0, "message": {"role": "user", "content": [
+                   {"type": "tool_result", "tool_use_id": "toolu_x", "content": "r"},
+                   {"type": "text", "text": "and now?"}]}},
+               msg("assistant", "fine", 4.0)]
+    before = copy.deepcopy(entries)
+    history, times, report = rebuild_history(entries)
+    assert history[2] == {"role": "user", "content": [{"type": "text", "text": "and now?"}]}
+    assert [m["role"] for m in history] == ["user", "assistant", "user", "assistant"]
+    assert times == [1.0, 2.0, 3.0, 4.0]
+    assert any("'toolu_x'" in note and "entry 2" in note for note in report.notes)
+    assert entries == before

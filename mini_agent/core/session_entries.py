@@ -72,7 +72,8 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float]
     without its block), one that breaks an API rule on its own (a damaged block type or key, a
     bad ``cache_control``, tool_result content of the wrong type), or an assistant message that
     reuses a tool_use id is skipped and named in ``report.notes``; the tool calls it left open
-    are answered as interrupted.
+    are answered as interrupted. A logged user message's tool_result blocks that answer no
+    open tool_use are dropped with a note (the message too, when nothing else is left).
 
     Args:
         entries: the log's entries in order; never mutated.
@@ -158,6 +159,8 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float]
                         results[block.get("tool_use_id")] = block
                 answer_open([b for b in content_blocks(message)
                              if b.get("type") != "tool_result"], when)
+            elif (message := _without_orphan_results(message, n, report)) is None:
+                continue   # it held only results that answer nothing
             elif history and history[-1]["role"] == "user":
                 history[-1] = {"role": "user", "content":
                                content_blocks(history[-1]) + content_blocks(message)}
@@ -175,6 +178,21 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float]
     if history:
         validate_messages(history, request=False)
     return history, times, report
+
+
+def _without_orphan_results(message: Message, n: int, report: ResumeReport) -> Message | None:
+    """A logged user message with no tool call open: its tool_result blocks answer nothing
+    (valid alone, invalid in place), so they are dropped and named in the report; None when
+    nothing else is left of it."""
+    blocks = content_blocks(message)
+    orphans = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+    if not orphans:
+        return message
+    report.notes.append(f"entry {n}: dropped {len(orphans)} tool_result block(s) of a user "
+                        f"message ({', '.join(map(repr, orphans))}), which answer no open "
+                        "tool_use")
+    kept = [b for b in blocks if b.get("type") != "tool_result"]
+    return {"role": "user", "content": kept} if kept else None
 
 
 def _malformed(entry: dict) -> str | None:
