@@ -169,16 +169,18 @@ def test_tool_result_content_of_the_wrong_type_is_refused(content):
     assert info.value.rule == "tool_result_content"
 
 
-@pytest.mark.xfail(strict=True, reason="core/messages.validate_messages checks the cache_control "
-                   "markers of messages but not those of system blocks and tools, so a request "
-                   "built with ttl '2h' there passes the kit's check and the real API answers "
-                   "400 (the offline API refuses it in offline/wire_shapes.py; the rule belongs "
-                   "in core/)")
 @pytest.mark.parametrize("where", ["system", "tools"])
 def test_a_bad_cache_control_on_system_or_tools_is_refused_before_sending(where):
     bad = {"type": "ephemeral", "ttl": "2h"}
     extra = ({"system": [{"type": "text", "text": "s", "cache_control": bad}]}
              if where == "system" else
              {"tools": [{"name": "t", "input_schema": {"type": "object"}, "cache_control": bad}]})
-    with pytest.raises(MessageValidationError):
+    with pytest.raises(MessageValidationError) as info:
         validate_messages([{"role": "user", "content": "hi"}], **extra)
+    assert info.value.rule == "cache_control"
+    assert str(info.value).startswith(f"{where}.0: cache_control must be")
+    good = {"type": "ephemeral", "ttl": "1h"}
+    fine = ({"system": [{"type": "text", "text": "s", "cache_control": good}]}
+            if where == "system" else
+            {"tools": [{"name": "t", "input_schema": {"type": "object"}, "cache_control": good}]})
+    validate_messages([{"role": "user", "content": "hi"}], **fine)

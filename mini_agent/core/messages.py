@@ -34,7 +34,9 @@ from mini_agent.core.message_parts import (  # noqa: F401 (re-exported)
     Block, Message, assistant, content_blocks, count_cache_control, iter_blocks, text_block,
     tool_names_by_id, tool_result_block, tool_result_positions, tool_result_text, tool_results,
     tool_use_block, tool_uses, user)
-from mini_agent.core.wire_rules import cache_markers, final_whitespace_problem, ttl_order_problem
+from mini_agent.core.wire_rules import (cache_control_problem, cache_markers,
+                                       cache_markers_with_paths, final_whitespace_problem,
+                                       ttl_order_problem)
 
 NO_RESULT_TEXT = ("Interrupted: the session stopped (crash or kill) before this tool call "
                   "returned, so its result is unknown and whether it took effect was not "
@@ -99,8 +101,9 @@ def validate_messages(messages: list[Message], *, system: Any = None,
         a ``tool_use`` of the immediately preceding assistant message; ids are unique;
       * in a user message, ``tool_result`` blocks come first, text after them ("Did not find
         N `tool_result` block(s) at the beginning of this message");
-      * at most 4 ``cache_control`` markers over tools, system and messages, each
-        ``{"type": "ephemeral", "ttl"?: "5m" | "1h"}``, longer TTLs before shorter ones
+      * at most 4 ``cache_control`` markers over tools, system and messages, each (on a
+        tool and a system block too) ``{"type": "ephemeral", "ttl"?: "5m" | "1h"}``, longer
+        TTLs before shorter ones
         (in the order tools, system, messages);
       * ``tool_result`` content is a string or a list of text/image/document/search_result
         blocks;
@@ -220,6 +223,12 @@ def validate_messages(messages: list[Message], *, system: Any = None,
     # what count_cache_control([tools or [], system or [], messages]) counts: the block loop
     # counted the messages' markers (role and content are their only keys, content is a
     # string or the blocks), so only tools and system are walked here
+    outside = cache_markers_with_paths([tools or [], system if isinstance(system, list)
+                                        else [], []]) if tools or system else []
+    for path, marker in outside:   # each marker on a tool or system block is a valid one
+        problem = cache_control_problem(marker)
+        if problem:
+            raise MessageValidationError(f"{path}: {problem}", rule="cache_control")
     markers += count_cache_control([tools or [], system or []])
     if markers > MAX_CACHE_CONTROL_MARKERS:
         raise MessageValidationError(
