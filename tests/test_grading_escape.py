@@ -116,20 +116,30 @@ def test_an_orphan_of_a_double_fork_in_a_new_session_dies_with_the_grading(copy)
     assert wait_dead([daemon], 3.0) == []
 
 
+def grading_caller(copy, pids):
+    """Start a process that grades 03 (a 60 s limit, far away) and wait until the checked
+    code has written its pids: the caller a test then kills."""
+    caller = subprocess.Popen(
+        [sys.executable, "-c", "from mini_agent.grading import grade; grade('03', "
+         "time_limit_seconds=60)"], cwd=copy / "notebooks", stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while not (pids.exists() and pids.read_text().endswith("\n")):
+        if time.monotonic() > deadline or caller.poll() is not None:
+            caller.kill()
+            caller.wait()
+            raise AssertionError("the graded code never wrote its pids")
+        time.sleep(0.05)
+    return caller
+
+
 def test_a_setsid_child_dies_when_the_caller_is_killed(copy):
     # the kernel that graded is killed mid-check (its limit, 60 s, far away): the worker's
     # parent watch or its reaper kills the worker's tree, the escaped sleeper with it
     pids = copy / "pids.txt"
     answer(copy, setsid_sleep(pids, wait=True))
-    caller = subprocess.Popen(
-        [sys.executable, "-c", "from mini_agent.grading import grade; grade('03', "
-         "time_limit_seconds=60)"], cwd=copy / "notebooks", stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
+    caller = grading_caller(copy, pids)
     try:
-        deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().endswith("\n")):
-            assert time.monotonic() < deadline and caller.poll() is None
-            time.sleep(0.05)
         worker, sleep = recorded(pids)[0]
         assert alive(worker) and alive(sleep)
         assert os.getsid(sleep) == sleep != os.getsid(worker)  # out of the worker's group
@@ -146,15 +156,8 @@ def test_a_setsid_child_dies_with_a_caller_killed_while_the_check_holds_the_inte
     pids = copy / "pids.txt"
     answer(copy, setsid_sleep(pids, wait=False) + "    import itertools\n"
                                                   "    sum(itertools.repeat(1))\n")
-    caller = subprocess.Popen(
-        [sys.executable, "-c", "from mini_agent.grading import grade; grade('03', "
-         "time_limit_seconds=60)"], cwd=copy / "notebooks", stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL)
+    caller = grading_caller(copy, pids)
     try:
-        deadline = time.monotonic() + 60
-        while not (pids.exists() and pids.read_text().endswith("\n")):
-            assert time.monotonic() < deadline and caller.poll() is None
-            time.sleep(0.05)
         worker, sleep = recorded(pids)[0]
         time.sleep(0.3)
         assert alive(worker) and alive(sleep)
