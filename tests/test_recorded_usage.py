@@ -152,3 +152,25 @@ def test_csv_has_a_recorded_row_per_session_with_usage(tmp_path):
     # the samples' temporary folder is gone after the run: they are named by file name
     assert [r["path"] for r in rows[::3]] == ["kit-sample-00.jsonl", "kit-sample-01.jsonl"]
     assert "kit-sample-00.jsonl  (claude-code" in out.getvalue()
+
+
+@pytest.mark.parametrize("bad", [
+    {"input_tokens": float("nan")}, {"input_tokens": float("inf")}, {"input_tokens": -500},
+    {"input_tokens": 1.5}, {"cache_read_input_tokens": "x"}, {"input_tokens": "12"},
+    [1, 2], "usage", {"input_tokens": 1, "cache_creation": {"ephemeral_5m_input_tokens": "3"}},
+    {"input_tokens": 1, "cache_creation": "bad"}, {"input_tokens": None}])
+def test_a_usage_that_is_not_counts_is_missing_and_the_session_is_still_replayed(bad):
+    import dataclasses
+    from mini_agent.core.recorded_usage import clean_usage
+    from mini_agent.core.replay import evaluate_session
+    from mini_agent.core.sample_sessions import sample_transcript
+    assert clean_usage(bad) is None
+    assert clean_usage(READ) == READ and clean_usage({"input_tokens": 2.0}) is not None
+    transcript = sample_transcript(6, variant=2)
+    usage = list(transcript.usage)
+    usage[1] = bad
+    hostile = dataclasses.replace(transcript, usage=usage)
+    report = evaluate_session(hostile, policies=("raw",))
+    assert report["recorded"] is None          # a request without a usage: no row
+    assert report["policies"][0]["tokens_sent"] > 0
+    assert hostile.usage[1] is bad             # the caller's transcript is left as it was

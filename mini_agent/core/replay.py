@@ -52,7 +52,7 @@ from mini_agent.core.calibration import (Calibration, estimate_requests, median_
 from mini_agent.core.tokens import token_memo
 from mini_agent.core.fast_replay import BlockMemo, ReplayRun, Unsupported, replay_runs
 from mini_agent.core.hindsight import masking_bound
-from mini_agent.core.recorded_usage import cache_breaks, recorded_row
+from mini_agent.core.recorded_usage import cache_breaks, clean_usage, recorded_row
 from mini_agent.core.sample_sessions import is_generated
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.retention import Fact, extract_facts, facts_in_text, view_text
@@ -192,6 +192,9 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
         UnknownPolicyError: a policy name the explorer does not know.
         UnknownModelError: an explicit ``model`` with no price.
     """
+    if transcript.usage:     # a usage of the wrong shape counts as missing, not as a crash
+        transcript = dataclasses.replace(
+            transcript, usage=[clean_usage(u) for u in transcript.usage])
     # the policies are pure: the fast path counts each message's tokens once
     with contextlib.nullcontext() if keep_views or reference else token_memo():
         return _report(transcript, policies, model, calibration, facts, summarize,
