@@ -175,3 +175,25 @@ def test_sample_sessions_can_be_evaluated_without_files_of_your_own(capsys):
     assert main(["evaluate"]) == 2
     assert "give transcript files or folders (PATH...), or --sample N" in capsys.readouterr().err
     assert main(["evaluate", "--sample", "0"]) == 2
+
+
+@pytest.mark.parametrize("where", ["folder", "missing/out.csv"])
+def test_a_csv_that_cannot_be_written_is_a_usage_error_before_any_replay(
+        folder, tmp_path, where, capsys, monkeypatch):
+    import mini_agent.harness.evaluate_runner as runner
+    replayed = []
+    monkeypatch.setattr(runner, "evaluate_scan", lambda *a, **k: replayed.append(1) or ([], []))
+    target = tmp_path / where
+    target.mkdir() if where == "folder" else None
+    assert main(["evaluate", str(folder / "p1"), "--csv", str(target)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mini-agent evaluate: error: cannot write the CSV ")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert replayed == []                          # refused before the sessions are replayed
+    assert not (tmp_path / "missing").exists()
+
+
+def test_a_csv_probe_leaves_no_file_when_the_run_stops_on_a_usage_error(folder, tmp_path):
+    target = tmp_path / "out.csv"
+    assert main(["evaluate", str(folder / "p1"), "--policies", "nope", "--csv", str(target)]) == 2
+    assert not target.exists()

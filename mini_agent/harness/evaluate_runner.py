@@ -286,6 +286,30 @@ def sample_folder(count: int):
         yield Path(folder)
 
 
+def _csv_unwritable(csv_path: str) -> str | None:
+    """Say why the CSV target cannot be written, before hours of replays are spent on it.
+
+    The file is opened for appending (nothing in it changes) and removed again when the probe
+    made it, so a run that stops on a usage error leaves no empty CSV behind.
+
+    Args:
+        csv_path: the ``--csv`` file.
+
+    Returns:
+        The operating system's reason (a folder, a missing folder, a permission), or None.
+    """
+    target = Path(csv_path)
+    existed = target.exists()
+    try:
+        with open(target, "a", encoding="utf-8"):
+            pass
+    except OSError as error:
+        return error.strerror or str(error)
+    if not existed:
+        target.unlink(missing_ok=True)
+    return None
+
+
 def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None,
                   model: str | None = None, as_json: bool = False, csv_path: str | None = None,
                   workers: int = 1, scheduler: str | None = None, samples: int = 0,
@@ -318,7 +342,7 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         file failed (a corrupt transcript, or a file named on the command line that is not
         one); 2 with a one-line ``mini-agent evaluate: error: ...`` for a missing path, a
         folder with no transcript, no path and no samples, an unknown policy or model, or
-        workers or samples < 1.
+        workers or samples < 1, or a ``csv_path`` that cannot be written.
     """
     out, err = stdout or sys.stdout, stderr or sys.stderr
     try:
@@ -328,6 +352,10 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         if not paths and not samples:
             print("mini-agent evaluate: error: give transcript files or folders (PATH...), or "
                   "--sample N", file=err)
+            return 2
+        if csv_path and (problem := _csv_unwritable(csv_path)):
+            print(f"mini-agent evaluate: error: cannot write the CSV {csv_path}: {problem}",
+                  file=err)
             return 2
         with contextlib.ExitStack() as stack:
             folder = stack.enter_context(sample_folder(samples)) if samples else None
