@@ -158,3 +158,36 @@ def test_the_notebook_scorecard_says_the_crash_once_without_the_checks_hints(bug
         assert c.hint not in page or any(o.hint == c.hint for o in card.checks
                                          if not o.passed and o.raised is None)
     assert "messages[0][&#x27;content&#x27;][0][&#x27;type&#x27;]" in page  # escaped code line
+
+
+def test_an_exception_whose_str_raises_fails_its_check_at_the_line_that_raised_it(tmp_path):
+    impl, path = _module(tmp_path, "class Bad(Exception):\n    def __str__(self):\n"
+                                   "        raise RuntimeError('no str')\n\n\n"
+                                   "def f():\n    raise Bad()\n")
+
+    @check(points=1, hint="Return 2.")
+    def check_f(impl):
+        impl.f()
+
+    result = run_check(check_f, impl, is_graded=lambda f: Path(f) == path)
+    assert not result.passed and result.detail == "Bad: <exception str() failed>"
+    assert result.raised == Raised("Bad", "<exception str() failed>", str(path.resolve()), 7,
+                                   "raise Bad()")
+    assert "Bad" in Scorecard("99", "x", [result], path=str(path)).to_text()
+
+
+def test_a_check_helper_names_an_exception_whose_str_raises(tmp_path):
+    from mini_agent.grading.checks._report import called, expect_raises
+    impl, path = _module(tmp_path, "class Bad(Exception):\n    def __str__(self):\n"
+                                   "        raise RuntimeError('no str')\n\n\n"
+                                   "def f():\n    raise Bad()\n")
+
+    @check(points=1, hint="Return 2.")
+    def check_f(impl):
+        called(impl.f, "f()", 2)
+
+    result = run_check(check_f, impl, is_graded=lambda f: Path(f) == path)
+    assert result.detail == "f(): expected 2, got Bad: '<exception str() failed>'"
+    assert result.raised is not None and (result.raised.exception, result.raised.line) == ("Bad", 7)
+    with pytest.raises(AssertionError, match="got Bad: '<exception str"):
+        expect_raises(ValueError, impl.f, "f()")

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Callable, Collection
 
+from mini_agent.grading.checks._report import exception_text
 from mini_agent.grading.code_sites import (  # noqa: F401 (re-exported)
     graded_files, graded_frames, loop_frame, loop_site, site_text)
 from mini_agent.grading.registry import collect_checks
@@ -74,7 +75,7 @@ def import_error(path: Path, exc: BaseException) -> str:
     if isinstance(exc, SyntaxError) and exc.filename and Path(exc.filename) == path:
         lineno, message = exc.lineno, exc.msg
     else:
-        message = str(exc)
+        message = exception_text(exc)
         for frame, frame_lineno in traceback.walk_tb(exc.__traceback__):
             if Path(frame.f_code.co_filename) == path:
                 lineno = frame_lineno  # the innermost line of the learner's file
@@ -121,7 +122,7 @@ def raised_at(exc: BaseException, is_graded: Callable[[str], bool] | None) -> Ra
         is in a graded file (its absolute path, line and the line's text); ``file`` "" when
         no frame is.
     """
-    message = str(exc)[:DETAIL_CHARS]
+    message = exception_text(exc)[:DETAIL_CHARS]
     file, line = "", None
     for frame, frame_lineno in traceback.walk_tb(exc.__traceback__):
         if is_graded is not None and is_graded(frame.f_code.co_filename):
@@ -172,7 +173,7 @@ def run_check(fn: Callable, impl: Any, *, interrupts: bool = False,
     except BaseException as exc:  # noqa: BLE001 - any failure of the code is a fail
         if not (interrupts or isinstance(exc, (Exception, SystemExit))):
             raise
-        detail = str(exc) or type(exc).__name__
+        detail = exception_text(exc) or type(exc).__name__
         if not isinstance(exc, AssertionError):
             detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         if not isinstance(exc, (Exception, SystemExit)):

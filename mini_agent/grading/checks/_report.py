@@ -119,6 +119,21 @@ def returns(call: Callable[[], Any], expected: Any, what: str) -> Any:
     return got
 
 
+def exception_text(exc: BaseException) -> str:
+    """Give ``str(exc)``, or what ``traceback`` prints when the learner's ``__str__`` raises.
+
+    Args:
+        exc: any exception, whose class may come from the graded file.
+
+    Returns:
+        The message, or ``"<exception str() failed>"`` when computing it raised.
+    """
+    try:
+        return str(exc)
+    except Exception:  # noqa: BLE001 - the learner's __str__ may raise anything
+        return "<exception str() failed>"
+
+
 def called(call: Callable[[], Any], what: str, expected: Any = None) -> Any:
     """Make a call; an exception other than NotImplementedError fails with ``what``.
 
@@ -141,7 +156,7 @@ def called(call: Callable[[], Any], what: str, expected: Any = None) -> Any:
     except Exception as exc:  # noqa: BLE001 - the exception is what came back
         wanted = "a result" if expected is None else short(expected)
         raise AssertionError(f"{what}: expected {wanted}, got {type(exc).__name__}: "
-                             f"{short(str(exc), 60)}") from None
+                             f"{short(exception_text(exc), 60)}") from None
 
 
 def expect_raises(error: type[BaseException], call: Callable[[], Any], what: str) -> None:
@@ -164,7 +179,7 @@ def expect_raises(error: type[BaseException], call: Callable[[], Any], what: str
         return
     except Exception as exc:  # noqa: BLE001 - the wrong exception is the finding
         raise AssertionError(f"{what}: expected {error.__name__}, got "
-                             f"{type(exc).__name__}: {short(str(exc), 60)}") from None
+                             f"{type(exc).__name__}: {short(exception_text(exc), 60)}") from None
     raise AssertionError(f"{what}: expected {error.__name__}, got {short(got)} returned")
 
 
