@@ -212,3 +212,22 @@ def test_a_setsid_child_dies_when_a_check_that_overran_returns(copy):
     assert not card.full_marks
     sleepers = [sleep for _, sleep in recorded(pids)]
     assert sleepers and wait_dead(sleepers, 3.0) == []
+
+
+@pytest.mark.parametrize("where", ["import", "check"])
+def test_a_fork_whose_child_returns_into_the_worker_changes_no_result(copy, where):
+    # os.fork() and both copies go on: the child returns into the worker's loop with the
+    # same request and reply pipes; it must never answer or read a request
+    pids = copy / "pids.txt"
+    fork = (f"import os as _os\nif _os.fork() == 0:\n"
+            f"    open({str(pids)!r}, 'a').write(f'{{_os.getpid()}}\\n')\n")
+    if where == "import":
+        (copy / "exercises" / "03_masking.py").write_text(SOLUTION_03 + "\n" + fork,
+                                                          encoding="utf-8")
+    else:
+        answer(copy, "".join("    " + line + "\n" for line in fork.splitlines()))
+    for _ in range(2):
+        card = grade("03", time_limit_seconds=10)
+        assert card.full_marks, [(c.name, c.detail) for c in card.checks if not c.passed]
+    children = [int(line) for line in pids.read_text().split()]
+    assert children and wait_dead(children, 3.0) == []

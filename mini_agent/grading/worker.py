@@ -148,6 +148,7 @@ class Session:
 
     def __init__(self, channel: TextIO) -> None:
         self.channel = channel
+        self.pid = os.getpid()  # a copy made by os.fork() in the learner's code is not it
         # bound before the learner's file loads: replacing this module's ``run_check`` (as
         # ``sys.modules["__main__"].run_check = ...``) changes nothing; a determined file can
         # still tamper with the worker it runs in (docs/grading.md)
@@ -163,9 +164,15 @@ class Session:
     def send(self, message: dict[str, Any]) -> None:
         """Write one JSON line back to the caller.
 
+        A child the learner's code forked and that returned into the worker (``os.fork()``
+        with nothing after it) shares the reply and request pipes: it ends here, silently,
+        instead of answering a second time or reading the next request.
+
         Args:
             message: a reply of the protocol (see the module docstring).
         """
+        if os.getpid() != self.pid:
+            _real_exit(0)
         self.channel.write(json.dumps(message) + "\n")
         self.channel.flush()
 
