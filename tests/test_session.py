@@ -553,3 +553,19 @@ def test_an_orphan_tool_result_beside_text_keeps_the_text():
     assert times == [1.0, 2.0, 3.0, 4.0]
     assert any("'toolu_x'" in note and "entry 2" in note for note in report.notes)
     assert entries == before
+
+
+@pytest.mark.parametrize("empty", ["", "   ", []])
+def test_an_empty_logged_assistant_message_is_skipped_not_fatal(empty):
+    # valid only as the optional final assistant message of a request: in a log a message
+    # always follows it, so it is a record the API would refuse in place
+    entries = [msg("user", "go"), msg("assistant", empty), msg("user", "next"),
+               msg("assistant", "fine"), msg("assistant", empty)]
+    before = copy.deepcopy(entries)
+    history, times, report = rebuild_history(entries)
+    validate_messages(history, request=False)
+    assert history == [{"role": "user", "content": [{"type": "text", "text": "go"},
+                                                     {"type": "text", "text": "next"}]},
+                       {"role": "assistant", "content": "fine"}]
+    assert len(times) == 2 and entries == before
+    assert sum("the API would refuse" in n for n in report.notes) == 2

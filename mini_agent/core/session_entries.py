@@ -221,13 +221,14 @@ def _malformed(entry: dict) -> str | None:
 def _api_problem(message: dict) -> str | None:
     """Why one logged message (a tool_result entry: as a user message) breaks an API rule on
     its own, or None. It is checked between stand-in turns that pair its tool calls, so only
-    its own blocks are judged."""
+    its own blocks are judged (an assistant message with empty content is refused: it is
+    valid only as a request's final message, and in a log one follows it)."""
     blocks = content_blocks(message)
     if message["role"] == "assistant":
         uses = [b["id"] for b in blocks if b.get("type") == "tool_use"]
-        around = [{"role": "user", "content": "."}, message]
-        if uses:
-            around.append({"role": "user", "content": [tool_result_block(i, ".") for i in uses]})
+        # a user message always follows it in place: an empty one is no final prefill here
+        around = [{"role": "user", "content": "."}, message,
+                  {"role": "user", "content": [tool_result_block(i, ".") for i in uses] or "."}]
         return _validation_problem(around)
     ids = [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
     if not ids:
