@@ -184,3 +184,15 @@ def test_a_bad_cache_control_on_system_or_tools_is_refused_before_sending(where)
             if where == "system" else
             {"tools": [{"name": "t", "input_schema": {"type": "object"}, "cache_control": good}]})
     validate_messages([{"role": "user", "content": "hi"}], **fine)
+
+
+@pytest.mark.parametrize("ttl", [["1h"], {"1h": 1}, 5])
+@pytest.mark.parametrize("where", ["message", "system", "tools"])
+def test_a_cache_control_ttl_that_is_not_a_string_is_a_validation_error(ttl, where):
+    marker = {"type": "ephemeral", "ttl": ttl}
+    block = {"type": "text", "text": "x", "cache_control": marker}
+    messages = [{"role": "user", "content": [block] if where == "message" else "hi"}]
+    kw = {"system": [block]} if where == "system" else \
+        {"tools": [{"name": "t", "input_schema": {}, "cache_control": marker}]} \
+        if where == "tools" else {}
+    assert rule_of(messages, **kw).rule == "cache_control"

@@ -41,7 +41,8 @@ def cache_control_problem(marker: Any) -> str | None:
     if marker is None:
         return None
     if (isinstance(marker, dict) and marker.get("type") == "ephemeral"
-            and set(marker) <= {"type", "ttl"} and marker.get("ttl", "5m") in CACHE_TTL_ORDER):
+            and set(marker) <= {"type", "ttl"} and isinstance(marker.get("ttl", "5m"), str)
+            and marker.get("ttl", "5m") in CACHE_TTL_ORDER):
         return None
     return (f"cache_control must be {{'type': 'ephemeral'}} with an optional ttl '5m' or "
             f"'1h', got {marker!r:.80}")
