@@ -191,3 +191,25 @@ def test_a_check_helper_names_an_exception_whose_str_raises(tmp_path):
     assert result.raised is not None and (result.raised.exception, result.raised.line) == ("Bad", 7)
     with pytest.raises(AssertionError, match="got Bad: '<exception str"):
         expect_raises(ValueError, impl.f, "f()")
+
+
+def test_a_message_of_many_line_breaks_keeps_the_scorecard_short(tmp_path):
+    impl, path = _module(tmp_path, "def f():\n    raise ValueError('one' + '\\n' * 5000 + 'two'"
+                                   " + '\\nx' * 50)\n")
+
+    @check(points=1, hint="Return 2.")
+    def check_a(impl):
+        impl.f()
+
+    @check(points=1, hint="Return 2.")
+    def check_b(impl):
+        impl.f()
+
+    results = [run_check(fn, impl, is_graded=lambda f: Path(f) == path)
+               for fn in (check_a, check_b)]
+    for found in (results, results[:1]):   # said once above the checks, or under the one
+        text = Scorecard("99", "x", found, path=str(path)).to_text()
+        lines = text.splitlines()
+        assert len(lines) < 20 and "" not in lines, text
+        assert "two" in text and lines[-1] == "  score: 0/%d" % len(found)
+        assert all(line.startswith("  ") for line in lines[1:])

@@ -32,6 +32,30 @@ from pathlib import PurePath
 from typing import Any
 
 
+TEXT_LINES = 6
+"""Most lines of one exception message or failure detail the text scorecard shows."""
+
+
+def text_lines(text: str, indent: str) -> str:
+    """Lay out a message that may hold line breaks under its first line, blank lines dropped.
+
+    An exception message is the learner's: ``"\\n" * 5000`` must not push the checks off
+    the screen, and a second line must stay inside the check's block.
+
+    Args:
+        text: the message or detail.
+        indent: what starts each line after the first (the first line's column).
+
+    Returns:
+        Its non-blank lines, at most :data:`TEXT_LINES` (then ``"..."``), joined with
+        ``"\\n" + indent``.
+    """
+    lines = [line.rstrip() for line in text.splitlines() if line.strip()]
+    if len(lines) > TEXT_LINES:
+        lines = lines[:TEXT_LINES] + ["..."]
+    return ("\n" + indent).join(lines)
+
+
 def installed_version() -> str:
     """Read the installed mini-agent version.
 
@@ -223,7 +247,8 @@ class Scorecard:
             lines.append(f"  the same {exception} at {raised.place} failed {len(found)} checks:")
             if raised.code:
                 lines.append(f"      {raised.code}")
-            lines.append(f"      {exception}: {raised.message}".rstrip(": "))
+            lines.append(f"      {exception}: {text_lines(raised.message, ' ' * 8)}"
+                         .rstrip(": "))
             lines.append("    fix that line first; those checks' hints are left out (a hint is "
                          "about a wrong value, not a crash)")
             crashed.update((c.name, raised) for c in found)
@@ -238,7 +263,7 @@ class Scorecard:
                 continue
             lines.append(f"         hint: {c.hint}")
             if c.detail:
-                lines.append(f"         got:  {c.detail}")
+                lines.append(f"         got:  {text_lines(c.detail, ' ' * 15)}")
             if c.raised is not None:
                 lines.append(f"         {self.raised_text(c.raised)}")
         lines.append(f"  score: {self.score}/{self.total}")
