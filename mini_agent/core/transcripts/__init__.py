@@ -130,7 +130,7 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
     if not name.endswith(".jsonl"):
         try:
             doc = json.loads(text)
-        except json.JSONDecodeError:
+        except ValueError:   # not one JSON document (JSONL?), or a number too long to read
             doc = None
         except RecursionError:
             raise TranscriptError(f"{label}: JSON nested too deeply to be a transcript") from None

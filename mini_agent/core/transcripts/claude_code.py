@@ -71,10 +71,12 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
         except RecursionError:
             repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
             continue
-        except json.JSONDecodeError:
+        except ValueError as error:   # not JSON, or a number past Python's digit limit
             if last is None:
                 last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), -1)
-            what = "truncated last line" if i == last else "line is not valid JSON"
+            what = ("truncated last line" if i == last and isinstance(error, json.JSONDecodeError)
+                    else "line is not valid JSON" if isinstance(error, json.JSONDecodeError)
+                    else "line holds a number too long to read")
             repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
             continue
         if isinstance(entry, dict):
