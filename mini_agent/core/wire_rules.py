@@ -1,8 +1,9 @@
 """Small rules of the Messages API wire format that several checks share.
 
 ``cache_control`` markers (shape, TTL values, longer TTLs first), what a list-shaped
-``tool_result`` content may hold, the final assistant turn's trailing whitespace, and tools
-being required once the messages hold tool blocks. Each
+``tool_result`` content may hold, the final assistant turn's trailing whitespace, tools
+being required once the messages hold tool blocks, and the patterns of tool names and
+tool_use ids. Each
 function returns a problem sentence or None; :func:`mini_agent.core.messages.validate_messages`
 raises on them. Pure: no IO, inputs never mutated. Taught in ``notebooks/05_prompt_caching.ipynb``
 (TTLs) and ``01_agent_loop.ipynb``.
@@ -15,7 +16,15 @@ block must not come after a ttl='5m' cache_control block".
 
 from __future__ import annotations
 
+import re
 from typing import Any
+
+TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,128}")
+"""A custom tool's ``name`` the API takes (its ``^[a-zA-Z0-9_-]{1,128}$``, matched whole):
+the kit's ``Tool`` refuses others when it is made, the offline API when they are sent."""
+
+TOOL_USE_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
+"""A ``tool_use`` block's ``id`` (the API's ``^[a-zA-Z0-9_-]+$``, matched whole)."""
 
 TOOL_RESULT_CONTENT_TYPES = frozenset({"text", "image", "document", "search_result",
                                        "tool_reference"})

@@ -25,17 +25,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from typing import Any, Callable
 
+from mini_agent.core.wire_rules import TOOL_NAME_PATTERN
 from mini_agent.harness import bash_tool, file_tools
 from mini_agent.harness.workspace import ToolError, Workspace
 
 SAFETY_LEVELS = ("read-only", "write")
 
-TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,128}")
-"""A tool name the API takes (its ``^[a-zA-Z0-9_-]{1,128}$``, matched whole); the offline API
-refuses others with the same rule (``mini_agent.offline.wire_shapes``)."""
 
 
 @dataclasses.dataclass(frozen=True)

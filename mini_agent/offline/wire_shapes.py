@@ -23,18 +23,12 @@ refusals, and the field paths of the tool_use id and is_error refusals (pydantic
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
-from mini_agent.core.wire_rules import cache_control_problem
+from mini_agent.core.wire_rules import (TOOL_NAME_PATTERN, TOOL_USE_ID_PATTERN,
+                                       cache_control_problem)
 
 __all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem"]
-
-TOOL_NAME_PATTERN = re.compile(r"[a-zA-Z0-9_-]{1,128}")
-"""A custom tool's ``name`` (the API's ``^[a-zA-Z0-9_-]{1,128}$``, matched whole)."""
-
-TOOL_USE_ID_PATTERN = re.compile(r"[a-zA-Z0-9_-]+")
-"""A ``tool_use`` block's ``id`` (the API's ``^[a-zA-Z0-9_-]+$``, matched whole)."""
 
 TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
 SERVICE_TIERS = ("auto", "standard_only")
