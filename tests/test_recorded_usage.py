@@ -174,3 +174,20 @@ def test_a_usage_that_is_not_counts_is_missing_and_the_session_is_still_replayed
     assert report["recorded"] is None          # a request without a usage: no row
     assert report["policies"][0]["tokens_sent"] > 0
     assert hostile.usage[1] is bad             # the caller's transcript is left as it was
+
+
+def test_the_loader_ignores_a_usage_that_is_not_counts_with_a_note(tmp_path):
+    import json
+    from mini_agent.core.sample_sessions import sample_session_jsonl
+    from mini_agent.harness.analyze import analyze, format_analysis
+    from mini_agent.harness.transcript_files import load
+    entries = [json.loads(line) for line in sample_session_jsonl(3).splitlines()]
+    first = next(e for e in entries if e.get("message", {}).get("usage"))
+    first["message"]["usage"]["input_tokens"] = "x"
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps(e) for e in entries) + "\n", encoding="utf-8")
+    transcript = load(path)
+    assert transcript.usage[0] is None and transcript.usage[1] is not None
+    assert sum("a usage that does not hold token counts ignored" in r
+               for r in transcript.repairs) == 1
+    assert "real input tokens recorded" in format_analysis(analyze(transcript))

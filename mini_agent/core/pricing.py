@@ -24,6 +24,7 @@ Source:
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, Iterable, Mapping
 
 from mini_agent.core.models import MODELS, MODELS_AS_OF, UnknownModelError, model_spec
@@ -56,6 +57,43 @@ def usage_tokens(usage: Any, key: str) -> int:
     else:
         value = getattr(usage, key, None)
     return int(value or 0)
+
+
+def _count(value: Any) -> bool:
+    """Tell whether a usage field holds a token count (absent, or a whole number >= 0)."""
+    if value is None:
+        return True
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return math.isfinite(value) and value >= 0 and value == int(value)
+
+
+def clean_usage(usage: Any) -> dict[str, Any] | None:
+    """Keep a recorded usage only when every token count in it is a count.
+
+    A transcript is data from elsewhere: a ``usage`` that is not an object, or a field that
+    is a string, negative, fractional, NaN or infinite, would make the whole session's
+    report fail or price it below zero, and one without any count would sum to a free
+    request. Such a usage counts as missing (the request has no
+    usage), so the replays still run and the session gets no recorded row.
+
+    Args:
+        usage: one request's usage as the transcript kept it, or None.
+
+    Returns:
+        The usage as a plain dict, or None when it is missing, has no count or holds anything
+        but counts.
+    """
+    if not isinstance(usage, Mapping):
+        return None
+    if not all(_count(usage.get(key)) for key in USAGE_TOKEN_KEYS) or all(
+            usage.get(key) is None for key in USAGE_TOKEN_KEYS):
+        return None
+    breakdown = usage.get("cache_creation")
+    if breakdown is not None and not (isinstance(breakdown, Mapping) and all(
+            _count(breakdown.get(key)) for key in WRITE_TTL_KEYS)):
+        return None
+    return dict(usage)
 
 
 def _write_breakdown(usage: Any) -> Any:

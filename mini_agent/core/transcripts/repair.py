@@ -29,6 +29,7 @@ from typing import Iterable
 from mini_agent.core.block_rules import ALLOWED_BLOCK_KEYS
 from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, Message,
                                       MessageValidationError, validate_messages)
+from mini_agent.core.pricing import clean_usage
 from mini_agent.core.transcripts.drafts import MessageDraft, TranscriptError, format_span
 
 
@@ -242,7 +243,8 @@ def finish(drafts: list[MessageDraft], repairs: list[str], label: str
 
     Returns:
         ``(messages, usage, times)``: the valid history, the usage of each assistant message
-        (None where the file has none), and :func:`message_times` of the final drafts (None when
+        (None where the file has none or one that is not token counts:
+        :func:`~mini_agent.core.pricing.clean_usage`), and :func:`message_times` of the final drafts (None when
         the file has no times).
 
     Raises:
@@ -264,4 +266,10 @@ def finish(drafts: list[MessageDraft], repairs: list[str], label: str
         validate_messages(messages, request=False)
     except MessageValidationError as err:
         raise TranscriptError(f"{label}: cannot repair into a valid history: {err}") from err
-    return messages, [t.usage for t in drafts if t.role == "assistant"], message_times(drafts)
+    usage = []
+    for t in drafts:
+        if t.role == "assistant":
+            usage.append(clean_usage(t.usage))
+            if t.usage is not None and usage[-1] is None:
+                repairs.append(f"{t.where}: a usage that does not hold token counts ignored")
+    return messages, usage, message_times(drafts)
