@@ -75,7 +75,7 @@ def is_foreign_json(path: str | Path) -> bool:
 
     Only a plain ``.json`` name qualifies (``.traj.json``, ``.traj`` and ``.jsonl`` name
     transcripts, so a bad one is an error); the shape test is the loader's own
-    (:func:`mini_agent.core.transcripts._classify`), so what it loads is never skipped. A file
+    (:func:`mini_agent.core.transcripts.has_transcript_shape`), so what it loads is never skipped. A file
     that is not valid JSON is corrupt, not foreign: False.
 
     Args:
@@ -84,8 +84,7 @@ def is_foreign_json(path: str | Path) -> bool:
     Returns:
         True when the file parses as JSON and the loader knows no format of that shape.
     """
-    from mini_agent.core.transcripts import _classify
-    from mini_agent.core.transcripts.drafts import TranscriptError
+    from mini_agent.core.transcripts import has_transcript_shape
     name = Path(path).name
     if not name.endswith(".json") or name.endswith(".traj.json"):
         return False
@@ -93,8 +92,4 @@ def is_foreign_json(path: str | Path) -> bool:
         doc = json.loads(Path(path).read_text(encoding="utf-8").removeprefix("\ufeff"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
-    try:
-        _classify(doc, name, name)
-    except TranscriptError:
-        return True
-    return False
+    return not has_transcript_shape(doc, name)

@@ -52,7 +52,7 @@ from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, c
                                                 seconds)
 
 __all__ = ["MISSING_START_TEXT", "NO_RESULT_TEXT", "SKIPPED_ENTRY_TYPES", "SYNTHETIC_MODEL",
-           "TEXT_ACTION_RE", "Transcript", "TranscriptError", "parse_text"]
+           "TEXT_ACTION_RE", "Transcript", "TranscriptError", "has_transcript_shape", "parse_text"]
 
 
 @dataclasses.dataclass
@@ -190,6 +190,24 @@ def _session_drafts(entries: list[tuple[int, dict]], repairs: list[str],
                                        time=seconds(e.get("timestamp"))))
     info["api_turns"] = sum(1 for t in drafts if t.role == "assistant")
     return drafts
+
+
+def has_transcript_shape(doc: Any, name: str) -> bool:
+    """Say whether a parsed JSON document has the shape of a transcript the loader reads.
+
+    Args:
+        doc: the file's whole JSON value.
+        name: the file's name (``.traj.json`` names a mini-swe-agent trajectory).
+
+    Returns:
+        True for a SWE-agent or mini-swe-agent trajectory or a messages list (whether its
+        messages then load is another matter); False for any other JSON (a ``config.json``).
+    """
+    try:
+        _classify(doc, name, name)
+    except TranscriptError:
+        return False
+    return True
 
 
 def _classify(doc: Any, name: str, label: str) -> tuple[str, list]:
