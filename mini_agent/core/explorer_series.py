@@ -3,8 +3,13 @@
 The same figures the printed tables of :mod:`mini_agent.core.explorer_tables` show, as plain
 plotly trace dicts (``{"type": "scatter", "name", "x", "y", ...}``): the messages each
 policy's view sends per request, the cumulative input USD beside the hindsight bound (dashed),
-the cache hit rate per request, and the essential facts each view still holds. Pure (no plotly
-import): the ui layer's ``policy_explorer_widget`` draws them; tests check them without widgets.
+the cache hit rate per request, and the essential facts each view still holds. Beside the
+replays, when the file kept a usage for every request, the session as it really ran
+(:data:`RECORDED`, the report's ``recorded`` row request by request, from
+:func:`recorded_requests`): its tokens are the whole input the API counted (system prompt
+and tools included, where a policy's line counts its view's messages), its cost and hit
+rate are priced like a policy's. Pure (no plotly import): the ui layer's
+``policy_explorer_widget`` draws them; tests check them without widgets.
 
 Source: the kit's evaluation chapter (the explorer's report, the hindsight bound of masking,
 retention over time); Anthropic's compaction cookbook (input tokens per approach).
@@ -13,9 +18,10 @@ retention over time); Anthropic's compaction cookbook (input tokens per approach
 from __future__ import annotations
 
 from itertools import accumulate
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from mini_agent.core.explorer_tables import policy_records
+from mini_agent.core.pricing import cache_hit_rate, clean_usage, cost_usd
 from mini_agent.core.retention import Fact, retention_curve
 
 MEASURES = {
@@ -29,7 +35,25 @@ MEASURES = {
 BOUND = "bound"
 """The pseudo-policy naming the hindsight bound; drawn for the ``"usd"`` measure only."""
 
-DEFAULT_POLICIES = ("raw", "mask-10", "payback", "breakeven", BOUND)
+RECORDED = "recorded"
+"""The pseudo-policy naming the session as it ran, from the file's own usage; offered only
+when :func:`recorded_requests` has a row for every request, never drawn for ``"facts"`` (a
+usage holds no view to look for facts in)."""
+
+RECORDED_NAMES = {"tokens": "recorded: whole input (system + tools too)",
+                  "usd": "recorded (the file's usage)",
+                  "hit_rate": "recorded (the file's usage)"}
+"""The legend name of the recorded trace per measure: its tokens are not the view's
+messages alone, so the tokens chart says so. A kit-generated sample's usage is the kit's own
+count, not a recording: its name then ends with :data:`SAMPLE_NOTE`."""
+
+SAMPLE_NOTE = ", kit's own count"
+"""Added to the recorded trace's name on a kit-generated sample (``report["generated"]``)."""
+
+RECORDED_LINE = {"color": "#000000", "dash": "dot", "width": 3}
+"""The recorded trace's line: black like the bound, dotted where the bound is dashed."""
+
+DEFAULT_POLICIES = ("raw", "mask-10", "payback", "breakeven", BOUND, RECORDED)
 """Shown at first, when the report has them."""
 
 AXIS_TITLES = {"tokens": "message tokens sent", "usd": "input USD, cumulative",
@@ -42,31 +66,72 @@ PALETTE = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b", "#e
 hidden (plotly's default qualitative palette)."""
 
 
-def policy_choices(report: dict[str, Any]) -> list[str]:
-    """List the names a policy selector offers: the report's policies, then the bound.
+def policy_choices(report: dict[str, Any], *, recorded: bool = False) -> list[str]:
+    """List the names a policy selector offers: the report's policies, the bound, the recording.
 
     Args:
         report: an :func:`~mini_agent.core.replay.evaluate_session` report.
+        recorded: also offer :data:`RECORDED` (the caller has :func:`recorded_requests`
+            rows for the session); default False.
 
     Returns:
-        The policy names in report order, then :data:`BOUND`.
+        The policy names in report order, then :data:`BOUND`, then :data:`RECORDED` when
+        ``recorded``.
     """
-    return [p["name"] for p in report["policies"]] + [BOUND]
+    return [p["name"] for p in report["policies"]] + [BOUND] + ([RECORDED] if recorded else [])
 
 
-def default_policies(report: dict[str, Any]) -> list[str]:
+def default_policies(report: dict[str, Any], *, recorded: bool = False) -> list[str]:
     """Pick the policies shown at first: those of :data:`DEFAULT_POLICIES` the report has.
 
     Args:
         report: an :func:`~mini_agent.core.replay.evaluate_session` report.
+        recorded: the recording is offered (see :func:`policy_choices`); default False.
 
     Returns:
-        The names, in :func:`policy_choices` order; every choice when none of the defaults is
-        in the report.
+        The names, in :func:`policy_choices` order (the bound and the recording with the
+        defaults); every choice when none of the default policies is in the report.
     """
-    choices = policy_choices(report)
-    picked = [n for n in choices if n in DEFAULT_POLICIES and n != BOUND]
-    return [n for n in choices if n in picked or n == BOUND] if picked else choices
+    choices = policy_choices(report, recorded=recorded)
+    extra = (BOUND, RECORDED)
+    picked = [n for n in choices if n in DEFAULT_POLICIES and n not in extra]
+    return [n for n in choices if n in picked or n in extra] if picked else choices
+
+
+def recorded_requests(usages: Sequence[Mapping[str, Any] | None] | None, requests: int,
+                      model: str) -> list[dict[str, Any]] | None:
+    """Price the file's own usage request by request, as the explorer prices a policy's.
+
+    The per-request form of the report's ``recorded`` row
+    (:func:`~mini_agent.core.recorded_usage.recorded_row`), by the same rules: input side
+    only, a usage that is not all counts is missing (``clean_usage``), and a session with a
+    request without usage gets nothing (a partial line would look like a cheap session).
+    Summed, ``cost_usd`` gives the row's ``usd`` and ``tokens`` its ``tokens_sent``.
+
+    Args:
+        usages: the transcript's usage per request (``Transcript.usage``), None where a
+            request has none; None or empty for a file without usage.
+        requests: the report's request count (``len(report["requests"])``).
+        model: the model the report priced (``report["model"]``).
+
+    Returns:
+        One ``{"tokens", "cost_usd", "hit_rate"}`` per request (tokens: uncached input +
+        cache writes + cache reads, the whole input the API counted; cost in USD of the
+        input side; hit rate: cache reads over that input, 0 to 1), or None when some
+        request has no usage or there is no request.
+
+    Raises:
+        UnknownModelError: no price is known for ``model``.
+    """
+    if requests <= 0 or not usages or len(usages) < requests:
+        return None
+    kept = [clean_usage(u) for u in usages[:requests]]
+    if any(not u for u in kept):
+        return None
+    return [{"tokens": (u.get("input_tokens") or 0) + (u.get("cache_creation_input_tokens") or 0)
+             + (u.get("cache_read_input_tokens") or 0),
+             "cost_usd": cost_usd(u, model, include_output=False),
+             "hit_rate": cache_hit_rate(u)} for u in kept]
 
 
 def request_points_of(report: dict[str, Any]) -> list[int]:
@@ -93,7 +158,9 @@ def request_points_of(report: dict[str, Any]) -> list[int]:
 
 def explorer_series(report: dict[str, Any], measure: str, policies: Sequence[str], *,
                     points: Sequence[int] | None = None,
-                    facts: Sequence[Fact] | None = None) -> list[dict[str, Any]]:
+                    facts: Sequence[Fact] | None = None,
+                    recorded: Sequence[Mapping[str, Any]] | None = None
+                    ) -> list[dict[str, Any]]:
     """Build the chart traces of one measure for the chosen policies.
 
     Args:
@@ -104,14 +171,18 @@ def explorer_series(report: dict[str, Any], measure: str, policies: Sequence[str
             read / input of each request, 0 to 1) or ``"facts"`` (facts the view holds, with
             a dotted "stated so far" line).
         policies: names from :func:`policy_choices`; :data:`BOUND` counts for ``"usd"`` only,
-            unknown names are skipped.
+            :data:`RECORDED` with ``recorded`` only, unknown names are skipped.
         points: each request's history length (``request_points(messages)``); default
             :func:`request_points_of` the report. Used by ``"facts"`` only.
         facts: the facts to check; default the report's own. Used by ``"facts"`` only.
+        recorded: the session's :func:`recorded_requests` rows; drawn (dotted black, named
+            by :data:`RECORDED_NAMES`) when :data:`RECORDED` is chosen and the measure is
+            not ``"facts"``; default None (nothing recorded to draw).
 
     Returns:
         One scatter trace dict per shown policy in report order (x: request numbers from 1),
-        then the bound (``"usd"``) or the stated count (``"facts"``) when they apply.
+        then the bound (``"usd"``) or the stated count (``"facts"``) when they apply, then
+        the recording.
 
     Raises:
         ValueError: an unknown measure, or a report without ``keep_views`` records.
@@ -148,4 +219,16 @@ def explorer_series(report: dict[str, Any], measure: str, policies: Sequence[str
         stated = [s for _, s in next(iter(curves.values()))]
         traces.append({"type": "scatter", "mode": "lines", "name": "stated so far", "x": x,
                        "y": stated, "line": {"color": "#999999", "dash": "dot"}})
+    if recorded and RECORDED in chosen and measure in RECORDED_NAMES:
+        if measure == "tokens":
+            y = [r["tokens"] for r in recorded]
+        elif measure == "usd":
+            y = list(accumulate(r["cost_usd"] for r in recorded))
+        else:
+            y = [r["hit_rate"] for r in recorded]
+        name = RECORDED_NAMES[measure]
+        if report.get("generated"):
+            name = name.removesuffix(")") + SAMPLE_NOTE + (")" if name.endswith(")") else "")
+        traces.append({"type": "scatter", "mode": "lines", "name": name,
+                       "x": x[:len(y)], "y": y, "line": dict(RECORDED_LINE)})
     return traces
