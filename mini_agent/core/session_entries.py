@@ -10,9 +10,23 @@ each tool result as it arrives, the message that carries them is not logged agai
 :func:`rebuild_history` folds the entries into ``(history, times, report)``: the results
 gathered after the assistant message that asked for them, a tool call the log never answered
 (a crash before its result was logged) answered with
-:data:`~mini_agent.core.messages.NO_RESULT_TEXT`, damaged entries skipped and named; the
+:data:`~mini_agent.core.messages.NO_RESULT_TEXT`, damaged entries skipped and named, and
+``cache_control`` markers that together break the API's marker rules removed (below); the
 history passes ``validate_messages``.
 :func:`history_to_entries` is the inverse, what the Agent writes for a history.
+
+Markers. The API takes at most four ``cache_control`` markers in a request, tools and system
+included, longer TTLs first. Each logged message may be valid alone while the history holds
+more (a writer that marked each turn and whose requests went through
+:func:`~mini_agent.core.cache.place_breakpoints`, which removes every marker it is given
+before placing its own), and then the resume would fail. When the rebuilt history holds
+more than four, or a ``ttl="1h"`` marker after a ``"5m"`` one, every marker is removed, with
+a note: not the newest four, because the history is only part of a request (a system or
+tool marker would push four back over the limit) and a marker is a request's choice of
+where to read and write, not part of the cached content (the caching docs' multi-turn
+example moves its one breakpoint to the newest message every turn and still reads the
+prefix written before), so the next request's breakpoints, placed anew, read the same
+prefix. A history within the rules keeps its markers.
 
 Pure: entries in, a history out (no files: :mod:`mini_agent.harness.session_reader` reads
 them). Taught in ``notebooks/07_sessions.ipynb``.
@@ -27,9 +41,15 @@ from __future__ import annotations
 import dataclasses
 from typing import Iterable
 
-from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, Message,
-                                      MessageValidationError, content_blocks, tool_result_block,
-                                      validate_messages)
+from mini_agent.core.cache import strip_cache_control
+from mini_agent.core.messages import (MAX_CACHE_CONTROL_MARKERS, MISSING_START_TEXT,
+                                      NO_RESULT_TEXT, Message, MessageValidationError,
+                                      content_blocks, tool_result_block, validate_messages)
+from mini_agent.core.wire_rules import cache_markers
+
+MARKER_RULES = frozenset({"cache_control_limit", "cache_ttl_order"})
+"""The ``validate_messages`` rules about the markers of a whole request (how many, their TTL
+order): a history that breaks them loses its markers rather than an entry or the resume."""
 
 
 @dataclasses.dataclass
@@ -74,6 +94,10 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float]
     reuses a tool_use id is skipped and named in ``report.notes``; the tool calls it left open
     are answered as interrupted. A logged user message's tool_result blocks that answer no
     open tool_use are dropped with a note (the message too, when nothing else is left).
+    ``cache_control`` markers that together break the API's rules (more than
+    :data:`~mini_agent.core.messages.MAX_CACHE_CONTROL_MARKERS`, or a longer TTL after a
+    shorter one) are all removed with a note (see the module doc); a message is never
+    skipped for them.
 
     Args:
         entries: the log's entries in order; never mutated.
@@ -176,8 +200,33 @@ def rebuild_history(entries: Iterable[dict]) -> tuple[list[Message], list[float]
         answer_open([], results_time or times[-1])
     report.pending_user_message = bool(history) and history[-1]["role"] == "user"
     if history:
-        validate_messages(history, request=False)
+        try:
+            validate_messages(history, request=False)
+        except MessageValidationError as exc:
+            if exc.rule not in MARKER_RULES:
+                raise
+            history = _without_markers(history, report)
+            validate_messages(history, request=False)
     return history, times, report
+
+
+def _without_markers(history: list[Message], report: ResumeReport) -> list[Message]:
+    """The history with every ``cache_control`` removed (only the messages that hold one are
+    copied), and a note naming how many there were and where."""
+    held = [(i, len(cache_markers([m]))) for i, m in enumerate(history)]
+    held = [(i, n) for i, n in held if n]
+    total = sum(n for _, n in held)
+    where = ", ".join(str(i) for i, _ in held[:8]) + (" ..." if len(held) > 8 else "")
+    report.notes.append(
+        f"removed all {total} cache_control markers of the history "
+        f"(message{'s' if len(held) > 1 else ''} {where}): "
+        + (f"the API takes at most {MAX_CACHE_CONTROL_MARKERS} in a request, tools and "
+           "system included" if total > MAX_CACHE_CONTROL_MARKERS else
+           "a ttl='1h' marker came after a ttl='5m' one")
+        + "; where to cache is the next request's choice (the cached prefix is the content, "
+        "not its markers)")
+    marked = {i for i, _ in held}
+    return [strip_cache_control(m) if i in marked else m for i, m in enumerate(history)]
 
 
 def _without_orphan_results(message: Message, n: int, report: ResumeReport) -> Message | None:
@@ -242,6 +291,8 @@ def _validation_problem(messages: list[Message]) -> str | None:
     try:
         validate_messages(messages, request=False)
     except MessageValidationError as exc:
+        if exc.rule in MARKER_RULES:   # the whole history's rule: repaired there, not skipped
+            return None
         return f"a record the API would refuse ({exc})"
     except (TypeError, AttributeError, KeyError) as exc:
         return f"a record of the wrong shape ({type(exc).__name__})"
