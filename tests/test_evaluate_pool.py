@@ -174,3 +174,64 @@ def test_evaluating_a_file_pauses_the_collector_and_gives_it_back(tmp_path, monk
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+# --------------------------------------------------------------------------- Dask workers
+
+@pytest.fixture(scope="module")
+def dask_cluster():
+    """A LocalCluster of two single-thread worker processes (a thread worker cannot die
+    alone), forked rather than spawned (2-3 s to start instead of 12 here, and 0.5 s for a
+    nanny to bring a dead worker back), giving a task up after its first worker death (the
+    default, 3 retries, only makes a death slower to report)."""
+    distributed = pytest.importorskip("distributed")
+    import dask
+    with dask.config.set({"distributed.worker.multiprocessing-method": "fork",
+                          "distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                     dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        yield client
+
+
+def _dask_batch_dying_on(name, how="exit"):
+    """An ``evaluate_batch`` for the Dask workers that ends the worker (or raises) at
+    ``name``; pickled by value (a local function), so it reaches workers already running."""
+    def batch(paths, policies=POLICIES, model=None, reference=False):
+        import os
+        from mini_agent.harness.evaluate_pool import evaluate_file
+        out = []
+        for path in paths:
+            if path.endswith(name):
+                if how == "raise":
+                    raise RuntimeError("the task broke")
+                os._exit(9)
+            out.append(evaluate_file(path, policies, model, reference))
+        return out
+    return batch
+
+
+@pytest.mark.parametrize("size", [1, 3])
+def test_a_dask_worker_that_dies_costs_only_the_file_it_was_evaluating(many, monkeypatch, size,
+                                                                         dask_cluster):
+    here = run_files(many, policies=POLICIES, workers=1, progress=False)
+    monkeypatch.setattr(evaluate_pool, "evaluate_batch", _dask_batch_dying_on("s07.jsonl"))
+    monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: size)
+    reports = run_files(many, policies=POLICIES, scheduler=dask_cluster, progress=False)
+    assert [r["path"] for r in reports] == [str(f) for f in many]
+    assert reports[7] == {"path": str(many[7]), "error": evaluate_pool.DASK_WORKER_DIED}
+    # its batch neighbours, and any task queued on the dying worker, still report
+    assert _plain(reports[:7] + reports[8:]) == _plain(here[:7] + here[8:])
+
+
+def test_a_dask_task_that_fails_gives_its_files_an_error_and_the_run_goes_on(
+        many, monkeypatch, dask_cluster, capsys):
+    monkeypatch.setattr(evaluate_pool, "evaluate_batch",
+                        _dask_batch_dying_on("s04.jsonl", how="raise"))
+    monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: 2)
+    reports = run_files(many, policies=POLICIES, scheduler=dask_cluster, progress=True)
+    failed = [n for n, r in enumerate(reports) if "error" in r]
+    assert failed == [4, 5]                       # the task of s04 and s05
+    assert reports[5]["error"] == "the Dask task failed: RuntimeError: the task broke"
+    assert all("policies" in r for n, r in enumerate(reports) if n not in failed)
+    assert "12/12" in capsys.readouterr().err     # every file counted once
