@@ -1,4 +1,5 @@
-"""Tests for mini_agent.harness.evaluate_pool: when the pool starts, batches, order, the bar."""
+"""Tests for mini_agent.harness.evaluate_pool: when the pool starts, batches, order, the bar,
+dead workers in the pool and on Dask."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 
 from mini_agent.core.sample_sessions import sample_session_jsonl
 from mini_agent.harness import evaluate_pool
-from mini_agent.harness.evaluate_pool import batch_size, pool_pays, run_files
+from mini_agent.harness.evaluate_pool import batch_size, run_files
 
 POLICIES = ("raw", "mask-4")
 
@@ -31,14 +32,6 @@ def _plain(reports):
     return json.loads(json.dumps(reports))
 
 
-def test_pool_pays_only_for_time_it_saves_beyond_its_start(monkeypatch):
-    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.05)
-    assert not pool_pays(10.0, 1, 2)          # one file left: nothing to share
-    assert not pool_pays(0.01, 9, 2)          # 0.09 s here, 0.045 s saved < 0.05 s start
-    assert pool_pays(0.02, 9, 2)              # 0.18 s here, 0.09 s saved
-    assert pool_pays(0.01, 9, 8) and not pool_pays(0.01, 9, 1)
-
-
 def test_batch_size_gives_each_worker_about_sixteen_tasks_up_to_eight_files():
     assert [batch_size(n, 2) for n in (1, 10, 32, 64, 100, 256, 1000)] == [1, 1, 1, 2, 3, 8, 8]
     assert batch_size(100, 0) == 6
@@ -54,24 +47,39 @@ def test_pool_reports_come_back_in_file_order_whatever_the_batches(files, monkey
     def spy(paths, first, *args):
         started.append(first)
         return real(paths, first, *args)
-    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
     monkeypatch.setattr(evaluate_pool, "_run_pool", spy)
     monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: size)
     pooled = run_files(files, policies=POLICIES, workers=2, progress=False)
-    assert started == [1]  # the first file ran here, the other five in the pool
+    assert started == [0]  # every file in the pool, none here first
     assert _plain(pooled) == _plain(here)
 
 
-def test_short_runs_stay_in_this_process(files, monkeypatch):
-    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 1e9)
+def test_one_file_or_one_worker_runs_here(files, monkeypatch):
     monkeypatch.setattr(evaluate_pool, "_run_pool", None)  # would fail if called
-    assert len(run_files(files, policies=POLICIES, workers=2, progress=False)) == len(files)
+    assert len(run_files(files, policies=POLICIES, workers=1, progress=False)) == len(files)
     assert run_files(files[:1], policies=POLICIES, workers=4, progress=False)[0]["path"] \
         == str(files[0])
 
 
-def test_the_bar_counts_every_file_in_and_out_of_the_pool(files, monkeypatch, capsys):
-    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
+def test_a_short_run_that_kills_its_process_costs_that_file_not_the_command(many, monkeypatch):
+    # three quick files: far too little work for the pool to pay for its start, yet none runs
+    # in this process, where s01.jsonl would end the command and every report with it
+    import os
+    from mini_agent.core import replay
+    parent, real = os.getpid(), replay.evaluate_session
+
+    def dies(transcript, **kwargs):
+        if str(transcript.path).endswith("s01.jsonl"):
+            assert os.getpid() != parent, "evaluated in the command's own process"
+            os._exit(9)
+        return real(transcript, **kwargs)
+    monkeypatch.setattr(replay, "evaluate_session", dies)
+    reports = run_files(many[:3], policies=POLICIES, workers=2, progress=False)
+    assert reports[1] == {"path": str(many[1]), "error": evaluate_pool.WORKER_DIED}
+    assert "policies" in reports[0] and "policies" in reports[2]
+
+
+def test_the_bar_counts_every_file_in_the_pool(files, monkeypatch, capsys):
     run_files(files, policies=POLICIES, workers=2, progress=True)
     assert "6/6" in capsys.readouterr().err
     run_files(files, policies=POLICIES, workers=2, progress=False)
@@ -116,7 +124,6 @@ def test_a_worker_that_dies_costs_only_the_file_it_was_evaluating(many, monkeypa
     # own reports
     here = run_files(many, policies=POLICIES, workers=1, progress=False)
     _die_on(monkeypatch, "s07.jsonl", how)
-    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
     monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: size)
     reports = run_files(many, policies=POLICIES, workers=2, progress=False)
     assert [r["path"] for r in reports] == [str(f) for f in many]
@@ -127,7 +134,6 @@ def test_a_worker_that_dies_costs_only_the_file_it_was_evaluating(many, monkeypa
 def test_two_files_that_kill_their_workers_are_each_blamed_alone(many, monkeypatch):
     _die_on(monkeypatch, "s07.jsonl", "exit")
     _die_on(monkeypatch, "s02.jsonl", "sigkill")  # wraps the first: both die
-    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
     reports = run_files(many, policies=POLICIES, workers=2, progress=False)
     died = [n for n, r in enumerate(reports) if r.get("error") == evaluate_pool.WORKER_DIED]
     assert died == [2, 7]
@@ -136,7 +142,6 @@ def test_two_files_that_kill_their_workers_are_each_blamed_alone(many, monkeypat
 
 def test_the_bar_counts_a_lost_file_once(many, monkeypatch, capsys):
     _die_on(monkeypatch, "s07.jsonl", "exit")
-    monkeypatch.setattr(evaluate_pool, "POOL_START_SECONDS", 0.0)
     run_files(many, policies=POLICIES, workers=2, progress=True)
     assert "12/12" in capsys.readouterr().err
 

@@ -3,14 +3,22 @@
 :func:`run_files` returns one report per file, in the order of the files, whichever way they
 ran:
 
-* **here** (this process) when ``workers=1``, when there is one file, or for as long as the
-  files already done say the rest would not take long enough to pay for starting the workers
-  (:func:`pool_pays`, :data:`POOL_START_SECONDS`): a short run never waits for processes;
-* **a process pool** (``concurrent.futures.ProcessPoolExecutor``) for the files left: the
-  workers start once, with the ``fork`` start method on Linux (a worker is a copy of this
-  process, modules already imported and warmed up: nothing is imported again), and are fed
-  batches of files (:func:`batch_size`), so one message to a worker carries several files
-  and one message back carries their reports (plain dicts, a few kB pickled);
+* **here** (this process) when ``workers=1`` or when there is one file: no process to start.
+  A file that ends the process evaluating it (the out-of-memory killer, a crash in C code)
+  then ends the run, with every report not yet printed;
+* **a process pool** (``concurrent.futures.ProcessPoolExecutor``) for every file when
+  ``workers > 1`` and there are two or more: the workers start once, with the ``fork``
+  start method on Linux (a worker is a copy of this process, modules already imported and
+  warmed up: nothing is imported again), and are fed batches of files (:func:`batch_size`),
+  so one message to a worker carries several files and one message back carries their
+  reports (plain dicts, a few kB pickled). No file runs here first, even when the pool will
+  not pay for its start: a file that kills its process would take the whole command down
+  with it. That costs the pool's start, :data:`POOL_START_SECONDS`, on a short run, lost
+  in the command's own start: ``mini-agent evaluate --workers 2`` over 10 generated
+  12-exchange sessions took 1.53 s best, 2.32 s median of 5 (1.72 s, 2.06 s when the first
+  files ran here first), 1.24-1.34 s for one file (which runs here), on 2 cores under a
+  load average of 9; ``run_files`` alone, 10 files: 0.39-0.45 s best in the pool against
+  0.27-0.40 s here;
 * **Dask** (``scheduler=ADDRESS`` or a ``distributed.Client``): the same batches through
   ``client.map`` then ``as_completed``. A task whose worker died (Dask's ``KilledWorker``,
   after the scheduler's retries) costs only the file that killed it: its files run again
@@ -32,7 +40,7 @@ collector's passes over them found nothing to free but cost about a sixth of a 1
 session's time (10.6 against 13.7 ms per session, best of three, 40 generated sessions);
 it runs again between files, so garbage with cycles is still freed.
 
-IO: reads files, starts processes, reads the clock (to decide on the pool).
+IO: reads files, starts processes.
 
 Source: Python ``concurrent.futures`` and ``multiprocessing`` (start methods, fork on POSIX);
 Dask distributed docs (``Client``, ``Client.map``, ``as_completed``, ``LocalCluster``).
@@ -47,7 +55,6 @@ import multiprocessing
 import os
 import signal
 import sys
-import time
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any, Sequence
@@ -61,8 +68,10 @@ POOL_START_SECONDS = 0.1
 evenly, in seconds: starting them, and a forked worker's first sessions (copy-on-write page
 faults, cold caches). Measured 0.07-0.12 s for two workers on a 2-core machine, 10 and 20
 generated sessions forced into the pool; the 10-session run of ``benchmarks/policies.py``
-took 0.24 s in the pool where 0.18 s was expected here. With 12-exchange sessions (about
-18 ms each) the pool starts for 13 files or more."""
+took 0.24 s in the pool where 0.18 s was expected here. It is paid on every run of two
+files or more with ``workers > 1`` (the price of a run that survives a file killing its
+process; see the module doc); with 12-exchange sessions (about 18 ms each) the pool saves
+more than it costs from 13 files on."""
 
 MAX_BATCH = 8
 """Most files sent to a worker in one message (12-exchange sessions: about 0.1 s of work)."""
@@ -129,24 +138,6 @@ def evaluate_batch(paths: Sequence[str], policies: Sequence[str] = DEFAULT_POLIC
     return [evaluate_file(p, policies, model, reference) for p in paths]
 
 
-def pool_pays(seconds_each: float, left: int, workers: int) -> bool:
-    """Say whether starting ``workers`` processes for the files left saves wall time.
-
-    The files left take ``seconds_each * left`` here; spread over ``min(workers, left)``
-    processes they take that much divided by it, plus :data:`POOL_START_SECONDS`.
-
-    Args:
-        seconds_each: wall seconds per file so far in this process.
-        left: files not evaluated yet.
-        workers: processes the pool would start.
-
-    Returns:
-        True when the time saved exceeds the start-up (never for one file left).
-    """
-    share = min(workers, left)
-    return share > 1 and seconds_each * left * (1 - 1 / share) > POOL_START_SECONDS
-
-
 def batch_size(files: int, workers: int) -> int:
     """Choose how many files go to a worker in one task.
 
@@ -207,7 +198,8 @@ def run_files(files: Sequence[Path], *, policies: Sequence[str] = DEFAULT_POLICI
         files: transcript files (already expanded from folders).
         policies: policy names, already checked.
         model: price every session with this model (None: each session's own).
-        workers: processes for a local pool (1: in this process).
+        workers: processes for a local pool (1: in this process); with more than one,
+            every file runs in the pool when there are two or more.
         scheduler: a Dask scheduler address or a ``distributed.Client``; overrides
             ``workers``.
         progress: show the bar (None: when there is more than one file).
@@ -223,15 +215,12 @@ def run_files(files: Sequence[Path], *, policies: Sequence[str] = DEFAULT_POLICI
         if scheduler is not None:
             _run_dask(paths, policies, model, scheduler, results, bar, reference)
             return results
-        done, start = 0, time.perf_counter()
-        while done < len(paths) and not (
-                workers > 1 and done and pool_pays((time.perf_counter() - start) / done,
-                                                   len(paths) - done, workers)):
-            results[done] = evaluate_file(paths[done], policies, model, reference)
-            done += 1
+        if workers > 1 and len(paths) > 1:
+            _run_pool(paths, 0, policies, model, workers, results, bar, reference)
+            return results
+        for at, path in enumerate(paths):
+            results[at] = evaluate_file(path, policies, model, reference)
             bar.update(1)
-        if done < len(paths):
-            _run_pool(paths, done, policies, model, workers, results, bar, reference)
     return results
 
 

@@ -4,9 +4,11 @@ A team's ``~/.claude/projects`` holds thousands of sessions. :func:`evaluate_pat
 folders into transcript files, evaluates each one (load, then
 :func:`mini_agent.core.replay.evaluate_session`) and returns the reports in input order:
 
-* ``workers=1``: in this process;
-* ``workers=N``: a ``concurrent.futures.ProcessPoolExecutor`` of N processes, started only
-  when the files make it pay, fed batches of files (:mod:`.evaluate_pool`);
+* ``workers=1``: in this process (a file that kills it, as the out-of-memory killer would,
+  ends the command);
+* ``workers=N``: a ``concurrent.futures.ProcessPoolExecutor`` of N processes for every file
+  when there are two or more, fed batches of files (:mod:`.evaluate_pool`): a file that
+  kills its worker costs its own report only;
 * ``scheduler=ADDRESS`` (or a ``distributed.Client``): on a Dask cluster through
   ``dask.distributed`` (``client.map`` then ``as_completed``).
 
@@ -83,9 +85,9 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
     """Evaluate every transcript under ``paths``; return one report per file, in input order.
 
     Where the files run (here, a process pool, Dask) is :func:`~.evaluate_pool.run_files`'s
-    choice: a pool is started only when the files left make it pay. A ``.json`` a folder
-    scan found that is no transcript (:func:`is_foreign_json`) gets no report
-    (:func:`evaluate_scan` says which).
+    choice: with ``workers > 1`` every file of a run of two or more runs in the pool. A
+    ``.json`` a folder scan found that is no transcript (:func:`is_foreign_json`) gets no
+    report (:func:`evaluate_scan` says which).
 
     Args:
         paths: files or folders.
