@@ -60,8 +60,10 @@ def test_read_file_errors_are_actionable(tools, ws):
         "pkg is a directory; use list_dir to see its entries", True)
     assert call(tools, "read_file", path="notes.txt", offset=9) == (
         "offset 9 is past the end of notes.txt (3 lines)", True)
-    (ws / "blob.bin").write_bytes(b"\xff\xfe\x00")
-    assert call(tools, "read_file", path="blob.bin") == ("blob.bin is not a UTF-8 text file", True)
+    (ws / "blob.bin").write_bytes(b"\x7fELF\x02\x01\x00\x00")
+    assert call(tools, "read_file", path="blob.bin") == (
+        "blob.bin looks binary (a NUL byte at byte 6); read_file shows text only. To inspect "
+        "it, use run_bash, e.g. xxd blob.bin | head", True)
     (ws / "empty.txt").write_text("")
     assert call(tools, "read_file", path="empty.txt") == ("(empty.txt is empty)", False)
 
@@ -138,8 +140,9 @@ def test_output_cap_marker(ws):
     tools = build_tools(Workspace(ws, max_output_chars=100))
     content, is_error = call(tools, "read_file", path="big.txt")
     assert not is_error
-    # "     1\t" + 5000 x = 5007 characters; 100 kept.
-    assert content == "     1\t" + "x" * 93 + "\n[... truncated: 4,907 more characters]"
+    # half the cap is kept for the footer: "     1\t" + 43 x = 50 characters shown, the
+    # line's 5,000 - 43 other characters counted
+    assert content == "     1\t" + "x" * 43 + " [... line cut: 4,957 more characters]"
 
 
 def test_run_bash_exit_code_and_scrubbed_paths(tools, ws):

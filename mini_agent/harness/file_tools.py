@@ -4,7 +4,9 @@ Each is ``fn(workspace, input) -> str`` and raises :class:`~mini_agent.harness.w
 with an actionable message when the call cannot be done. Observations are deterministic:
 paths relative to the workspace, listings sorted, nothing reports a time. edit_file keeps
 the previous version as ``<path>.bak`` (renamed into place, never written through a link
-there) and writes CRLF files back as CRLF.
+there) and writes CRLF files back as CRLF. read_file and grep, which must stay bounded in
+time and memory on hostile files, live in :mod:`mini_agent.harness.read_tool` and
+:mod:`mini_agent.harness.grep_tool` and are re-exported here.
 :mod:`mini_agent.harness.tools` wraps them into :class:`~mini_agent.harness.tools.Tool` objects.
 
 IO: files. Taught in ``notebooks/01_agent_loop.ipynb`` and ``02_parallel_tools.ipynb``.
@@ -16,7 +18,6 @@ Source:
 
 from __future__ import annotations
 
-import fnmatch
 import os
 import re
 import tempfile
@@ -24,49 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent.core.edit_reconcile import edit_outcome
+from mini_agent.harness.grep_tool import grep  # re-exported: the file tools in one place
+from mini_agent.harness.read_tool import DEFAULT_READ_LIMIT_LINES, read_file  # re-exported
 from mini_agent.harness.workspace import ToolError, Workspace, inside, read_text
-
-DEFAULT_READ_LIMIT_LINES = 2_000
-"""Lines read_file returns when the call gives no ``limit``."""
-
-
-def read_file(ws: Workspace, input: dict[str, Any]) -> str:
-    """Read lines of a UTF-8 file, each numbered, with a footer when only part is shown.
-
-    Args:
-        ws: the workspace.
-        input: ``{"path": str, "offset"?: int, "limit"?: int}``: ``offset`` is the 1-based
-            first line (default 1), ``limit`` the number of lines (default
-            ``DEFAULT_READ_LIMIT_LINES`` = 2,000).
-
-    Returns:
-        The lines as ``"{n:>6}\t{line}"``, then ``[lines A-B of N; pass offset=B+1 to read
-        more]`` when the file is not shown whole, capped at ``ws.max_output_chars``; ``(path is
-        empty)`` for an empty file.
-
-    Raises:
-        ToolError: ``offset`` or ``limit`` < 1, ``offset`` past the last line, or the path is
-            outside, a directory, missing or not UTF-8.
-    """
-    target, text = read_text(ws, input["path"])
-    offset = int(input.get("offset", 1))
-    limit = int(input.get("limit", DEFAULT_READ_LIMIT_LINES))
-    if offset < 1 or limit < 1:
-        raise ToolError("offset and limit must be >= 1 (offset is a 1-based line number)")
-    lines = text.splitlines()
-    if not lines:
-        return f"({ws.relative(target)} is empty)"
-    if offset > len(lines):
-        raise ToolError(f"offset {offset} is past the end of {ws.relative(target)} "
-                        f"({len(lines)} lines)")
-    chosen = lines[offset - 1:offset - 1 + limit]
-    body = "\n".join(f"{n:>6}\t{line}" for n, line in enumerate(chosen, start=offset))
-    last = offset + len(chosen) - 1
-    if offset > 1 or last < len(lines):
-        more = f"; pass offset={last + 1} to read more" if last < len(lines) else ""
-        body += f"\n[lines {offset}-{last} of {len(lines)}{more}]"
-    return ws.cap(body)
-
 
 def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
     """List a directory's entries by name, folders with a trailing ``/``, ignored ones hidden.
@@ -90,53 +51,6 @@ def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
     entries = sorted(target.iterdir(), key=lambda p: p.name)
     shown = [p.name + ("/" if p.is_dir() else "") for p in entries if not ws.is_ignored(p)]
     return ws.cap("\n".join(shown) if shown else f"({ws.relative(target)} is empty)")
-
-
-def grep(ws: Workspace, input: dict[str, Any]) -> str:
-    """Search file contents line by line with a Python regular expression.
-
-    Binary or unreadable files are skipped, like ``grep -I``; ignored entries are not searched.
-
-    Args:
-        ws: the workspace.
-        input: ``{"pattern": str, "path"?: str, "glob"?: str, "ignore_case"?: bool}``: the
-            search starts at ``path`` (default ``"."``, a file or folder); ``glob`` keeps
-            files whose name or relative path matches it.
-
-    Returns:
-        ``path:line:text`` hits in file order, capped; ``No matches for /pattern/ in path``
-        when there are none.
-
-    Raises:
-        ToolError: the pattern is not a valid regular expression, or the path is outside the
-            workspace or missing.
-    """
-    pattern = input["pattern"]
-    flags = re.IGNORECASE if input.get("ignore_case") else 0
-    try:
-        regex = re.compile(pattern, flags)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
-    path = input.get("path", ".")
-    start = ws.resolve(path)
-    if not start.exists():
-        raise ToolError(f"path not found: {path}")
-    name_glob = input.get("glob")
-    hits = []
-    for file in ws.walk_files(start):
-        if name_glob and not (fnmatch.fnmatch(file.name, name_glob)
-                              or fnmatch.fnmatch(ws.relative(file), name_glob)):
-            continue
-        try:
-            text = file.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue  # binary or unreadable files are skipped, like grep -I
-        for n, line in enumerate(text.splitlines(), start=1):
-            if regex.search(line):
-                hits.append(f"{ws.relative(file)}:{n}:{line}")
-    if not hits:
-        return f"No matches for /{pattern}/ in {path}"
-    return ws.cap("\n".join(hits))
 
 
 def glob(ws: Workspace, input: dict[str, Any]) -> str:

@@ -28,7 +28,7 @@ import os
 from typing import Any, Callable
 
 from mini_agent.core.wire_rules import TOOL_NAME_PATTERN
-from mini_agent.harness import bash_tool, file_tools
+from mini_agent.harness import bash_tool, file_tools, grep_tool
 from mini_agent.harness.workspace import ToolError, Workspace
 
 SAFETY_LEVELS = ("read-only", "write")
@@ -145,7 +145,9 @@ def build_tools(workspace: str | os.PathLike[str] | Workspace) -> dict[str, Tool
     path_prop = {"type": "string", "description": "path relative to the workspace root"}
     tools = [
         Tool("read_file", "Read a UTF-8 text file; lines are numbered from 1. Use offset and "
-             "limit (in lines) for large files.",
+             "limit (in lines) for large files: a footer says which lines were shown and the "
+             "offset to pass next. Lines over 2000 characters are cut; binary files are "
+             "refused.",
              _schema({"path": path_prop,
                       "offset": {"type": "integer", "description": "first line (1-based)"},
                       "limit": {"type": "integer", "description": "number of lines"}},
@@ -156,11 +158,17 @@ def build_tools(workspace: str | os.PathLike[str] | Workspace) -> dict[str, Tool
              _schema({"path": {**path_prop, "default": "."}}, []),
              "read-only", _on_disk(ws, "list_dir", file_tools.list_dir)),
         Tool("grep", "Search files for a Python regular expression; prints path:line:text. "
-             "Optionally restrict to a directory (path) and a file-name glob (glob).",
+             "Optionally restrict to a directory (path) and a file-name glob (glob). Binary "
+             "files are skipped. The search is stopped at a time limit (timeout_seconds, "
+             f"default {grep_tool.DEFAULT_GREP_TIMEOUT_SECONDS:g}): avoid nested quantifiers "
+             "such as (a+)+, which can take exponential time.",
              _schema({"pattern": {"type": "string"}, "path": {**path_prop, "default": "."},
                       "glob": {"type": "string", "description": "e.g. '*.py'"},
-                      "ignore_case": {"type": "boolean"}}, ["pattern"]),
-             "read-only", _on_disk(ws, "grep", file_tools.grep)),
+                      "ignore_case": {"type": "boolean"},
+                      "timeout_seconds": {"type": "number", "description": "default "
+                                          f"{grep_tool.DEFAULT_GREP_TIMEOUT_SECONDS:g}"}},
+                     ["pattern"]),
+             "read-only", _on_disk(ws, "grep", grep_tool.grep)),
         Tool("glob", "Find files by glob pattern relative to the workspace root, e.g. "
              "'**/*.py'.", _schema({"pattern": {"type": "string"}}, ["pattern"]),
              "read-only", _on_disk(ws, "glob", file_tools.glob)),

@@ -201,8 +201,33 @@ def _kind(path: Path) -> str:
             else "a device")
 
 
+def regular_file(workspace: Workspace, path: str) -> Path:
+    """Resolve a path the model gave to a regular file of the workspace.
+
+    Args:
+        workspace: the workspace the path is confined to.
+        path: the path the model gave.
+
+    Returns:
+        The absolute path.
+
+    Raises:
+        ToolError: the path is outside, a directory, missing, or not a regular file (a FIFO,
+            a socket, a device: opening one could wait for ever).
+    """
+    target = workspace.resolve(path)
+    if target.is_dir():
+        raise ToolError(f"{path} is a directory; use list_dir to see its entries")
+    if not target.exists():
+        raise ToolError(f"file not found: {path}. Use list_dir or glob to find the right path")
+    if not target.is_file():  # opening a FIFO would wait for a writer for ever
+        raise ToolError(f"{path} is not a regular file ({_kind(target)}); only text files can "
+                        "be read or edited")
+    return target
+
+
 def read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
-    """Read a text file of the workspace.
+    """Read a whole text file of the workspace (edit_file's read).
 
     Args:
         workspace: the workspace the path is confined to.
@@ -215,16 +240,8 @@ def read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
         ToolError: the path is outside, a directory, missing, not a regular file (a FIFO,
             a socket, a device), or not UTF-8 text.
     """
-    target = workspace.resolve(path)
-    if target.is_dir():
-        raise ToolError(f"{path} is a directory; use list_dir to see its entries")
-    if not target.exists():
-        raise ToolError(f"file not found: {path}. Use list_dir or glob to find the right path")
-    if not target.is_file():  # opening a FIFO would wait for a writer for ever
-        raise ToolError(f"{path} is not a regular file ({_kind(target)}); only text files can "
-                        "be read or edited")
+    target = regular_file(workspace, path)
     try:
         return target, target.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise ToolError(f"{path} is not a UTF-8 text file") from None
-
