@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from mini_agent.harness import grep_tool, grep_worker, read_tool
+from mini_agent.harness import file_tools, grep_tool, grep_worker, read_tool
 from mini_agent.harness.executor import run_tool
 from mini_agent.harness.tools import build_tools
 from mini_agent.harness.workspace import Workspace
@@ -208,3 +208,18 @@ def test_read_file_offset_past_the_end_counts_a_last_line_without_newline(ws):
         "offset 3 is past the end of n.txt (2 lines)", True)
     assert call(ws, "read_file", path="n.txt", offset=2) == ("     2\tb\n[lines 2-2 of 2]",
                                                              False)
+
+
+# --------------------------------------------------------------------------- edit_file
+
+def test_edit_file_refuses_a_file_over_its_size_limit_and_changes_nothing(ws, monkeypatch):
+    assert file_tools.MAX_EDIT_BYTES == 16 * 1024 * 1024
+    monkeypatch.setattr(file_tools, "MAX_EDIT_BYTES", 10)
+    (ws / "big.txt").write_text("0123456789A\n")
+    assert call(ws, "edit_file", path="big.txt", old_string="A", new_string="B") == (
+        "big.txt is 12 bytes; edit_file edits files up to 10 bytes (it loads them whole). "
+        "Use run_bash for a larger one (e.g. sed -i), or split it", True)
+    assert (ws / "big.txt").read_text() == "0123456789A\n"
+    assert not (ws / "big.txt.bak").exists()
+    edit = {"path": "big.txt", "old_string": "A", "new_string": "B"}
+    assert file_tools.edit_applied(Workspace(ws), edit) == "unknown"

@@ -27,7 +27,11 @@ from typing import Any
 from mini_agent.core.edit_reconcile import edit_outcome
 from mini_agent.harness.grep_tool import grep  # re-exported: the file tools in one place
 from mini_agent.harness.read_tool import DEFAULT_READ_LIMIT_LINES, read_file  # re-exported
-from mini_agent.harness.workspace import ToolError, Workspace, inside, read_text
+from mini_agent.harness.workspace import ToolError, Workspace, inside, read_text, regular_file
+
+MAX_EDIT_BYTES = 16 << 20
+"""edit_file loads the whole file (it must write it back whole); a larger file than this
+(16 MiB) is refused with a hint to use run_bash, so a 2 GB log never sits in memory."""
 
 def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
     """List a directory's entries by name, folders with a trailing ``/``, ignored ones hidden.
@@ -104,7 +108,8 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     Raises:
         ToolError: the two strings are identical, ``old_string`` is empty on an existing
             file (its own message), is not found or occurs more than once, or the path
-            is outside, a directory or not UTF-8.
+            is outside, a directory, not UTF-8 or larger than ``MAX_EDIT_BYTES`` (16 MiB;
+            nothing is read or changed).
     """
     path, old, new = input["path"], input["old_string"], input["new_string"]
     target = ws.resolve(path)
@@ -113,6 +118,11 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(new, encoding="utf-8")
         return f"Created {rel} ({len(new.splitlines())} lines)"
+    size = regular_file(ws, path).stat().st_size
+    if size > MAX_EDIT_BYTES:
+        raise ToolError(f"{rel} is {size:,} bytes; edit_file edits files up to "
+                        f"{MAX_EDIT_BYTES:,} bytes (it loads them whole). Use run_bash for a "
+                        "larger one (e.g. sed -i), or split it")
     _, text = read_text(ws, path)
     raw = target.read_bytes()
     crlf = b"\r\n" in raw  # read_text turned CRLF into LF; write them back as they were
@@ -177,12 +187,15 @@ def edit_applied(ws: Workspace, input: dict[str, Any]) -> str:
     Returns:
         ``"applied"``, ``"not_applied"`` or ``"unknown"`` (see
         :func:`~mini_agent.core.edit_reconcile.edit_outcome`); ``"unknown"`` also when the
-        input is malformed, the file cannot be read or is not a regular file.
+        input is malformed, the file cannot be read, is not a regular file or is larger
+        than ``MAX_EDIT_BYTES``.
     """
     try:
         target = ws.resolve(input["path"])
         if target.exists() and not target.is_file():
             return "unknown"  # a directory, or a FIFO whose read would wait for ever
+        if target.exists() and target.stat().st_size > MAX_EDIT_BYTES:
+            return "unknown"  # too large for edit_file to have edited
         text = target.read_text(encoding="utf-8") if target.exists() else None
         return edit_outcome(input["old_string"], input["new_string"], text)
     except (ToolError, OSError, KeyError, TypeError, UnicodeDecodeError):
