@@ -2,6 +2,7 @@
 UTF-16, non-UTF-8, CRLF, form feeds. Each gets a clear result or error and loses nothing."""
 
 import io
+import os
 import json
 import time
 
@@ -223,3 +224,10 @@ def test_edit_file_refuses_a_file_over_its_size_limit_and_changes_nothing(ws, mo
     assert not (ws / "big.txt.bak").exists()
     edit = {"path": "big.txt", "old_string": "A", "new_string": "B"}
     assert file_tools.edit_applied(Workspace(ws), edit) == "unknown"
+
+
+def test_grep_finds_text_in_a_file_whose_name_is_not_utf8(ws):
+    with open(os.fsencode(ws) + b"/caf\xe9.txt", "wb") as f:
+        f.write(b"needle\n")
+    content, is_error = call(ws, "grep", pattern="needle")
+    assert (content, is_error) == ("caf\ufffd.txt:1:needle", False)  # encodable for the API
