@@ -1,12 +1,15 @@
 """Hostile input for read_file and grep: catastrophic patterns, huge files and lines, binary,
 UTF-16, non-UTF-8, CRLF, form feeds. Each gets a clear result or error and loses nothing."""
 
+import codecs
 import io
 import os
+import re
 import json
 import time
 
 import pytest
+from hypothesis import given, strategies as st
 
 from mini_agent.harness import file_tools, grep_tool, grep_worker, read_tool
 from mini_agent.harness.executor import run_tool
@@ -120,6 +123,32 @@ def test_the_worker_reads_one_line_at_a_time():
     found = [(n, line) for n, line, _ in grep_worker.search_file(f, lambda s: s, 10, stats)]
     assert found == [(1, "ab"), (2, "z" * 10), (3, "cd")]
     assert stats == {"long_lines": 1, "not_utf8_files": 0}
+
+
+def _reference_hits(data, line_bytes, pattern):
+    """What a line-at-a-time grep finds: lines cut at ``line_bytes`` bytes, CR of CRLF dropped."""
+    lines = data.split(b"\n")
+    if lines[-1] == b"":
+        lines.pop()
+    found = []
+    for n, raw in enumerate(lines, start=1):
+        if len(raw) > line_bytes:
+            text = codecs.getincrementaldecoder("utf-8")("replace").decode(raw[:line_bytes])
+        else:
+            text = raw.removesuffix(b"\r").decode("utf-8", "replace")
+        if re.search(pattern, text):
+            found.append((n, text))
+    return found
+
+
+@given(st.lists(st.sampled_from([b"a", b"b", "\u00e9".encode(), b"\r", b"\n", b"\n"]),
+                max_size=80).map(b"".join), st.integers(4, 12), st.sampled_from(["a", "b$", "^$"]))
+def test_block_reading_finds_what_reading_line_by_line_finds(data, line_bytes, pattern):
+    stats = {"long_lines": 0, "not_utf8_files": 0}
+    got = [(n, line) for n, line, _ in grep_worker.search_file(
+        io.BytesIO(data), re.compile(pattern).search, line_bytes, stats)]
+    assert got == _reference_hits(data, line_bytes, pattern)
+    assert stats["not_utf8_files"] == 0  # a character cut at line_bytes is not a bad byte
 
 
 def test_the_worker_protocol_names_each_file_before_its_hits(ws):

