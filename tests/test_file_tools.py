@@ -40,9 +40,9 @@ def test_a_catastrophic_pattern_is_stopped_at_the_time_limit_with_the_hits_befor
     assert content == (
         "b.txt:1:aaa\n"
         "[grep stopped at its time limit of 1 seconds while searching b.txt (file 2 of 2); "
-        "1 hit(s) found before. A pattern with nested or adjacent quantifiers such as (a+)+ "
-        "or .*.* can take exponential time on long lines: simplify the pattern, narrow path or "
-        "glob, or pass a larger timeout_seconds]")
+        "1 hit(s) found before. On long lines a pattern with nested quantifiers such as (a+)+ "
+        "can take exponential time, adjacent ones such as .*.* polynomial time: simplify the "
+        "pattern, narrow path or glob, or pass a larger timeout_seconds]")
 
 
 def test_the_default_time_limit_is_ten_seconds_and_the_model_is_told(ws):
