@@ -260,3 +260,19 @@ def test_grep_finds_text_in_a_file_whose_name_is_not_utf8(ws):
         f.write(b"needle\n")
     content, is_error = call(ws, "grep", pattern="needle")
     assert (content, is_error) == ("caf\ufffd.txt:1:needle", False)  # encodable for the API
+
+
+def test_edit_file_changes_only_the_matched_text_of_a_mixed_line_end_file(ws):
+    (ws / "mix.txt").write_bytes(b"a\r\nb\nc\rd\n")  # CRLF, LF, a lone CR
+    assert call(ws, "edit_file", path="mix.txt", old_string="b", new_string="B")[1] is False
+    assert (ws / "mix.txt").read_bytes() == b"a\r\nB\nc\rd\n"
+
+
+def test_edit_file_matches_lines_copied_from_read_file_in_a_crlf_file(ws):
+    (ws / "dos.txt").write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    content, is_error = call(ws, "edit_file", path="dos.txt", old_string="one\ntwo",
+                             new_string="1\n2\n2.5")
+    assert (ws / "dos.txt").read_bytes() == b"1\r\n2\r\n2.5\r\nthree\r\n"
+    assert (content, is_error) == ("Edited dos.txt: replaced 1 occurrence at line 1 (backup: "
+                                   "dos.txt.bak)\n     1\t1\n     2\t2\n     3\t2.5\n"
+                                   "     4\tthree", False)

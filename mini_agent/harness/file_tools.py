@@ -27,7 +27,7 @@ from typing import Any
 from mini_agent.core.edit_reconcile import edit_outcome
 from mini_agent.harness.grep_tool import grep  # re-exported: the file tools in one place
 from mini_agent.harness.read_tool import DEFAULT_READ_LIMIT_LINES, read_file  # re-exported
-from mini_agent.harness.workspace import ToolError, Workspace, inside, read_text, regular_file
+from mini_agent.harness.workspace import ToolError, Workspace, inside, regular_file
 
 MAX_EDIT_BYTES = 16 << 20
 """edit_file loads the whole file (it must write it back whole); a larger file than this
@@ -93,8 +93,10 @@ def glob(ws: Workspace, input: dict[str, Any]) -> str:
 def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     """Replace the one occurrence of ``old_string`` in a file, or create a new file.
 
-    The previous bytes are kept as ``<path>.bak``; a file with CRLF line ends is written back
-    with CRLF. An empty ``old_string`` on a path that does not exist creates the file (and its
+    The previous bytes are kept as ``<path>.bak``. Only the matched text changes: every
+    other byte (mixed line ends, a lone CR, a BOM) stays as it was. In a file holding CRLF
+    line ends, ``old_string`` copied from read_file (lines without their CR) matches its CRLF
+    lines, and ``new_string``'s lines are written with CRLF. An empty ``old_string`` on a path that does not exist creates the file (and its
     folders; no backup).
 
     Args:
@@ -123,15 +125,21 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
         raise ToolError(f"{rel} is {size:,} bytes; edit_file edits files up to "
                         f"{MAX_EDIT_BYTES:,} bytes (it loads them whole). Use run_bash for a "
                         "larger one (e.g. sed -i), or split it")
-    _, text = read_text(ws, path)
     raw = target.read_bytes()
-    crlf = b"\r\n" in raw  # read_text turned CRLF into LF; write them back as they were
+    try:
+        text = raw.decode("utf-8")  # no newline translation: every byte not edited stays
+    except UnicodeDecodeError:
+        raise ToolError(f"{path} is not a UTF-8 text file") from None
     if old == new:
         raise ToolError("old_string and new_string are identical; nothing to change")
     if old == "":
         raise ToolError(f"old_string is empty but {rel} already exists; an empty old_string "
                         "only creates a new file. To edit, copy the exact text to replace")
-    count = text.count(old)
+    # read_file shows lines without their \r: in a CRLF file, match and write CRLF lines
+    tries = ([(_crlf(old), _crlf(new))] if "\r\n" in text else []) + [(old, new)]
+    for old, new in tries:
+        if count := text.count(old):
+            break
     if count == 0:
         raise ToolError(f"old_string not found in {rel}. Re-read the file with read_file and "
                         "copy the exact text, including indentation")
@@ -141,14 +149,19 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     start = text.index(old)
     updated = text[:start] + new + text[start + len(old):]
     _write_backup(target, raw, f"{rel}.bak")
-    target.write_text(updated, encoding="utf-8", newline="\r\n" if crlf else None)
+    target.write_bytes(updated.encode("utf-8"))
     first = text.count("\n", 0, start) + 1
-    lines = updated.splitlines()
-    last = first + max(new.count("\n") + 1, 1) - 1
+    lines = [line.removesuffix("\r") for line in updated.removesuffix("\n").split("\n")]
+    last = first + new.count("\n")
     lo, hi = max(first - 2, 1), min(last + 2, len(lines))
     snippet = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
     return ws.cap(f"Edited {rel}: replaced 1 occurrence at line {first} "
                   f"(backup: {rel}.bak)\n{snippet}")
+
+
+def _crlf(text: str) -> str:
+    """Give ``text`` with every line end as CRLF."""
+    return text.replace("\r\n", "\n").replace("\n", "\r\n")
 
 
 def _write_backup(target: Path, raw: bytes, shown: str) -> None:
