@@ -225,23 +225,3 @@ def regular_file(workspace: Workspace, path: str) -> Path:
                         "be read or edited")
     return target
 
-
-def read_text(workspace: Workspace, path: str) -> tuple[Path, str]:
-    """Read a whole text file of the workspace (edit_file's read).
-
-    Args:
-        workspace: the workspace the path is confined to.
-        path: the path the model gave.
-
-    Returns:
-        ``(absolute path, text)``, the text decoded as UTF-8 (CRLF read as LF).
-
-    Raises:
-        ToolError: the path is outside, a directory, missing, not a regular file (a FIFO,
-            a socket, a device), or not UTF-8 text.
-    """
-    target = regular_file(workspace, path)
-    try:
-        return target, target.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ToolError(f"{path} is not a UTF-8 text file") from None
