@@ -276,3 +276,28 @@ def test_edit_file_matches_lines_copied_from_read_file_in_a_crlf_file(ws):
     assert (content, is_error) == ("Edited dos.txt: replaced 1 occurrence at line 1 (backup: "
                                    "dos.txt.bak)\n     1\t1\n     2\t2\n     3\t2.5\n"
                                    "     4\tthree", False)
+
+
+@given(st.lists(st.text("ab\r", max_size=6), max_size=30), st.booleans(), st.integers(1, 32),
+       st.integers(1, 40), st.integers(1, 5))
+def test_read_file_pages_show_the_lines_split_at_newlines(tmp_path_factory, lines, last_newline,
+                                                          offset, limit, chunk_bytes):
+    root = tmp_path_factory.mktemp("page")
+    data = "\n".join(lines) + ("\n" if last_newline and lines else "")
+    (root / "f.txt").write_text(data, newline="")
+    expected = data.split("\n")
+    if expected[-1] == "":
+        expected.pop()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(read_tool, "_CHUNK_BYTES", chunk_bytes)  # block edges everywhere
+        content, is_error = call(root, "read_file", path="f.txt", offset=offset, limit=limit)
+    if not expected:
+        assert (content, is_error) == ("(f.txt is empty)", False)
+    elif offset > len(expected):
+        assert (content, is_error) == (
+            f"offset {offset} is past the end of f.txt ({len(expected)} lines)", True)
+    else:
+        shown = expected[offset - 1:offset - 1 + limit]
+        rows = [f"{n:>6}\t{line.removesuffix(chr(13))}" for n, line in enumerate(shown, offset)]
+        assert content.split("\n")[:len(rows)] == rows
+        assert not is_error

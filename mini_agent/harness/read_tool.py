@@ -1,8 +1,8 @@
 """The read_file tool's body: numbered lines of a text file, read line by line in bounded memory.
 
-A file is never loaded whole: lines before ``offset`` are skipped in chunks, the lines shown
-are decoded one at a time (each cut at :data:`MAX_LINE_CHARS` characters, with the count of
-characters left out), and the lines after are only counted, up to :data:`COUNT_LINES_BYTES`
+A file is never loaded whole: lines before ``offset`` are passed by counting newlines block
+by block, the lines shown are decoded one at a time (each cut at :data:`MAX_LINE_CHARS`
+characters, with the count of characters left out), and the lines after are only counted, up to :data:`COUNT_LINES_BYTES`
 bytes. The lines shown stop at the line limit or at the output cap, whichever comes first,
 and a footer that the cap never cuts says which lines were shown and the offset to pass next.
 Lines end at ``\\n`` only (the numbers ``grep -n`` and ``sed -n`` use; a form feed or U+2028
@@ -41,12 +41,25 @@ _CHUNK_BYTES = 1 << 20
 _FOOTER_RESERVE_CHARS = 200
 
 
-def _skip_line(f: io.BufferedReader) -> bool:
-    """Read past one line in chunks; return False when the file had no line left."""
-    chunk = f.readline(_CHUNK_BYTES)
-    while chunk and not chunk.endswith(b"\n"):
-        chunk = f.readline(_CHUNK_BYTES) or b"\n"
-    return bool(chunk)
+def _skip_lines(f: io.BufferedReader, count: int) -> int:
+    """Move past ``count`` lines, counting newlines block by block.
+
+    Returns:
+        How many lines were passed: ``count``, or fewer when the file ends first (a last line
+        without a newline counts).
+    """
+    passed, tail = 0, b"\n"
+    while passed < count and (block := f.read(_CHUNK_BYTES)):
+        found = block.count(b"\n")
+        if passed + found >= count:
+            at = -1
+            for _ in range(count - passed):
+                at = block.index(b"\n", at + 1)
+            f.seek(at + 1 - len(block), io.SEEK_CUR)
+            return count
+        passed += found
+        tail = block[-1:]
+    return passed + (tail != b"\n")
 
 
 def _read_line(f: io.BufferedReader) -> tuple[str, int, bool] | None:
@@ -79,6 +92,8 @@ def _read_line(f: io.BufferedReader) -> tuple[str, int, bool] | None:
                                if ended else chunk, ended))
     if not ended:
         left_out += len(decode(b"", True))
+        if not left_out:
+            text = text.removesuffix("\r")  # a last line without its \n, as grep reads it
     return text[:MAX_LINE_CHARS], left_out, bad
 
 
@@ -141,9 +156,8 @@ def read_file(ws: Workspace, input: dict[str, Any]) -> str:
                             "read_file shows text only. To inspect it, use run_bash, e.g. "
                             f"xxd {rel} | head")
         f.seek(0)
-        for n in range(1, offset):
-            if not _skip_line(f):
-                raise ToolError(f"offset {offset} is past the end of {rel} ({n - 1} lines)")
+        if (passed := _skip_lines(f, offset - 1)) < offset - 1:
+            raise ToolError(f"offset {offset} is past the end of {rel} ({passed} lines)")
         shown, bad_lines = [], 0
         budget = ws.max_output_chars - min(_FOOTER_RESERVE_CHARS, ws.max_output_chars // 2)
         while len(shown) < limit:
