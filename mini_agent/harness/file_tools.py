@@ -96,8 +96,8 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     The previous bytes are kept as ``<path>.bak``. Only the matched text changes: every
     other byte (mixed line ends, a lone CR, a BOM) stays as it was. In a file holding CRLF
     line ends, ``old_string`` copied from read_file (lines without their CR) matches its CRLF
-    lines, and ``new_string``'s lines are written with CRLF. An empty ``old_string`` on a path that does not exist creates the file (and its
-    folders; no backup).
+    lines, and ``new_string``'s lines are written with CRLF. An empty ``old_string`` on a
+    path that does not exist creates the file (and its folders; no backup).
 
     Args:
         ws: the workspace.

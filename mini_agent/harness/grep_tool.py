@@ -110,7 +110,8 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
             f"{so_far}[grep stopped at its time limit of {timeout_seconds:g} seconds{where}; "
             f"{len(hits)} hit(s) found before. On long lines a pattern with nested "
             "quantifiers such as (a+)+ can take exponential time, adjacent ones such as .*.* "
-            "polynomial time: simplify the pattern, narrow path or glob, or pass a larger timeout_seconds]")
+            "polynomial time: simplify the pattern, narrow path or glob, or pass a larger "
+            "timeout_seconds]")
     stats = next((r[1] for r in records if r[0] == "s"), None)
     if stats is None:
         raise ToolError(f"grep's search process failed: {error or 'no result'}")

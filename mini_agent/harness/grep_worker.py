@@ -10,9 +10,10 @@ flushed as it is written, so a killed search still shows its hits.
 
 Files are read in blocks and searched line by line, each line in at most ``line_bytes``
 bytes (the rest of a longer line is skipped, not searched, and counted), so memory stays
-bounded whatever the file size. Lines end at ``\\n`` only (as ``grep -n`` and ``sed`` count them), a trailing ``\\r`` is
-dropped (CRLF files), bytes that are not UTF-8 are searched as U+FFFD, and a file with a NUL
-byte in its first 8 KiB is skipped as binary (like ``grep -I``).
+bounded whatever the file size. Lines end at ``\\n`` only (as ``grep -n`` and ``sed`` count
+them), a trailing ``\\r`` is dropped (CRLF files), bytes that are not UTF-8 are searched as
+U+FFFD, and a file with a NUL byte in its first 8 KiB is skipped as binary (like
+``grep -I``).
 
 IO: files, stdin/stdout.
 

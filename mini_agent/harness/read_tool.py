@@ -2,9 +2,10 @@
 
 A file is never loaded whole: lines before ``offset`` are passed by counting newlines block
 by block, the lines shown are decoded one at a time (each cut at :data:`MAX_LINE_CHARS`
-characters, with the count of characters left out), and the lines after are only counted, up to :data:`COUNT_LINES_BYTES`
-bytes. The lines shown stop at the line limit or at the output cap, whichever comes first,
-and a footer that the cap never cuts says which lines were shown and the offset to pass next.
+characters, with the count of characters left out), and the lines after are only counted,
+up to :data:`COUNT_LINES_BYTES` bytes. The lines shown stop at the line limit or at the
+output cap, whichever comes first, and a footer that the cap never cuts says which lines
+were shown and the offset to pass next.
 Lines end at ``\\n`` only (the numbers ``grep -n`` and ``sed -n`` use; a form feed or U+2028
 inside a line does not start a new one) and a CRLF's ``\\r`` is dropped. A file with a NUL
 byte in its first 8 KiB is refused as binary (UTF-16 is named as such); bytes that are not
