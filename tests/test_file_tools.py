@@ -301,3 +301,14 @@ def test_read_file_pages_show_the_lines_split_at_newlines(tmp_path_factory, line
         rows = [f"{n:>6}\t{line.removesuffix(chr(13))}" for n, line in enumerate(shown, offset)]
         assert content.split("\n")[:len(rows)] == rows
         assert not is_error
+
+
+def test_read_file_counts_to_the_end_when_the_count_limit_falls_on_it(ws, monkeypatch):
+    monkeypatch.setattr(read_tool, "_CHUNK_BYTES", 2)
+    monkeypatch.setattr(read_tool, "COUNT_LINES_BYTES", 3)
+    (ws / "f.txt").write_text("a\nb\nc")  # after line 1: "b\n" and "c", 3 bytes, no newline
+    assert call(ws, "read_file", path="f.txt", limit=1) == (
+        "     1\ta\n[lines 1-1 of 3; pass offset=2 to read more]", False)
+    (ws / "g.txt").write_text("a\nb\nc\nd\ne\n")  # the count stops after "b\nc\n"
+    assert call(ws, "read_file", path="g.txt", limit=1) == (
+        "     1\ta\n[lines 1-1 of more than 3; pass offset=2 to read more]", False)

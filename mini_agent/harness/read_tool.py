@@ -112,8 +112,8 @@ def _count_lines(f: io.BufferedReader) -> tuple[int, bool]:
         lines += chunk.count(b"\n")
         last = chunk[-1:]
         read += len(chunk)
-        if read >= COUNT_LINES_BYTES:
-            return lines, f.read(1) == b""
+        if read >= COUNT_LINES_BYTES and f.peek(1):
+            return lines, False
     return lines + (last != b"\n"), True
 
 
