@@ -34,12 +34,12 @@ def call(ws, name, max_output_chars=16_000, **input):
 def test_a_catastrophic_pattern_is_stopped_at_the_time_limit_with_the_hits_before(ws):
     (ws / "b.txt").write_text("aaa\n" + "a" * 40 + "b\n")  # (a+)+$ backtracks 2**40 times here
     started = time.monotonic()
-    content, is_error = call(ws, "grep", pattern="(a+)+$", timeout_seconds=1)
+    content, is_error = call(ws, "grep", pattern="(a+)+$", timeout_seconds=2.5)
     elapsed = time.monotonic() - started
-    assert is_error and elapsed < 5
+    assert is_error and 2.5 <= elapsed < 7  # killed at the limit, not when re gives up
     assert content == (
         "b.txt:1:aaa\n"
-        "[grep stopped at its time limit of 1 seconds while searching b.txt (file 2 of 2); "
+        "[grep stopped at its time limit of 2.5 seconds while searching b.txt (file 2 of 2); "
         "1 hit(s) found before. On long lines a pattern with nested quantifiers such as (a+)+ "
         "can take exponential time, adjacent ones such as .*.* polynomial time: simplify the "
         "pattern, narrow path or glob, or pass a larger timeout_seconds]")
