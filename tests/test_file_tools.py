@@ -312,3 +312,17 @@ def test_read_file_counts_to_the_end_when_the_count_limit_falls_on_it(ws, monkey
     (ws / "g.txt").write_text("a\nb\nc\nd\ne\n")  # the count stops after "b\nc\n"
     assert call(ws, "read_file", path="g.txt", limit=1) == (
         "     1\ta\n[lines 1-1 of more than 3; pass offset=2 to read more]", False)
+
+
+def test_listing_the_files_counts_against_the_time_limit(ws, monkeypatch):
+    walk = Workspace.walk_files
+
+    def slow_walk(self, start):
+        time.sleep(0.3)
+        return walk(self, start)
+
+    monkeypatch.setattr(Workspace, "walk_files", slow_walk)
+    content, is_error = call(ws, "grep", pattern="def", timeout_seconds=0.2)
+    assert is_error and content.startswith(
+        "[grep stopped at its time limit of 0.2 seconds while listing the 1 files to search; "
+        "0 hit(s) found before.")

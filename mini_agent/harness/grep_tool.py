@@ -26,6 +26,7 @@ import math
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
             "timeout_seconds"?: float}``: the search starts at ``path`` (default ``"."``, a
             file or folder); ``glob`` keeps files whose name or relative path matches it;
             ``timeout_seconds`` is the time limit (default
-            :data:`DEFAULT_GREP_TIMEOUT_SECONDS`, 10 s).
+            :data:`DEFAULT_GREP_TIMEOUT_SECONDS`, 10 s), listing the files included.
 
     Returns:
         ``path:line:text`` hits in file order, then notes in brackets: hits left out by the
@@ -90,6 +91,7 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
     if not start.exists():
         raise ToolError(f"path not found: {path}")
     name_glob = input.get("glob")
+    started = time.monotonic()  # listing the files counts against the limit too
     files = [f for f in ws.walk_files(start)
              if not name_glob or fnmatch.fnmatch(f.name, name_glob)
              or fnmatch.fnmatch(ws.relative(f), name_glob)]
@@ -99,12 +101,16 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
                "max_chars": ws.max_output_chars - min(_NOTES_RESERVE_CHARS,
                                                       ws.max_output_chars // 2),
                "files": [[str(f), s] for f, s in zip(files, shown)]}
-    records, timed_out, error = _run_worker(request, timeout_seconds)
+    left_seconds = timeout_seconds - (time.monotonic() - started)
+    records, timed_out, error = (_run_worker(request, left_seconds) if left_seconds > 0
+                                 else ([], True, ""))
     hits = [f"{shown[r[1]]}:{r[2]}:{r[3]}" for r in records if r[0] == "h"]
     if timed_out:
         at = max((r[1] for r in records if r[0] == "f"), default=None)
         where = (f" while searching {shown[at]} (file {at + 1} of {len(files)})"
-                 if at is not None else "")
+                 if at is not None else
+                 f" while listing the {len(files):,} files to search" if left_seconds <= 0
+                 else "")
         so_far = ws.cap("\n".join(hits)) + "\n" if hits else ""
         raise ToolError(
             f"{so_far}[grep stopped at its time limit of {timeout_seconds:g} seconds{where}; "
