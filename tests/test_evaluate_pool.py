@@ -8,7 +8,7 @@ import json
 import pytest
 
 from mini_agent.core.sample_sessions import sample_session_jsonl
-from mini_agent.harness import evaluate_pool
+from mini_agent.harness import evaluate_dask, evaluate_pool
 from mini_agent.harness.evaluate_pool import batch_size, run_files
 
 POLICIES = ("raw", "mask-4")
@@ -224,7 +224,7 @@ def test_a_dask_worker_that_dies_costs_only_the_file_it_was_evaluating(many, mon
     monkeypatch.setattr(evaluate_pool, "batch_size", lambda n, w: size)
     reports = run_files(many, policies=POLICIES, scheduler=dask_cluster, progress=False)
     assert [r["path"] for r in reports] == [str(f) for f in many]
-    assert reports[7] == {"path": str(many[7]), "error": evaluate_pool.DASK_WORKER_DIED}
+    assert reports[7] == {"path": str(many[7]), "error": evaluate_dask.DASK_WORKER_DIED}
     # its batch neighbours, and any task queued on the dying worker, still report
     assert _plain(reports[:7] + reports[8:]) == _plain(here[:7] + here[8:])
 

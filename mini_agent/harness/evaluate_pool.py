@@ -23,7 +23,8 @@ ran:
   ``client.map`` then ``as_completed``. A task whose worker died (Dask's ``KilledWorker``,
   after the scheduler's retries) costs only the file that killed it: its files run again
   one task each, one after another, and the one whose worker dies again is reported as
-  :data:`DASK_WORKER_DIED`.
+  :data:`~.evaluate_dask.DASK_WORKER_DIED`
+  (:mod:`.evaluate_dask`).
 
 The progress bar (``tqdm.auto``) counts finished files as their batches come back; when it
 is not shown, tqdm is not even imported (its import costs more than a short session).
@@ -213,7 +214,8 @@ def run_files(files: Sequence[Path], *, policies: Sequence[str] = DEFAULT_POLICI
     results: list[dict[str, Any] | None] = [None] * len(paths)
     with _bar(len(paths), progress) as bar:
         if scheduler is not None:
-            _run_dask(paths, policies, model, scheduler, results, bar, reference)
+            from mini_agent.harness.evaluate_dask import run_dask  # Dask is optional
+            run_dask(paths, policies, model, scheduler, results, bar, reference)
             return results
         if workers > 1 and len(paths) > 1:
             _run_pool(paths, 0, policies, model, workers, results, bar, reference)
@@ -350,71 +352,3 @@ WORKER_DIED = ("a worker process died while evaluating this file (killed, or out
                "memory?); run it again alone")
 """The error of a file whose worker process died while evaluating it; the pool's other
 files are run again and get their own reports."""
-
-
-DASK_WORKER_DIED = ("the Dask worker evaluating this file died each time the scheduler tried "
-                    "it, with no other file in its task (killed, or out of memory?; the "
-                    "scheduler's distributed.scheduler.allowed-failures retries were spent); "
-                    "run it again alone")
-"""The error of a file whose Dask task failed with ``KilledWorker`` when it ran alone; the
-other files of the run get their own reports."""
-
-
-def _run_dask(paths, policies, model, scheduler, results, bar, reference) -> None:
-    """Evaluate ``paths`` on a Dask cluster, batch by batch, honest about dead workers.
-
-    A worker that dies (killed, out of memory, ``os._exit``) is restarted by its nanny and
-    the scheduler runs the tasks it held again elsewhere; after
-    ``distributed.scheduler.allowed-failures`` deaths (default 3) a task fails with
-    ``KilledWorker``. Such a task's files are suspects, not culprits: a task queued on the
-    same worker fails with it. When one file alone is suspect it gets
-    :data:`DASK_WORKER_DIED`; otherwise each suspect runs again in a task of its own, one
-    after another (no other task of the run beside it to take down), and those whose
-    worker dies again get :data:`DASK_WORKER_DIED`. A task failing in any other way gives
-    each of its files an error naming the failure. Every other file gets its own report.
-    """
-    from distributed import Client
-    client = scheduler if isinstance(scheduler, Client) else Client(scheduler)
-    try:
-        threads = sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values())
-        size = batch_size(len(paths), threads)
-        tasks = [(at, paths[at:at + size]) for at in range(0, len(paths), size)]
-        suspects = _dask_round(client, tasks, policies, model, reference, results, bar)
-        if len(suspects) > 1:   # one at a time: the culprits are told from their neighbours
-            suspects = [at for at in suspects
-                        if _dask_round(client, [(at, [paths[at]])], policies, model,
-                                       reference, results, bar)]
-        for at in suspects:
-            results[at] = {"path": paths[at], "error": DASK_WORKER_DIED}
-        bar.update(len(suspects))
-    finally:
-        if client is not scheduler:
-            client.close()
-
-
-def _dask_round(client, tasks, policies, model, reference, results, bar) -> list[int]:
-    """Run ``tasks`` (``(first file's index, paths)``) as Dask futures; fill ``results``.
-
-    Returns:
-        The indices of the files whose task failed with ``KilledWorker`` (a worker died
-        running it), in file order; a task that failed otherwise gives its files an error.
-    """
-    from distributed import as_completed
-    from distributed.scheduler import KilledWorker
-    futures = client.map(evaluate_batch, [batch for _, batch in tasks], policies=policies,
-                         model=model, reference=reference, pure=False)
-    task_of = {f.key: task for f, task in zip(futures, tasks)}
-    lost: list[int] = []
-    for future in as_completed(futures):
-        at, batch = task_of[future.key]
-        try:
-            reports = future.result()
-        except KilledWorker:
-            lost.extend(range(at, at + len(batch)))
-            continue
-        except Exception as err:  # noqa: BLE001 - one failed task must not end the run
-            reports = [{"path": p, "error": f"the Dask task failed: {type(err).__name__}: "
-                        f"{err}"} for p in batch]
-        results[at:at + len(reports)] = reports
-        bar.update(len(reports))
-    return sorted(lost)
