@@ -5,7 +5,11 @@ A hook answers with JSON (module docstring of :mod:`mini_agent.harness.hooks`);
 result a Python handler returns directly. A field of the wrong type, with a value outside the
 contract, sent for an event that does not take it, or unknown, is ignored and named in
 ``HookResult.errors``: hostile or buggy output never raises, never crashes the run and never
-reaches the API.
+reaches the API. A block is never read as an allow: a ``decision`` or ``permissionDecision``
+spelled in another case or with its synonym (``"Block"``, ``"DENY"``, ``"decision": "deny"``)
+means what it says, and one the kit cannot read at all (``"nope"``, ``true``) blocks in a
+:data:`BLOCKING_EVENTS` event (fail closed), where a mistaken allow would run a tool or send a
+prompt the hook meant to stop.
 Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
 
 Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``.
@@ -34,6 +38,10 @@ non-blocking error says so."""
 PERMISSION_DECISIONS = ("allow", "deny", "ask")
 """Values of ``hookSpecificOutput.permissionDecision`` (PreToolUse) in Claude Code's contract."""
 
+BLOCKING_EVENTS = frozenset({"PreToolUse", "UserPromptSubmit"})
+"""Events whose block stops something before it happens (a tool call, a prompt). There a
+``decision``/``permissionDecision`` the kit cannot read counts as a block (fail closed)."""
+
 # Claude Code's hook output contract: top-level fields, and hookSpecificOutput fields with the
 # events that may send them. Anything else is reported and ignored.
 _TOP_LEVEL_FIELDS = {"continue": bool, "stopReason": str, "suppressOutput": bool,
@@ -50,6 +58,10 @@ _SPECIFIC_FIELDS = {
     "updatedMCPToolOutput": (object, frozenset({"PostToolUse"})),
 }
 _DECISIONS = ("block", "approve")
+# Case-insensitive spellings and synonyms -> the contract's word, per field.
+_DECISION_WORDS = {"block": "block", "deny": "block", "approve": "approve", "allow": "approve"}
+_PERMISSION_WORDS = {"allow": "allow", "approve": "allow", "deny": "deny", "block": "deny",
+                     "ask": "ask"}
 _IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
@@ -171,7 +183,11 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     Every field is checked against Claude Code's hook output contract (its type, its allowed
     values, the events that may send it; with ``event`` given): a wrong or unknown field is
     ignored and named in ``errors``, never raised. A block reason that is not a string becomes
-    one (a block must block).
+    one (a block must block). ``decision`` and ``permissionDecision`` are read in any case
+    and with their synonyms (``"Block"``, ``"deny"`` -> block; ``"Allow"``, ``"approve"`` ->
+    allow; the spelling is named in ``errors``); a value the kit cannot read (``"nope"``,
+    ``true``) blocks in a :data:`BLOCKING_EVENTS` event (fail closed) and is ignored elsewhere.
+    ``null`` is no opinion.
 
     Args:
         data: the parsed JSON; ``None`` or ``{}`` is "no opinion".
@@ -191,7 +207,8 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     if not isinstance(data, dict):
         raise TypeError(f"hook output must be a JSON object, got {type(data).__name__}")
     errors: list[str] = []
-    top, specific = _contract_fields(data, event, errors)
+    doubts: list[str] = []
+    top, specific = _contract_fields(data, event, errors, doubts)
 
     def pick(key: str) -> Any:
         return specific.get(key, top.get(key))
@@ -217,6 +234,10 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
         result.blocked = True
         result.reason = str(pick("permissionDecisionReason") or top.get("reason")
                             or default_reason)
+    elif doubts:
+        result.blocked = True
+        result.reason = (f"the {event} hook answered a decision the kit cannot read "
+                         f"({doubts[0]}); blocked to be safe (fail closed)")
     return check_result(result, event)
 
 
@@ -224,24 +245,47 @@ def _kind_name(kind: type) -> str:
     return {str: "a string", dict: "an object", bool: "a boolean"}.get(kind, kind.__name__)
 
 
-def _contract_fields(data: dict, event: str, errors: list[str]) -> tuple[dict, dict]:
+def _unreadable_decision(key: str, value: Any, event: str, errors: list[str],
+                         doubts: list[str]) -> None:
+    """Note a decision the kit cannot read: in a :data:`BLOCKING_EVENTS` event it goes to
+    ``doubts`` (the answer will block, fail closed), elsewhere it is ignored."""
+    words = _DECISIONS if key == "decision" else PERMISSION_DECISIONS
+    what = f"hook output {key} must be one of {', '.join(words)}, got {value!r:.60}"
+    if event in BLOCKING_EVENTS:
+        errors.append(f"{what}; blocked to be safe (fail closed)")
+        doubts.append(what)
+    else:
+        errors.append(f"{what}; ignored")
+
+
+def _contract_fields(data: dict, event: str, errors: list[str],
+                     doubts: list[str]) -> tuple[dict, dict]:
     """Split ``data`` into (top-level fields, hookSpecificOutput fields) that obey the
-    contract; every other field is named in ``errors``. Flat-shape specific fields count as
-    specific ones. Neither input is mutated."""
+    contract; every other field is named in ``errors``, and a decision the kit cannot read in
+    a blocking event also in ``doubts``. Flat-shape specific fields count as specific ones.
+    Neither input is mutated."""
     top: dict[str, Any] = {}
     specific: dict[str, Any] = {}
 
     def check_specific(key: str, value: Any, where: str) -> None:
         kind, events = _SPECIFIC_FIELDS[key]
-        if kind is not object and not isinstance(value, kind):
+        if key == "permissionDecision" and not isinstance(value, str) and value is not None \
+                and (not event or event in events):
+            _unreadable_decision(key, value, event, errors, doubts)
+        elif kind is not object and not isinstance(value, kind):
             errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
                           f"{type(value).__name__}; ignored")
         elif event and event not in events:
             errors.append(f"hook output {key} is not part of the {event} output "
                           f"(only {', '.join(sorted(events))}); ignored")
         elif key == "permissionDecision" and value not in PERMISSION_DECISIONS:
-            errors.append(f"hook output permissionDecision must be one of "
-                          f"{', '.join(PERMISSION_DECISIONS)}, got {value!r}; ignored")
+            word = _PERMISSION_WORDS.get(value.strip().lower())
+            if word is not None:
+                errors.append(f"hook output permissionDecision {value!r:.60} read as {word!r} "
+                              f"(the contract spells it {', '.join(PERMISSION_DECISIONS)})")
+                (specific if where == "specific" else top)[key] = word
+            else:
+                _unreadable_decision(key, value, event, errors, doubts)
         elif key == "hookEventName":
             if event and value != event:
                 errors.append(f"hook output hookEventName {value!r} does not match the event "
@@ -250,17 +294,26 @@ def _contract_fields(data: dict, event: str, errors: list[str]) -> tuple[dict, d
             where_dict = specific if where == "specific" else top
             where_dict[key] = value
 
+    def check_decision(value: Any) -> None:
+        word = _DECISION_WORDS.get(value.strip().lower()) if isinstance(value, str) else None
+        if word is not None:
+            if value != word:
+                errors.append(f"hook output decision {value!r:.60} read as {word!r} (the "
+                              f"contract spells it {', '.join(_DECISIONS)})")
+            top["decision"] = word
+        else:
+            _unreadable_decision("decision", value, event, errors, doubts)
+
     for key, value in data.items():
         if key in ("reason", "stopReason"):
             top[key] = value  # block reasons: any value becomes a string later
+        elif key == "decision" and value is not None and value not in _DECISIONS:
+            check_decision(value)
         elif key in _TOP_LEVEL_FIELDS:
             kind = _TOP_LEVEL_FIELDS[key]
             if not isinstance(value, kind):
                 errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
                               f"{type(value).__name__}; ignored")
-            elif key == "decision" and value not in _DECISIONS:
-                errors.append(f"hook output decision must be one of {', '.join(_DECISIONS)}, "
-                              f"got {value!r}; ignored")
             elif key != "hookSpecificOutput":
                 top[key] = value
         elif key in _SPECIFIC_FIELDS:
@@ -273,6 +326,14 @@ def _contract_fields(data: dict, event: str, errors: list[str]) -> tuple[dict, d
         for key, value in nested.items():
             if key in _SPECIFIC_FIELDS:
                 check_specific(key, value, "specific")
+            elif key in ("decision", "reason") and key not in data and value is not None:
+                # a block put one level too deep still blocks
+                errors.append(f"hook output hookSpecificOutput.{key} belongs at the top "
+                              "level; read there")
+                if key == "decision":
+                    check_decision(value)
+                else:
+                    top["reason"] = value
             else:
                 errors.append(f"hook output hookSpecificOutput.{key!r} is not in Claude "
                               "Code's hook output contract; ignored")
@@ -358,7 +419,9 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
     JSON: ``updated_output`` (see :func:`tool_output_problem`), ``updated_input`` (a dict),
     ``additional_context``/``system_message`` (strings), ``permission_decision`` (allow,
     deny, ask); text that reaches the model or the user (reason, additional context, system
-    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent.
+    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent. A ``permission_decision``
+    of ``"deny"`` (any case, or ``"block"``) blocks even when ``blocked`` was left False; one
+    the kit cannot read blocks in a :data:`BLOCKING_EVENTS` event (fail closed).
 
     Args:
         result: the handler's result; never mutated.
@@ -374,9 +437,24 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
     if problem:
         errors.append(f"hook output updatedToolOutput ignored: {problem}")
         changes["updated_output"] = None
+    decision = result.permission_decision
+    if decision is not None and decision not in PERMISSION_DECISIONS:
+        word = _PERMISSION_WORDS.get(decision.strip().lower()) \
+            if isinstance(decision, str) else None
+        if word is not None:
+            errors.append(f"hook result permission_decision {decision!r:.60} read as {word!r}")
+            changes["permission_decision"] = decision = word
+        elif event in BLOCKING_EVENTS and not result.blocked:
+            errors.append(f"hook result permission_decision {decision!r:.60} is not one of "
+                          f"{', '.join(PERMISSION_DECISIONS)}; blocked to be safe (fail closed)")
+            changes.update(permission_decision=None, blocked=True,
+                           reason=f"the {event} hook answered a permission decision the kit "
+                                  f"cannot read ({decision!r:.60}); blocked to be safe")
+    if decision == "deny" and not result.blocked:
+        changes.update(blocked=True, reason=result.reason or f"blocked by a {event or 'hook'} hook")
     for name, kind in (("updated_input", dict), ("additional_context", str),
                        ("system_message", str), ("permission_decision", str)):
-        value = getattr(result, name)
+        value = changes.get(name, getattr(result, name))
         if value is not None and (not isinstance(value, kind) or (
                 name == "permission_decision" and value not in PERMISSION_DECISIONS)):
             errors.append(f"hook result {name} {value!r:.60} is not allowed; ignored")
