@@ -91,3 +91,55 @@ def test_valid_shapes_are_accepted(extra):
 
 def test_the_tool_name_pattern_is_the_apis():
     assert TOOL_NAME_PATTERN.pattern == r"[a-zA-Z0-9_-]{1,128}"
+
+
+THINK = {"type": "thinking", "thinking": "let me see", "signature": "sig"}
+TEXT = {"type": "text", "text": "done"}
+ON = {"thinking": {"type": "enabled", "budget_tokens": 1024}, "max_tokens": 2000}
+
+
+def _tool_loop(*assistant_blocks):
+    return USER + [{"role": "assistant", "content": [
+        *assistant_blocks, {"type": "tool_use", "id": "toolu_1", "name": "read_file",
+                            "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                      "content": "r"}]}]
+
+
+THINKING_REFUSED = [
+    ({"messages": USER + [{"role": "assistant", "content": [TEXT, THINK]},
+                          {"role": "user", "content": "go on"}]},
+     "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
+     "block must be thinking or redacted_thinking. Found text."),
+    ({**ON, "tools": [TOOL], "messages": _tool_loop(TEXT)},   # the loop dropped its thinking
+     "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found "
+     "`text`. When `thinking` is enabled, a final `assistant` message must start with a "
+     "thinking block"),
+    ({**ON, "messages": USER + [{"role": "assistant", "content": "Sure"}]},
+     "messages.1.content.0.type: Expected `thinking` or `redacted_thinking`, but found `text`"),
+    ({"messages": USER + [{"role": "assistant", "content": [THINK, TEXT]}]},
+     "messages.1.content.0: When thinking is disabled, an `assistant` message in the final "
+     "position cannot contain `thinking`."),
+    ({**ON, "messages": USER + [{"role": "assistant", "content": [THINK]}]},
+     "messages.1: The final block in an assistant message cannot be `thinking`."),
+]
+
+
+@pytest.mark.parametrize("extra, message", THINKING_REFUSED, ids=range(len(THINKING_REFUSED)))
+def test_thinking_blocks_out_of_place_are_refused_as_the_api_refuses_them(extra, message):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    status, text = _post(body)
+    assert status == 400 and text.startswith(message), text
+
+
+@pytest.mark.parametrize("extra", [
+    {**ON, "tools": [TOOL], "messages": _tool_loop(THINK, TEXT)},
+    {**ON, "tools": [TOOL], "messages": _tool_loop({"type": "redacted_thinking", "data": "x"})},
+    {"tools": [TOOL], "messages": _tool_loop(THINK)},   # thinking off: past thinking is fine
+    {**ON, "messages": USER + [{"role": "assistant", "content": [TEXT]},   # an older turn
+                               {"role": "user", "content": "next"}]},
+    {**ON, "messages": USER + [{"role": "assistant", "content": [THINK, TEXT]}]},
+])
+def test_thinking_blocks_in_place_are_accepted(extra):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    assert _post(body) == (200, None)

@@ -7,7 +7,7 @@ text block, a ``tool_choice`` that is not an object, of an unknown type, naming 
 request does not define or given without tools, thinking with a ``tool_choice`` that forces
 tool use, ``stop_sequences`` / ``stream`` / ``metadata`` / ``service_tier`` of the wrong type,
 a ``tool_use`` id outside ``[a-zA-Z0-9_-]``, and a ``tool_result`` whose ``is_error`` is not a
-boolean. The offline API (:mod:`mini_agent.offline.transport`) runs it after
+boolean, and thinking blocks out of place (:func:`thinking_order_problem`). The offline API (:mod:`mini_agent.offline.transport`) runs it after
 :func:`mini_agent.core.request_rules.request_problem`, so a request the real API would refuse
 is refused offline too, with a 400 rather than a crash of the usage model.
 
@@ -16,7 +16,9 @@ Pure: no IO. Taught with ``notebooks/01_agent_loop.ipynb`` (what the API refuses
 Source: Anthropic Messages API reference (tool ``name`` pattern ``^[a-zA-Z0-9_-]{1,128}$``,
 ``input_schema`` required, ``tool_choice`` types auto/any/tool/none, ``metadata.user_id``,
 ``service_tier`` auto/standard_only); extended-thinking docs ("tool_choice any or tool ...
-will result in an error" with thinking on). ASSUMPTIONS (wording not documented): the texts
+will result in an error" with thinking on); the thinking-order refusals as the API words them
+(quoted in public bug reports: anthropics/claude-code#20705, #11978; tailcallhq/forgecode#2107,
+#1853). ASSUMPTIONS (wording not documented): the texts
 of the duplicate-name, unknown-tool, tool_choice-without-tools and empty-system-text
 refusals, and the field paths of the tool_use id and is_error refusals (pydantic style).
 """
@@ -28,7 +30,7 @@ from typing import Any, Mapping
 from mini_agent.core.wire_rules import (TOOL_NAME_PATTERN, TOOL_USE_ID_PATTERN,
                                        cache_control_problem)
 
-__all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem"]
+__all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem", "thinking_order_problem"]
 
 TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
 SERVICE_TIERS = ("auto", "standard_only")
@@ -47,7 +49,82 @@ def shape_problem(body: Mapping[str, Any]) -> str | None:
     """
     return (_tools_problem(body.get("tools")) or _system_problem(body.get("system"))
             or _tool_choice_problem(body) or _scalars_problem(body)
-            or _blocks_problem(body.get("messages")))
+            or _blocks_problem(body.get("messages")) or thinking_order_problem(body))
+
+
+_THINKING = ("thinking", "redacted_thinking")
+THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+
+def thinking_order_problem(body: Mapping[str, Any]) -> str | None:
+    """Return the API's 400 message for thinking blocks out of place in ``messages``, or None.
+
+    The rules, as the API words its refusals: an assistant message holding any thinking
+    block must start with one; with thinking off, the assistant message in the final
+    position holds none; with ``thinking.type == "enabled"``, the final assistant message
+    (the last message, or the one whose ``tool_use`` the trailing ``tool_result`` user turn
+    answers) starts with a thinking block, so a tool loop must send back the thinking it got;
+    and an assistant message in the final position does not end with a thinking block.
+
+    Args:
+        body: the request body; ``messages`` a list (other shapes are skipped); never mutated.
+
+    Returns:
+        The message (``"messages.<i>...: <what is wrong>"``), or None.
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+
+    def blocks(i: int) -> list:
+        message = messages[i]
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}]
+        return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+    def role(i: int) -> Any:
+        return messages[i].get("role") if isinstance(messages[i], dict) else None
+
+    for i in range(len(messages)):
+        content = blocks(i)
+        if role(i) == "assistant" and content and content[0].get("type") not in _THINKING \
+                and any(b.get("type") in _THINKING for b in content):
+            return (f"messages.{i}.content.0: If an assistant message contains any thinking "
+                    f"blocks, the first block must be thinking or redacted_thinking. Found "
+                    f"{content[0].get('type')}.")
+    if not messages:
+        return None
+    last = len(messages) - 1
+    thinking = body.get("thinking")
+    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+    if role(last) == "assistant":
+        content = blocks(last)
+        if kind in (None, "disabled"):
+            for j, block in enumerate(content):
+                if block.get("type") in _THINKING:
+                    return (f"messages.{last}.content.{j}: When thinking is disabled, an "
+                            "`assistant` message in the final position cannot contain "
+                            "`thinking`. To use thinking blocks, enable `thinking` in your "
+                            "request.")
+        if content and content[-1].get("type") in _THINKING:
+            return (f"messages.{last}: The final block in an assistant message cannot be "
+                    "`thinking`.")
+        final = last
+    elif role(last) == "user" and last > 0 and role(last - 1) == "assistant" and \
+            blocks(last) and blocks(last)[0].get("type") == "tool_result":
+        final = last - 1
+    else:
+        return None
+    content = blocks(final)
+    if kind == "enabled" and content and content[0].get("type") not in _THINKING:
+        return (f"messages.{final}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                f"but found `{content[0].get('type')}`. When `thinking` is enabled, a final "
+                "`assistant` message must start with a thinking block (preceeding the "
+                "lastmost set of `tool_use` and `tool_result` blocks). We recommend you "
+                "include thinking blocks from previous turns. To avoid this requirement, "
+                f"disable `thinking`. Please consult our documentation at {THINKING_DOCS}")
+    return None
 
 
 def _custom(tool: Mapping[str, Any]) -> bool:
