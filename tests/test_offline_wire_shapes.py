@@ -143,3 +143,74 @@ def test_thinking_blocks_out_of_place_are_refused_as_the_api_refuses_them(extra,
 def test_thinking_blocks_in_place_are_accepted(extra):
     body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
     assert _post(body) == (200, None)
+
+
+CM_BETA = {"anthropic-beta": "context-management-2025-06-27"}
+CLEAR = "clear_tool_uses_20250919"
+
+
+def _post_beta(body: dict, path: str = "/v1/messages?beta=true"):
+    import httpx2
+
+    from mini_agent.offline import EchoBrain
+    from mini_agent.offline.transport import OfflineTransport
+    client = httpx2.Client(transport=OfflineTransport(EchoBrain()), base_url="http://offline")
+    reply = client.post(path, content=json.dumps(body).encode(), headers=CM_BETA)
+    return reply.status_code, (reply.json().get("error") or {}).get("message")
+
+
+CM_REFUSED = [   # each of these used to crash inside the client (ValueError, AttributeError)
+    ({"edits": [{"type": CLEAR, "trigger": {"type": "minutes", "value": 5}}]},  # or pass as 200
+     f"context_management.edits.0.{CLEAR}.trigger.type: Input should be 'input_tokens' or "
+     "'tool_uses'"),
+    ({"edits": [{"type": CLEAR, "keep": "3"}]},
+     f"context_management.edits.0.{CLEAR}.keep: Input should be a valid dictionary"),
+    ({"edits": [{"type": CLEAR, "trigger": {"type": "input_tokens", "value": -5}}]},
+     f"context_management.edits.0.{CLEAR}.trigger.value: Input should be greater than or "
+     "equal to 0"),
+    ({"edits": [{"type": CLEAR, "trigger": {"type": "tool_uses", "value": "3"}}]},
+     f"context_management.edits.0.{CLEAR}.trigger.value: Input should be a valid integer"),
+    ({"edits": [{"type": CLEAR, "clear_at_least": {"type": "tool_uses", "value": 3}}]},
+     f"context_management.edits.0.{CLEAR}.clear_at_least.type: Input should be 'input_tokens'"),
+    ({"edits": [{"type": CLEAR, "exclude_tools": "run_bash"}]},
+     f"context_management.edits.0.{CLEAR}.exclude_tools: Input should be a valid list"),
+    ({"edits": [{"type": CLEAR, "clear_tool_inputs": "yes"}]},
+     f"context_management.edits.0.{CLEAR}.clear_tool_inputs: Input should be a valid list"),
+    ({"edits": [{"type": CLEAR, "bogus": 1}]},
+     f"context_management.edits.0.{CLEAR}.bogus: Extra inputs are not permitted"),
+    ({"edits": [{"type": CLEAR}, {"type": "clear_thinking_20251015"}]},
+     "context_management.edits.1: the clear_thinking_20251015 edit must be listed first"),
+    ({"edits": [{"type": "clear_thinking_20251015", "keep": {"type": "turns", "value": 1}}]},
+     "context_management.edits.0.clear_thinking_20251015.keep.type: Input should be "
+     "'thinking_turns'"),
+    ({"edits": {}}, "context_management.edits: Input should be a valid list"),
+    ({"edits": [], "auto": True}, "context_management.auto: Extra inputs are not permitted"),
+    ([], "context_management: Input should be a valid dictionary"),
+]
+
+
+@pytest.mark.parametrize("config, message", CM_REFUSED, ids=range(len(CM_REFUSED)))
+def test_context_management_edits_of_the_wrong_shape_are_a_400(config, message):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 2000, "messages": USER,
+            "thinking": {"type": "enabled", "budget_tokens": 1024}, "context_management": config}
+    for path in ("/v1/messages?beta=true", "/v1/messages/count_tokens?beta=true"):
+        if "count_tokens" in path:
+            body = {k: v for k, v in body.items() if k != "max_tokens"}
+        status, text = _post_beta(body, path)
+        assert status == 400 and text.startswith(message), (path, text)
+
+
+@pytest.mark.parametrize("config", [
+    {"edits": []},
+    {"edits": [{"type": CLEAR, "trigger": {"type": "tool_uses", "value": 3},
+                "keep": {"type": "tool_uses", "value": 0}, "clear_at_least": None,
+                "exclude_tools": ["memory"], "clear_tool_inputs": ["run_bash"]}]},
+    {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}, {"type": CLEAR}]},
+    {"edits": [{"type": "clear_thinking_20251015", "keep": {"type": "all"}}]},
+    {"edits": [{"type": "clear_thinking_20251015",
+                "keep": {"type": "thinking_turns", "value": 2}}]},
+])
+def test_context_management_edits_of_the_sdks_shapes_are_accepted(config):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 2000, "messages": USER,
+            "thinking": {"type": "enabled", "budget_tokens": 1024}, "context_management": config}
+    assert _post_beta(body) == (200, None)
