@@ -730,3 +730,31 @@ def test_a_payload_with_lone_surrogates_still_reaches_the_hook(tmp_path, text):
     echo = run_command(f"{PY} -c \"import sys; sys.stderr.write(sys.stdin.read()); sys.exit(2)\"",
                        {"hook_event_name": "PreToolUse", "tool_input": {"command": "é"}})
     assert '"command": "é"' in echo.reason
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), True, "5", 10**9])
+def test_a_timeout_that_would_skip_the_hook_is_refused(timeout):
+    """``timeout_seconds=0`` ("no limit") used to time a PreToolUse guard out before it ran:
+    a non-blocking error, so every tool call went through."""
+    with pytest.raises(ValueError, match="timeout_seconds must be a number of seconds above 0"):
+        HookManager().add_command("PreToolUse", "exit 2", timeout_seconds=timeout)
+    with pytest.raises(ValueError, match="non-blank command"):
+        CommandHook("  ")
+
+
+@pytest.mark.parametrize("output", ["block", False, True, 0, ["block"]])
+def test_a_handler_returning_something_unreadable_fails_closed_where_a_block_protects(output):
+    def guard(payload):
+        return output
+    for event in ("PreToolUse", "UserPromptSubmit"):
+        m = HookManager()
+        m.on(event, guard)
+        result = fire(m, event, {"tool_name": "run_bash", "prompt": "p"})
+        assert result.blocked and result.reason.startswith(
+            f"{event} hook guard returned {type(output).__name__} ")
+        assert result.reason.endswith("not a dict, a HookResult or None; blocked to be safe "
+                                      "(fail closed)")
+    after = HookManager()
+    after.on("PostToolUse", guard)
+    result = fire(after, "PostToolUse", {"tool_name": "run_bash"})
+    assert not result.blocked and result.errors[0].endswith("; ignored")

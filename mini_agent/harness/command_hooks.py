@@ -82,6 +82,25 @@ class CommandHook:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     cwd: str | Path | None = None
 
+    def __post_init__(self) -> None:
+        """Refuse a timeout that would skip the hook: 0, negative, NaN, infinite, too long.
+
+        A zero timeout used to time the hook out before it ran, a non-blocking error, so a
+        PreToolUse guard registered with ``timeout_seconds=0`` ("no limit") let every call
+        through.
+
+        Raises:
+            ValueError: ``timeout_seconds`` is not a number of seconds in (0,
+                :data:`MAX_HOOK_TIMEOUT_SECONDS`], or ``command`` is not a non-blank string.
+        """
+        if not isinstance(self.command, str) or not self.command.strip():
+            raise ValueError(f"a command hook needs a non-blank command, got {self.command!r}")
+        timeout = self.timeout_seconds
+        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                or not 0 < timeout <= MAX_HOOK_TIMEOUT_SECONDS):
+            raise ValueError(f"timeout_seconds must be a number of seconds above 0 and up to "
+                             f"{MAX_HOOK_TIMEOUT_SECONDS:g}, got {timeout!r}")
+
     @property
     def __name__(self) -> str:  # noqa: D401 - used in error messages
         return f"`{self.command}`"
