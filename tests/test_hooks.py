@@ -758,3 +758,22 @@ def test_a_handler_returning_something_unreadable_fails_closed_where_a_block_pro
     after.on("PostToolUse", guard)
     result = fire(after, "PostToolUse", {"tool_name": "run_bash"})
     assert not result.blocked and result.errors[0].endswith("; ignored")
+
+
+def test_ask_blocks_since_the_kit_has_no_one_to_ask():
+    """Claude Code shows a confirmation dialog for "ask"; the kit has none, and used to run
+    the call as if the hook had said "allow"."""
+    m = HookManager()
+    m.on("PreToolUse", lambda p: {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "Ask",
+        "permissionDecisionReason": "force push"}})
+    result = fire(m, "PreToolUse", {"tool_name": "run_bash", "tool_input": {}})
+    assert (result.blocked, result.permission_decision) == (True, "ask")
+    assert result.reason == ("force push; mini-agent runs without a person to confirm, so the "
+                             "call is refused (permissionDecision 'ask')")
+    bare = fire(m.__class__(), "PreToolUse", {})
+    assert not bare.blocked
+    python = HookManager()
+    python.on("PreToolUse", lambda p: HookResult(permission_decision="ask"))
+    assert fire(python, "PreToolUse", {"tool_name": "t"}).reason.startswith(
+        "the hook asks for a confirmation; mini-agent runs without a person")

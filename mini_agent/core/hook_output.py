@@ -230,10 +230,10 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     elif top.get("decision") == "block":
         result.blocked = True
         result.reason = str(top.get("reason") or default_reason)
-    elif result.permission_decision == "deny":
-        result.blocked = True
+    elif result.permission_decision in ("deny", "ask"):
+        result.blocked = result.permission_decision == "deny"
         result.reason = str(pick("permissionDecisionReason") or top.get("reason")
-                            or default_reason)
+                            or (default_reason if result.blocked else ""))
     elif doubts:
         result.blocked = True
         result.reason = (f"the {event} hook answered a decision the kit cannot read "
@@ -421,7 +421,8 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
     deny, ask); text that reaches the model or the user (reason, additional context, system
     message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent. A ``permission_decision``
     of ``"deny"`` (any case, or ``"block"``) blocks even when ``blocked`` was left False; one
-    the kit cannot read blocks in a :data:`BLOCKING_EVENTS` event (fail closed).
+    the kit cannot read blocks in a :data:`BLOCKING_EVENTS` event (fail closed). ``"ask"``
+    blocks too: Claude Code would ask the user, and the kit has no one to ask.
 
     Args:
         result: the handler's result; never mutated.
@@ -452,6 +453,12 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
                                   f"cannot read ({decision!r:.60}); blocked to be safe")
     if decision == "deny" and not result.blocked:
         changes.update(blocked=True, reason=result.reason or f"blocked by a {event or 'hook'} hook")
+    elif decision == "ask" and not result.blocked:
+        # Claude Code asks the user; the kit has no one to ask, and running the call anyway
+        # would turn the hook's "not without a person's OK" into an allow
+        changes.update(blocked=True, reason=(
+            f"{result.reason or 'the hook asks for a confirmation'}; mini-agent runs without "
+            "a person to confirm, so the call is refused (permissionDecision 'ask')"))
     for name, kind in (("updated_input", dict), ("additional_context", str),
                        ("system_message", str), ("permission_decision", str)):
         value = changes.get(name, getattr(result, name))

@@ -10,7 +10,7 @@ outputs merge, later wins. A handler returns the same JSON a Claude Code command
      "continue": false, "stopReason": str,                  # stop the whole run
      "systemMessage": str,                                  # shown to the user, not the model
      "hookSpecificOutput": {"hookEventName": str,
-         "permissionDecision": "allow" | "deny" | "ask",    # PreToolUse; "deny" blocks
+         "permissionDecision": "allow" | "deny" | "ask",    # PreToolUse; "deny" and "ask" block
          "permissionDecisionReason": str,
          "updatedInput": dict,                              # PreToolUse: the input that runs
          "additionalContext": str,                          # reaches the model
