@@ -777,3 +777,20 @@ def test_ask_blocks_since_the_kit_has_no_one_to_ask():
     python.on("PreToolUse", lambda p: HookResult(permission_decision="ask"))
     assert fire(python, "PreToolUse", {"tool_name": "t"}).reason.startswith(
         "the hook asks for a confirmation; mini-agent runs without a person")
+
+
+@pytest.mark.parametrize("data, media_type, problem", [
+    ("iVBOR", "image/png", "invalid base64 data"),
+    ("iVBORw0KGgo=", "image/gif", "Image does not match the provided media type image/gif"),
+])
+def test_a_replacement_image_the_api_would_refuse_is_ignored(data, media_type, problem):
+    """A PostToolUse hook's updatedToolOutput image that does not decode used to reach the
+    history: the API refused that request and every later one (the image stayed)."""
+    from mini_agent.core.hook_output import tool_output_problem
+    image = {"type": "image", "source": {"type": "base64", "media_type": media_type,
+                                         "data": data}}
+    assert tool_output_problem([image]) == f"image block 0: {problem}"
+    result = parse_hook_output({"hookSpecificOutput": {"updatedToolOutput": [image]}},
+                               event="PostToolUse")
+    assert result.updated_output is None
+    assert result.errors == [f"hook output updatedToolOutput ignored: image block 0: {problem}"]

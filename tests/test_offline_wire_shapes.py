@@ -214,3 +214,35 @@ def test_context_management_edits_of_the_sdks_shapes_are_accepted(config):
     body = {"model": "claude-sonnet-4-6", "max_tokens": 2000, "messages": USER,
             "thinking": {"type": "enabled", "budget_tokens": 1024}, "context_management": config}
     assert _post_beta(body) == (200, None)
+
+
+PNG = "iVBORw0KGgo="   # the 8 bytes of the PNG signature
+
+
+def _image(data, media_type="image/png"):
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type,
+                                        "data": data}}
+
+
+@pytest.mark.parametrize("messages, message", [
+    ([{"role": "user", "content": [_image("iVBOR")]}],
+     "messages.0.content.0.image.source.base64.data: invalid base64 data"),
+    ([{"role": "user", "content": [_image("not base64!")]}],
+     "messages.0.content.0.image.source.base64.data: invalid base64 data"),
+    ([{"role": "user", "content": [_image(PNG, "image/jpeg")]}],
+     "messages.0.content.0.image.source.base64.data: Image does not match the provided "
+     "media type image/jpeg"),
+    (_turn(content=[_image("aGVsbG8=")]),    # "hello": no image at all
+     "messages.2.content.0.tool_result.content.0.image.source.base64.data: Image does not "
+     "match the provided media type image/png"),
+])
+def test_an_image_the_api_cannot_decode_is_refused(messages, message):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": messages,
+            "tools": [TOOL]}
+    assert _post(body) == (400, message)
+
+
+def test_an_image_that_decodes_to_its_media_type_is_accepted():
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "tools": [TOOL],
+            "messages": _turn(content=[_image(PNG)])}
+    assert _post(body) == (200, None)

@@ -27,6 +27,8 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from mini_agent.core.wire_rules import base64_image_problem
+
 EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
 """The events the kit fires, spelled as Claude Code spells them."""
 
@@ -345,7 +347,10 @@ def tool_output_problem(value: Any) -> str | None:
 
     Valid: a string, or a non-empty list of ``{"type": "text", "text": non-blank str}`` and
     ``{"type": "image", "source": {"type": "base64", "media_type": "image/png"|...,
-    "data": str} | {"type": "url", "url": str}}`` blocks: what a tool_result may hold.
+    "data": str} | {"type": "url", "url": str}}`` blocks: what a tool_result may hold. A
+    base64 image must decode and match its media type
+    (:func:`~mini_agent.core.wire_rules.base64_image_problem`): the API refuses it otherwise,
+    and the history would keep the refused image for every later request.
 
     Args:
         value: the proposed replacement output.
@@ -379,6 +384,9 @@ def tool_output_problem(value: Any) -> str | None:
                 ok = (set(source) == {"type", "media_type", "data"}
                       and source["media_type"] in _IMAGE_MEDIA_TYPES
                       and isinstance(source["data"], str) and source["data"] != "")
+                problem = base64_image_problem(source) if ok else None
+                if problem:   # the API would refuse this request and every later one
+                    return f"image block {i}: {problem}"
             else:
                 ok = (source.get("type") == "url" and set(source) == {"type", "url"}
                       and isinstance(source["url"], str) and source["url"] != "")

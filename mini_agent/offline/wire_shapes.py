@@ -7,7 +7,8 @@ text block, a ``tool_choice`` that is not an object, of an unknown type, naming 
 request does not define or given without tools, thinking with a ``tool_choice`` that forces
 tool use, ``stop_sequences`` / ``stream`` / ``metadata`` / ``service_tier`` of the wrong type,
 a ``tool_use`` id outside ``[a-zA-Z0-9_-]``, and a ``tool_result`` whose ``is_error`` is not a
-boolean, thinking blocks out of place (:func:`thinking_order_problem`) and a
+boolean, a base64 image whose data does not decode or match its media type (the
+API's "Image does not match the provided media type image/png"), thinking blocks out of place (:func:`thinking_order_problem`) and a
 ``context_management`` whose edits do not have the SDK's shapes
 (:func:`context_management_problem`). The offline API (:mod:`mini_agent.offline.transport`) runs it after
 :func:`mini_agent.core.request_rules.request_problem`, so a request the real API would refuse
@@ -30,7 +31,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from mini_agent.core.wire_rules import (TOOL_NAME_PATTERN, TOOL_USE_ID_PATTERN,
-                                       cache_control_problem)
+                                       base64_image_problem, cache_control_problem)
 
 __all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem", "thinking_order_problem",
            "context_management_problem"]
@@ -342,4 +343,25 @@ def _blocks_problem(messages: Any) -> str | None:
                     and not isinstance(block["is_error"], bool):
                 return (f"messages.{i}.content.{j}.tool_result.is_error: Input should be a "
                         "valid boolean")
+            problem = _image_problem(block, f"messages.{i}.content.{j}")
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            for k, part in enumerate(inner if isinstance(inner, list) else []):
+                problem = problem or _image_problem(
+                    part, f"messages.{i}.content.{j}.tool_result.content.{k}")
+            if problem:
+                return problem
     return None
+
+
+def _image_problem(block: Any, where: str) -> str | None:
+    """The refusal of a base64 image whose data does not decode or match its media type
+    (a media type outside the four is ``validate_messages``'s to refuse)."""
+    if not isinstance(block, dict) or block.get("type") != "image":
+        return None
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64" \
+            or source.get("media_type") not in ("image/png", "image/jpeg", "image/gif",
+                                                "image/webp"):
+        return None
+    problem = base64_image_problem(source)
+    return f"{where}.image.source.base64.data: {problem}" if problem else None
