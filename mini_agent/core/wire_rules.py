@@ -16,6 +16,8 @@ block must not come after a ttl='5m' cache_control block".
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
@@ -308,9 +310,6 @@ def base64_image_problem(source: Any) -> str | None:
     >>> base64_image_problem({"type": "base64", "media_type": "image/png", "data": "iVBOR"})
     'invalid base64 data'
     """
-    import base64
-    import binascii
-
     if not isinstance(source, dict):
         return "the image source is not an object"
     media_type, data = source.get("media_type"), source.get("data")
