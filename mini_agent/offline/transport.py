@@ -159,6 +159,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     def _check(self, body: dict[str, Any], *, count_tokens: bool, version: str,
                betas: tuple[str, ...]) -> str | None:
         """Return the API's error message for a malformed body, or None."""
+        if body.get("model") is not None and not isinstance(body["model"], str):
+            return "model: Input should be a valid string"
         try:
             limits = model_spec(body.get("model") or "")
         except UnknownModelError:

@@ -2,8 +2,9 @@
 
 :func:`shape_problem` returns the 400 message for: a custom tool whose name does not match
 :data:`TOOL_NAME_PATTERN`, two tools of one name, a custom tool without an object
-``input_schema``, an invalid ``cache_control`` on a system block or a tool, an empty system
-text block, a ``tool_choice`` that is not an object, of an unknown type, naming a tool the
+``input_schema``, a system block that is not a text block of the SDK's
+``TextBlockParam`` shape, an invalid ``cache_control`` on a system block or a tool, an empty
+system text block, a ``tool_choice`` that is not an object, of an unknown type, naming a tool the
 request does not define or given without tools, thinking with a ``tool_choice`` that forces
 tool use, ``stop_sequences`` / ``stream`` / ``metadata`` / ``service_tier`` of the wrong type,
 a ``tool_use`` id outside ``[a-zA-Z0-9_-]``, and a ``tool_result`` whose ``is_error`` is not a
@@ -274,6 +275,13 @@ def _system_problem(system: Any) -> str | None:
     if not isinstance(system, list):
         return None
     for i, block in enumerate(system):
+        if block.get("type") != "text":   # the system prompt holds text blocks only
+            return f"system.{i}.type: Input should be 'text'"
+        if not isinstance(block.get("text"), str):
+            return f"system.{i}.text: Input should be a valid string"
+        extra = sorted(set(block) - {"type", "text", "cache_control", "citations"})
+        if extra:
+            return f"system.{i}.{extra[0]}: Extra inputs are not permitted"
         problem = cache_control_problem(block.get("cache_control"))
         if problem:
             return f"system.{i}.cache_control: {problem}"
