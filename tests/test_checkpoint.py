@@ -205,7 +205,7 @@ def test_an_item_id_that_is_not_a_file_name_is_refused_before_any_write(tmp_path
 
 
 @pytest.mark.parametrize("data, why", [
-    (b'{"task": "t", "note": "\xe9"}', "not UTF-8 at byte 23"),
+    (b'{"task": "t", "note": "\xe9"}', "can't decode byte 0xe9 in position 23"),
     (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
     (b'{"task": ', "Expecting value"),
 ])

@@ -9,8 +9,8 @@ reaches the API. A block is never read as an allow: a ``decision`` or ``permissi
 spelled in another case or with its synonym (``"Block"``, ``"DENY"``, ``"decision": "deny"``)
 means what it says, and one the kit cannot read at all (``"nope"``, ``true``) blocks in a
 :data:`BLOCKING_EVENTS` event (fail closed), where a mistaken allow would run a tool or send a
-prompt the hook meant to stop.
-Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
+prompt the hook meant to stop (the field-by-field reading is
+:mod:`mini_agent.core.hook_contract`'s). Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
 
 Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``.
 
@@ -27,43 +27,15 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from mini_agent.core.hook_contract import (  # noqa: F401 - re-exported
+    BLOCKING_EVENTS, EVENTS, PERMISSION_DECISIONS, PERMISSION_WORDS, contract_fields)
 from mini_agent.core.wire_rules import base64_image_problem
-
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
-"""The events the kit fires, spelled as Claude Code spells them."""
 
 MAX_HOOK_OUTPUT_CHARS = 10_000
 """Cap on a command hook's text that reaches the model (plain-stdout context, exit-2 reason),
 in characters; Claude Code cuts hook output at about the same size. Longer text is cut and a
 non-blocking error says so."""
 
-PERMISSION_DECISIONS = ("allow", "deny", "ask")
-"""Values of ``hookSpecificOutput.permissionDecision`` (PreToolUse) in Claude Code's contract."""
-
-BLOCKING_EVENTS = frozenset({"PreToolUse", "UserPromptSubmit"})
-"""Events whose block stops something before it happens (a tool call, a prompt). There a
-``decision``/``permissionDecision`` the kit cannot read counts as a block (fail closed)."""
-
-# Claude Code's hook output contract: top-level fields, and hookSpecificOutput fields with the
-# events that may send them. Anything else is reported and ignored.
-_TOP_LEVEL_FIELDS = {"continue": bool, "stopReason": str, "suppressOutput": bool,
-                     "systemMessage": str, "decision": str, "reason": str,
-                     "hookSpecificOutput": dict}
-_SPECIFIC_FIELDS = {
-    "hookEventName": (str, frozenset(EVENTS)),
-    "permissionDecision": (str, frozenset({"PreToolUse"})),
-    "permissionDecisionReason": (str, frozenset({"PreToolUse"})),
-    "updatedInput": (dict, frozenset({"PreToolUse"})),
-    "additionalContext": (str, frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit",
-                                          "SessionStart"})),
-    "updatedToolOutput": (object, frozenset({"PostToolUse"})),
-    "updatedMCPToolOutput": (object, frozenset({"PostToolUse"})),
-}
-_DECISIONS = ("block", "approve")
-# Case-insensitive spellings and synonyms -> the contract's word, per field.
-_DECISION_WORDS = {"block": "block", "deny": "block", "approve": "approve", "allow": "approve"}
-_PERMISSION_WORDS = {"allow": "allow", "approve": "allow", "deny": "deny", "block": "deny",
-                     "ask": "ask"}
 _IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
@@ -210,7 +182,7 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
         raise TypeError(f"hook output must be a JSON object, got {type(data).__name__}")
     errors: list[str] = []
     doubts: list[str] = []
-    top, specific = _contract_fields(data, event, errors, doubts)
+    top, specific = contract_fields(data, event, errors, doubts)
 
     def pick(key: str) -> Any:
         return specific.get(key, top.get(key))
@@ -241,105 +213,6 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
         result.reason = (f"the {event} hook answered a decision the kit cannot read "
                          f"({doubts[0]}); blocked to be safe (fail closed)")
     return check_result(result, event)
-
-
-def _kind_name(kind: type) -> str:
-    return {str: "a string", dict: "an object", bool: "a boolean"}.get(kind, kind.__name__)
-
-
-def _unreadable_decision(key: str, value: Any, event: str, errors: list[str],
-                         doubts: list[str]) -> None:
-    """Note a decision the kit cannot read: in a :data:`BLOCKING_EVENTS` event it goes to
-    ``doubts`` (the answer will block, fail closed), elsewhere it is ignored."""
-    words = _DECISIONS if key == "decision" else PERMISSION_DECISIONS
-    what = f"hook output {key} must be one of {', '.join(words)}, got {value!r:.60}"
-    if event in BLOCKING_EVENTS:
-        errors.append(f"{what}; blocked to be safe (fail closed)")
-        doubts.append(what)
-    else:
-        errors.append(f"{what}; ignored")
-
-
-def _contract_fields(data: dict, event: str, errors: list[str],
-                     doubts: list[str]) -> tuple[dict, dict]:
-    """Split ``data`` into (top-level fields, hookSpecificOutput fields) that obey the
-    contract; every other field is named in ``errors``, and a decision the kit cannot read in
-    a blocking event also in ``doubts``. Flat-shape specific fields count as specific ones.
-    Neither input is mutated."""
-    top: dict[str, Any] = {}
-    specific: dict[str, Any] = {}
-
-    def check_specific(key: str, value: Any, where: str) -> None:
-        kind, events = _SPECIFIC_FIELDS[key]
-        if key == "permissionDecision" and not isinstance(value, str) and value is not None \
-                and (not event or event in events):
-            _unreadable_decision(key, value, event, errors, doubts)
-        elif kind is not object and not isinstance(value, kind):
-            errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
-                          f"{type(value).__name__}; ignored")
-        elif event and event not in events:
-            errors.append(f"hook output {key} is not part of the {event} output "
-                          f"(only {', '.join(sorted(events))}); ignored")
-        elif key == "permissionDecision" and value not in PERMISSION_DECISIONS:
-            word = _PERMISSION_WORDS.get(value.strip().lower())
-            if word is not None:
-                errors.append(f"hook output permissionDecision {value!r:.60} read as {word!r} "
-                              f"(the contract spells it {', '.join(PERMISSION_DECISIONS)})")
-                (specific if where == "specific" else top)[key] = word
-            else:
-                _unreadable_decision(key, value, event, errors, doubts)
-        elif key == "hookEventName":
-            if event and value != event:
-                errors.append(f"hook output hookEventName {value!r} does not match the event "
-                              f"{event!r}; ignored")
-        else:
-            where_dict = specific if where == "specific" else top
-            where_dict[key] = value
-
-    def check_decision(value: Any) -> None:
-        word = _DECISION_WORDS.get(value.strip().lower()) if isinstance(value, str) else None
-        if word is not None:
-            if value != word:
-                errors.append(f"hook output decision {value!r:.60} read as {word!r} (the "
-                              f"contract spells it {', '.join(_DECISIONS)})")
-            top["decision"] = word
-        else:
-            _unreadable_decision("decision", value, event, errors, doubts)
-
-    for key, value in data.items():
-        if key in ("reason", "stopReason"):
-            top[key] = value  # block reasons: any value becomes a string later
-        elif key == "decision" and value is not None and value not in _DECISIONS:
-            check_decision(value)
-        elif key in _TOP_LEVEL_FIELDS:
-            kind = _TOP_LEVEL_FIELDS[key]
-            if not isinstance(value, kind):
-                errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
-                              f"{type(value).__name__}; ignored")
-            elif key != "hookSpecificOutput":
-                top[key] = value
-        elif key in _SPECIFIC_FIELDS:
-            check_specific(key, value, "top")
-        else:
-            errors.append(f"hook output field {key!r} is not in Claude Code's hook output "
-                          "contract; ignored")
-    nested = data.get("hookSpecificOutput")
-    if isinstance(nested, dict):
-        for key, value in nested.items():
-            if key in _SPECIFIC_FIELDS:
-                check_specific(key, value, "specific")
-            elif key in ("decision", "reason") and key not in data and value is not None:
-                # a block put one level too deep still blocks
-                errors.append(f"hook output hookSpecificOutput.{key} belongs at the top "
-                              "level; read there")
-                if key == "decision":
-                    check_decision(value)
-                else:
-                    top["reason"] = value
-            else:
-                errors.append(f"hook output hookSpecificOutput.{key!r} is not in Claude "
-                              "Code's hook output contract; ignored")
-    return top, specific
 
 
 def tool_output_problem(value: Any) -> str | None:
@@ -448,7 +321,7 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
         changes["updated_output"] = None
     decision = result.permission_decision
     if decision is not None and decision not in PERMISSION_DECISIONS:
-        word = _PERMISSION_WORDS.get(decision.strip().lower()) \
+        word = PERMISSION_WORDS.get(decision.strip().lower()) \
             if isinstance(decision, str) else None
         if word is not None:
             errors.append(f"hook result permission_decision {decision!r:.60} read as {word!r}")

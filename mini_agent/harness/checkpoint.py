@@ -244,21 +244,14 @@ class ProgressStore:
 
         Raises:
             FileNotFoundError: there is no file at ``path``.
-            ValueError: the file is not JSON: invalid, not UTF-8, nested too deeply (the
-                message names the path).
-            ProgressVersionError: the file is not a JSON object, or has another format or job
-                version than expected.
+            ValueError: the file is not JSON (invalid, not UTF-8, too deep; names the path).
+            ProgressVersionError: not a JSON object, or another format or job version.
         """
         try:
             progress = json.loads(self.path.read_bytes().decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            raise ValueError(f"{self.path}: not a JSON progress file (not UTF-8 at byte "
-                             f"{exc.start})") from None
-        except RecursionError:
-            raise ValueError(f"{self.path}: not a JSON progress file (nested too deeply)"
-                             ) from None
-        except ValueError as exc:   # JSONDecodeError, a number too long to read
-            raise ValueError(f"{self.path}: not a JSON progress file ({exc})") from None
+        except (ValueError, RecursionError) as exc:   # invalid JSON, not UTF-8, too deep
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            raise ValueError(f"{self.path}: not a JSON progress file ({why})") from None
         if not isinstance(progress, dict):
             raise ProgressVersionError("format", type(progress).__name__, "an object")
         check_version(progress, expected_job_version=self.expected_job_version)
