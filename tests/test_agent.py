@@ -317,6 +317,23 @@ def test_whitespace_context_from_a_prompt_hook_is_not_sent(context):
     validate_messages(agent.history + [{"role": "user", "content": "next"}])
 
 
+def test_session_start_context_reaches_the_model_once():
+    """SessionStart's additionalContext (a command hook's plain stdout, as in Claude Code)
+    used to be dropped: only UserPromptSubmit's reached the model."""
+    hooks = HookManager()
+    hooks.on("SessionStart", lambda p: {"hookSpecificOutput": {
+        "hookEventName": "SessionStart", "additionalContext": "branch: main"}})
+    hooks.on("UserPromptSubmit", lambda p: {"hookSpecificOutput": {
+        "hookEventName": "UserPromptSubmit", "additionalContext": f"asked: {p['prompt']}"}})
+    agent = Agent(offline_client(ScriptedBrain(["one", "two"])), tools={}, hooks=hooks)
+    agent.run("hi")
+    agent.run("again")
+    assert [m["content"] for m in agent.history if m["role"] == "user"] == [
+        [{"type": "text", "text": "hi"}, {"type": "text", "text": "branch: main"},
+         {"type": "text", "text": "asked: hi"}],
+        [{"type": "text", "text": "again"}, {"type": "text", "text": "asked: again"}]]
+
+
 def test_lone_surrogates_in_a_reply_or_a_prompt_never_break_the_session_or_the_next_request(
         tmp_path):
     """A model's tool input may hold a JSON escape like "\\udcff" (a lone surrogate), a prompt

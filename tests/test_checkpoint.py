@@ -202,3 +202,19 @@ def test_an_item_id_that_is_not_a_file_name_is_refused_before_any_write(tmp_path
     assert ledger.calls == []
     assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
     assert store.path.read_text() == progress_before
+
+
+@pytest.mark.parametrize("data, why", [
+    (b'{"task": "t", "note": "\xe9"}', "can't decode byte 0xe9 in position 23"),
+    (b"[" * 100_000 + b"]" * 100_000, "nested too deeply"),
+    (b'{"task": ', "Expecting value"),
+])
+def test_a_damaged_progress_file_is_a_value_error_naming_it(tmp_path, data, why):
+    """A progress file saved as Latin-1 or nested without end used to raise
+    UnicodeDecodeError without the path, or RecursionError."""
+    path = tmp_path / "progress.json"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=why) as info:
+        ProgressStore(path, owner="w1").read()
+    assert str(info.value).startswith(f"{path}: not a JSON progress file (")
+    assert type(info.value) is ValueError

@@ -246,6 +246,21 @@ def test_pre_tool_use_block_and_updated_input_post_tool_use_context():
     assert seen == [{"command": "ls -a"}]  # the blocked call never ran
 
 
+def test_a_post_tool_use_block_reason_reaches_the_model():
+    """Claude Code: a PostToolUse ``"decision": "block"`` cannot undo the call; its reason is
+    fed to the model. It used to be dropped, so a lint hook's complaint never arrived."""
+    tool = Tool("edit_file", "d", {"type": "object"}, "write", lambda i: "edited")
+    hooks = HookManager()
+    hooks.on("PostToolUse", lambda p: {"decision": "Block", "reason": "lint: unused import"})
+    hooks.on("PostToolUse", lambda p: {"hookSpecificOutput": {"additionalContext": "never"}})
+    outcome = asyncio.run(run_all({"edit_file": tool}, [use(0, "edit_file")], hooks))[0]
+    assert outcome.block["content"] == "edited\n\nPostToolUse hook: lint: unused import"
+    stop = HookManager()
+    stop.on("PostToolUse", lambda p: {"continue": False, "stopReason": "budget"})
+    stopped = asyncio.run(run_all({"edit_file": tool}, [use(0, "edit_file")], stop))[0]
+    assert (stopped.block["content"], stopped.hook_stop_reason) == ("edited", "budget")
+
+
 # --------------------------------------------------------------------------- result size cap
 
 def test_cap_result_content_cuts_strings_and_shares_the_budget_in_lists():

@@ -77,3 +77,24 @@ def test_finished_job_has_no_next_action_and_unchecked_items_are_assumptions(tmp
     assert h["next_action"] is None and h["remaining"] == []
     assert h["facts"] == [] and len(h["assumptions"]) == 4
     assert "none: every item is done" in render_handoff_markdown(h)
+
+
+def test_a_hand_edited_session_log_with_values_of_the_wrong_type_still_summarises(tmp_path):
+    """A plain JSON Lines log (no checksums, so a hand edit is read as it is) holding a
+    number as content, a number as text or a list as a tool input used to raise TypeError
+    or AttributeError and stop the handoff."""
+    from mini_agent.harness.handoff import summarise_session
+    messages = [{"role": "user", "content": 5},
+                {"role": "user", "content": [{"type": "text", "text": 5},
+                                             {"type": "text", "text": "fix the bug"}]},
+                {"role": "assistant", "content": [
+                    {"type": "tool_use", "id": "a", "name": "edit_file", "input": ["x"]},
+                    {"type": "tool_use", "id": "b", "name": "edit_file",
+                     "input": {"path": ["x"]}},
+                    {"type": "tool_use", "id": "c", "name": "edit_file",
+                     "input": {"path": "app.py"}}]}]
+    log = tmp_path / "s1.jsonl"
+    log.write_text("".join(json.dumps({"type": "message", "message": m}) + "\n"
+                           for m in messages))
+    assert summarise_session(log) == {"session_id": "s1", "goal": "fix the bug",
+                                      "files_written": ["app.py"]}

@@ -250,11 +250,65 @@ def test_exit_2_with_empty_stderr_still_blocks_with_a_reason():
 
 @pytest.mark.parametrize("code", [1, 3, 127])
 def test_other_exit_codes_are_non_blocking_reported_errors(code):
-    result = run_command(f"echo bad >&2; echo '{{\"decision\": \"block\"}}'; exit {code}",
-                         {"hook_event_name": "PreToolUse"})
-    assert not result.blocked
-    assert result.errors == [f"`echo bad >&2; echo '{{\"decision\": \"block\"}}'; exit {code}` "
-                             f"failed with exit code {code}: bad"]
+    command = f"echo bad >&2; echo '{{\"systemMessage\": \"hi\"}}'; exit {code}"
+    result = run_command(command, {"hook_event_name": "PreToolUse"})
+    assert result == HookResult(errors=[f"`{command}` failed with exit code {code}: bad"])
+
+
+@pytest.mark.parametrize("code", [1, 3, 127])
+def test_a_block_printed_before_another_exit_code_still_blocks(code):
+    """Claude Code ignores stdout on exit 1; the kit reads it for a block only, so a hook that
+    prints its block and then crashes (or exits 1 thinking 1 means "no") never allows."""
+    command = (f"echo bad >&2; echo '{{\"decision\": \"block\", \"reason\": \"no\", "
+               f"\"systemMessage\": \"dropped\"}}'; exit {code}")
+    result = run_command(command, {"hook_event_name": "PreToolUse"})
+    assert (result.blocked, result.reason, result.system_message) == (True, "no", None)
+    assert result.errors == [f"`{command}` failed with exit code {code}: bad; the block it "
+                             "printed first stands"]
+    # Stop hooks protect nothing: there the failure stays a non-blocking error
+    assert not run_command(command, {"hook_event_name": "Stop"}).blocked
+
+
+def test_a_block_printed_before_a_timeout_still_blocks(tmp_path):
+    cmd = script(tmp_path, "slow.py", """
+        import json, time
+        print(json.dumps({"hookSpecificOutput": {"permissionDecision": "deny",
+                                                 "permissionDecisionReason": "too risky"}}),
+              flush=True)
+        time.sleep(30)
+    """)
+    started = time.monotonic()
+    result = run_command(cmd, {"hook_event_name": "PreToolUse"}, timeout=1.0)
+    assert time.monotonic() - started < 10
+    assert (result.blocked, result.reason) == (True, "too risky")
+    assert result.errors == [f"`{cmd}` timed out after 1 s and was killed; the block it "
+                             "printed first stands"]
+
+
+@pytest.mark.parametrize("body, event", [
+    ("print({'decision': 'block', 'reason': 'no'})", "PreToolUse"),      # a Python dict repr
+    ("print('checking...'); print(json.dumps({'decision': 'block'}))", "PreToolUse"),
+    ("print(json.dumps([{'decision': 'block'}]))", "PreToolUse"),        # JSON, not an object
+    ("print('{\"decision\": \"block\"')", "UserPromptSubmit"),           # JSON cut short
+])
+def test_stdout_that_tries_to_be_json_and_fails_closed(tmp_path, body, event):
+    cmd = script(tmp_path, "h.py", "import json\n" + body)
+    result = run_command(cmd, {"hook_event_name": event})
+    assert result.blocked and "(fail closed)" in result.reason
+    assert "print json.dumps(answer) and nothing else" in result.reason
+    withheld = run_command(cmd, {"hook_event_name": "PostToolUse"}) if event == "PreToolUse" \
+        else None
+    assert withheld is None or withheld.updated_output.startswith("[tool output withheld")
+
+
+def test_plain_stdout_with_a_brace_is_still_plain():
+    context = run_command("printf 'def f():\\n    return {1: 2}\\n'",
+                          {"hook_event_name": "UserPromptSubmit"})
+    assert (context.blocked, context.additional_context) == (False,
+                                                             "def f():\n    return {1: 2}")
+    scalar = run_command("echo '\"block\"'", {"hook_event_name": "PreToolUse"})
+    assert not scalar.blocked and scalar.errors == [
+        "`echo '\"block\"'` printed JSON str, not an object; ignored"]
 
 
 def test_hook_that_never_reads_stdin_is_not_a_failure():
@@ -562,11 +616,52 @@ def test_fields_outside_the_contract_are_ignored_and_reported(output, error):
     assert parse_hook_output(output, event="PostToolUse") == HookResult(errors=[error])
 
 
-def test_an_unknown_permission_decision_is_ignored_and_does_not_block():
-    result = parse_hook_output({"hookSpecificOutput": {"permissionDecision": "DENY"}},
-                               event="PreToolUse")
-    assert result == HookResult(errors=[
-        "hook output permissionDecision must be one of allow, deny, ask, got 'DENY'; ignored"])
+@pytest.mark.parametrize("output", [
+    {"decision": "Block"}, {"decision": "DENY"}, {"decision": " block "},
+    {"hookSpecificOutput": {"permissionDecision": "DENY"}}, {"permissionDecision": "Deny"},
+    {"hookSpecificOutput": {"permissionDecision": "block"}},
+    {"hookSpecificOutput": {"hookEventName": "PreToolUse", "decision": "block"}},
+])
+def test_a_block_in_another_spelling_still_blocks(output):
+    result = parse_hook_output(output, event="PreToolUse")
+    assert result.blocked and result.reason == "blocked by a PreToolUse hook"
+    assert len(result.errors) == 1 and ("read as" in result.errors[0]
+                                        or "belongs at the top level" in result.errors[0])
+
+
+@pytest.mark.parametrize("output", [
+    {"decision": "nope"}, {"decision": True}, {"decision": 1}, {"decision": ["block"]},
+    {"hookSpecificOutput": {"permissionDecision": "maybe"}},
+    {"hookSpecificOutput": {"permissionDecision": False}},
+])
+def test_a_decision_the_kit_cannot_read_fails_closed_where_a_block_protects(output):
+    for event in ("PreToolUse", "UserPromptSubmit"):
+        if "hookSpecificOutput" in output and event != "PreToolUse":
+            continue
+        result = parse_hook_output(output, event=event)
+        assert result.blocked and result.reason.startswith(
+            f"the {event} hook answered a decision the kit cannot read")
+        assert result.reason.endswith("blocked to be safe (fail closed)")
+    after = parse_hook_output(output, event="PostToolUse")   # the tool already ran
+    assert not after.blocked and after.errors[0].endswith("ignored")
+
+
+def test_allow_in_another_spelling_allows_and_null_is_no_opinion():
+    allow = parse_hook_output({"hookSpecificOutput": {"permissionDecision": "Allow"}},
+                              event="PreToolUse")
+    assert (allow.blocked, allow.permission_decision) == (False, "allow")
+    assert not parse_hook_output({"decision": "APPROVE"}, event="PreToolUse").blocked
+    assert not parse_hook_output({"decision": None}, event="PreToolUse").blocked
+
+
+def test_a_python_handler_returning_deny_without_blocked_still_blocks():
+    from mini_agent.core.hook_output import check_result
+    m = HookManager()
+    m.on("PreToolUse", lambda p: HookResult(permission_decision="Deny", reason="no"))
+    result = fire(m, "PreToolUse", {"tool_name": "run_bash", "tool_input": {}})
+    assert (result.blocked, result.reason, result.permission_decision) == (True, "no", "deny")
+    odd = check_result(HookResult(permission_decision="later"), "PreToolUse")
+    assert odd.blocked and odd.permission_decision is None
 
 
 @pytest.mark.parametrize("output", [
@@ -635,3 +730,67 @@ def test_a_payload_with_lone_surrogates_still_reaches_the_hook(tmp_path, text):
     echo = run_command(f"{PY} -c \"import sys; sys.stderr.write(sys.stdin.read()); sys.exit(2)\"",
                        {"hook_event_name": "PreToolUse", "tool_input": {"command": "é"}})
     assert '"command": "é"' in echo.reason
+
+
+@pytest.mark.parametrize("timeout", [0, -1, float("nan"), float("inf"), True, "5", 10**9])
+def test_a_timeout_that_would_skip_the_hook_is_refused(timeout):
+    """``timeout_seconds=0`` ("no limit") used to time a PreToolUse guard out before it ran:
+    a non-blocking error, so every tool call went through."""
+    with pytest.raises(ValueError, match="timeout_seconds must be a number of seconds above 0"):
+        HookManager().add_command("PreToolUse", "exit 2", timeout_seconds=timeout)
+    with pytest.raises(ValueError, match="non-blank command"):
+        CommandHook("  ")
+
+
+@pytest.mark.parametrize("output", ["block", False, True, 0, ["block"]])
+def test_a_handler_returning_something_unreadable_fails_closed_where_a_block_protects(output):
+    def guard(payload):
+        return output
+    for event in ("PreToolUse", "UserPromptSubmit"):
+        m = HookManager()
+        m.on(event, guard)
+        result = fire(m, event, {"tool_name": "run_bash", "prompt": "p"})
+        assert result.blocked and result.reason.startswith(
+            f"{event} hook guard returned {type(output).__name__} ")
+        assert result.reason.endswith("not a dict, a HookResult or None; blocked to be safe "
+                                      "(fail closed)")
+    after = HookManager()
+    after.on("PostToolUse", guard)
+    result = fire(after, "PostToolUse", {"tool_name": "run_bash"})
+    assert not result.blocked and result.errors[0].endswith("; ignored")
+
+
+def test_ask_blocks_since_the_kit_has_no_one_to_ask():
+    """Claude Code shows a confirmation dialog for "ask"; the kit has none, and used to run
+    the call as if the hook had said "allow"."""
+    m = HookManager()
+    m.on("PreToolUse", lambda p: {"hookSpecificOutput": {
+        "hookEventName": "PreToolUse", "permissionDecision": "Ask",
+        "permissionDecisionReason": "force push"}})
+    result = fire(m, "PreToolUse", {"tool_name": "run_bash", "tool_input": {}})
+    assert (result.blocked, result.permission_decision) == (True, "ask")
+    assert result.reason == ("force push; mini-agent runs without a person to confirm, so the "
+                             "call is refused (permissionDecision 'ask')")
+    bare = fire(m.__class__(), "PreToolUse", {})
+    assert not bare.blocked
+    python = HookManager()
+    python.on("PreToolUse", lambda p: HookResult(permission_decision="ask"))
+    assert fire(python, "PreToolUse", {"tool_name": "t"}).reason.startswith(
+        "the hook asks for a confirmation; mini-agent runs without a person")
+
+
+@pytest.mark.parametrize("data, media_type, problem", [
+    ("iVBOR", "image/png", "invalid base64 data"),
+    ("iVBORw0KGgo=", "image/gif", "Image does not match the provided media type image/gif"),
+])
+def test_a_replacement_image_the_api_would_refuse_is_ignored(data, media_type, problem):
+    """A PostToolUse hook's updatedToolOutput image that does not decode used to reach the
+    history: the API refused that request and every later one (the image stayed)."""
+    from mini_agent.core.hook_output import tool_output_problem
+    image = {"type": "image", "source": {"type": "base64", "media_type": media_type,
+                                         "data": data}}
+    assert tool_output_problem([image]) == f"image block 0: {problem}"
+    result = parse_hook_output({"hookSpecificOutput": {"updatedToolOutput": [image]}},
+                               event="PostToolUse")
+    assert result.updated_output is None
+    assert result.errors == [f"hook output updatedToolOutput ignored: image block 0: {problem}"]

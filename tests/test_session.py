@@ -125,6 +125,22 @@ def test_truncated_last_line_is_skipped_and_reported(tmp_path):
     assert str(problems[0]).startswith("line 3: truncated_last_line: incomplete final record")
 
 
+def test_crlf_line_ends_and_a_byte_order_mark_lose_nothing(tmp_path):
+    """A session file that went through a Windows checkout or an editor has CRLF line ends
+    (and maybe a BOM); every line used to fail its checksum and the whole session was lost."""
+    good = [msg("user", "one\r\ntwo"), msg("assistant", "three")]
+    text = "".join(line(e) for e in good)
+    crlf = write_lines(tmp_path / "crlf.jsonl", text.replace("\n", "\r\n"))
+    assert resume_session(crlf) == (good, [])
+    bom = tmp_path / "bom.jsonl"
+    bom.write_bytes(b"\xef\xbb\xbf" + text.encode("utf-8"))
+    assert resume_session(bom) == (good, [])
+    torn = write_lines(tmp_path / "torn.jsonl", text.replace("\n", "\r\n") + line(good[1])[:20])
+    entries, problems = resume_session(torn)
+    assert entries == good and [(p.line, p.kind) for p in problems] == [
+        (3, "truncated_last_line")]
+
+
 def test_corrupt_middle_line_is_reported_and_reading_goes_on(tmp_path):
     a, b = msg("user", "one"), msg("assistant", "two")
     text = line(a) + "{not json at all\n" + line(b)

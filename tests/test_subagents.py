@@ -83,6 +83,37 @@ def test_artefact_names_stay_in_their_folder(workspace):
     assert not (workspace.parent / "escape.md").exists()
 
 
+def test_artefacts_never_follow_a_link_out_of_the_workspace_or_block_on_a_fifo(workspace,
+                                                                             tmp_path):
+    """A symbolic link planted in the artefact folder (or as the folder) used to be
+    followed: write_artefact overwrote a file outside the workspace; a FIFO blocked it."""
+    import os
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "victim.md").write_text("keep me")
+    folder = workspace / ".artefacts"
+    folder.mkdir()
+    (folder / "findings.md").symlink_to(outside / "victim.md")
+    os.mkfifo(folder / "pipe.md")
+    tool = artefact_tool(Workspace(workspace))
+    with pytest.raises(ToolError, match="symbolic link or a special file"):
+        tool.run({"name": "findings.md", "content": "overwritten"})
+    with pytest.raises(ToolError, match="not a regular file|special file"):
+        tool.run({"name": "pipe.md", "content": "x"})
+    assert (outside / "victim.md").read_text() == "keep me"
+    (folder / "findings.md").unlink()
+    assert tool.run({"name": "findings.md", "content": "new"}) == \
+        "wrote .artefacts/findings.md (3 bytes)"
+    assert tool.run({"name": "findings.md", "content": "n"}) == \
+        "wrote .artefacts/findings.md (1 bytes)"
+    assert (folder / "findings.md").read_text() == "n"
+    linked = artefact_tool(Workspace(workspace), "out")
+    (workspace / "out").symlink_to(outside)
+    with pytest.raises(ToolError, match="leads outside the workspace"):
+        linked.run({"name": "victim.md", "content": "overwritten"})
+    assert (outside / "victim.md").read_text() == "keep me"
+
+
 def test_delegating_saves_main_window_tokens(workspace):
     figures = compare_main_window(
         BRIEF, workspace=workspace, direct_client=offline_client(ExplorerBrain()),

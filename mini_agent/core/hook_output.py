@@ -5,8 +5,12 @@ A hook answers with JSON (module docstring of :mod:`mini_agent.harness.hooks`);
 result a Python handler returns directly. A field of the wrong type, with a value outside the
 contract, sent for an event that does not take it, or unknown, is ignored and named in
 ``HookResult.errors``: hostile or buggy output never raises, never crashes the run and never
-reaches the API.
-Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
+reaches the API. A block is never read as an allow: a ``decision`` or ``permissionDecision``
+spelled in another case or with its synonym (``"Block"``, ``"DENY"``, ``"decision": "deny"``)
+means what it says, and one the kit cannot read at all (``"nope"``, ``true``) blocks in a
+:data:`BLOCKING_EVENTS` event (fail closed), where a mistaken allow would run a tool or send a
+prompt the hook meant to stop (the field-by-field reading is
+:mod:`mini_agent.core.hook_contract`'s). Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
 
 Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``.
 
@@ -23,33 +27,15 @@ import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
-"""The events the kit fires, spelled as Claude Code spells them."""
+from mini_agent.core.hook_contract import (  # noqa: F401 - re-exported
+    BLOCKING_EVENTS, EVENTS, PERMISSION_DECISIONS, PERMISSION_WORDS, contract_fields)
+from mini_agent.core.wire_rules import base64_image_problem
 
 MAX_HOOK_OUTPUT_CHARS = 10_000
 """Cap on a command hook's text that reaches the model (plain-stdout context, exit-2 reason),
 in characters; Claude Code cuts hook output at about the same size. Longer text is cut and a
 non-blocking error says so."""
 
-PERMISSION_DECISIONS = ("allow", "deny", "ask")
-"""Values of ``hookSpecificOutput.permissionDecision`` (PreToolUse) in Claude Code's contract."""
-
-# Claude Code's hook output contract: top-level fields, and hookSpecificOutput fields with the
-# events that may send them. Anything else is reported and ignored.
-_TOP_LEVEL_FIELDS = {"continue": bool, "stopReason": str, "suppressOutput": bool,
-                     "systemMessage": str, "decision": str, "reason": str,
-                     "hookSpecificOutput": dict}
-_SPECIFIC_FIELDS = {
-    "hookEventName": (str, frozenset(EVENTS)),
-    "permissionDecision": (str, frozenset({"PreToolUse"})),
-    "permissionDecisionReason": (str, frozenset({"PreToolUse"})),
-    "updatedInput": (dict, frozenset({"PreToolUse"})),
-    "additionalContext": (str, frozenset({"PreToolUse", "PostToolUse", "UserPromptSubmit",
-                                          "SessionStart"})),
-    "updatedToolOutput": (object, frozenset({"PostToolUse"})),
-    "updatedMCPToolOutput": (object, frozenset({"PostToolUse"})),
-}
-_DECISIONS = ("block", "approve")
 _IMAGE_MEDIA_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
 
 
@@ -171,7 +157,11 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     Every field is checked against Claude Code's hook output contract (its type, its allowed
     values, the events that may send it; with ``event`` given): a wrong or unknown field is
     ignored and named in ``errors``, never raised. A block reason that is not a string becomes
-    one (a block must block).
+    one (a block must block). ``decision`` and ``permissionDecision`` are read in any case
+    and with their synonyms (``"Block"``, ``"deny"`` -> block; ``"Allow"``, ``"approve"`` ->
+    allow; the spelling is named in ``errors``); a value the kit cannot read (``"nope"``,
+    ``true``) blocks in a :data:`BLOCKING_EVENTS` event (fail closed) and is ignored elsewhere.
+    ``null`` is no opinion.
 
     Args:
         data: the parsed JSON; ``None`` or ``{}`` is "no opinion".
@@ -191,7 +181,8 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     if not isinstance(data, dict):
         raise TypeError(f"hook output must be a JSON object, got {type(data).__name__}")
     errors: list[str] = []
-    top, specific = _contract_fields(data, event, errors)
+    doubts: list[str] = []
+    top, specific = contract_fields(data, event, errors, doubts)
 
     def pick(key: str) -> Any:
         return specific.get(key, top.get(key))
@@ -213,70 +204,15 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     elif top.get("decision") == "block":
         result.blocked = True
         result.reason = str(top.get("reason") or default_reason)
-    elif result.permission_decision == "deny":
-        result.blocked = True
+    elif result.permission_decision in ("deny", "ask"):
+        result.blocked = result.permission_decision == "deny"
         result.reason = str(pick("permissionDecisionReason") or top.get("reason")
-                            or default_reason)
+                            or (default_reason if result.blocked else ""))
+    elif doubts:
+        result.blocked = True
+        result.reason = (f"the {event} hook answered a decision the kit cannot read "
+                         f"({doubts[0]}); blocked to be safe (fail closed)")
     return check_result(result, event)
-
-
-def _kind_name(kind: type) -> str:
-    return {str: "a string", dict: "an object", bool: "a boolean"}.get(kind, kind.__name__)
-
-
-def _contract_fields(data: dict, event: str, errors: list[str]) -> tuple[dict, dict]:
-    """Split ``data`` into (top-level fields, hookSpecificOutput fields) that obey the
-    contract; every other field is named in ``errors``. Flat-shape specific fields count as
-    specific ones. Neither input is mutated."""
-    top: dict[str, Any] = {}
-    specific: dict[str, Any] = {}
-
-    def check_specific(key: str, value: Any, where: str) -> None:
-        kind, events = _SPECIFIC_FIELDS[key]
-        if kind is not object and not isinstance(value, kind):
-            errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
-                          f"{type(value).__name__}; ignored")
-        elif event and event not in events:
-            errors.append(f"hook output {key} is not part of the {event} output "
-                          f"(only {', '.join(sorted(events))}); ignored")
-        elif key == "permissionDecision" and value not in PERMISSION_DECISIONS:
-            errors.append(f"hook output permissionDecision must be one of "
-                          f"{', '.join(PERMISSION_DECISIONS)}, got {value!r}; ignored")
-        elif key == "hookEventName":
-            if event and value != event:
-                errors.append(f"hook output hookEventName {value!r} does not match the event "
-                              f"{event!r}; ignored")
-        else:
-            where_dict = specific if where == "specific" else top
-            where_dict[key] = value
-
-    for key, value in data.items():
-        if key in ("reason", "stopReason"):
-            top[key] = value  # block reasons: any value becomes a string later
-        elif key in _TOP_LEVEL_FIELDS:
-            kind = _TOP_LEVEL_FIELDS[key]
-            if not isinstance(value, kind):
-                errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
-                              f"{type(value).__name__}; ignored")
-            elif key == "decision" and value not in _DECISIONS:
-                errors.append(f"hook output decision must be one of {', '.join(_DECISIONS)}, "
-                              f"got {value!r}; ignored")
-            elif key != "hookSpecificOutput":
-                top[key] = value
-        elif key in _SPECIFIC_FIELDS:
-            check_specific(key, value, "top")
-        else:
-            errors.append(f"hook output field {key!r} is not in Claude Code's hook output "
-                          "contract; ignored")
-    nested = data.get("hookSpecificOutput")
-    if isinstance(nested, dict):
-        for key, value in nested.items():
-            if key in _SPECIFIC_FIELDS:
-                check_specific(key, value, "specific")
-            else:
-                errors.append(f"hook output hookSpecificOutput.{key!r} is not in Claude "
-                              "Code's hook output contract; ignored")
-    return top, specific
 
 
 def tool_output_problem(value: Any) -> str | None:
@@ -284,7 +220,10 @@ def tool_output_problem(value: Any) -> str | None:
 
     Valid: a string, or a non-empty list of ``{"type": "text", "text": non-blank str}`` and
     ``{"type": "image", "source": {"type": "base64", "media_type": "image/png"|...,
-    "data": str} | {"type": "url", "url": str}}`` blocks: what a tool_result may hold.
+    "data": str} | {"type": "url", "url": str}}`` blocks: what a tool_result may hold. A
+    base64 image must decode and match its media type
+    (:func:`~mini_agent.core.wire_rules.base64_image_problem`): the API refuses it otherwise,
+    and the history would keep the refused image for every later request.
 
     Args:
         value: the proposed replacement output.
@@ -318,6 +257,9 @@ def tool_output_problem(value: Any) -> str | None:
                 ok = (set(source) == {"type", "media_type", "data"}
                       and source["media_type"] in _IMAGE_MEDIA_TYPES
                       and isinstance(source["data"], str) and source["data"] != "")
+                problem = base64_image_problem(source) if ok else None
+                if problem:   # the API would refuse this request and every later one
+                    return f"image block {i}: {problem}"
             else:
                 ok = (source.get("type") == "url" and set(source) == {"type", "url"}
                       and isinstance(source["url"], str) and source["url"] != "")
@@ -358,7 +300,10 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
     JSON: ``updated_output`` (see :func:`tool_output_problem`), ``updated_input`` (a dict),
     ``additional_context``/``system_message`` (strings), ``permission_decision`` (allow,
     deny, ask); text that reaches the model or the user (reason, additional context, system
-    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent.
+    message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent. A ``permission_decision``
+    of ``"deny"`` (any case, or ``"block"``) blocks even when ``blocked`` was left False; one
+    the kit cannot read blocks in a :data:`BLOCKING_EVENTS` event (fail closed). ``"ask"``
+    blocks too: Claude Code would ask the user, and the kit has no one to ask.
 
     Args:
         result: the handler's result; never mutated.
@@ -374,9 +319,30 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
     if problem:
         errors.append(f"hook output updatedToolOutput ignored: {problem}")
         changes["updated_output"] = None
+    decision = result.permission_decision
+    if decision is not None and decision not in PERMISSION_DECISIONS:
+        word = PERMISSION_WORDS.get(decision.strip().lower()) \
+            if isinstance(decision, str) else None
+        if word is not None:
+            errors.append(f"hook result permission_decision {decision!r:.60} read as {word!r}")
+            changes["permission_decision"] = decision = word
+        elif event in BLOCKING_EVENTS and not result.blocked:
+            errors.append(f"hook result permission_decision {decision!r:.60} is not one of "
+                          f"{', '.join(PERMISSION_DECISIONS)}; blocked to be safe (fail closed)")
+            changes.update(permission_decision=None, blocked=True,
+                           reason=f"the {event} hook answered a permission decision the kit "
+                                  f"cannot read ({decision!r:.60}); blocked to be safe")
+    if decision == "deny" and not result.blocked:
+        changes.update(blocked=True, reason=result.reason or f"blocked by a {event or 'hook'} hook")
+    elif decision == "ask" and not result.blocked:
+        # Claude Code asks the user; the kit has no one to ask, and running the call anyway
+        # would turn the hook's "not without a person's OK" into an allow
+        changes.update(blocked=True, reason=(
+            f"{result.reason or 'the hook asks for a confirmation'}; mini-agent runs without "
+            "a person to confirm, so the call is refused (permissionDecision 'ask')"))
     for name, kind in (("updated_input", dict), ("additional_context", str),
                        ("system_message", str), ("permission_decision", str)):
-        value = getattr(result, name)
+        value = changes.get(name, getattr(result, name))
         if value is not None and (not isinstance(value, kind) or (
                 name == "permission_decision" and value not in PERMISSION_DECISIONS)):
             errors.append(f"hook result {name} {value!r:.60} is not allowed; ignored")

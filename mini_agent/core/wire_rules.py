@@ -3,7 +3,7 @@
 ``cache_control`` markers (shape, TTL values, longer TTLs first), what a list-shaped
 ``tool_result`` content may hold, the final assistant turn's trailing whitespace, tools
 being required once the messages hold tool blocks, and the patterns of tool names and
-tool_use ids. Each
+tool_use ids, and a base64 image's data against its media type. Each
 function returns a problem sentence or None; :func:`mini_agent.core.messages.validate_messages`
 raises on them. Pure: no IO, inputs never mutated. Taught in ``notebooks/05_prompt_caching.ipynb``
 (TTLs) and ``01_agent_loop.ipynb``.
@@ -16,6 +16,8 @@ block must not come after a ttl='5m' cache_control block".
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any
 
@@ -281,4 +283,46 @@ def tools_required_problem(messages: Any, tools: Any) -> tuple[int, str] | None:
                 isinstance(b, dict) and b.get("type") in ("tool_use", "tool_result")
                 for b in message["content"]):
             return index, TOOLS_REQUIRED
+    return None
+
+
+_IMAGE_MAGIC = {"image/png": (b"\x89PNG\r\n\x1a\n",), "image/jpeg": (b"\xff\xd8\xff",),
+                "image/gif": (b"GIF87a", b"GIF89a"), "image/webp": (b"RIFF",)}
+
+
+def base64_image_problem(source: Any) -> str | None:
+    """Say why a base64 image ``source`` would be refused by the API, or None.
+
+    The API decodes the data and checks it against ``media_type``; a hook's or a tool's
+    image that fails there makes the request a 400, and, kept in the history, every later
+    request too. Checked here: the media type is one of the four the API takes, the data
+    is valid base64 (padding included, no line breaks) and starts with that type's magic
+    bytes (PNG ``\\x89PNG``, JPEG ``\\xff\\xd8\\xff``, GIF ``GIF87a``/``GIF89a``, WebP
+    ``RIFF....WEBP``). An image whose bytes are damaged further on is not caught.
+
+    Args:
+        source: the image block's ``source`` with ``"type": "base64"``; never mutated.
+
+    Returns:
+        ``"invalid base64 data"``, ``"Image does not match the provided media type
+        image/png"`` (the API's wording), another one-line problem, or None.
+
+    >>> base64_image_problem({"type": "base64", "media_type": "image/png", "data": "iVBOR"})
+    'invalid base64 data'
+    """
+    if not isinstance(source, dict):
+        return "the image source is not an object"
+    media_type, data = source.get("media_type"), source.get("data")
+    if media_type not in _IMAGE_MAGIC:
+        return (f"media_type {media_type!r:.40} is not one of "
+                f"{', '.join(sorted(_IMAGE_MAGIC))}")
+    if not isinstance(data, str) or not data:
+        return "the image data is empty or not a string"
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError):
+        return "invalid base64 data"
+    if not raw.startswith(_IMAGE_MAGIC[media_type]) or (
+            media_type == "image/webp" and raw[8:12] != b"WEBP"):
+        return f"Image does not match the provided media type {media_type}"
     return None

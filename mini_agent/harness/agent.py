@@ -9,7 +9,8 @@ which ``agent.history[i]`` was appended (the loop appends both). The turn itself
 cache breakpoints), the view policy and ``on_context_overflow``, and reads its events back:
 nothing in the loop calls into the Agent.
 
-Data flow of one ``arun(text)``: SessionStart (first run) -> UserPromptSubmit -> the loop
+Data flow of one ``arun(text)``: SessionStart (first run) -> UserPromptSubmit (their
+``additionalContext``, in that order, joins the prompt as text blocks after it) -> the loop
 appends the user message, which the session logs (fsynced) BEFORE the API call -> turns of
 the loop (each assistant message logged when complete, each tool result logged as it
 arrives, never the masked view: :class:`~mini_agent.harness.session.SessionRecorder`) -> Stop.
@@ -183,20 +184,22 @@ class Agent:
                  if self.hooks is not None else None)
         blocks = [{"type": "text", "text": encodable_text(text)}]  # U+FFFD for a lone surrogate
         if hooks is not None:
+            contexts = []
             if first_run:
                 started = await hooks.fire("SessionStart", {
                     "source": "resume" if self._resumed else "startup"})
                 for notice in hook_notices("SessionStart", started):
                     yield notice
+                contexts.append(started.additional_context)   # reaches the model once
             submitted = await hooks.fire("UserPromptSubmit", {"prompt": text})
             for notice in hook_notices("UserPromptSubmit", submitted):
                 yield notice
             if submitted.blocked:
                 yield LoopEnd("prompt_blocked", 0)
                 return
-            context = submitted.additional_context
-            if isinstance(context, str) and context.strip():  # the API refuses blank text
-                blocks.append({"type": "text", "text": context})
+            for context in (*contexts, submitted.additional_context):
+                if isinstance(context, str) and context.strip():  # the API refuses blank text
+                    blocks.append({"type": "text", "text": encodable_text(context)})
         end = LoopEnd("completed", 0)
         model = sdk_model(self.client, model=self.model, max_tokens=self.max_tokens,
                           system=self.system, tools=self.tools, stream=self.stream,

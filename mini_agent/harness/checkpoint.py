@@ -244,14 +244,14 @@ class ProgressStore:
 
         Raises:
             FileNotFoundError: there is no file at ``path``.
-            ValueError: the file is not JSON (the message names the path).
-            ProgressVersionError: the file is not a JSON object, or has another format or job
-                version than expected.
+            ValueError: the file is not JSON (invalid, not UTF-8, too deep; names the path).
+            ProgressVersionError: not a JSON object, or another format or job version.
         """
         try:
-            progress = json.loads(self.path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{self.path}: not a JSON progress file ({exc})") from None
+            progress = json.loads(self.path.read_bytes().decode("utf-8"))
+        except (ValueError, RecursionError) as exc:   # invalid JSON, not UTF-8, too deep
+            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
+            raise ValueError(f"{self.path}: not a JSON progress file ({why})") from None
         if not isinstance(progress, dict):
             raise ProgressVersionError("format", type(progress).__name__, "an object")
         check_version(progress, expected_job_version=self.expected_job_version)

@@ -6,7 +6,10 @@ other stdout is ignored with a warning, except for UserPromptSubmit/SessionStart
 stdout becomes ``additionalContext``); 2 = block with stderr as the reason; anything else = a
 non-blocking error, reported in ``HookResult.errors``. The timeout kills the hook's whole
 process group. Hostile output: stdout is parsed whole, never cut first, and an answer too
-large or too deeply nested to parse fails closed (:data:`FAIL_CLOSED_EVENTS`).
+large or too deeply nested to parse, or one that looks like JSON but is not (a Python dict
+printed with ``print()``, log lines before the JSON), fails closed (:data:`FAIL_CLOSED_EVENTS`).
+Where the kit departs from Claude Code so that a block never becomes an allow: a hook that
+printed a block and then exits with another code, or is killed at its timeout, still blocks.
 :data:`EXAMPLES_DIR` holds the example hooks shipped with the kit.
 
 IO: processes, temporary files. Taught in ``notebooks/06_hooks.ipynb``.
@@ -25,6 +28,7 @@ import os
 import signal
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from mini_agent.core.hook_output import MAX_HOOK_OUTPUT_CHARS, HookResult, cap_text, parse_hook_output
 
@@ -78,6 +82,25 @@ class CommandHook:
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS
     cwd: str | Path | None = None
 
+    def __post_init__(self) -> None:
+        """Refuse a timeout that would skip the hook: 0, negative, NaN, infinite, too long.
+
+        A zero timeout used to time the hook out before it ran, a non-blocking error, so a
+        PreToolUse guard registered with ``timeout_seconds=0`` ("no limit") let every call
+        through.
+
+        Raises:
+            ValueError: ``timeout_seconds`` is not a number of seconds in (0,
+                :data:`MAX_HOOK_TIMEOUT_SECONDS`], or ``command`` is not a non-blank string.
+        """
+        if not isinstance(self.command, str) or not self.command.strip():
+            raise ValueError(f"a command hook needs a non-blank command, got {self.command!r}")
+        timeout = self.timeout_seconds
+        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                or not 0 < timeout <= MAX_HOOK_TIMEOUT_SECONDS):
+            raise ValueError(f"timeout_seconds must be a number of seconds above 0 and up to "
+                             f"{MAX_HOOK_TIMEOUT_SECONDS:g}, got {timeout!r}")
+
     @property
     def __name__(self) -> str:  # noqa: D401 - used in error messages
         return f"`{self.command}`"
@@ -102,10 +125,15 @@ class CommandHook:
             except TimeoutError:
                 _kill_group(proc.pid)
                 await proc.wait()
-                return HookResult(errors=[f"{self.__name__} timed out after "
-                                          f"{self.timeout_seconds:g} s and was killed"])
+                failure = (f"{self.__name__} timed out after {self.timeout_seconds:g} s and "
+                           "was killed")
+                return self._printed_block(event, out, failure) or HookResult(errors=[failure])
             err.seek(0)
             stderr = err.read(MAX_HOOK_READ_BYTES).decode("utf-8", "replace").strip()
+            if code not in (0, EXIT_CODE_BLOCK):
+                failure = (f"{self.__name__} failed with exit code {code}"
+                           + (f": {stderr}" if stderr else ""))
+                return self._printed_block(event, out, failure) or HookResult(errors=[failure])
             size = os.fstat(out.fileno()).st_size
             if code == 0 and size > MAX_HOOK_PARSE_BYTES:
                 return self._unreadable(event, f"printed {size:,} bytes on stdout, more than "
@@ -116,6 +144,11 @@ class CommandHook:
             result = self._interpret(event, code, stdout, stderr)
         except RecursionError:
             return self._unreadable(event, "printed JSON nested too deeply to parse")
+        if result is None:
+            return self._unreadable(event, "printed stdout that looks like a JSON answer but "
+                                    "is not one JSON object (a Python dict printed with "
+                                    "print()? log lines before it? print json.dumps(answer) "
+                                    "and nothing else)")
         for name in ("additional_context", "reason"):
             text = getattr(result, name)
             if isinstance(text, str) and cap_text(text) != text:
@@ -138,24 +171,65 @@ class CommandHook:
         return HookResult(blocked=True, reason=f"the {event} hook {self.__name__} {why}; "
                           "blocked to be safe (fail closed)", errors=[f"{message}; blocked"])
 
-    def _interpret(self, event: str, code: int, stdout: str, stderr: str) -> HookResult:
+    def _printed_block(self, event: str, out: Any, failure: str) -> HookResult | None:
+        """The block a hook printed on stdout before it failed (an exit code other than 0 and
+        2, or killed at its timeout), or None. Claude Code ignores such stdout; the kit reads
+        it for a block only, so a hook that says block and then crashes or hangs still blocks
+        (every other field of that answer is ignored)."""
+        if event not in FAIL_CLOSED_EVENTS or os.fstat(out.fileno()).st_size > MAX_HOOK_PARSE_BYTES:
+            return None
+        out.seek(0)
+        try:
+            data = json.loads(out.read().decode("utf-8", "replace").strip())
+            answer = parse_hook_output(data, event=event) if isinstance(data, dict) else None
+        except (ValueError, TypeError, RecursionError):
+            return None
+        if answer is None or not answer.blocked:
+            return None
+        return HookResult(blocked=True, reason=answer.reason,
+                          errors=[*answer.errors, f"{failure}; the block it printed first stands"])
+
+    def _interpret(self, event: str, code: int, stdout: str,
+                   stderr: str) -> HookResult | None:
+        """Read an exit-0 or exit-2 answer; None for stdout the kit cannot read in a
+        :data:`FAIL_CLOSED_EVENTS` event (see :func:`_looks_like_json`)."""
         if code == EXIT_CODE_BLOCK:
             reason = stderr or f"blocked by {event} hook {self.__name__} (exit code 2, no message)"
             return HookResult(blocked=True, reason=reason)
-        if code != 0:
-            return HookResult(errors=[f"{self.__name__} failed with exit code {code}"
-                                      + (f": {stderr}" if stderr else "")])
         text = stdout.strip()
         if not text:
             return HookResult()
         try:
-            return parse_hook_output(json.loads(text), event=event)
-        except (ValueError, TypeError) as exc:
+            data = json.loads(text)
+        except ValueError as exc:
+            if event in FAIL_CLOSED_EVENTS and _looks_like_json(text, event):
+                return None
             if event in PLAIN_STDOUT_IS_CONTEXT:
                 return HookResult(additional_context=text)
             message = f"{self.__name__} printed non-JSON stdout; ignored ({exc})"
             log.info(message)
             return HookResult(errors=[message])
+        if isinstance(data, dict) or data is None:
+            return parse_hook_output(data, event=event)
+        if event in FAIL_CLOSED_EVENTS and isinstance(data, list):
+            return None
+        if event in PLAIN_STDOUT_IS_CONTEXT:
+            return HookResult(additional_context=text)
+        message = (f"{self.__name__} printed JSON {type(data).__name__}, not an object; "
+                   "ignored")
+        log.info(message)
+        return HookResult(errors=[message])
+
+
+def _looks_like_json(text: str, event: str) -> bool:
+    """True when non-JSON stdout still looks like an attempt at a JSON answer: it starts with
+    ``{`` or ``[`` (a Python dict printed with ``print()``, JSON cut short), or, for the tool
+    events, one of its lines does (log lines printed before the JSON answer). Plain text that
+    merely holds a brace elsewhere (UserPromptSubmit context) does not."""
+    if text.startswith(("{", "[")):
+        return True
+    return event in ("PreToolUse", "PostToolUse") and any(
+        line.lstrip().startswith("{") for line in text.splitlines())
 
 
 def _payload_bytes(payload: dict) -> bytes:

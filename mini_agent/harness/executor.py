@@ -168,8 +168,9 @@ class StreamingExecutor:
             ``{"tool_name", "tool_input", "tool_use_id"}``: ``blocked`` gives an error result
             with the reason, ``updated_input`` replaces the input. PostToolUse payload adds
             ``"tool_response"`` (the result text) and ``"is_error"``; its
-            ``additional_context`` is appended to the result text after a blank line;
-            ``updated_output`` replaces the text. What the hooks say to the user and a
+            ``additional_context`` is appended to the result text after a blank line, and
+            so is a block's reason (``"PostToolUse hook: <reason>"``, feedback: the tool
+            already ran); ``updated_output`` replaces the text. What the hooks say to the user and a
             ``"continue": false`` travel in the :class:`ToolOutcome`.
     Attributes:
         outcomes: every :class:`ToolOutcome`, in completion order (timelines).
@@ -264,6 +265,12 @@ class StreamingExecutor:
             extra = getattr(post, "additional_context", None)
             if isinstance(extra, str) and extra.strip():
                 content = _append_text(content, extra)
+            feedback = getattr(post, "reason", None)
+            if (getattr(post, "blocked", False) and not getattr(post, "stop", False)
+                    and isinstance(feedback, str) and feedback.strip()):
+                # Claude Code: a PostToolUse block cannot undo the call; its reason is
+                # feedback the model must see, so it joins the result
+                content = _append_text(content, f"PostToolUse hook: {feedback}")
         if isinstance(content, str) and not content.strip():
             content = "(no output)"
         outcome = ToolOutcome(

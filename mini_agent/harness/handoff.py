@@ -44,7 +44,9 @@ def confirm_completed(progress: dict, system: SystemOfRecord) -> dict[str, bool]
 def summarise_session(path: str | os.PathLike[str]) -> dict:
     """Summarise a session log (JSONL) for a handoff.
 
-    Damaged lines are skipped.
+    Damaged lines are skipped, and so are values of the wrong type in a readable line (a
+    hand-edited log: content that is a number, a text that is not a string, a tool input
+    or path that is not an object or a string): they never stop the handoff.
 
     Args:
         path: the session log; its file name without suffix is the session id.
@@ -63,13 +65,15 @@ def summarise_session(path: str | os.PathLike[str]) -> dict:
         content = message.get("content")
         if message.get("role") == "user" and not goal:
             goal = content if isinstance(content, str) else " ".join(
-                b.get("text", "") for b in content or [] if isinstance(b, dict))
+                b["text"] for b in (content if isinstance(content, list) else [])
+                if isinstance(b, dict) and isinstance(b.get("text"), str))
         if message.get("role") == "assistant" and isinstance(content, list):
             for block in content:
                 if (isinstance(block, dict) and block.get("type") == "tool_use"
-                        and block.get("name") in WRITE_TOOLS):
-                    target = (block.get("input") or {}).get("path")
-                    if target and target not in files:
+                        and block.get("name") in WRITE_TOOLS
+                        and isinstance(block.get("input"), dict)):
+                    target = block["input"].get("path")
+                    if isinstance(target, str) and target and target not in files:
                         files.append(target)
     return {"session_id": Path(path).stem, "goal": goal.strip(), "files_written": files}
 

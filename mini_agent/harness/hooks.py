@@ -10,7 +10,7 @@ outputs merge, later wins. A handler returns the same JSON a Claude Code command
      "continue": false, "stopReason": str,                  # stop the whole run
      "systemMessage": str,                                  # shown to the user, not the model
      "hookSpecificOutput": {"hookEventName": str,
-         "permissionDecision": "allow" | "deny" | "ask",    # PreToolUse; "deny" blocks
+         "permissionDecision": "allow" | "deny" | "ask",    # PreToolUse; "deny" and "ask" block
          "permissionDecisionReason": str,
          "updatedInput": dict,                              # PreToolUse: the input that runs
          "additionalContext": str,                          # reaches the model
@@ -46,8 +46,9 @@ import re
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Union
 
-from mini_agent.core.hook_output import (EVENTS, MAX_HOOK_OUTPUT_CHARS, PERMISSION_DECISIONS,  # noqa: F401
-                                         HookResult, cap_text, check_result, parse_hook_output,
+from mini_agent.core.hook_output import (BLOCKING_EVENTS, EVENTS,  # noqa: F401
+                                         MAX_HOOK_OUTPUT_CHARS, PERMISSION_DECISIONS, HookResult,
+                                         cap_text, check_result, parse_hook_output,
                                          tool_output_problem)
 from mini_agent.harness.command_hooks import DEFAULT_TIMEOUT_SECONDS, CommandHook
 from mini_agent.harness.hook_settings import add_settings_hooks
@@ -98,10 +99,20 @@ def matches(matcher: str | None, event: str, payload: dict) -> bool:
     return any(re.fullmatch(matcher, n) for n in names)
 
 
-def _as_result(output: Any, event: str) -> HookResult:
+def _as_result(output: Any, event: str, name: str = "a handler") -> HookResult:
+    """Read a handler's return value. One that is neither a dict, a HookResult nor None
+    (``return "block"``, ``return False``) cannot be read: it blocks in a
+    :data:`BLOCKING_EVENTS` event (fail closed), elsewhere it is a reported error."""
     if isinstance(output, HookResult):
         return check_result(output, event)
-    return parse_hook_output(output, event=event)
+    if output is None or isinstance(output, dict):
+        return parse_hook_output(output, event=event)
+    why = (f"{event} hook {name} returned {type(output).__name__} {output!r:.60}, not a dict, "
+           "a HookResult or None")
+    if event in BLOCKING_EVENTS:
+        return HookResult(blocked=True, reason=f"{why}; blocked to be safe (fail closed)",
+                          errors=[f"{why}; blocked"])
+    return HookResult(errors=[f"{why}; ignored"])
 
 
 def _next_payload(event: str, payload: dict, result: HookResult) -> dict:
@@ -173,7 +184,9 @@ class HookManager:
         """Run the matching handlers for ``event`` one after another and merge their outputs.
 
         The payload gets ``"hook_event_name": event`` if absent (it is not mutated). A handler
-        that raises is a non-blocking error (in ``errors``), like a command hook's exit 1.
+        that raises is a non-blocking error (in ``errors``), like a command hook's exit 1; one
+        that returns something other than a dict, a HookResult or None blocks in a
+        PreToolUse or UserPromptSubmit event (fail closed) and is a reported error elsewhere.
 
         Args:
             event: the event's wire name.
@@ -197,7 +210,7 @@ class HookManager:
                 output = handler(payload)
                 if inspect.isawaitable(output):
                     output = await output
-                result = _as_result(output, event)
+                result = _as_result(output, event, getattr(handler, "__name__", repr(handler)))
             except Exception as exc:  # noqa: BLE001 - a broken hook must not break the run
                 name = getattr(handler, "__name__", repr(handler))
                 merged.errors.append(f"{event} hook {name} raised {type(exc).__name__}: {exc}")

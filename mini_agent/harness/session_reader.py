@@ -31,6 +31,7 @@ so such a line is damage, and a search must not make a resume hang."""
 _CRC_TAIL = re.compile(rb',"crc":"([0-9a-f]{8})"\}')
 _CRC_TAIL_BYTES = 18  # len(b',"crc":"') + 8 hex digits + len(b'"}')
 _RECORD_START = b'{"timestamp":'
+_BOM = b"\xef\xbb\xbf"
 _ENTRY_KEYS = frozenset({"type", "timestamp", "message", "block", "event", "model", "cwd",
                          "workspace"})
 _HEX8 = re.compile(r"[0-9a-f]{8}")
@@ -77,7 +78,8 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
     valid JSON that is not an object, is "corrupt_line" (on the last line of a file without a
     final newline: "truncated_last_line"); a line without a checksum after lines with one, or
     whose checksum field itself was damaged, is "missing_checksum". Blank lines are skipped
-    without a report. Lines written without checksums (plain JSON Lines, or a file from
+    without a report, and so are CRLF line ends and a UTF-8 byte order mark at the start
+    (a file that went through an editor or a Windows checkout). Lines written without checksums (plain JSON Lines, or a file from
     before checksums, with none before them) are read as they are, as exercise 07 reads
     them. Problems are ``(line, kind)`` pairs with a ``detail``
     (:class:`SessionProblem`). Time and memory are linear in the file size: a damaged line is
@@ -98,10 +100,15 @@ def resume_session(path: str | Path) -> tuple[list[dict], list[SessionProblem]]:
         seed 002 section 6 (empty file, truncated last line pitfalls).
     """
     data = Path(path).read_bytes()
+    if data.startswith(_BOM):   # an editor's byte order mark is not damage
+        data = data[len(_BOM):]
     lines = data.split(b"\n")
     ends_cleanly = lines[-1] == b""
     if ends_cleanly:
         lines.pop()
+    # CRLF line ends (an editor or a checkout on Windows) are line ends, not damage: the
+    # writer escapes every CR inside a record, so a bare one can only end the line
+    lines = [raw[:-1] if raw.endswith(b"\r") else raw for raw in lines]
     entries: list[dict] = []
     problems: list[SessionProblem] = []
     checked_seen = False

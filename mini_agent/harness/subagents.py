@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -95,7 +96,9 @@ def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR, *,
 
     Names are plain file names (letters, digits, ``_ . -``, no ``/``, at most 100
     characters); an existing file is replaced. A bad name makes the tool raise ``ToolError``
-    (an ``is_error`` result for the model).
+    (an ``is_error`` result for the model), and so does an artefact folder or file that is a
+    symbolic link leading outside the workspace, or a file that is not a regular one (a
+    FIFO would block the write forever).
 
     Args:
         workspace: the workspace whose root holds the folder.
@@ -115,8 +118,12 @@ def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR, *,
                             "findings.md (letters, digits, '_', '.', '-'; no '/')")
         target = workspace.root / folder / name
         target.parent.mkdir(parents=True, exist_ok=True)
+        root = Path(workspace.root).resolve()
+        if not target.parent.resolve().is_relative_to(root):
+            raise ToolError(f"the artefact folder {folder} leads outside the workspace (a "
+                            "symbolic link); nothing was written")
         data = input["content"].encode("utf-8")
-        target.write_bytes(data)
+        _write_plain_file(target, data)
         if written is not None and target not in written:
             written.append(target)
         return f"wrote {folder}/{name} ({len(data):,} bytes)"
@@ -126,6 +133,31 @@ def artefact_tool(workspace: Workspace, folder: str = ARTEFACT_DIR, *,
                     "name": {"type": "string", "description": "file name, e.g. findings.md"},
                     "content": {"type": "string"}}, "required": ["name", "content"]},
                 "write", run)
+
+
+def _write_plain_file(target: Path, data: bytes) -> None:
+    """Replace ``target``'s bytes, refusing a symbolic link (it could point outside the
+    workspace) and anything but a regular file (a FIFO would block the write forever).
+
+    Raises:
+        ToolError: ``target`` is a symbolic link, a FIFO, a directory or another special
+            file.
+    """
+    try:
+        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    except OSError as exc:
+        raise ToolError(f"artefact {target.name} cannot be written: it is a symbolic link or "
+                        f"a special file ({exc.strerror})") from exc
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ToolError(f"artefact {target.name} is not a regular file; nothing was "
+                            "written")
+        os.ftruncate(fd, 0)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 def bound_summary(text: str, max_tokens: int) -> tuple[str, bool]:

@@ -159,6 +159,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     def _check(self, body: dict[str, Any], *, count_tokens: bool, version: str,
                betas: tuple[str, ...]) -> str | None:
         """Return the API's error message for a malformed body, or None."""
+        if body.get("model") is not None and not isinstance(body["model"], str):
+            return "model: Input should be a valid string"
         try:
             limits = model_spec(body.get("model") or "")
         except UnknownModelError:
@@ -209,7 +211,10 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         # the edits a request asks for apply here too (earlier compaction blocks included;
         # ASSUMPTION: a new compaction is not simulated by count_tokens)
         original = approx_body_tokens(body)
-        body, _ = clear_tool_uses_transform(body)
+        try:
+            body, _ = clear_tool_uses_transform(body)
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:
+            return api_error(400, "invalid_request_error", f"context_management.edits: {exc}")
         body = {**body, "messages": apply_compaction_blocks(body["messages"])}
         return httpx2.Response(200, json={
             "input_tokens": approx_body_tokens(body),
@@ -240,7 +245,13 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         body = place_automatic_cache_control(body)
         compaction = None
         if self.request_transforms is None:
-            body, extras, compaction = self._api_context_management(body)
+            try:
+                body, extras, compaction = self._api_context_management(body)
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                # an edit setting the shape check let through: a 400 like the API's, never
+                # an exception inside the SDK client
+                return api_error(400, "invalid_request_error",
+                                 f"context_management.edits: {exc}")
         else:
             extras = {}
             for transform in self.request_transforms:

@@ -2,12 +2,16 @@
 
 :func:`shape_problem` returns the 400 message for: a custom tool whose name does not match
 :data:`TOOL_NAME_PATTERN`, two tools of one name, a custom tool without an object
-``input_schema``, an invalid ``cache_control`` on a system block or a tool, an empty system
-text block, a ``tool_choice`` that is not an object, of an unknown type, naming a tool the
+``input_schema``, a system block that is not a text block of the SDK's
+``TextBlockParam`` shape, an invalid ``cache_control`` on a system block or a tool, an empty
+system text block, a ``tool_choice`` that is not an object, of an unknown type, naming a tool the
 request does not define or given without tools, thinking with a ``tool_choice`` that forces
 tool use, ``stop_sequences`` / ``stream`` / ``metadata`` / ``service_tier`` of the wrong type,
 a ``tool_use`` id outside ``[a-zA-Z0-9_-]``, and a ``tool_result`` whose ``is_error`` is not a
-boolean. The offline API (:mod:`mini_agent.offline.transport`) runs it after
+boolean, a base64 image whose data does not decode or match its media type (the
+API's "Image does not match the provided media type image/png"), thinking blocks out of place (:func:`thinking_order_problem`) and a
+``context_management`` whose edits do not have the SDK's shapes
+(:func:`context_management_problem`). The offline API (:mod:`mini_agent.offline.transport`) runs it after
 :func:`mini_agent.core.request_rules.request_problem`, so a request the real API would refuse
 is refused offline too, with a 400 rather than a crash of the usage model.
 
@@ -16,7 +20,9 @@ Pure: no IO. Taught with ``notebooks/01_agent_loop.ipynb`` (what the API refuses
 Source: Anthropic Messages API reference (tool ``name`` pattern ``^[a-zA-Z0-9_-]{1,128}$``,
 ``input_schema`` required, ``tool_choice`` types auto/any/tool/none, ``metadata.user_id``,
 ``service_tier`` auto/standard_only); extended-thinking docs ("tool_choice any or tool ...
-will result in an error" with thinking on). ASSUMPTIONS (wording not documented): the texts
+will result in an error" with thinking on); the thinking-order refusals as the API words them
+(quoted in public bug reports: anthropics/claude-code#20705, #11978; tailcallhq/forgecode#2107,
+#1853). ASSUMPTIONS (wording not documented): the texts
 of the duplicate-name, unknown-tool, tool_choice-without-tools and empty-system-text
 refusals, and the field paths of the tool_use id and is_error refusals (pydantic style).
 """
@@ -26,9 +32,10 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from mini_agent.core.wire_rules import (TOOL_NAME_PATTERN, TOOL_USE_ID_PATTERN,
-                                       cache_control_problem)
+                                       base64_image_problem, cache_control_problem)
 
-__all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem"]
+__all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem", "thinking_order_problem",
+           "context_management_problem"]
 
 TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
 SERVICE_TIERS = ("auto", "standard_only")
@@ -47,7 +54,194 @@ def shape_problem(body: Mapping[str, Any]) -> str | None:
     """
     return (_tools_problem(body.get("tools")) or _system_problem(body.get("system"))
             or _tool_choice_problem(body) or _scalars_problem(body)
-            or _blocks_problem(body.get("messages")))
+            or _blocks_problem(body.get("messages")) or thinking_order_problem(body)
+            or context_management_problem(body))
+
+
+_EDIT_FIELDS = {
+    "clear_tool_uses_20250919": frozenset({"type", "trigger", "keep", "clear_at_least",
+                                           "exclude_tools", "clear_tool_inputs"}),
+    "clear_thinking_20251015": frozenset({"type", "keep"}),
+}
+_COUNTS = {  # field -> the ``type`` values its {"type", "value"} object may take
+    "trigger": ("input_tokens", "tool_uses"), "keep": ("tool_uses",),
+    "clear_at_least": ("input_tokens",),
+}
+
+
+def _quoted(values: tuple[str, ...]) -> str:
+    return " or ".join(f"'{v}'" for v in values)
+
+
+def _count_problem(where: str, value: Any, kinds: tuple[str, ...]) -> str | None:
+    """A ``{"type": kind, "value": int >= 0}`` object (trigger, keep, clear_at_least)."""
+    if not isinstance(value, Mapping):
+        return f"{where}: Input should be a valid dictionary"
+    if value.get("type") not in kinds:
+        return f"{where}.type: Input should be {_quoted(kinds)}"
+    extra = sorted(set(value) - {"type", "value"})
+    if extra:
+        return f"{where}.{extra[0]}: Extra inputs are not permitted"
+    number = value.get("value")
+    if "value" not in value:
+        return f"{where}.value: Field required"
+    if not isinstance(number, int) or isinstance(number, bool):
+        return f"{where}.value: Input should be a valid integer"
+    if number < 0:
+        return f"{where}.value: Input should be greater than or equal to 0"
+    return None
+
+
+def _names_problem(where: str, value: Any) -> str | None:
+    if not isinstance(value, list):
+        return f"{where}: Input should be a valid list"
+    for k, name in enumerate(value):
+        if not isinstance(name, str):
+            return f"{where}.{k}: Input should be a valid string"
+    return None
+
+
+def context_management_problem(body: Mapping[str, Any]) -> str | None:
+    """Return the API's 400 message for a malformed ``context_management``, or None.
+
+    Checked against the SDK's param types (``BetaContextManagementConfigParam`` and the edit
+    params): an object with only ``edits``, a list of objects; ``clear_tool_uses_20250919``
+    takes ``trigger`` (``{"type": "input_tokens" | "tool_uses", "value": int}``), ``keep``
+    (``tool_uses``), ``clear_at_least`` (``input_tokens``), ``exclude_tools`` (a list of
+    names) and ``clear_tool_inputs`` (a boolean or a list of names); ``clear_thinking_20251015``
+    takes ``keep`` (``{"type": "thinking_turns", "value": int}``, ``{"type": "all"}`` or
+    ``"all"``) and, with other edits, comes first. Unknown edit types are
+    :func:`mini_agent.core.request_rules.request_problem`'s to refuse; the compaction edit's
+    fields are checked where it is applied.
+
+    Args:
+        body: the request body; never mutated.
+
+    Returns:
+        The message (``"context_management.edits.<i>...: <what is wrong>"``), or None.
+    """
+    if "context_management" not in body or body["context_management"] is None:
+        return None
+    config = body["context_management"]
+    if not isinstance(config, Mapping):
+        return "context_management: Input should be a valid dictionary"
+    extra = sorted(set(config) - {"edits"})
+    if extra:
+        return f"context_management.{extra[0]}: Extra inputs are not permitted"
+    edits = config.get("edits", [])
+    if not isinstance(edits, list):
+        return "context_management.edits: Input should be a valid list"
+    for i, edit in enumerate(edits):
+        if not isinstance(edit, Mapping):
+            return f"context_management.edits.{i}: Input should be a valid dictionary"
+        kind = edit.get("type")
+        fields = _EDIT_FIELDS.get(kind) if isinstance(kind, str) else None
+        if fields is None:
+            continue
+        where = f"context_management.edits.{i}.{kind}"
+        extra = sorted(set(edit) - fields)
+        if extra:
+            return f"{where}.{extra[0]}: Extra inputs are not permitted"
+        if kind == "clear_thinking_20251015":
+            if i > 0:
+                return (f"context_management.edits.{i}: the clear_thinking_20251015 edit must "
+                        "be listed first in edits")
+            keep = edit.get("keep", "all")
+            if keep != "all" and keep != {"type": "all"}:
+                problem = _count_problem(f"{where}.keep", keep, ("thinking_turns",))
+                if problem:
+                    return problem
+            continue
+        for name, kinds in _COUNTS.items():
+            if edit.get(name) is not None or (name != "clear_at_least" and name in edit):
+                problem = _count_problem(f"{where}.{name}", edit[name], kinds)
+                if problem:
+                    return problem
+        if edit.get("exclude_tools") is not None:
+            problem = _names_problem(f"{where}.exclude_tools", edit["exclude_tools"])
+            if problem:
+                return problem
+        inputs = edit.get("clear_tool_inputs")
+        if inputs is not None and not isinstance(inputs, bool):
+            problem = _names_problem(f"{where}.clear_tool_inputs", inputs)
+            if problem:
+                return f"{problem} (or a boolean)"
+    return None
+
+
+_THINKING = ("thinking", "redacted_thinking")
+THINKING_DOCS = "https://docs.claude.com/en/docs/build-with-claude/extended-thinking"
+
+
+def thinking_order_problem(body: Mapping[str, Any]) -> str | None:
+    """Return the API's 400 message for thinking blocks out of place in ``messages``, or None.
+
+    The rules, as the API words its refusals: an assistant message holding any thinking
+    block must start with one; with thinking off, the assistant message in the final
+    position holds none; with ``thinking.type == "enabled"``, the final assistant message
+    (the last message, or the one whose ``tool_use`` the trailing ``tool_result`` user turn
+    answers) starts with a thinking block, so a tool loop must send back the thinking it got;
+    and an assistant message in the final position does not end with a thinking block.
+
+    Args:
+        body: the request body; ``messages`` a list (other shapes are skipped); never mutated.
+
+    Returns:
+        The message (``"messages.<i>...: <what is wrong>"``), or None.
+    """
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return None
+
+    def blocks(i: int) -> list:
+        message = messages[i]
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(content, str):
+            return [{"type": "text", "text": content}]
+        return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+    def role(i: int) -> Any:
+        return messages[i].get("role") if isinstance(messages[i], dict) else None
+
+    for i in range(len(messages)):
+        content = blocks(i)
+        if role(i) == "assistant" and content and content[0].get("type") not in _THINKING \
+                and any(b.get("type") in _THINKING for b in content):
+            return (f"messages.{i}.content.0: If an assistant message contains any thinking "
+                    f"blocks, the first block must be thinking or redacted_thinking. Found "
+                    f"{content[0].get('type')}.")
+    if not messages:
+        return None
+    last = len(messages) - 1
+    thinking = body.get("thinking")
+    kind = thinking.get("type") if isinstance(thinking, Mapping) else None
+    if role(last) == "assistant":
+        content = blocks(last)
+        if kind in (None, "disabled"):
+            for j, block in enumerate(content):
+                if block.get("type") in _THINKING:
+                    return (f"messages.{last}.content.{j}: When thinking is disabled, an "
+                            "`assistant` message in the final position cannot contain "
+                            "`thinking`. To use thinking blocks, enable `thinking` in your "
+                            "request.")
+        if content and content[-1].get("type") in _THINKING:
+            return (f"messages.{last}: The final block in an assistant message cannot be "
+                    "`thinking`.")
+        final = last
+    elif role(last) == "user" and last > 0 and role(last - 1) == "assistant" and \
+            blocks(last) and blocks(last)[0].get("type") == "tool_result":
+        final = last - 1
+    else:
+        return None
+    content = blocks(final)
+    if kind == "enabled" and content and content[0].get("type") not in _THINKING:
+        return (f"messages.{final}.content.0.type: Expected `thinking` or `redacted_thinking`, "
+                f"but found `{content[0].get('type')}`. When `thinking` is enabled, a final "
+                "`assistant` message must start with a thinking block (preceeding the "
+                "lastmost set of `tool_use` and `tool_result` blocks). We recommend you "
+                "include thinking blocks from previous turns. To avoid this requirement, "
+                f"disable `thinking`. Please consult our documentation at {THINKING_DOCS}")
+    return None
 
 
 def _custom(tool: Mapping[str, Any]) -> bool:
@@ -81,6 +275,13 @@ def _system_problem(system: Any) -> str | None:
     if not isinstance(system, list):
         return None
     for i, block in enumerate(system):
+        if block.get("type") != "text":   # the system prompt holds text blocks only
+            return f"system.{i}.type: Input should be 'text'"
+        if not isinstance(block.get("text"), str):
+            return f"system.{i}.text: Input should be a valid string"
+        extra = sorted(set(block) - {"type", "text", "cache_control", "citations"})
+        if extra:
+            return f"system.{i}.{extra[0]}: Extra inputs are not permitted"
         problem = cache_control_problem(block.get("cache_control"))
         if problem:
             return f"system.{i}.cache_control: {problem}"
@@ -150,4 +351,25 @@ def _blocks_problem(messages: Any) -> str | None:
                     and not isinstance(block["is_error"], bool):
                 return (f"messages.{i}.content.{j}.tool_result.is_error: Input should be a "
                         "valid boolean")
+            problem = _image_problem(block, f"messages.{i}.content.{j}")
+            inner = block.get("content") if block.get("type") == "tool_result" else None
+            for k, part in enumerate(inner if isinstance(inner, list) else []):
+                problem = problem or _image_problem(
+                    part, f"messages.{i}.content.{j}.tool_result.content.{k}")
+            if problem:
+                return problem
     return None
+
+
+def _image_problem(block: Any, where: str) -> str | None:
+    """The refusal of a base64 image whose data does not decode or match its media type
+    (a media type outside the four is ``validate_messages``'s to refuse)."""
+    if not isinstance(block, dict) or block.get("type") != "image":
+        return None
+    source = block.get("source")
+    if not isinstance(source, dict) or source.get("type") != "base64" \
+            or source.get("media_type") not in ("image/png", "image/jpeg", "image/gif",
+                                                "image/webp"):
+        return None
+    problem = base64_image_problem(source)
+    return f"{where}.image.source.base64.data: {problem}" if problem else None
