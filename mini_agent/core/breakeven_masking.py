@@ -220,7 +220,7 @@ class BreakEvenMasking:
                                  self.read_multiplier, self.trust), timed=times is not None)
             self._scan[:] = [scan]
         scan.advance(history, times)
-        return scan.decide(len(history), now)[0]
+        return scan.decision(len(history), now)[0]
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:

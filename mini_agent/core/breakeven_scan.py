@@ -64,6 +64,8 @@ class _Scan:
         self.prev_time: float | None = None
         self.prev_total = 0
         self.task_time: float | None = None   # when the first message's entry was last read
+        # the last answer of :meth:`decision`: ((end, sent, requests), (boundary, paid))
+        self._decided: tuple | None = None
 
     def continues(self, history: list[Message], times: Sequence[float] | None) -> bool:
         """Whether ``history`` (with ``times``) extends what this scan consumed."""
@@ -145,9 +147,27 @@ class _Scan:
                 return boundary, paid
         return candidate, 0.0
 
+    def decision(self, end: int, sent: float | None) -> tuple[int, float]:
+        """Return :meth:`decide`'s ``(boundary, paid)``, kept until the next commit.
+
+        A policy asks for the decision of its request ``messages[:end]``, and the next
+        request commits the same one (the assistant message that opens it is at ``end``,
+        sent at the same time). In between the state changes only by :meth:`consume`, which
+        appends: the sums, results and savings ``decide`` reads (up to ``end``, and the
+        savings up to the candidate it caps) stay the same, so one answer serves both.
+        ``tests/test_breakeven_fast_paths.py`` compares it with ``decide``.
+        """
+        key = (end, sent, self.requests)
+        held = self._decided
+        if held is not None and held[0] == key:
+            return held[1]
+        answer = self.decide(end, sent)
+        self._decided = (key, answer)
+        return answer
+
     def commit(self, end: int, sent: float | None) -> None:
         """Decide the request ``messages[:end]`` and keep the decision."""
-        self.boundary, self.paid = self.decide(end, sent)
+        self.boundary, self.paid = self.decision(end, sent)
         if self.requests < 2:   # the first two requests write, then read, the first message
             self.task_time = sent
         self.requests += 1

@@ -26,7 +26,8 @@ from typing import Any, Callable, Collection, Sequence
 from mini_agent.core.compaction import (CLEARABLE_TOOLS, MICRO_COMPACT_MAX_AGE_SECONDS,
                                         CompactionError, Summarize, SummaryError, auto_compact,
                                         context_collapse, micro_compact)
-from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
+from mini_agent.core.exchange_counts import ExchangeCounts
+from mini_agent.core.exchange_memo import chars_of
 from mini_agent.core.messages import Message, answer_unanswered_tool_uses
 from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_request_tokens, approx_tokens
 from mini_agent.core.view import ViewContext, check_times
@@ -194,7 +195,7 @@ class CompactPolicy:
         self.consecutive_failures = 0
         self.records: list[dict[str, Any]] = []
         self._summary: dict[str, Any] | None = None  # {"cut", "message", "fingerprint"}
-        self._counts = ExchangeMemo()  # running character counts of the history
+        self._counts = ExchangeCounts()  # running character counts of the history
 
     # -- state of a kept summary --------------------------------------------------------
     @staticmethod

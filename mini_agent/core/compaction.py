@@ -47,6 +47,9 @@ CLEARED_PLACEHOLDER = CLEARED_TOOL_RESULT
 """What an old, re-fetchable tool result's content becomes: ``"[Old tool result content
 cleared]"`` (seed 002, microCompact; the same text as server-side clearing)."""
 
+_CLEARED_TOKENS = approx_tokens(CLEARED_PLACEHOLDER)
+"""The placeholder's approx tokens: a result no longer than it is kept."""
+
 CLEARABLE_TOOLS = frozenset({
     "read_file", "list_dir", "grep", "glob", "web_fetch",   # the kit's names
     "Read", "LS", "Grep", "Glob", "WebFetch",               # Claude Code's names (transcripts)
@@ -200,7 +203,7 @@ def micro_compact(messages: list[Message], *, times: Sequence[float], now: float
                 continue
             if names.get(block.get("tool_use_id")) not in clearable:
                 continue
-            if approx_tokens(block) <= approx_tokens(CLEARED_PLACEHOLDER):
+            if approx_tokens(block) <= _CLEARED_TOKENS:
                 continue
             if new_content is None:
                 new_content = list(content)
@@ -221,7 +224,7 @@ def _clearable_copies(scan: HistoryScan, clearable: frozenset) -> list[tuple[int
     """
     held = scan.derived.setdefault(("micro_compact", clearable), [[], 0])
     copies, done = held
-    limit = approx_tokens(CLEARED_PLACEHOLDER)
+    limit = _CLEARED_TOKENS
     for r in range(scan.results_upto[done], len(scan.positions)):
         i, j = scan.positions[r]
         block = scan.blocks[r]

@@ -27,7 +27,8 @@ import math
 from typing import Callable
 
 from mini_agent.core.compaction import summary_message
-from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
+from mini_agent.core.exchange_counts import ExchangeCounts
+from mini_agent.core.exchange_memo import chars_of
 from mini_agent.core.messages import Message
 from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_request_tokens
 from mini_agent.core.view import ViewContext
@@ -114,7 +115,7 @@ class SummaryPolicy(_SummaryView):
                              f"{keep_exchanges}, {every_exchanges}")
         self.every_exchanges, self.keep_exchanges = every_exchanges, keep_exchanges
         self._kept = _KeptSummary(summarize)
-        self._exchanges = ExchangeMemo()  # where the assistant messages are, kept per request
+        self._exchanges = ExchangeCounts()  # where the assistant messages are, kept per request
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
         # The plain rule, O(len(history)) per request: replies = the assistant indexes
@@ -125,15 +126,14 @@ class SummaryPolicy(_SummaryView):
         # index 0 when kept.cut is 0 and the history opens with an assistant message; as
         # there are more replies than keep_exchanges, replies[-keep_exchanges] is a clean cut
         # itself. ``tests/test_view_fast_paths.py`` compares this with the plain rule.
-        self._exchanges.update(history)
-        starts = self._exchanges.starts()
+        starts, count = self._exchanges.update(history)  # history's starts: starts[:count]
         cut = self._kept.cut
-        first = bisect.bisect_left(starts, cut)
-        replies = len(starts) - first + (cut == 0 and bool(history)
-                                         and history[0].get("role") == "assistant")
+        first = bisect.bisect_left(starts, cut, 0, count)
+        replies = count - first + (cut == 0 and bool(history)
+                                   and history[0].get("role") == "assistant")
         if replies <= self.every_exchanges:
             return None
-        candidate = starts[-self.keep_exchanges]
+        candidate = starts[count - self.keep_exchanges]
         return candidate if candidate > max(1, cut) else None
 
 
@@ -151,7 +151,7 @@ class ServerCompactionView(_SummaryView):
         self.trigger_tokens = trigger_tokens
         self.system, self.tools = system, tools
         self._kept = _KeptSummary(summarize, server=True)
-        self._counts = ExchangeMemo()  # running character counts of the history
+        self._counts = ExchangeCounts()  # exchange starts and running character counts
         self._overhead: tuple | None = None  # (system str, its approx tokens)
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
@@ -159,12 +159,10 @@ class ServerCompactionView(_SummaryView):
         if size < self.trigger_tokens:
             return None
         # the newest clean cut past max(1, kept.cut): clean_cut_points(history) are the
-        # exchange starts the running counts keep (_view_tokens has usually taken this
-        # history already; taking it again costs one identity comparison per message, and
-        # keeps the cut right when _view_tokens is counted another way)
-        self._counts.update(history)
-        starts = self._counts.starts()
-        return starts[-1] if starts and starts[-1] > max(1, self._kept.cut) else None
+        # exchange starts the running counts found when _view_tokens took this history
+        starts, count = self._counts.last
+        return starts[count - 1] if count and starts[count - 1] > max(1, self._kept.cut) \
+            else None
 
     def _overhead_tokens(self) -> int:
         """``approx_request_tokens(messages=[], system=..., tools=...)``, counted once while
