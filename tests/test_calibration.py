@@ -156,3 +156,15 @@ def test_the_output_kind_reads_only_the_first_200_lines(extra):
     assert cal._output_kind(text) == cal._output_kind_by_lines(text)
     text = "\n".join(["x = 1"] * 79 + ["plain"] * 121 + ["y = 2"] * extra)
     assert cal._output_kind(text) == cal._output_kind_by_lines(text)
+
+
+@pytest.mark.parametrize("n_lines, width", [(150, 200), (199, 120), (200, 120), (201, 90),
+                                            (300, 100)])
+def test_a_long_output_is_cut_to_its_first_200_lines_like_the_reference(n_lines, width):
+    # texts past output_kind's 16,000-character cut, with fewer and more than 200 lines
+    code, plain = "x = (1)".ljust(width, "y"), "plain words".ljust(width, "z")
+    for k in (0, 60, 79, 80, 81, 120, n_lines):
+        lines = [plain] * (n_lines - k) + [code] * k
+        for text in ("\n".join(lines), "\n".join(lines) + "\n", "\n".join(lines[::-1])):
+            assert len(text) > 16_000
+            assert cal._output_kind(text) == cal._output_kind_by_lines(text)

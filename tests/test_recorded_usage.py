@@ -1,6 +1,8 @@
 """The recorded-usage row: what a session cost as it ran, counted like a policy's row."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mini_agent.core.pricing import UnknownModelError
 from mini_agent.core.recorded_usage import cache_breaks, recorded_row
@@ -191,3 +193,63 @@ def test_the_loader_ignores_a_usage_that_is_not_counts_with_a_note(tmp_path):
     assert sum("a usage that does not hold token counts ignored" in r
                for r in transcript.repairs) == 1
     assert "real input tokens recorded" in format_analysis(analyze(transcript))
+
+
+def _clean_usage_field_by_field(usage):
+    """The reference form of ``clean_usage``: every field asked on its own."""
+    import collections.abc
+    import math
+
+    def count(value):
+        if value is None:
+            return True
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return False
+        return math.isfinite(value) and value >= 0 and value == int(value)
+    keys = ("input_tokens", "output_tokens", "cache_creation_input_tokens",
+            "cache_read_input_tokens")
+    if not isinstance(usage, collections.abc.Mapping):
+        return None
+    if not all(count(usage.get(k)) for k in keys) or all(usage.get(k) is None for k in keys):
+        return None
+    breakdown = usage.get("cache_creation")
+    if breakdown is not None and not (isinstance(breakdown, collections.abc.Mapping) and all(
+            count(breakdown.get(k)) for k in ("ephemeral_5m_input_tokens",
+                                              "ephemeral_1h_input_tokens"))):
+        return None
+    return dict(usage)
+
+
+_FIELD = st.one_of(st.none(), st.integers(-3, 10**6), st.booleans(), st.floats(),
+                   st.sampled_from(["1", "x"]))
+
+
+@given(st.dictionaries(st.sampled_from(["input_tokens", "output_tokens",
+                                        "cache_creation_input_tokens",
+                                        "cache_read_input_tokens", "other"]), _FIELD),
+       st.one_of(st.none(), st.just("bad"),
+                 st.dictionaries(st.sampled_from(["ephemeral_5m_input_tokens",
+                                                  "ephemeral_1h_input_tokens"]), _FIELD)))
+@settings(max_examples=400, deadline=None)
+def test_clean_usage_equals_the_field_by_field_reference(fields, breakdown):
+    from mini_agent.core.pricing import clean_usage
+    usage = dict(fields)
+    if breakdown is not None:
+        usage["cache_creation"] = breakdown
+    assert clean_usage(usage) == _clean_usage_field_by_field(usage)
+
+
+@given(st.lists(st.fixed_dictionaries({}, optional={
+    "input_tokens": st.integers(0, 10**6), "cache_creation_input_tokens": st.integers(0, 10**6),
+    "cache_read_input_tokens": st.integers(0, 10**6), "output_tokens": st.integers(0, 10**5),
+    "cache_creation": st.fixed_dictionaries({"ephemeral_1h_input_tokens": st.integers(0, 10**5)}),
+    "iterations": st.lists(st.fixed_dictionaries({
+        "type": st.sampled_from(["compaction", "message"]),
+        "input_tokens": st.integers(0, 10**5)}), max_size=2)}), max_size=6),
+       st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_usages_cost_usd_is_the_sum_of_cost_usd_to_the_last_bit(usages, output):
+    from mini_agent.core.pricing import cost_usd, usages_cost_usd
+    model = "claude-sonnet-4-5-20250929"
+    assert usages_cost_usd(usages, model, include_output=output) == sum(
+        cost_usd(u, model, include_output=output) for u in usages)

@@ -74,12 +74,19 @@ def output_kind(text: str) -> str:
     # ASCII, and none of the line breaks str.splitlines knows besides "\n" (six memchr scans)
     if text.isascii() and "\r" not in text and "\x0b" not in text and "\x0c" not in text \
             and "\x1c" not in text and "\x1d" not in text and "\x1e" not in text:
-        head = text
-        if text.count("\n") >= 200:  # splitlines()[:200]: the first 200 lines only
-            head = "\n".join(text.split("\n", 200)[:200])
+        # only the first 200 lines count (splitlines()[:200]): a long text is cut first; a
+        # short one's newlines are counted in its marks, a far shorter string than the text
+        head = _first_lines(text) if len(text) > _CUT_FIRST_CHARS else text
         data = head.encode("ascii")
-        code = _marked_lines(data.translate(_MARK_CODE, _NOT_CODE))
-        if code >= 0.4 * (head.count("\n") + 1):  # 40% of all lines, blank ones too: code
+        marks = data.translate(_MARK_CODE, _NOT_CODE)  # one \x01 per code character, and \n
+        newlines = marks.count(b"\n")
+        if newlines >= 200:  # a short text of 200 lines or more after all
+            head = _first_lines(text)
+            data = head.encode("ascii")
+            marks = data.translate(_MARK_CODE, _NOT_CODE)
+            newlines = marks.count(b"\n")
+        code = _marked_lines(marks)
+        if code >= 0.4 * (newlines + 1):  # 40% of all lines, blank ones too: code
             return "code"
         lines = _marked_lines(data.translate(_MARK_ANY, _LINE_SPACES))  # non-blank lines
         if not lines:
@@ -90,6 +97,16 @@ def output_kind(text: str) -> str:
         if code + starts < 0.4 * lines:  # even counting every such line the 40% is missed
             return "tool_output"
     return lines_kind(text)
+
+
+_CUT_FIRST_CHARS = 16_000
+"""Texts longer than this are cut to their first 200 lines before they are marked (a longer
+text is likely to hold more lines, and marking the whole of it would cost more)."""
+
+
+def _first_lines(text: str) -> str:
+    """``"\\n".join(text.splitlines()[:200])`` for a text whose only line break is ``\\n``."""
+    return "\n".join(text.split("\n", 200)[:200]) if text.count("\n") >= 200 else text
 
 
 def _marked_lines(marks: bytes) -> int:

@@ -52,7 +52,9 @@ def usage_tokens(usage: Any, key: str) -> int:
     >>> usage_tokens({"input_tokens": 12, "output_tokens": None}, "output_tokens")
     0
     """
-    if isinstance(usage, Mapping):
+    # a plain dict (the usual usage) is asked first: ``isinstance`` against the ``Mapping``
+    # ABC costs microseconds, and a dict is a Mapping, so the answer is the same
+    if type(usage) is dict or isinstance(usage, Mapping):
         value = usage.get(key)
     else:
         value = getattr(usage, key, None)
@@ -63,9 +65,14 @@ def _count(value: Any) -> bool:
     """Tell whether a usage field holds a token count (absent, or a whole number >= 0)."""
     if value is None:
         return True
+    if type(value) is int:  # the usual count (exactly int: bool is refused below)
+        return value >= 0
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return False
     return math.isfinite(value) and value >= 0 and value == int(value)
+
+
+_INT_ONLY = {int}
 
 
 def clean_usage(usage: Any) -> dict[str, Any] | None:
@@ -84,21 +91,25 @@ def clean_usage(usage: Any) -> dict[str, Any] | None:
         The usage as a plain dict, or None when it is missing, has no count or holds anything
         but counts.
     """
-    if not isinstance(usage, Mapping):
+    if type(usage) is not dict and not isinstance(usage, Mapping):  # a dict first: cheaper
         return None
-    if not all(_count(usage.get(key)) for key in USAGE_TOKEN_KEYS) or all(
-            usage.get(key) is None for key in USAGE_TOKEN_KEYS):
+    counts = [usage.get(key) for key in USAGE_TOKEN_KEYS]
+    # the usual usage, four whole counts (exactly int, not bool), is told apart without a
+    # call per field; anything else is asked field by field
+    if not (set(map(type, counts)) == _INT_ONLY and min(counts) >= 0) and (
+            not all(map(_count, counts)) or all(c is None for c in counts)):
         return None
     breakdown = usage.get("cache_creation")
-    if breakdown is not None and not (isinstance(breakdown, Mapping) and all(
-            _count(breakdown.get(key)) for key in WRITE_TTL_KEYS)):
+    if breakdown is not None and not ((type(breakdown) is dict or isinstance(breakdown, Mapping))
+                                      and all(_count(breakdown.get(key))
+                                              for key in WRITE_TTL_KEYS)):
         return None
     return dict(usage)
 
 
 def _write_breakdown(usage: Any) -> Any:
     """``usage.cache_creation`` (the writes per TTL) or None, from a dict or an SDK object."""
-    if isinstance(usage, Mapping):
+    if type(usage) is dict or isinstance(usage, Mapping):
         return usage.get("cache_creation")
     return getattr(usage, "cache_creation", None)
 
@@ -171,11 +182,35 @@ def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
     >>> round(cost_usd({"cache_read_input_tokens": 1_000_000}, "claude-sonnet-4-6"), 2)
     0.3
     """
+    return _cost_usd(usage, model_price(model), include_output)
+
+
+def usages_cost_usd(usages: Iterable[Any], model: str, *, include_output: bool = True
+                    ) -> float:
+    """Return the USD cost of several responses' usages on ``model``, the price read once.
+
+    Args:
+        usages: usage dicts or SDK ``Usage`` objects, in order.
+        model: the model id (see :func:`model_price`).
+        include_output: False prices the input side only.
+
+    Returns:
+        ``sum(cost_usd(u, model, include_output=include_output) for u in usages)``: the same
+        float (the same terms added in the same order); 0 when there are none.
+
+    Raises:
+        UnknownModelError: no price is known for ``model``.
+    """
     price = model_price(model)
-    iterations = usage.get("iterations") if isinstance(usage, Mapping) else \
-        getattr(usage, "iterations", None)
-    extra_usd = sum(cost_usd(it, model, include_output=include_output)
-                    for it in iterations or () if _kind(it) == "compaction")
+    return sum(_cost_usd(u, price, include_output) for u in usages)
+
+
+def _cost_usd(usage: Any, price: ModelPrice, include_output: bool) -> float:
+    """:func:`cost_usd` at a price already looked up."""
+    is_map = type(usage) is dict or isinstance(usage, Mapping)  # a dict first: cheaper
+    iterations = usage.get("iterations") if is_map else getattr(usage, "iterations", None)
+    extra_usd = sum(_cost_usd(it, price, include_output)
+                    for it in iterations if _kind(it) == "compaction") if iterations else 0
     creation = usage_tokens(usage, "cache_creation_input_tokens")
     breakdown = _write_breakdown(usage)
     if breakdown:
@@ -194,7 +229,7 @@ def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
 
 
 def _kind(item: Any) -> Any:
-    return item.get("type") if isinstance(item, Mapping) else getattr(item, "type", None)
+    return item.get("type") if type(item) is dict or isinstance(item, Mapping) else getattr(item, "type", None)
 
 
 # --------------------------------------------------------------------------- usage sums

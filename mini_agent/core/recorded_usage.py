@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from mini_agent.core.pricing import (  # noqa: F401 (clean_usage: re-exported)
-    cache_hit_rate, clean_usage, cost_usd, sum_usage)
+    cache_hit_rate, clean_usage, sum_usage, usages_cost_usd)
 
 
 def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
@@ -83,6 +83,6 @@ def recorded_row(usages: Sequence[Mapping[str, Any] | None], requests: int,
     total = sum_usage(kept)
     return {"tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
             + total["cache_read_input_tokens"],
-            "usd": sum(cost_usd(u, model, include_output=False) for u in kept),
+            "usd": usages_cost_usd(kept, model, include_output=False),
             "hit_rate": cache_hit_rate(total),
             "cache_breaks": cache_breaks(kept)}

@@ -108,7 +108,10 @@ def policy_spec(name: str, *, summarize=None) -> PolicySpec:
     Raises:
         UnknownPolicyError: an unknown name or a chunk below 1 in ``chunked-N``.
     """
-    m = re.fullmatch(r"(mask|chunked)-(\d+)", name)
+    build = _NAMED_SPECS.get(name)
+    if build is not None:
+        return build()  # a new spec (and edit dict) per call, as callers may keep it
+    m = _SIZED.fullmatch(name)
     if m:
         n = int(m.group(2))
         if m.group(1) == "mask":
@@ -116,25 +119,31 @@ def policy_spec(name: str, *, summarize=None) -> PolicySpec:
         if n < 1:
             raise UnknownPolicyError(f"{name}: the chunk must be >= 1")
         return PolicySpec(name, lambda c: ChunkedMasking(keep=4, chunk=n, threshold_tokens=0))
-    table = {
-        "raw": PolicySpec("raw", lambda c: None),
-        "payback": PolicySpec("payback", lambda c: PaybackMasking(), resume=True),
-        "breakeven": PolicySpec("breakeven", lambda c: BreakEvenMasking.for_model(
-            c["model"], system=c["system"]), resume=True),
-        "micro_compact": PolicySpec("micro_compact", _micro),
-        "compact": PolicySpec("compact", lambda c: CompactPolicy(summarize=c["summarize"])),
-        "lifecycle": PolicySpec("lifecycle", lambda c: LifecyclePolicy()),
-        "server_clear": PolicySpec("server_clear", lambda c: None, server_edit=clear_tool_uses_edit(
-            trigger_input_tokens=SERVER_CLEAR_TRIGGER_TOKENS, keep=4,
-            clear_at_least_tokens=10_000)),
-        "server_compact": PolicySpec("server_compact", lambda c: ServerCompactionView(
-            system=c["system"], summarize=c["summarize"])),
-        "summary": PolicySpec("summary", lambda c: SummaryPolicy(summarize=c["summarize"])),
-    }
-    if name not in table:
-        raise UnknownPolicyError(f"unknown policy {name!r}; known: "
-                                 f"{', '.join(DEFAULT_POLICIES)} (mask-N, chunked-N)")
-    return table[name]
+    raise UnknownPolicyError(f"unknown policy {name!r}; known: "
+                             f"{', '.join(DEFAULT_POLICIES)} (mask-N, chunked-N)")
+
+
+_SIZED = re.compile(r"(mask|chunked)-(\d+)")
+"""``mask-N`` and ``chunked-N``: the policies that take a number."""
+
+_NAMED_SPECS: dict[str, Callable[[], PolicySpec]] = {
+    "raw": lambda: PolicySpec("raw", lambda c: None),
+    "payback": lambda: PolicySpec("payback", lambda c: PaybackMasking(), resume=True),
+    "breakeven": lambda: PolicySpec("breakeven", lambda c: BreakEvenMasking.for_model(
+        c["model"], system=c["system"]), resume=True),
+    "micro_compact": lambda: PolicySpec("micro_compact", _micro),
+    "compact": lambda: PolicySpec("compact", lambda c: CompactPolicy(summarize=c["summarize"])),
+    "lifecycle": lambda: PolicySpec("lifecycle", lambda c: LifecyclePolicy()),
+    "server_clear": lambda: PolicySpec("server_clear", lambda c: None,
+                                       server_edit=clear_tool_uses_edit(
+        trigger_input_tokens=SERVER_CLEAR_TRIGGER_TOKENS, keep=4,
+        clear_at_least_tokens=10_000)),
+    "server_compact": lambda: PolicySpec("server_compact", lambda c: ServerCompactionView(
+        system=c["system"], summarize=c["summarize"])),
+    "summary": lambda: PolicySpec("summary", lambda c: SummaryPolicy(summarize=c["summarize"])),
+}
+"""Each fixed policy name -> a function building its :class:`PolicySpec` (only the one asked
+for is built: :func:`policy_spec` runs once per policy per session)."""
 
 
 def _model(transcript_model: str | None, model: str | None) -> str:
@@ -192,28 +201,28 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
         UnknownPolicyError: a policy name the explorer does not know.
         UnknownModelError: an explicit ``model`` with no price.
     """
-    if transcript.usage:     # a usage of the wrong shape counts as missing, not as a crash
-        transcript = dataclasses.replace(
-            transcript, usage=[clean_usage(u) for u in transcript.usage])
+    # a usage of the wrong shape counts as missing, not as a crash
+    usage = [clean_usage(u) for u in transcript.usage] if transcript.usage else transcript.usage
     # the policies are pure: the fast path counts each message's tokens once
     with contextlib.nullcontext() if keep_views or reference else token_memo():
-        return _report(transcript, policies, model, calibration, facts, summarize,
+        return _report(transcript, usage, policies, model, calibration, facts, summarize,
                        keep_views, reference)
 
 
-def _report(transcript, policies, model, calibration, facts, summarize, keep_views,
+def _report(transcript, usage, policies, model, calibration, facts, summarize, keep_views,
             reference) -> dict[str, Any]:
+    """:func:`evaluate_session`'s report; ``usage`` is the transcript's, cleaned."""
     specs = [policy_spec(p, summarize=summarize) for p in policies]
     model = _model(transcript.model, model)
     messages = transcript.messages
     points = request_points(messages)
     features = request_features(messages, points)
     fixed = system_features(transcript.system)
-    rows, overhead = estimate_requests(features, transcript.usage, calibration=calibration,
+    rows, overhead = estimate_requests(features, usage, calibration=calibration,
                                        overhead_features=fixed)
     tokens = max(0, round(overhead))
-    system = (STAND_IN.format(tokens=tokens) + "." * (4 * tokens)) if transcript.usage and \
-        any(transcript.usage) else transcript.system or "You are a coding agent."
+    system = (STAND_IN.format(tokens=tokens) + "." * (4 * tokens)) if usage and \
+        any(usage) else transcript.system or "You are a coding agent."
     times = transcript.times if transcript.times and len(transcript.times) == len(messages) \
         else None
     facts = list(extract_facts(messages) if facts is None else facts)
@@ -265,7 +274,7 @@ def _report(transcript, policies, model, calibration, facts, summarize, keep_vie
         "facts": [{"text": f.text, "kind": f.kind, "proof": f.proof, "message": f.message}
                   for f in facts],  # dataclasses.asdict(f), without its deep copy
         "policies": report_rows,
-        "recorded": recorded_row(transcript.usage or (), len(points), model),
+        "recorded": recorded_row(usage or (), len(points), model),
         "generated": is_generated(messages),
         "compactions": int((transcript.info or {}).get("compactions") or 0),
     }
