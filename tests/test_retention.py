@@ -67,7 +67,8 @@ def test_extract_facts_prefers_the_users_numbers_and_names_then_errors():
 _TEXT_PARTS = st.sampled_from(["Error", "ValueError", "error", "errors", "FAILED", "failed",
                                "panic", "Exception", "my_Error", "xError", "Errors", " ", "\n",
                                "\r\n", "\r", "\x0b", "\u2028", "  ", "abc", "src/app.py",
-                               "parse()", "a.b()", "/", "()", ".", "-", "E", "x" * 12, "8443"])
+                               "parse()", "a.b()", "/", "()", ".", "-", "E", "x" * 12, "8443",
+                               "mirror", "rror"])
 
 
 @given(st.lists(_TEXT_PARTS, max_size=30).map("".join))

@@ -132,7 +132,8 @@ def validate_messages(messages: list[Message], *, system: Any = None,
     for i, message in enumerate(messages):
         if not isinstance(message, dict):
             raise MessageValidationError(f"messages.{i}: not a dict", rule="shape", index=i)
-        if not ALLOWED_MESSAGE_KEYS.issuperset(message):
+        # ``keys() <=`` asks the frozenset key by key (``issuperset`` of a dict builds a set)
+        if not message.keys() <= ALLOWED_MESSAGE_KEYS:
             extra = sorted(set(message) - ALLOWED_MESSAGE_KEYS)
             raise MessageValidationError(
                 f"messages.{i}: unexpected keys {extra} (kit metadata must stay beside the "
@@ -177,7 +178,7 @@ def validate_messages(messages: list[Message], *, system: Any = None,
             unmarked = block.get("cache_control") is None
             allowed = ALLOWED_BLOCK_KEYS.get(kind)
             # fast form of block_keys_problem: no marker and no key beyond the allowed ones
-            if not unmarked or not (allowed is None or allowed.issuperset(block)):
+            if not unmarked or not (allowed is None or block.keys() <= allowed):
                 _raise_on(block_keys_problem(block, i), i)
             if kind == "text":
                 text = block.get("text")
@@ -190,9 +191,12 @@ def validate_messages(messages: list[Message], *, system: Any = None,
                     raise MessageValidationError(
                         f"messages.{i}: tool_result blocks must be in a user message",
                         rule="tool_result_role", index=i, tool_use_id=block.get("tool_use_id"))
-                if isinstance(block.get("content"), list):
-                    _raise_on(tool_result_content_problem(block["content"], i), i)
-                elif not isinstance(block.get("content", ""), str):
+                result = block.get("content", "")
+                if type(result) is str:  # the usual content, asked first
+                    pass
+                elif isinstance(result, list):
+                    _raise_on(tool_result_content_problem(result, i), i)
+                elif not isinstance(result, str):
                     raise MessageValidationError(
                         f"messages.{i}: tool_result content must be a string or a list of "
                         "blocks", rule="tool_result_content", index=i)
@@ -214,7 +218,8 @@ def validate_messages(messages: list[Message], *, system: Any = None,
             if not unmarked:
                 markers += 1
             for value in block.values():  # markers nested in the block (a result's parts...)
-                if isinstance(value, (dict, list)):
+                # a str is neither (asked first: a failed isinstance looks up __class__)
+                if type(value) is not str and isinstance(value, (dict, list)):
                     markers += len(cache_markers(value))
         asked = _paired(messages, i, uses, results, asked)
     if request and final_whitespace_problem(messages[-1]):
@@ -254,8 +259,7 @@ def _paired(messages: list[Message], i: int, uses: list[Block], results: list[Bl
     if uses:  # an assistant message (the block loop refused tool_use in a user message)
         ids = [b["id"] for b in uses]
         following = messages[i + 1] if i + 1 < len(messages) else None
-        answered = {b.get("tool_use_id") for b in tool_results(following)} if following else set()
-        if not answered.issuperset(ids):
+        if not _answered_ids(following).issuperset(ids):
             _check_pairing(messages, i)
         return ids
     if results:  # a user message
@@ -265,6 +269,17 @@ def _paired(messages: list[Message], i: int, uses: list[Block], results: list[Bl
                 b["type"] == "tool_result" for b in content[:len(results)])):
             _check_pairing(messages, i)
     return []
+
+
+def _answered_ids(following: Message | None) -> set:
+    """The tool_use ids ``following`` answers: ``{b.get("tool_use_id") for b in
+    tool_results(following)}``, read straight from a list content; empty for no message."""
+    if not following:
+        return set()
+    blocks = following.get("content")
+    if type(blocks) is not list:
+        return {b.get("tool_use_id") for b in tool_results(following)}
+    return {b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"}
 
 
 def _check_pairing(messages: list[Message], i: int) -> None:

@@ -167,6 +167,10 @@ _ERROR_WORDS = ("Error", "Exception", "error", "FAILED", "failed", "panic")
 """Every match of ``_ERROR_RE`` contains one of these strings, so a text holding none of them
 cannot match: :func:`_first_error_line` checks them first (a substring test is far cheaper than
 the regular expression, which tries every position of a long tool output)."""
+_ERROR_HINTS = ("rror", "Exception", "FAILED", "failed", "panic")
+"""Each of :data:`_ERROR_WORDS` holds one of these ("rror" stands for "Error" and "error"):
+the first occurrence of any of them is at or before the first error word, so the scan for
+the first error line may start at its line (one pass over the text fewer)."""
 _NUMBER_RE = re.compile(r"(?<![\w.])\d[\d,._]*(?:\.\d+)?(?:\s?(?:%|ms|s|MB|GB|KB|px|tokens|"
                         r"files|lines|items))?(?![\w])")
 
@@ -263,11 +267,12 @@ def _first_error_line(output: str) -> str | None:
 
     The same answer as ``next((ln.strip() for ln in output.splitlines() if len(ln.strip()) >= 12
     and _ERROR_RE.search(ln)), None)``, found faster: no line before the first occurrence of
-    any :data:`_ERROR_WORDS` string can match, so the scan starts at the line holding it, and
+    any :data:`_ERROR_WORDS` string can match (nor before the first of :data:`_ERROR_HINTS`,
+    which each of them holds), so the scan starts at the line holding that, and
     a line is searched only when it holds one of the strings. (Every ``splitlines`` break is
     a non-word character, so a line's match is the same in the line alone.)
     """
-    starts = [at for at in map(output.find, _ERROR_WORDS) if at >= 0]
+    starts = [at for at in map(output.find, _ERROR_HINTS) if at >= 0]
     if not starts:
         return None
     # the line holding the earliest word starts after the "\n" before it (splitting the rest

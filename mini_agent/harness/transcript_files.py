@@ -11,12 +11,18 @@ Source:
 
 from __future__ import annotations
 
+import errno
+import os
+import stat
 from pathlib import Path
 from typing import Literal
 
 from mini_agent.core.transcripts import Transcript, TranscriptError, parse_text
 
 __all__ = ["load"]
+
+_MISSING_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
+"""The stat errors ``pathlib`` reads as "no such file" (``is_dir()`` and ``is_file()`` False)."""
 
 
 def load(path: str | Path, *, compaction: Literal["restart", "full"] = "restart",
@@ -43,12 +49,23 @@ def load(path: str | Path, *, compaction: Literal["restart", "full"] = "restart"
             an unknown format, or an unrepairable history.
     """
     path = Path(path)
-    if path.is_dir():
+    # one stat answers what ``path.is_dir()`` then ``path.is_file()`` would (each a stat of
+    # its own; both are False for a missing path and raise any other stat error)
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as err:
+        if err.errno not in _MISSING_ERRNOS:
+            raise
+        mode = 0
+    except ValueError:   # an embedded null byte: pathlib's answer is False too
+        mode = 0
+    if stat.S_ISDIR(mode):
         raise TranscriptError(f"{path} is a directory; pass one transcript file")
-    if not path.is_file():
+    if not stat.S_ISREG(mode):
         raise TranscriptError(f"no such file: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
     except (OSError, UnicodeDecodeError) as err:
         raise TranscriptError(f"cannot read {path}: {err}") from err
     return parse_text(text, name=path.name, path=path, compaction=compaction,

@@ -114,6 +114,8 @@ def seconds(value: Any) -> float | None:
         The time in seconds, or None for anything else: ``seconds("1970-01-01T00:01:00.5Z") ==
         60.5``.
     """
+    if type(value) is str:  # the usual time, an ISO string: asked first (a failed
+        return _iso_seconds(value)  # isinstance looks up __class__, twice for a str)
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -121,6 +123,11 @@ def seconds(value: Any) -> float | None:
         return float(value) if abs(value) <= 2 ** 53 else None
     if not isinstance(value, str):
         return None
+    return _iso_seconds(value)
+
+
+def _iso_seconds(value: str) -> float | None:
+    """An ISO 8601 string as Unix seconds (no zone: UTC), or None when it is not one."""
     try:
         when = dt.datetime.fromisoformat(value)
     except ValueError:
