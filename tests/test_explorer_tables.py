@@ -89,3 +89,24 @@ def test_per_request_tables_show_whole_policy_names_in_aligned_columns():
         lines = table.splitlines()
         assert lines[0].split()[-2:] == ["micro_compact", "server_compact"]
         assert len({len(line) for line in lines}) == 1, table   # every row as wide as the head
+
+
+def test_the_loader_repairs_reach_the_report_and_its_text(tmp_path):
+    from mini_agent.core.explorer_tables import MAX_REPAIR_LINES
+    from mini_agent.core.sample_sessions import sample_session_jsonl
+    from mini_agent.harness.evaluate_pool import evaluate_file
+    lines = sample_session_jsonl(6, variant=1).splitlines()
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text("\n".join(lines) + "\n")
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join(lines[:5] + ["garbage{"] + lines[5:]) + "\n")
+    ok, bad = evaluate_file(clean), evaluate_file(broken)
+    assert ok["repairs"] == [] and "\nrepairs (" not in format_report(ok)
+    assert len(bad["repairs"]) == 1 and bad["repairs"][0].startswith("line 6:")
+    text = format_report(bad).splitlines()
+    assert text[3] == "repairs (1):" and text[4] == "  - " + bad["repairs"][0]
+    assert text[5].split()[0] == "policy"
+    many = dict(bad, repairs=[f"line {n}: skipped" for n in range(MAX_REPAIR_LINES + 3)])
+    shown = format_report(many).splitlines()
+    assert shown[3] == f"repairs ({MAX_REPAIR_LINES + 3}):"
+    assert shown[4 + MAX_REPAIR_LINES] == "  ... and 3 more (--json lists all)"

@@ -34,6 +34,10 @@ def priced_as(report: dict[str, Any]) -> str:
     return f"{recorded or 'model not recorded'}, priced as {model}"
 
 
+MAX_REPAIR_LINES = 10
+"""Repair notes the text report shows per session; ``--json`` keeps every one."""
+
+
 def format_report(report: dict[str, Any]) -> str:
     """Format a session's summary table.
 
@@ -47,7 +51,8 @@ def format_report(report: dict[str, Any]) -> str:
         ``recorded`` row (what these requests cost as they ran); a failed file gives one
         error line. The header says when the history starts after a compaction (the file's
         earlier requests are in neither the replays nor ``recorded``) and when the session
-        is a kit-generated sample.
+        is a kit-generated sample; the loader's repair notes (lines it skipped or mended),
+        at most :data:`MAX_REPAIR_LINES` of them, come before the table.
     """
     if "error" in report:
         return f"{report['path']}: error: {report['error']}"
@@ -66,6 +71,12 @@ def format_report(report: dict[str, Any]) -> str:
              f"hindsight bound (masking, keep 4): ${report['bound']['usd']:.4f}, "
              + (f"boundary moves at requests {report['bound']['moves']}"
                 if report['bound']['moves'] else "the boundary never moves")]
+    repairs = report.get("repairs") or ()
+    if repairs:     # what the loader skipped or mended: the figures below are without it
+        lines.append(f"repairs ({len(repairs)}):")
+        lines += [f"  - {r}" for r in repairs[:MAX_REPAIR_LINES]]
+        if len(repairs) > MAX_REPAIR_LINES:
+            lines.append(f"  ... and {len(repairs) - MAX_REPAIR_LINES} more (--json lists all)")
     head = f"{'policy':<15}{'tokens sent':>13}{'USD':>10}{'vs best':>9}{'hit rate':>10}" \
            f"{'breaks':>8}{'facts kept':>12}"
     lines += [head, "-" * len(head)]

@@ -172,7 +172,8 @@ def evaluate_session(transcript, *, policies: Sequence[str] = DEFAULT_POLICIES,
     "retained_facts", "total_facts", "vs_best"}], "recorded": {"tokens_sent", "usd", "hit_rate",
     "cache_breaks"} (what the session cost as it ran, from its usage; None when a request
     has none: :mod:`.recorded_usage`), "generated" (a kit-generated sample, not a recording),
-    "compactions" (compactions in the file: the history loaded starts after the last one)}``;
+    "compactions" (compactions in the file: the history loaded starts after the last one),
+    "repairs" (the loader's notes, one per line of the file it skipped or mended)}``;
     with ``keep_views`` each policy row also
     has ``"records"`` (the replay records, views included) for notebooks.
 
@@ -277,6 +278,7 @@ def _report(transcript, usage, policies, model, calibration, facts, summarize, k
         "recorded": recorded_row(usage or (), len(points), model),
         "generated": is_generated(messages),
         "compactions": int((transcript.info or {}).get("compactions") or 0),
+        "repairs": list(getattr(transcript, "repairs", None) or ()),
     }
 
 
