@@ -13,7 +13,8 @@ Data flow of one ``arun(text)``: SessionStart (first run) -> UserPromptSubmit (t
 ``additionalContext``, in that order, joins the prompt as text blocks after it) -> the loop
 appends the user message, which the session logs (fsynced) BEFORE the API call -> turns of
 the loop (each assistant message logged when complete, each tool result logged as it
-arrives, never the masked view: :class:`~mini_agent.harness.session.SessionRecorder`) -> Stop.
+arrives, never the masked view: :class:`~mini_agent.harness.session.SessionRecorder`) -> Stop,
+fired by the loop, whose block sends the model on (:mod:`mini_agent.harness.stop_hook`).
 A 400 "prompt is too long" calls ``on_context_overflow(history, ctx)`` once and retries with
 the view it returns; a second failure raises :class:`ContextOverflowError`.
 
@@ -53,6 +54,7 @@ from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, ContextOverflowErr
 from mini_agent.harness.resume_tools import load_session
 from mini_agent.harness.result_text import encodable_text
 from mini_agent.harness.session import SessionRecorder
+from mini_agent.harness.stop_hook import DEFAULT_MAX_STOP_HOOK_BLOCKS
 
 DEFAULT_SYSTEM = ("You are a careful coding agent working in a small repository. Use the tools "
                   "to explore before you edit, keep edits minimal, and run the tests to check "
@@ -66,7 +68,7 @@ class RunResult:
     Attributes:
         text: the last step's assistant text (continued pieces joined).
         exit_status: how the loop ended: "completed" | "max_turns_reached" | "prompt_blocked"
-            | "hook_stopped".
+            | "hook_stopped" | "stop_hook_limit".
         turns: model requests made.
         events: every event, in order.
     """
@@ -108,6 +110,8 @@ class Agent:
         auto_continue: continue through ``max_tokens`` (seed 000).
         max_stream_retries: requests sent again, in a row, when a reply's stream breaks
             mid-way (default 2; see :func:`~mini_agent.harness.loop.run_loop`).
+        max_stop_hook_blocks: Stop-hook blocks that send the model on per ``run`` (default 8);
+            one more ends the run with ``"stop_hook_limit"``.
         workspace: the folder the tools work in, logged as ``"workspace"`` in the
             session_start meta entry so a resume can find it again.
     Attributes:
@@ -124,6 +128,7 @@ class Agent:
                  on_context_overflow: Callable | None = None, on_request: Callable | None = None,
                  stream: bool = True, auto_continue: bool = True,
                  max_stream_retries: int = DEFAULT_STREAM_RETRIES,
+                 max_stop_hook_blocks: int = DEFAULT_MAX_STOP_HOOK_BLOCKS,
                  workspace: str | Path | None = None) -> None:
         self.client = client
         self.model = model or model_name()
@@ -141,6 +146,7 @@ class Agent:
         self.stream = stream
         self.auto_continue = auto_continue
         self.max_stream_retries = max_stream_retries
+        self.max_stop_hook_blocks = max_stop_hook_blocks
         self.workspace = workspace
         self.history: list[Message] = []
         self.times: list[float] = []
@@ -200,7 +206,6 @@ class Agent:
             for context in (*contexts, submitted.additional_context):
                 if isinstance(context, str) and context.strip():  # the API refuses blank text
                     blocks.append({"type": "text", "text": encodable_text(context)})
-        end = LoopEnd("completed", 0)
         model = sdk_model(self.client, model=self.model, max_tokens=self.max_tokens,
                           system=self.system, tools=self.tools, stream=self.stream,
                           prepare_request=self.prepare_request)
@@ -209,7 +214,8 @@ class Agent:
             prompt=blocks, tools=self.tools, view=self.view_policy,
             on_context_overflow=self.on_context_overflow, hooks=hooks,
             max_turns=self.max_turns, auto_continue=self.auto_continue,
-            max_stream_retries=self.max_stream_retries, first_turn=len(self.requests) + 1)
+            max_stream_retries=self.max_stream_retries,
+            max_stop_hook_blocks=self.max_stop_hook_blocks, first_turn=len(self.requests) + 1)
         logged = len(self.history)   # messages the session holds (or that need no entry)
         try:
             async for event in events:
@@ -220,8 +226,6 @@ class Agent:
                     self.requests.append(event.record())
                     self.last_view = event.request.get("messages", [])
                     await _maybe_await(self.on_request and self.on_request(self.requests[-1]))
-                elif isinstance(event, LoopEnd):
-                    end = event
                 if recorder:
                     recorder.record(event)
                 if isinstance(event, MessageAppended):
@@ -234,10 +238,6 @@ class Agent:
             if recorder:
                 for message in self.history[logged:]:
                     recorder.record(MessageAppended(message))
-        if hooks is not None:
-            stopped = await hooks.fire("Stop", {"exit_status": end.exit_status})
-            for notice in hook_notices("Stop", stopped):
-                yield notice
 
     async def arun(self, text: str, *, on_event: Callable | None = None) -> RunResult:
         """Run one user prompt to the end; ``on_event(event)`` (sync or async) sees each event.

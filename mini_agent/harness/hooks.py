@@ -28,7 +28,9 @@ hook's answer that is too large or too deeply nested to parse fails closed (the 
 prompt is blocked, a PostToolUse output withheld).
 
 What this module does not do: decide what a result means for the run (the Agent turns a blocked
-PreToolUse into an ``is_error`` tool_result, a blocked prompt into a refusal). Taught in
+PreToolUse into an ``is_error`` tool_result, a blocked prompt into a refusal; the loop turns a
+blocked Stop into a ``"Stop hook feedback:"`` user message and one more request, with
+``stop_hook_active`` in the next Stop's payload: :mod:`mini_agent.harness.stop_hook`). Taught in
 ``notebooks/06_hooks.ipynb``.
 
 Source:

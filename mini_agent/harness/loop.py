@@ -19,6 +19,14 @@ step of :func:`run_loop` (seed 002, section 1):
    by ``max_tokens`` (it never ran).
 5. **decide**: no tool ran -> ``"completed"``; a hook said ``"continue": false`` ->
    ``"hook_stopped"``; ``max_turns`` requests made -> ``"max_turns_reached"``; else the next step.
+6. **Stop hook** (when ``hooks`` is given and the loop would end): ``Stop`` fires with
+   ``stop_hook_active`` and the would-be ``exit_status``. If it blocks a ``"completed"`` end
+   (``decision: "block"``, exit code 2), its reason is appended as ONE user message
+   ``"Stop hook feedback:\n<reason>"`` (:mod:`mini_agent.harness.stop_hook`: the text
+   Claude Code sends) and the next step begins. The guard: after ``max_stop_hook_blocks``
+   (default 8, Claude Code's cap) such continuations the next block ends the loop with
+   ``"stop_hook_limit"``; with no request left under ``max_turns`` it ends with
+   ``"max_turns_reached"``. A block of any other end changes nothing (the run ends).
 
 **A stream that breaks mid-way** (an ``overloaded_error`` or ``api_error`` event, a dropped
 connection: :func:`~mini_agent.harness.model.stream_fault_kind`) is not the end of the run.
@@ -46,7 +54,8 @@ Events, in order: :class:`TurnStart`, the stream chunks as they come
 :class:`~mini_agent.core.streaming.ToolUseTruncated`), :class:`ToolResult` (interleaved, in
 tool_use order), :class:`TurnEnd`, :class:`~mini_agent.core.continuation.Continuing` (another
 turn of the same step follows), :class:`StreamRetry` (the stream broke),
-:class:`MessageAppended`, and last :class:`LoopEnd` whose
+:class:`MessageAppended`, the Stop hook's notices and :class:`StopBlocked`, and last
+:class:`LoopEnd` whose
 ``exit_status`` is the loop's result (an async generator cannot ``return`` a value).
 The :class:`~mini_agent.harness.agent.Agent` and the CLI run on this loop; it is the only one.
 
@@ -62,6 +71,7 @@ from typing import Any, AsyncIterator, Callable, Mapping
 from mini_agent.core.clock import Clock
 from mini_agent.core.continuation import (MAX_CONTINUE_ATTEMPTS, Continuation, Continuing,
                                           merge_pieces)
+from mini_agent.core.hook_output import hook_notices
 from mini_agent.core.messages import (NO_RESULT_TEXT, Block, Message, content_blocks,
                                       tool_result_block, tool_uses)
 from mini_agent.core.streaming import StreamDone, TextDelta, ToolUseReady, ToolUseTruncated
@@ -69,11 +79,13 @@ from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, full_view
 from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.executor import StreamingExecutor, ToolOutcome
-from mini_agent.harness.loop_events import (LoopEnd, LoopEvent, MessageAppended, StreamRetry,
-                                            ToolResult, TurnEnd, TurnStart)
+from mini_agent.harness.loop_events import (LoopEnd, LoopEvent, MessageAppended, StopBlocked,
+                                            StreamRetry, ToolResult, TurnEnd, TurnStart)
 from mini_agent.harness.result_text import encodable_blocks
 from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, Model, StreamFaultError,
                                       open_request, stream_fault_kind)
+from mini_agent.harness.stop_hook import (DEFAULT_MAX_STOP_HOOK_BLOCKS, STOP_HOOK_LIMIT,
+                                          stop_feedback, stop_payload)
 
 DEFAULT_MAX_TURNS = 30
 """Model requests one ``run_loop`` may make before it stops with ``"max_turns_reached"``."""
@@ -143,6 +155,7 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                    max_turns: int = DEFAULT_MAX_TURNS, auto_continue: bool = True,
                    max_continue_attempts: int = MAX_CONTINUE_ATTEMPTS,
                    max_stream_retries: int = DEFAULT_STREAM_RETRIES,
+                   max_stop_hook_blocks: int = DEFAULT_MAX_STOP_HOOK_BLOCKS,
                    first_turn: int = 1) -> AsyncIterator[LoopEvent]:
     """Run steps until the model stops asking for tools or ``max_turns`` requests were made.
 
@@ -157,19 +170,21 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
         prompt: user content blocks to append first (merged into a trailing user message).
         view: the view policy ``(messages, ctx) -> view`` (default: everything).
         on_context_overflow: ``(messages, ctx) -> view`` tried once on "prompt is too long".
-        hooks: a HookManager for PreToolUse/PostToolUse, or None.
+        hooks: a HookManager for PreToolUse/PostToolUse and Stop (step 6), or None.
         max_turns: model requests allowed (>= 1); a continuation or a retry never goes past it.
         auto_continue: continue replies cut by ``max_tokens`` (:mod:`mini_agent.core.continuation`).
         max_continue_attempts: requests per reply at most, the first included.
         max_stream_retries: requests sent again, in a row, after a stream broke mid-way
             (default 2; 0 gives up at the first break).
+        max_stop_hook_blocks: Stop-hook blocks turned into more work per call (default 8,
+            >= 0); the block after them ends the loop with ``"stop_hook_limit"``.
         first_turn: the number of the first request (the Agent counts over its life).
 
     Yields:
         The events above; the last one is :class:`LoopEnd`.
 
     Raises:
-        ValueError: max_turns < 1, or times not parallel to history.
+        ValueError: max_turns < 1, max_stop_hook_blocks < 0, or times not parallel to history.
         StreamFaultError: a reply's stream broke ``max_stream_retries + 1`` times in a row
             (the history is valid: see :class:`~mini_agent.harness.model.StreamFaultError`).
         ContextOverflowError, MessageValidationError and the SDK's other errors propagate.
@@ -177,6 +192,8 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
     """
     if max_turns < 1:
         raise ValueError(f"max_turns must be >= 1, got {max_turns}")
+    if max_stop_hook_blocks < 0:
+        raise ValueError(f"max_stop_hook_blocks must be >= 0, got {max_stop_hook_blocks}")
     clock = clock or SystemClock()
     if times is None:
         times = [clock.now()] * len(history)
@@ -186,7 +203,7 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
         yield append_message(history, times, {"role": "user", "content": prompt}, clock.now())
     last_turn = first_turn + max_turns - 1
     turn = first_turn - 1
-    faults_in_a_row = 0
+    faults_in_a_row = stop_blocks = 0
     while True:
         executor = StreamingExecutor(tools, hooks=hooks)
         results: list[ToolOutcome] = []
@@ -290,16 +307,32 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
         if given_up is not None:
             raise given_up
         # 5. decide
-        turns = turn - first_turn + 1
         if not results:
-            yield LoopEnd("completed", turns)
-            return
-        if any(o.hook_stop_reason for o in results):
-            yield LoopEnd("hook_stopped", turns)
-            return
-        if turn >= last_turn:
-            yield LoopEnd("max_turns_reached", turns)
-            return
+            status = "completed"
+        elif any(o.hook_stop_reason for o in results):
+            status = "hook_stopped"
+        elif turn >= last_turn:
+            status = "max_turns_reached"
+        else:
+            continue
+        # 6. the Stop hook may send the model on, with its reason as a user message
+        if hooks is not None:
+            said = await hooks.fire("Stop", stop_payload(history, status, stop_blocks))
+            for notice in hook_notices("Stop", said):
+                yield notice
+            if said.blocked and not said.stop and status == "completed":
+                stop_blocks += 1
+                going = stop_blocks <= max_stop_hook_blocks and turn < last_turn
+                yield StopBlocked(said.reason, stop_blocks, going)
+                if going:
+                    yield append_message(history, times, stop_feedback(said), clock.now())
+                    continue
+                status = (STOP_HOOK_LIMIT if stop_blocks > max_stop_hook_blocks
+                          else "max_turns_reached")
+            elif said.blocked and not said.stop:
+                yield StopBlocked(said.reason, stop_blocks + 1, False)
+        yield LoopEnd(status, turn - first_turn + 1)
+        return
 
 
 def kept_reply(pieces: list[list[Block]], piece: list[Block]) -> list[Block]:
@@ -339,5 +372,5 @@ async def _settle_interrupted(history: list[Message], times: list[float], now: f
 
 
 __all__ = ["DEFAULT_MAX_TURNS", "DROPPED_NOTE", "LoopEnd", "LoopEvent", "MessageAppended",
-           "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message", "kept_reply",
+           "StopBlocked", "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message", "kept_reply",
            "run_loop", "view_context"]

@@ -4,7 +4,8 @@
 :class:`~mini_agent.core.streaming.ToolUseReady`,
 :class:`~mini_agent.core.streaming.ToolUseTruncated`),
 :class:`ToolResult`, :class:`TurnEnd`, :class:`~mini_agent.core.continuation.Continuing`,
-:class:`StreamRetry`, :class:`MessageAppended`, and last :class:`LoopEnd`. Plain frozen
+:class:`StreamRetry`, :class:`MessageAppended`, :class:`StopBlocked`, and last
+:class:`LoopEnd`. Plain frozen
 dataclasses: the Agent, the session recorder and the CLI read them; nothing here does IO.
 Taught in ``notebooks/01_agent_loop.ipynb``.
 Source: 002_4516104fd432e704.txt section 1 (the loop's events).
@@ -112,13 +113,33 @@ class MessageAppended:
 
 
 @dataclasses.dataclass(frozen=True)
+class StopBlocked:
+    """A Stop hook blocked the end of the loop (``decision: "block"`` or exit code 2).
+
+    Attributes:
+        reason: the hook's reason, the text the model gets after ``"Stop hook feedback:"``.
+        blocks: Stop-hook blocks in this run so far, this one included (1 for the first).
+        continuing: True when the reason was appended as a user message and another
+            request follows; False when the loop ends anyway: the guard
+            (``max_stop_hook_blocks``) was passed (``"stop_hook_limit"``), ``max_turns``
+            leaves no request, or the run was ending for another reason.
+    """
+
+    reason: str
+    blocks: int
+    continuing: bool
+
+
+@dataclasses.dataclass(frozen=True)
 class LoopEnd:
-    """The loop's result: ``exit_status`` is ``"completed"``, ``"max_turns_reached"`` or
-    ``"hook_stopped"`` (the Agent adds ``"prompt_blocked"``); ``turns``: requests made."""
+    """The loop's result: ``exit_status`` is ``"completed"``, ``"max_turns_reached"``,
+    ``"hook_stopped"`` or ``"stop_hook_limit"`` (a Stop hook still blocked after
+    ``max_stop_hook_blocks`` continuations; the Agent adds ``"prompt_blocked"``);
+    ``turns``: requests made."""
 
     exit_status: str
     turns: int
 
 
 LoopEvent = (TurnStart | TextDelta | ToolUseReady | ToolUseTruncated | ToolResult | TurnEnd
-             | Continuing | StreamRetry | MessageAppended | LoopEnd | HookNotice)
+             | Continuing | StreamRetry | MessageAppended | StopBlocked | LoopEnd | HookNotice)
