@@ -66,7 +66,9 @@ def test_check_decorator():
     @check(points=3, hint="look left", time_limit_seconds=30)
     def check_x(impl):
         pass
-    assert check_x.grading == {"points": 3, "hint": "look left", "time_limit_seconds": 30}
+    assert check_x.grading == {"points": 3, "hint": "look left", "time_limit_seconds": 30,
+                               "guards_input": False}
+    assert check(guards_input=True)(lambda impl: None).grading["guards_input"] is True
     with pytest.raises(ValueError):
         check(points=0)
     with pytest.raises(ValueError, match="time_limit_seconds must be positive"):
@@ -125,7 +127,7 @@ def test_run_checks_scorecard_and_json_shape():
         ("check_a_passes", 2, 2, True, ""), ("check_b_asserts", 0, 1, False, "h-assert"),
         ("check_c_todo", 0, 1, False, "h-todo"), ("check_d_crashes", 0, 4, False, "h-crash")]
     assert all(set(c) == {"name", "points", "max_points", "passed", "hint", "detail",
-                          "seconds", "raised"} for c in data["checks"])
+                          "seconds", "raised", "changed"} for c in data["checks"])
     assert [c["raised"] and c["raised"]["exception"] for c in data["checks"]] == [
         None, None, None, "AttributeError"]
     assert json.loads(json.dumps(data)) == data

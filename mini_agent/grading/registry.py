@@ -24,8 +24,8 @@ DEFAULT_TIME_LIMIT_SECONDS = 10.0
 """How long one check may run before it fails as a probable endless loop (seconds)."""
 
 
-def check(*, points: int = 1, hint: str = "",
-          time_limit_seconds: float | None = None) -> Callable[[Callable], Callable]:
+def check(*, points: int = 1, hint: str = "", time_limit_seconds: float | None = None,
+          guards_input: bool = False) -> Callable[[Callable], Callable]:
     """Mark a function ``check_*(impl)`` as a graded check.
 
     Args:
@@ -33,9 +33,13 @@ def check(*, points: int = 1, hint: str = "",
         hint: advice shown to the learner when the check fails (advice, not the answer).
         time_limit_seconds: this check's own time limit; None uses the grader's default
             (:data:`DEFAULT_TIME_LIMIT_SECONDS` unless the caller of ``grade`` sets another).
+        guards_input: the check is there to catch the code changing its input (default
+            False): when several checks fail because the code changed its input, the
+            scorecard says so once with this check's hint (copy before changing) instead of
+            their own hints (:meth:`~.scorecard.Scorecard.changes`).
     Returns:
-        A decorator that stores ``{"points", "hint", "time_limit_seconds"}`` as
-        ``fn.grading`` and returns ``fn`` itself.
+        A decorator that stores ``{"points", "hint", "time_limit_seconds", "guards_input"}``
+        as ``fn.grading`` and returns ``fn`` itself.
     Raises:
         ValueError: points < 1 or a time limit that is not positive.
     """
@@ -46,7 +50,7 @@ def check(*, points: int = 1, hint: str = "",
 
     def mark(fn: Callable) -> Callable:
         fn.grading = {"points": points, "hint": hint,  # type: ignore[attr-defined]
-                      "time_limit_seconds": time_limit_seconds}
+                      "time_limit_seconds": time_limit_seconds, "guards_input": guards_input}
         return fn
     return mark
 

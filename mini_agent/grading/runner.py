@@ -25,7 +25,7 @@ from pathlib import Path
 from types import CodeType, ModuleType
 from typing import Any, Callable, Collection
 
-from mini_agent.grading.checks._report import exception_text
+from mini_agent.grading.checks._report import InputChanged, exception_text
 from mini_agent.grading.code_sites import (  # noqa: F401 (re-exported)
     graded_files, graded_frames, loop_frame, loop_site, site_text)
 from mini_agent.grading.registry import collect_checks
@@ -150,11 +150,13 @@ def run_check(fn: Callable, impl: Any, *, interrupts: bool = False,
     Returns:
         A CheckResult with ``seconds`` measured; the detail of a failure says what was
         expected and what came back (the assertion's message), or names the exception;
-        ``raised`` says which exception the code raised and where, when it crashed.
+        ``raised`` says which exception the code raised and where, when it crashed;
+        ``changed`` names the argument the code changed, when that failed the check
+        (:class:`~.checks._report.InputChanged`).
     """
     meta = fn.grading
     started = time.perf_counter()
-    detail = ""
+    detail = changed = ""
     raised: Raised | None = None
     try:
         with warnings.catch_warnings():
@@ -182,10 +184,12 @@ def run_check(fn: Callable, impl: Any, *, interrupts: bool = False,
         inner = crash(exc)
         if inner is not None:
             raised = raised_at(inner, is_graded)
+        if isinstance(exc, InputChanged):
+            changed = exc.argument
     seconds = time.perf_counter() - started
     if detail:
         return CheckResult(fn.__name__, 0, meta["points"], False, meta["hint"], detail, seconds,
-                           raised)
+                           raised, changed, meta.get("guards_input", False))
     return CheckResult(fn.__name__, meta["points"], meta["points"], True, seconds=seconds)
 
 

@@ -6,12 +6,14 @@ Shapes (``to_dict``, printed by ``mini-agent grade NN --json``)::
      "kit_version": "0.1.0", "score": 17, "total": 20, "error": "",
      "checks": [{"name": "check_masks_oldest_keeps_newest", "points": 3, "max_points": 3,
                  "passed": true, "hint": "", "detail": "", "seconds": 0.002,
-                 "raised": null}, ...]}
+                 "raised": null, "changed": ""}, ...]}
 
 where a check that failed because the code raised an exception carries, instead of null,
 ``"raised": {"exception": "TypeError", "message": "string indices must be integers...",
 "file": "/abs/exercises/03_masking.py", "line": 58, "code": "first = messages[0]..."}``
 (``file`` "" and ``line`` null when no frame of its traceback is in the graded file),
+a check that failed because the code changed an argument it was given names it:
+``"changed": "messages"``,
 
 and for ``mini-agent grade --all --json``::
 
@@ -34,6 +36,11 @@ from typing import Any
 
 TEXT_LINES = 6
 """Most lines of one exception message or failure detail the text scorecard shows."""
+
+INPUT_HINT = ("Copy before changing: build new lists and dicts from what you were given "
+              "instead of assigning into it (the caller still holds it).")
+"""What the scorecard advises when the code changed its input and no failed check of the
+exercise is there to catch that (``guards_input``) to lend its own hint."""
 
 
 def text_lines(text: str, indent: str) -> str:
@@ -130,6 +137,10 @@ class CheckResult:
         seconds: how long the check ran (wall clock, seconds).
         raised: the exception the code raised that failed the check, and where; None when
             the check passed, or failed on a wrong value, a timeout or an untouched stub.
+        changed: the argument the code changed that failed the check (``"messages"``), ""
+            when the check passed or failed on something else.
+        guards_input: the check is there to catch the code changing its input (its hint says
+            to copy before changing; ``check(guards_input=True)``). Default False.
     """
 
     name: str
@@ -140,19 +151,23 @@ class CheckResult:
     detail: str = ""
     seconds: float = 0.0
     raised: Raised | None = None
+    changed: str = ""
+    guards_input: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         """Return the JSON shape of one check.
 
         Returns:
             ``{"name", "points", "max_points", "passed", "hint", "detail", "seconds",
-            "raised"}`` (see the module docstring), ``seconds`` rounded to milliseconds,
-            ``raised`` null or the exception and its file and line.
+            "raised", "changed"}`` (see the module docstring), ``seconds`` rounded to
+            milliseconds, ``raised`` null or the exception and its file and line,
+            ``changed`` the argument the code changed or "".
         """
         return {"name": self.name, "points": self.points, "max_points": self.max_points,
                 "passed": self.passed, "hint": self.hint, "detail": self.detail,
                 "seconds": round(self.seconds, 3),
-                "raised": self.raised.to_dict() if self.raised else None}
+                "raised": self.raised.to_dict() if self.raised else None,
+                "changed": self.changed}
 
 
 @dataclasses.dataclass
@@ -225,6 +240,32 @@ class Scorecard:
                 groups.setdefault(key, []).append(c)
         return {key: found for key, found in groups.items() if len(found) > 1}
 
+    def changes(self) -> dict[str, list[CheckResult]]:
+        """Group the failed checks that the code's change to one of its arguments failed.
+
+        Returns:
+            The argument's name (``"messages"``) -> the checks it failed, in check order, for
+            each argument whose change failed two checks or more.
+        """
+        groups: dict[str, list[CheckResult]] = {}
+        for c in self.checks:
+            if not c.passed and c.changed:
+                groups.setdefault(c.changed, []).append(c)
+        return {argument: found for argument, found in groups.items() if len(found) > 1}
+
+    @staticmethod
+    def change_hint(found: list[CheckResult]) -> str:
+        """Choose the advice for checks that failed because the code changed its input.
+
+        Args:
+            found: the checks of one group of :meth:`changes`.
+
+        Returns:
+            The hint of the first of them there to catch that change (``guards_input``:
+            "Build new lists and new dicts..."), else :data:`INPUT_HINT`.
+        """
+        return next((c.hint for c in found if c.guards_input and c.hint), INPUT_HINT)
+
     def to_text(self) -> str:
         """Return a plain-text scorecard.
 
@@ -234,7 +275,11 @@ class Scorecard:
             out. A failure the code raised says the file and line it was raised at; when the
             same exception at the same line failed several checks, it is said once, above the
             checks ("the same TypeError at 03_masking.py, line 58 failed 11 checks"), and
-            those checks show no hint (a hint is about a wrong value, not a crash).
+            those checks show no hint (a hint is about a wrong value, not a crash). Likewise
+            when the code changed the same argument in several checks: said once above the
+            checks ("changing the input (messages) failed 10 checks"), with the first
+            check's detail and the hint of the check there to catch it (copy before
+            changing), and those checks show no hint of their own.
         """
         lines = [self.header()]
         if self.error:
@@ -252,6 +297,14 @@ class Scorecard:
             lines.append("    fix that line first; those checks' hints are left out (a hint is "
                          "about a wrong value, not a crash)")
             crashed.update((c.name, raised) for c in found)
+        changed: set[str] = set()
+        for argument, found in self.changes().items():
+            lines.append(f"  changing the input ({argument}) failed {len(found)} checks:")
+            lines.append(f"      {text_lines(found[0].detail, ' ' * 6)}")
+            lines.append(f"    hint: {self.change_hint(found)}")
+            lines.append("    those checks' own hints are left out (the change failed them, "
+                         "not a wrong value)")
+            changed.update(c.name for c in found)
         for c in self.checks:
             mark = "PASS" if c.passed else "FAIL"
             lines.append(f"  [{mark}] {c.name:<44} {c.points}/{c.max_points}")
@@ -260,6 +313,9 @@ class Scorecard:
             if c.name in crashed:
                 lines.append(f"         crashed: the {crashed[c.name].exception} at "
                              f"{crashed[c.name].place} (above)")
+                continue
+            if c.name in changed:
+                lines.append(f"         changed the input ({c.changed}) (above)")
                 continue
             lines.append(f"         hint: {c.hint}")
             if c.detail:

@@ -286,7 +286,9 @@ def run_in_worker(exercise: str, checks: list[Callable], load: dict[str, Any], *
                                            meta["points"], passed,
                                            "" if passed else meta["hint"], reply["detail"],
                                            reply["seconds"],
-                                           Raised.from_dict(reply.get("raised"))))
+                                           Raised.from_dict(reply.get("raised")),
+                                           reply.get("changed", ""),
+                                           meta.get("guards_input", False)))
                 continue
             if reply.get("op") == "timeout":
                 if not reply.get("where"):  # the interpreter was held: read the stack dump

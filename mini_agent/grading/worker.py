@@ -12,7 +12,8 @@ stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothi
     <- {"op": "loaded", "error": "", "names": [...]}   (error: the file does not import)
     -> {"op": "run", "name": "check_x", "time_limit_seconds": 10}
     <- {"op": "result", "name": "check_x", "passed": true, "detail": "", "seconds": 0.01,
-        "raised": null}   (or the exception the code raised, with its file and line)
+        "raised": null, "changed": ""}   (or the exception the code raised, with its file
+        and line; "changed" names the argument the code changed when that failed the check)
     <- {"op": "timeout", "name": "check_x", "where": "mask_old_observations (...)",
         "function": {"module": "...", "qualname": "mask_old_observations"}}
 
@@ -244,11 +245,12 @@ class Session:
             faulthandler.cancel_dump_traceback_later()
         if not watch.fired:
             passed, detail, raised = result.passed, result.detail, result.raised
+            changed = result.changed
             if self.skipped:
-                passed, detail, raised = False, self.skipped, None
+                passed, detail, raised, changed = False, self.skipped, None, ""
             self.send({"op": "result", "name": fn.__name__, "passed": passed,
                        "detail": detail, "seconds": result.seconds,
-                       "raised": raised.to_dict() if raised else None})
+                       "raised": raised.to_dict() if raised else None, "changed": changed})
 
     def watch(self, seconds: float, name: str, *, fn: Callable | None = None,
               loading: Path | None = None) -> "Watchdog":

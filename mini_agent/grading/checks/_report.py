@@ -183,6 +183,23 @@ def expect_raises(error: type[BaseException], call: Callable[[], Any], what: str
     raise AssertionError(f"{what}: expected {error.__name__}, got {short(got)} returned")
 
 
+class InputChanged(AssertionError):
+    """A check failed because the code changed an argument it was given, not on a wrong value.
+
+    The scorecard says such a change once for all the checks it failed
+    (:meth:`mini_agent.grading.Scorecard.changes`), instead of under each check's hint.
+
+    Args:
+        message: the failure message, as an assertion's (``"<what>: expected messages
+            unchanged, got a change at messages[2]['content']"``).
+        argument: the name of the argument changed (``"messages"``).
+    """
+
+    def __init__(self, message: str, argument: str) -> None:
+        super().__init__(message)
+        self.argument = argument
+
+
 def snapshot(*values: Any) -> tuple:
     """Copy the arguments of a call deeply, to compare after it with :func:`unchanged`.
 
@@ -205,12 +222,12 @@ def unchanged(before: tuple, *after: Any, what: str, names: tuple[str, ...] = ()
         names: the arguments' names for the message (default "argument 1", "argument 2"...).
 
     Raises:
-        AssertionError: ``"<what>: expected events unchanged, got a change at
-            events[2]['content_block']"``.
+        InputChanged: an argument changed, ``"<what>: expected events unchanged, got a change
+            at events[2]['content_block']"``, naming the argument (an AssertionError).
     """
     for k, (old, new) in enumerate(zip(before, after)):
         found = difference(old, new)
         if found is not None:
             name = names[k] if k < len(names) else f"argument {k + 1}"
-            raise AssertionError(f"{what}: expected {name} unchanged, got a change at "
-                                 f"{name}{path_text(found[0])}")
+            raise InputChanged(f"{what}: expected {name} unchanged, got a change at "
+                               f"{name}{path_text(found[0])}", name)

@@ -170,7 +170,7 @@ def check_list_content(impl):
 
 
 @check(points=2, hint="Build new lists and new dicts ({**block, 'content': ...}); never "
-                      "assign into the input's messages or blocks.")
+                      "assign into the input's messages or blocks.", guards_input=True)
 def check_does_not_mutate_input(impl):
     messages = busy_history()
     view = masked(impl, messages, "results A..E, keep=1", keep=1)

@@ -253,7 +253,8 @@ def check_parameters(impl):
 
 
 @check(points=1, hint="Build new dicts ({**block, ...}) and new lists instead of assigning into "
-                      "the input; a message with string content stays as it is.")
+                      "the input; a message with string content stays as it is.",
+       guards_input=True)
 def check_micro_compact_does_not_mutate(impl):
     h = parallel_session()
     view = compacted(impl, h, "7 messages, every result 3 h old", times=[T0] * len(h),

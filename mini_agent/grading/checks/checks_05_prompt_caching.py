@@ -27,6 +27,7 @@ from mini_agent.grading import check
 from mini_agent.grading.checks._caching_cases import (
     BOUNDARY, MARKER, SAME_TOOLS_OTHER_BYTES, SYSTEM, TOOLS, changes, marker_paths, markers,
     names, request, short, strip)
+from mini_agent.grading.checks._report import InputChanged
 
 
 # --------------------------------------------------------------------------- fingerprints
@@ -67,13 +68,15 @@ def check_tools_fingerprint_sees_every_change(impl):
         "descriptions 'ファイルを読む' vs 'ファイルを書く': expected two fingerprints, got one"
 
 
-@check(points=1, hint="Work on a copy: the caller's list keeps its order and its markers.")
+@check(points=1, hint="Work on a copy: the caller's list keeps its order and its markers.",
+       guards_input=True)
 def check_tools_fingerprint_leaves_tools_alone(impl):
     tools = [dict(TOOLS[0], cache_control={"type": "ephemeral"}), copy.deepcopy(TOOLS[1])]
     before = copy.deepcopy(tools)  # read_file (marked), grep: not in name order
     impl.tools_fingerprint(tools)
-    assert tools == before, (f"tools_fingerprint({names(before)}): expected the list passed in "
-                             f"unchanged, got {names(tools)} after the call")
+    if tools != before:
+        raise InputChanged(f"tools_fingerprint({names(before)}): expected the list passed in "
+                           f"unchanged, got {names(tools)} after the call", "tools")
 
 
 @check(points=2, hint="Hash exactly the text before the first boundary (the whole prompt "
@@ -242,7 +245,8 @@ def placed(impl, req, expected_paths, what):
         The marked request.
 
     Raises:
-        AssertionError: the call raised, changed ``req``, or marked other places.
+        AssertionError: the call raised, or marked other places.
+        InputChanged: the call changed ``req`` (an AssertionError).
     """
     before = copy.deepcopy(req)
     try:
@@ -252,8 +256,9 @@ def placed(impl, req, expected_paths, what):
     except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
         raise AssertionError(f"{what}: expected markers at {expected_paths}, got "
                              f"{type(exc).__name__}: {exc}") from exc
-    assert req == before, (f"{what}: expected the request passed in unchanged, got "
-                           f"{changes(before, req)} after the call")
+    if req != before:
+        raise InputChanged(f"{what}: expected the request passed in unchanged, got "
+                           f"{changes(before, req)} after the call", "the request")
     got = marker_paths(out)
     assert sorted(got) == sorted(expected_paths), \
         f"{what}: expected markers at {expected_paths}, got {got}"

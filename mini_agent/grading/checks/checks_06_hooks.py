@@ -20,6 +20,7 @@ import asyncio
 import copy
 
 from mini_agent.grading import check
+from mini_agent.grading.checks._report import InputChanged
 
 
 def fire(manager, event: str, payload: dict) -> dict:
@@ -130,10 +131,10 @@ def check_merge_later_wins(impl):
     expected = {"systemMessage": "b", "additionalContext": "ctx"}
     assert result == expected, \
         f"outputs [{first}, None, {second}]: expected {expected}, got {result}"
-    assert first == {"systemMessage": "a", "additionalContext": "ctx"} and \
-        second == {"systemMessage": "b"}, \
-        (f"the same outputs: expected the handlers' own dicts unchanged, got {first} and "
-         f"{second} after fire")
+    if first != {"systemMessage": "a", "additionalContext": "ctx"} or \
+            second != {"systemMessage": "b"}:
+        raise InputChanged(f"the same outputs: expected the handlers' own dicts unchanged, got "
+                           f"{first} and {second} after fire", "the handlers' outputs")
     assert fire(m, "UserPromptSubmit", {"prompt": "again"}) == expected, \
         "firing the same handlers a second time gave another result"
 
@@ -180,8 +181,9 @@ def check_updated_input_reaches_later_handlers(impl):
                               f"looks: expected tool_inputs {expected}, got {seen}")
     assert result == {"updatedInput": {"command": "ls -la src"}}, \
         f"the same handlers: expected {{'updatedInput': {{'command': 'ls -la src'}}}}, got {result}"
-    assert payload == before, \
-        f"payload {before}: expected it unchanged after fire, got {payload}"
+    if payload != before:
+        raise InputChanged(f"payload {before}: expected it unchanged after fire, got {payload}",
+                           "the payload")
 
 
 def decide(impl, tool, command):

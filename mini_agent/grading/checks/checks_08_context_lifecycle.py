@@ -25,6 +25,7 @@ import os
 import time
 
 from mini_agent.grading import check
+from mini_agent.grading.checks._report import InputChanged
 
 T0 = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 ZONE = "Asia/Tokyo"   # UTC+9 all year: a local-time answer is 9 hours off
@@ -108,7 +109,8 @@ def line_for(impl, ex, *, segment="seg-001", time_seconds=T0, what=""):
         The line the learner's function returned.
 
     Raises:
-        AssertionError: the call raised, or changed ``ex``.
+        AssertionError: the call raised.
+        InputChanged: the call changed ``ex`` (an AssertionError).
     """
     before = copy.deepcopy(ex)
     with non_utc_zone():
@@ -119,8 +121,9 @@ def line_for(impl, ex, *, segment="seg-001", time_seconds=T0, what=""):
         except Exception as exc:  # noqa: BLE001 - shown with the input that raised it
             raise AssertionError(f"{what}: expected a line, got {type(exc).__name__}: {exc}"
                                  ) from exc
-    assert ex == before, (f"{what}: expected the exchange passed in unchanged, got "
-                          f"{short(ex, 150)} after the call")
+    if ex != before:
+        raise InputChanged(f"{what}: expected the exchange passed in unchanged, got "
+                           f"{short(ex, 150)} after the call", "the exchange")
     return got
 
 
@@ -287,5 +290,7 @@ def check_eviction_not_by_time(impl):
     assert got == ["seg-1", "seg-2", "seg-3", "seg-10"], \
         ("seq 3 @+5s, seq 1 @+10s, seq 10 @-50s, seq 2 @-50s: expected "
          f"['seg-1', 'seg-2', 'seg-3', 'seg-10'], got {got}")
-    assert segs == before, ("the same segments: expected the list passed in unchanged, got "
-                            f"ids {[s['id'] for s in segs]} in that order after the call")
+    if segs != before:
+        raise InputChanged("the same segments: expected the list passed in unchanged, got "
+                           f"ids {[s['id'] for s in segs]} in that order after the call",
+                           "the segments")
