@@ -9,8 +9,9 @@ kit's own count) and says so, with the line that points the same cell at one's o
 sessions in ``~/.claude/projects``.
 
 This is the one module that reads ``MINI_AGENT_SHARED_DATA`` (a folder; set it to use another
-copy of the data, or to a missing folder to run as if there were none). IO: reads the
-environment, the file system and one transcript file.
+copy of the data, or to a missing folder to run as if there were none); a non-editable install
+run outside a clone has no folder beside it to look in, and the note of a missing file says so
+and names the variable. IO: reads the environment, the file system and one transcript file.
 
 Source:
     the repository README (the shared data folder beside the clone); Claude Code's session
@@ -36,11 +37,42 @@ GENERATED_STEPS = 60
 """Tool exchanges of the generated fallback session (61 requests, about 40,000 tokens)."""
 
 
+def is_clone(folder: Path) -> bool:
+    """Tell whether a folder looks like a copy of the kit repository.
+
+    Args:
+        folder: the folder to look at.
+
+    Returns:
+        True when it holds both ``notebooks/`` and ``exercises/``.
+    """
+    return (folder / "notebooks").is_dir() and (folder / "exercises").is_dir()
+
+
+def find_clone(start: str | Path | None = None) -> Path | None:
+    """Find the clone of the kit in use, if there is one.
+
+    Args:
+        start: where to begin the walk up (default: the current directory; a notebook runs
+            in ``notebooks/``).
+
+    Returns:
+        The nearest folder at or above ``start`` that :func:`is_clone`, else the folder above
+        the installed package when it is one (an editable install), else None (a
+        non-editable install run outside any clone: the folder above the package is then
+        ``site-packages``).
+    """
+    here = Path(start or Path.cwd()).resolve()
+    for folder in (here, *here.parents, PACKAGE_PARENT):
+        if is_clone(folder):
+            return folder
+    return None
+
+
 def repo_root(start: str | Path | None = None) -> Path:
     """Find the kit repository in use.
 
-    It is the nearest folder at or above ``start`` holding both ``notebooks/`` and
-    ``exercises/``, else the folder above the installed package.
+    It is :func:`find_clone`'s folder, else the folder above the installed package.
 
     Args:
         start: where to begin the walk up (default: the current directory; a notebook runs
@@ -48,11 +80,7 @@ def repo_root(start: str | Path | None = None) -> Path:
     Returns:
         An absolute path (it may not be a repository for a non-editable install run elsewhere).
     """
-    here = Path(start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / "notebooks").is_dir() and (folder / "exercises").is_dir():
-            return folder
-    return PACKAGE_PARENT
+    return find_clone(start) or PACKAGE_PARENT
 
 
 def shared_data_dir(start: str | Path | None = None) -> Path:
@@ -63,7 +91,9 @@ def shared_data_dir(start: str | Path | None = None) -> Path:
 
     Returns:
         ``$MINI_AGENT_SHARED_DATA`` (``~`` expanded) when set and not blank, else
-        ``shared/data`` beside the repository.
+        ``shared/data`` beside the repository (for a non-editable install run outside a
+        clone, beside ``site-packages``: a folder that never holds the data, see
+        :func:`missing_data_reason`).
     """
     configured = os.environ.get(SHARED_DATA_ENV_VAR, "").strip()
     if configured:
@@ -134,12 +164,37 @@ def real_or_generated(name: str | Path, *, steps: int = GENERATED_STEPS,
                        f"Real session: {path}")
     own = own_sessions(1)
     example = own[0] if own else CLAUDE_PROJECTS / "<project>" / "<session>.jsonl"
-    where = (f"{SHARED_DATA_ENV_VAR} points at a folder without it"
-             if os.environ.get(SHARED_DATA_ENV_VAR, "").strip() else
-             f"no shared data folder beside the repository; set {SHARED_DATA_ENV_VAR} to point "
-             f"at one")
-    note = (f"{path} is not here ({where}), so this is a KIT-GENERATED session of {steps} "
+    where = "" if given.is_absolute() else missing_data_reason()
+    note = (f"{path} is not here{where}, so this is a KIT-GENERATED session of {steps} "
             f"tool exchanges, not a recording: its usage is the kit's own count.\n"
             f"To study one of your own Claude Code sessions instead, run this cell with\n"
             f"    real_or_generated(\"{example}\")")
     return Session(sample_transcript(steps), None, True, note)
+
+
+def missing_data_reason(start: str | Path | None = None) -> str:
+    """Say where the shared data folder was looked for and how to point the kit at it.
+
+    Args:
+        start: where :func:`find_clone` begins its walk up (default: the current directory).
+
+    Returns:
+        A parenthesised clause for the note of a missing file, one of three: the variable
+        is set (`` (MINI_AGENT_SHARED_DATA points at a folder without it: /data)``); a clone
+        was found (the ``shared/data`` folder beside it was looked in; put the data there or
+        set the variable); or none was (a non-editable install run outside a clone: the kit
+        looked beside its installed package, where no data is kept, and only the variable
+        can point it at the data). Each names :data:`SHARED_DATA_ENV_VAR`.
+    """
+    configured = os.environ.get(SHARED_DATA_ENV_VAR, "").strip()
+    if configured:
+        return (f" ({SHARED_DATA_ENV_VAR} points at a folder without it: "
+                f"{Path(configured).expanduser()}; set it to the folder that holds the data)")
+    clone = find_clone(start)
+    if clone is not None:
+        return (f" (looked in the shared data folder beside the clone {clone}; put the data "
+                f"there, or set {SHARED_DATA_ENV_VAR} to the folder that holds it)")
+    here = Path(start or Path.cwd()).resolve()
+    return (f" (mini-agent is installed in {PACKAGE_PARENT} and no clone of the kit is at or "
+            f"above {here}, so that path beside the installed package is only a default, where "
+            f"no data is kept; set {SHARED_DATA_ENV_VAR} to the folder that holds the data)")
