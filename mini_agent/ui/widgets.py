@@ -248,8 +248,10 @@ def scorecard_html(card: Any) -> str:
 
     A title naming the score, the file graded and the kit version; an import error (once) if
     the file does not import; a crash that failed several checks (the same exception at the
-    same line), once, with its line; then one row per check (pass/fail, points, hint and
-    what came back, or "crashed" for the checks of such a crash, without their hints).
+    same line), once, with its line; a change to the input that failed several checks, once,
+    with the hint of the check there to catch it; then one row per check (pass/fail, points,
+    hint and what came back, or "crashed" / "changed the input" for the checks of such a
+    crash or change, without their hints).
     Hints, paths, code and failure details are HTML-escaped.
 
     Args:
@@ -269,6 +271,14 @@ def scorecard_html(card: Any) -> str:
             + (f"<code>{html.escape(raised.code)}</code><br>" if raised.code else "")
             + f"<small><code>{html.escape(exception)}: {html.escape(raised.message)}"
               f"</code></small></p>")
+    changed = {}
+    for argument, found in card.changes().items():
+        changed.update((c.name, argument) for c in found)
+        crash_notes.append(
+            f"<p style='color:#c92a2a'>Changing the input (<code>{html.escape(argument)}</code>)"
+            f" failed {len(found)} checks: {html.escape(card.change_hint(found))} (their own "
+            f"hints are left out: the change failed them, not a wrong value).<br>"
+            f"<small><code>{html.escape(found[0].detail)}</code></small></p>")
     for c in card.checks:
         mark = ("<span style='color:#2b8a3e'>&#10004;</span>" if c.passed
                 else "<span style='color:#c92a2a'>&#10008;</span>")
@@ -277,6 +287,8 @@ def scorecard_html(card: Any) -> str:
         elif c.name in crashed:
             note = (f"crashed: the {html.escape(crashed[c.name].exception)} at "
                     f"{html.escape(crashed[c.name].place)} (above)")
+        elif c.name in changed:
+            note = f"changed the input (<code>{html.escape(changed[c.name])}</code>) (above)"
         else:
             note = html.escape(c.hint)
             if c.detail:
