@@ -155,14 +155,12 @@ class ServerCompactionView(_SummaryView):
         self._overhead: tuple | None = None  # (system str, its approx tokens)
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
-        # the running counts take this history here, not in _view_tokens, so a subclass
-        # counting its views another way still finds the cuts
-        starts, count = self._counts.update(history)
         size = self._view_tokens(history, view) + self._overhead_tokens()
         if size < self.trigger_tokens:
             return None
         # the newest clean cut past max(1, kept.cut): clean_cut_points(history) are the
-        # exchange starts of this history
+        # exchange starts the running counts found when _view_tokens took this history
+        starts, count = self._counts.last
         return starts[count - 1] if count and starts[count - 1] > max(1, self._kept.cut) \
             else None
 
@@ -180,8 +178,8 @@ class ServerCompactionView(_SummaryView):
 
     def _view_tokens(self, history: list[Message], view: list[Message]) -> int:
         """``approx_tokens(view)`` of the base view (``history``, or the kept summary then
-        ``history[cut:]``), from the running counts, which :meth:`_cut` gave this history
-        first: a message is counted once per policy."""
+        ``history[cut:]``), from the running counts: a message is counted once per policy."""
+        self._counts.update(history)
         kept = self._kept
         summary = [kept.message] if kept.message is not None else []
         start = kept.cut if summary else 0
