@@ -155,6 +155,10 @@ def _run_worker(request: dict[str, Any], timeout_seconds: float
     Returns:
         ``(records, timed_out, stderr's last line)``: the JSON records the child wrote
         before it ended or was killed.
+
+    Raises:
+        BaseException: whatever interrupts the wait (``KeyboardInterrupt``), after the child
+            is killed and reaped.
     """
     proc = subprocess.Popen([sys.executable, "-I", "-S", str(_WORKER)], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -165,6 +169,10 @@ def _run_worker(request: dict[str, Any], timeout_seconds: float
         timed_out = True
         proc.kill()
         out, err = proc.communicate()
+    except BaseException:  # KeyboardInterrupt, SystemExit: no search left running, no zombie
+        proc.kill()
+        proc.wait()
+        raise
     records = []
     for line in out.decode("ascii", "replace").splitlines():
         try:

@@ -1,0 +1,35 @@
+"""grep's search process never outlives the call: an interrupt kills and reaps it."""
+
+import signal
+import subprocess
+import threading
+
+import pytest
+
+from mini_agent.harness import grep_tool
+from mini_agent.harness.workspace import Workspace
+
+
+def test_an_interrupt_while_the_search_runs_kills_and_reaps_the_child(tmp_path, monkeypatch):
+    (tmp_path / "b.txt").write_text("a" * 40 + "b\n")  # (a+)+$ runs for hours here
+    started = []
+
+    class Recorded(subprocess.Popen):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            started.append(self)
+
+    monkeypatch.setattr(grep_tool.subprocess, "Popen", Recorded)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # even under nohup
+    main = threading.main_thread().ident  # a real SIGINT, as Ctrl-C sends: it ends the wait
+    timer = threading.Timer(1.0, signal.pthread_kill, (main, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            grep_tool.grep(Workspace(tmp_path), {"pattern": "(a+)+$", "timeout_seconds": 60})
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    [proc] = started
+    assert proc.returncode is not None  # killed and waited for: no orphan, no zombie
+    assert proc.returncode < 0
