@@ -152,6 +152,11 @@ def contract_fields(data: dict, event: str, errors: list[str],
         for key, value in nested.items():
             if key in _SPECIFIC_FIELDS:
                 check_specific(key, value, "specific")
+            elif key == "decision" and isinstance(value, dict):
+                # PermissionRequest's {"behavior": ...}: an event the kit never fires
+                errors.append("hook output hookSpecificOutput.decision is an object (the "
+                              "PermissionRequest shape, an event the kit does not fire); "
+                              "ignored")
             elif key in ("decision", "reason") and key not in data and value is not None:
                 # a block put one level too deep still blocks
                 errors.append(f"hook output hookSpecificOutput.{key} belongs at the top "
