@@ -109,7 +109,8 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
 
     Raises:
         ToolError: the two strings are identical, ``old_string`` is empty on an existing
-            file (its own message), is not found or occurs more than once, or the path
+            file (its own message), is not found or occurs more than once, ``new_string``
+            holds a lone surrogate UTF-8 cannot encode (nothing written), or the path
             is outside, a directory, not UTF-8 or larger than ``MAX_EDIT_BYTES`` (16 MiB;
             nothing is read or changed).
     """
@@ -117,8 +118,9 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     target = ws.resolve(path)
     rel = ws.relative(target)
     if old == "" and not target.exists():
+        data = _utf8(new)  # before anything is created: a failed create leaves no empty file
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(new, encoding="utf-8")
+        target.write_bytes(data)
         return f"Created {rel} ({len(new.splitlines())} lines)"
     size = regular_file(ws, path).stat().st_size
     if size > MAX_EDIT_BYTES:
@@ -148,8 +150,9 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
                         "lines so it matches exactly once")
     start = text.index(old)
     updated = text[:start] + new + text[start + len(old):]
+    data = _utf8(updated)  # before the backup: a refused edit changes nothing
     _write_backup(target, raw, f"{rel}.bak")
-    target.write_bytes(updated.encode("utf-8"))
+    target.write_bytes(data)
     first = text.count("\n", 0, start) + 1
     lines = [line.removesuffix("\r") for line in updated.removesuffix("\n").split("\n")]
     last = first + new.count("\n")
@@ -157,6 +160,27 @@ def edit_file(ws: Workspace, input: dict[str, Any]) -> str:
     snippet = "\n".join(f"{n:>6}\t{lines[n - 1]}" for n in range(lo, hi + 1))
     return ws.cap(f"Edited {rel}: replaced 1 occurrence at line {first} "
                   f"(backup: {rel}.bak)\n{snippet}")
+
+
+def _utf8(text: str) -> bytes:
+    """Encode what edit_file writes as UTF-8.
+
+    Args:
+        text: the new file's text, or the edited file's whole text.
+
+    Returns:
+        Its UTF-8 bytes.
+
+    Raises:
+        ToolError: ``text`` holds a lone surrogate (``\\ud800`` in the call's JSON), which
+            UTF-8 cannot encode; nothing has been written yet.
+    """
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise ToolError(f"new_string holds U+{ord(text[exc.start]):04X}, a lone surrogate that "
+                        "UTF-8 cannot encode; nothing was changed. Write the character itself "
+                        "or drop it") from None
 
 
 def _crlf(text: str) -> str:
