@@ -317,7 +317,7 @@ def test_read_file_counts_to_the_end_when_the_count_limit_falls_on_it(ws, monkey
 def test_listing_the_files_counts_against_the_time_limit(ws, monkeypatch):
     walk = Workspace.walk_files
 
-    def slow_walk(self, start):
+    def slow_walk(self, start, **kwargs):
         time.sleep(0.3)
         return walk(self, start)
 

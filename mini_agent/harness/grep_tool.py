@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent.harness import grep_worker
-from mini_agent.harness.workspace import ToolError, Workspace
+from mini_agent.harness.workspace import ListingStopped, ToolError, Workspace
 
 DEFAULT_GREP_TIMEOUT_SECONDS = 10.0
 """Time limit of one grep call in seconds, the child's start included, when the call gives
@@ -92,7 +92,14 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
         raise ToolError(f"path not found: {path}")
     name_glob = input.get("glob")
     started = time.monotonic()  # listing the files counts against the limit too
-    files = [f for f in ws.walk_files(start)
+    try:
+        listed = ws.walk_files(start, deadline=started + timeout_seconds)
+    except ListingStopped as stop:  # a tree of a million entries: stopped at the limit
+        raise ToolError(f"[grep stopped at its time limit of {timeout_seconds:g} seconds while "
+                        f"listing the files to search ({stop.listed:,} found so far); 0 hit(s) "
+                        "found before. Narrow path to a smaller folder, or pass a larger "
+                        "timeout_seconds]") from None
+    files = [f for f in listed
              if not name_glob or fnmatch.fnmatch(f.name, name_glob)
              or fnmatch.fnmatch(ws.relative(f), name_glob)]
     shown = [ws.relative(f) for f in files]

@@ -22,6 +22,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
+import time
 from pathlib import Path
 
 DEFAULT_IGNORE: tuple[str, ...] = (
@@ -155,26 +156,51 @@ class Workspace:
         rest = len(text) - self.max_output_chars
         return f"{text[:self.max_output_chars]}\n[... truncated: {rest:,} more characters]"
 
-    def walk_files(self, start: Path) -> list[Path]:
+    def walk_files(self, start: Path, *, deadline: float | None = None) -> list[Path]:
         """List the files a search visits.
 
         Args:
             start: a file (returned alone, even if ignored) or a directory, walked
                 recursively without descending into ignored folders.
+            deadline: a ``time.monotonic()`` value after which the listing stops (None, the
+                default: no limit), so a tree of a million entries cannot hold the caller
+                past its time limit.
 
         Returns:
             The non-ignored regular files inside the root (no FIFO, socket or device: reading
             one could block), sorted by their relative path.
+
+        Raises:
+            ListingStopped: ``deadline`` passed before the listing ended; ``listed`` holds
+                how many files were found by then.
         """
         if start.is_file():
             return [start]
-        found = []
+        found: list[Path] = []
         for dirpath, dirnames, filenames in os.walk(start):
             here = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if not self.is_ignored(here / d))
-            found.extend(here / f for f in sorted(filenames) if not self.is_ignored(here / f)
-                         and inside(here / f, self.root) and (here / f).is_file())
+            for k, name in enumerate(sorted(filenames)):
+                if deadline is not None and k % 64 == 0 and time.monotonic() > deadline:
+                    raise ListingStopped(len(found))
+                f = here / name
+                if not self.is_ignored(f) and inside(f, self.root) and f.is_file():
+                    found.append(f)
+            if deadline is not None and time.monotonic() > deadline:
+                raise ListingStopped(len(found))
         return sorted(found, key=lambda p: self.relative(p))
+
+
+class ListingStopped(Exception):
+    """:meth:`Workspace.walk_files` passed its deadline before the listing ended.
+
+    Args:
+        listed: the files found by then.
+    """
+
+    def __init__(self, listed: int) -> None:
+        super().__init__(f"listing stopped at its deadline after {listed:,} files")
+        self.listed = listed
 
 
 def inside(path: Path, root: Path) -> bool:
