@@ -139,7 +139,8 @@ class CommandHook:
                 return self._unreadable(event, f"printed {size:,} bytes on stdout, more than "
                                         f"the {MAX_HOOK_PARSE_BYTES:,} bytes the kit parses")
             out.seek(0)
-            stdout = out.read().decode("utf-8", "replace") if code == 0 else ""
+            # utf-8-sig: a byte order mark (PowerShell writes one) does not hide the answer
+            stdout = out.read().decode("utf-8-sig", "replace") if code == 0 else ""
         try:
             result = self._interpret(event, code, stdout, stderr)
         except RecursionError:
@@ -180,7 +181,7 @@ class CommandHook:
             return None
         out.seek(0)
         try:
-            data = json.loads(out.read().decode("utf-8", "replace").strip())
+            data = json.loads(out.read().decode("utf-8-sig", "replace").strip())
             answer = parse_hook_output(data, event=event) if isinstance(data, dict) else None
         except (ValueError, TypeError, RecursionError):
             return None
