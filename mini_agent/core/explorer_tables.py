@@ -37,6 +37,10 @@ def priced_as(report: dict[str, Any]) -> str:
 MAX_REPAIR_LINES = 10
 """Repair notes the text report shows per session; ``--json`` keeps every one."""
 
+MAX_REPAIR_CHARS = 200
+"""Characters of one repair note the text report shows; a longer note (one quoting a
+hostile file's megabyte-long role) is cut with ``...``; ``--json`` keeps it whole."""
+
 
 def format_report(report: dict[str, Any]) -> str:
     """Format a session's summary table.
@@ -74,7 +78,8 @@ def format_report(report: dict[str, Any]) -> str:
     repairs = report.get("repairs") or ()
     if repairs:     # what the loader skipped or mended: the figures below are without it
         lines.append(f"repairs ({len(repairs)}):")
-        lines += [f"  - {r}" for r in repairs[:MAX_REPAIR_LINES]]
+        lines += [f"  - {r[:MAX_REPAIR_CHARS - 3]}..." if len(r) > MAX_REPAIR_CHARS
+                  else f"  - {r}" for r in map(str, repairs[:MAX_REPAIR_LINES])]
         if len(repairs) > MAX_REPAIR_LINES:
             lines.append(f"  ... and {len(repairs) - MAX_REPAIR_LINES} more (--json lists all)")
     head = f"{'policy':<15}{'tokens sent':>13}{'USD':>10}{'vs best':>9}{'hit rate':>10}" \

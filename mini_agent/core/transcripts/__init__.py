@@ -183,7 +183,7 @@ def _session_drafts(entries: list[tuple[int, dict]], repairs: list[str],
         elif kind == "message" and isinstance(e.get("message"), dict):
             role = e["message"].get("role")
             if role not in ("user", "assistant"):
-                repairs.append(f"line {n}: message with role {role!r} ignored")
+                repairs.append(f"line {n}: message with role {role!r:.60} ignored")
                 continue
             drafts.append(MessageDraft(role, content_blocks(e["message"].get("content")), "line",
                                        [n], e["message"].get("usage"),

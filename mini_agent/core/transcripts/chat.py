@@ -174,7 +174,7 @@ def chat_drafts(chat: list, repairs: list[str], info: dict[str, Any],
             usage = _openai_usage(response.get("usage") or m.get("usage"))
             drafts.append(MessageDraft("assistant", blocks, **at, usage=usage))
         else:
-            repairs.append(f"{where}: unknown role {role!r}, ignored")
+            repairs.append(f"{where}: unknown role {role!r:.60}, ignored")
     if mapped:
         repairs.append(f"text_actions='tools': {len(mapped)} text actions mapped to tool_use "
                        f"blocks (id text_action_<i>, next observation as tool_result) at "
@@ -194,5 +194,5 @@ def _chat_blocks(content: Any, where: str, repairs: list[str]) -> list[Block]:
         if kind in ALLOWED_BLOCK_KEYS:
             blocks.append(dict(part))
         else:
-            repairs.append(f"{where}: content part of type {kind!r} dropped (not an API block)")
+            repairs.append(f"{where}: content part of type {kind!r:.60} dropped (not an API block)")
     return blocks
