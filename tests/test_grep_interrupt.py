@@ -1,4 +1,5 @@
-"""grep's search process never outlives the call: an interrupt kills and reaps it."""
+"""grep never outlives the call or fails on its own input: an interrupt kills and reaps the
+search process, and a pattern re cannot compile is named as invalid."""
 
 import signal
 import subprocess
@@ -33,3 +34,15 @@ def test_an_interrupt_while_the_search_runs_kills_and_reaps_the_child(tmp_path, 
     [proc] = started
     assert proc.returncode is not None  # killed and waited for: no orphan, no zombie
     assert proc.returncode < 0
+
+
+@pytest.mark.parametrize("pattern, why", [
+    ("a{4294967296}", "the repetition number is too large"),
+    ("(" * 5000 + "a" + ")" * 5000, "nested too deeply for Python's re"),
+])
+def test_a_pattern_re_cannot_compile_is_an_invalid_regular_expression(tmp_path, pattern, why):
+    with pytest.raises(grep_tool.ToolError) as caught:
+        grep_tool.grep(Workspace(tmp_path), {"pattern": pattern})
+    message = str(caught.value)
+    assert message.startswith("invalid regular expression ") and why in message
+    assert len(message) < 400

@@ -71,7 +71,8 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
         /pattern/ in path`` (with the same notes) when there are none.
 
     Raises:
-        ToolError: the pattern is not a valid regular expression, ``timeout_seconds`` is not
+        ToolError: the pattern is not a valid regular expression (a repetition count too
+            large or groups nested too deeply included), ``timeout_seconds`` is not
             a positive finite number, the path is outside the workspace or missing, the
             search passed its time limit (the message names the limit, the file being
             searched and the hits found so far), or the search process failed.
@@ -80,8 +81,11 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
     flags = re.IGNORECASE if input.get("ignore_case") else 0
     try:
         re.compile(pattern, flags)
-    except re.error as exc:
-        raise ToolError(f"invalid regular expression {pattern!r}: {exc}") from None
+    except (re.error, OverflowError) as exc:  # a{4294967296}: "repetition number too large"
+        raise ToolError(f"invalid regular expression {pattern!r:.200}: {exc}") from None
+    except RecursionError:
+        raise ToolError(f"invalid regular expression {pattern!r:.200}: nested too deeply for "
+                        "Python's re (thousands of groups inside groups)") from None
     timeout_seconds = float(input.get("timeout_seconds", DEFAULT_GREP_TIMEOUT_SECONDS))
     if not 0 < timeout_seconds < math.inf:
         raise ToolError(f"timeout_seconds must be a positive number of seconds, "
