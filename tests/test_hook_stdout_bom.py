@@ -1,4 +1,5 @@
-"""A command hook's answer behind a UTF-8 byte order mark is read as the answer it is."""
+"""A command hook's answer behind a UTF-8 byte order mark is read as the answer it is, and a
+cancelled hook takes its processes with it."""
 
 import asyncio
 
@@ -27,3 +28,20 @@ def test_plain_context_after_a_byte_order_mark_loses_only_the_mark():
     hook = CommandHook(r"printf '\357\273\277remember the tests'")
     result = asyncio.run(hook({"hook_event_name": "UserPromptSubmit", "prompt": "hi"}))
     assert (result.blocked, result.additional_context) == (False, "remember the tests")
+
+
+def test_a_cancelled_hook_leaves_no_process_running(tmp_path):
+    marker = tmp_path / "still-running"
+    hook = CommandHook(f"sleep 2; touch {marker}")  # touch runs only if the group survives
+
+    async def cancel_soon():
+        task = asyncio.create_task(hook({"hook_event_name": "Stop"}))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(cancel_soon())
+    import time
+    time.sleep(2.5)
+    assert not marker.exists()

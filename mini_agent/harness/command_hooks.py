@@ -128,6 +128,9 @@ class CommandHook:
                 failure = (f"{self.__name__} timed out after {self.timeout_seconds:g} s and "
                            "was killed")
                 return self._printed_block(event, out, failure) or HookResult(errors=[failure])
+            except BaseException:  # cancelled, Ctrl-C: the hook's whole group goes too
+                _kill_group(proc.pid)  # asyncio's child watcher reaps it: no zombie
+                raise
             err.seek(0)
             stderr = err.read(MAX_HOOK_READ_BYTES).decode("utf-8", "replace").strip()
             if code not in (0, EXIT_CODE_BLOCK):
