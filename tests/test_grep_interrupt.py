@@ -46,3 +46,17 @@ def test_a_pattern_re_cannot_compile_is_an_invalid_regular_expression(tmp_path, 
     message = str(caught.value)
     assert message.startswith("invalid regular expression ") and why in message
     assert len(message) < 400
+
+
+@pytest.mark.parametrize("timeout", [86_400.5, 1e12, 2 ** 63])
+def test_a_time_limit_past_a_day_is_refused_with_a_message(tmp_path, timeout):
+    with pytest.raises(grep_tool.ToolError) as caught:
+        grep_tool.grep(Workspace(tmp_path), {"pattern": "x", "timeout_seconds": timeout})
+    assert str(caught.value) == (f"timeout_seconds must be at most 86,400 seconds (a day), "
+                                 f"got {timeout!r}")
+
+
+def test_a_time_limit_of_a_day_is_taken(tmp_path):
+    (tmp_path / "a.txt").write_text("x\n")
+    assert grep_tool.grep(Workspace(tmp_path), {"pattern": "x", "timeout_seconds": 86_400}) \
+        == "a.txt:1:x"

@@ -37,6 +37,10 @@ DEFAULT_GREP_TIMEOUT_SECONDS = 10.0
 """Time limit of one grep call in seconds, the child's start included, when the call gives
 no ``timeout_seconds``."""
 
+MAX_GREP_TIMEOUT_SECONDS = 86_400.0
+"""The largest ``timeout_seconds`` a grep call may give (a day): a larger one is refused
+rather than overflowing the clock of the wait for the search process."""
+
 GREP_LINE_BYTES = 1 << 20
 """The most bytes of one line that grep searches (1 MiB); the rest of a longer line is
 skipped and the result counts such lines."""
@@ -72,10 +76,11 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
 
     Raises:
         ToolError: the pattern is not a valid regular expression (a repetition count too
-            large or groups nested too deeply included), ``timeout_seconds`` is not
-            a positive finite number, the path is outside the workspace or missing, the
-            search passed its time limit (the message names the limit, the file being
-            searched and the hits found so far), or the search process failed.
+            large or groups nested too deeply included), ``timeout_seconds`` is not a
+            positive number up to :data:`MAX_GREP_TIMEOUT_SECONDS` (a day), the path is
+            outside the workspace or missing, the listing or the search passed its time
+            limit (the message names the limit, the file being searched and the hits found
+            so far), or the search process failed.
     """
     pattern = input["pattern"]
     flags = re.IGNORECASE if input.get("ignore_case") else 0
@@ -90,6 +95,9 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
     if not 0 < timeout_seconds < math.inf:
         raise ToolError(f"timeout_seconds must be a positive number of seconds, "
                         f"got {input.get('timeout_seconds')!r}")
+    if timeout_seconds > MAX_GREP_TIMEOUT_SECONDS:  # 1e12 would overflow the wait's clock
+        raise ToolError(f"timeout_seconds must be at most {MAX_GREP_TIMEOUT_SECONDS:,g} seconds "
+                        f"(a day), got {input.get('timeout_seconds')!r}")
     path = input.get("path", ".")
     start = ws.resolve(path)
     if not start.exists():
