@@ -160,10 +160,14 @@ def test_the_notebook_scorecard_says_the_crash_once_without_the_checks_hints(bug
     assert "messages[0][&#x27;content&#x27;][0][&#x27;type&#x27;]" in page  # escaped code line
 
 
+BAD_STR_MODULE = ("class Bad(Exception):\n    def __str__(self):\n"
+                  "        raise RuntimeError('no str')\n\n\n"
+                  "def f():\n    raise Bad()\n")
+"""A graded module whose exception's ``str()`` raises; ``raise Bad()`` is line 7."""
+
+
 def test_an_exception_whose_str_raises_fails_its_check_at_the_line_that_raised_it(tmp_path):
-    impl, path = _module(tmp_path, "class Bad(Exception):\n    def __str__(self):\n"
-                                   "        raise RuntimeError('no str')\n\n\n"
-                                   "def f():\n    raise Bad()\n")
+    impl, path = _module(tmp_path, BAD_STR_MODULE)
 
     @check(points=1, hint="Return 2.")
     def check_f(impl):
@@ -178,9 +182,7 @@ def test_an_exception_whose_str_raises_fails_its_check_at_the_line_that_raised_i
 
 def test_a_check_helper_names_an_exception_whose_str_raises(tmp_path):
     from mini_agent.grading.checks._report import called, expect_raises
-    impl, path = _module(tmp_path, "class Bad(Exception):\n    def __str__(self):\n"
-                                   "        raise RuntimeError('no str')\n\n\n"
-                                   "def f():\n    raise Bad()\n")
+    impl, path = _module(tmp_path, BAD_STR_MODULE)
 
     @check(points=1, hint="Return 2.")
     def check_f(impl):
