@@ -21,7 +21,7 @@ from itertools import accumulate
 from typing import Any, Mapping, Sequence
 
 from mini_agent.core.explorer_tables import policy_records
-from mini_agent.core.pricing import cache_hit_rate, clean_usage, cost_usd
+from mini_agent.core.recorded_usage import recorded_requests  # noqa: F401 (re-exported)
 from mini_agent.core.retention import Fact, retention_curve
 
 MEASURES = {
@@ -96,42 +96,6 @@ def default_policies(report: dict[str, Any], *, recorded: bool = False) -> list[
     extra = (BOUND, RECORDED)
     picked = [n for n in choices if n in DEFAULT_POLICIES and n not in extra]
     return [n for n in choices if n in picked or n in extra] if picked else choices
-
-
-def recorded_requests(usages: Sequence[Mapping[str, Any] | None] | None, requests: int,
-                      model: str) -> list[dict[str, Any]] | None:
-    """Price the file's own usage request by request, as the explorer prices a policy's.
-
-    The per-request form of the report's ``recorded`` row
-    (:func:`~mini_agent.core.recorded_usage.recorded_row`), by the same rules: input side
-    only, a usage that is not all counts is missing (``clean_usage``), and a session with a
-    request without usage gets nothing (a partial line would look like a cheap session).
-    Summed, ``cost_usd`` gives the row's ``usd`` and ``tokens`` its ``tokens_sent``.
-
-    Args:
-        usages: the transcript's usage per request (``Transcript.usage``), None where a
-            request has none; None or empty for a file without usage.
-        requests: the report's request count (``len(report["requests"])``).
-        model: the model the report priced (``report["model"]``).
-
-    Returns:
-        One ``{"tokens", "cost_usd", "hit_rate"}`` per request (tokens: uncached input +
-        cache writes + cache reads, the whole input the API counted; cost in USD of the
-        input side; hit rate: cache reads over that input, 0 to 1), or None when some
-        request has no usage or there is no request.
-
-    Raises:
-        UnknownModelError: no price is known for ``model``.
-    """
-    if requests <= 0 or not usages or len(usages) < requests:
-        return None
-    kept = [clean_usage(u) for u in usages[:requests]]
-    if any(not u for u in kept):
-        return None
-    return [{"tokens": (u.get("input_tokens") or 0) + (u.get("cache_creation_input_tokens") or 0)
-             + (u.get("cache_read_input_tokens") or 0),
-             "cost_usd": cost_usd(u, model, include_output=False),
-             "hit_rate": cache_hit_rate(u)} for u in kept]
 
 
 def request_points_of(report: dict[str, Any]) -> list[int]:

@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from mini_agent.core.pricing import (  # noqa: F401 (clean_usage: re-exported)
-    cache_hit_rate, clean_usage, sum_usage, usages_cost_usd)
+    cache_hit_rate, clean_usage, cost_usd, sum_usage, usages_cost_usd)
+from mini_agent.core.session_scale import real_input_tokens
 
 
 def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
@@ -55,6 +56,25 @@ def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
     return count
 
 
+def usage_per_request(usages: Sequence[Mapping[str, Any] | None] | None,
+                      requests: int) -> list[Mapping[str, Any]] | None:
+    """Take the usage of each of a session's requests, or nothing when one is missing.
+
+    Args:
+        usages: the transcript's usage per request, None (or empty) where a request has
+            none; None or empty for a file without usage.
+        requests: how many requests the session made.
+
+    Returns:
+        The first ``requests`` usages, or None when there is no request or some request has
+        no usage (a partial sum would look like a cheap session).
+    """
+    if requests <= 0 or not usages or len(usages) < requests:
+        return None
+    kept = list(usages[:requests])
+    return None if any(not u for u in kept) else kept
+
+
 def recorded_row(usages: Sequence[Mapping[str, Any] | None], requests: int,
                  model: str) -> dict[str, Any] | None:
     """Sum a session's recorded usage into a row shaped like a policy's.
@@ -75,10 +95,8 @@ def recorded_row(usages: Sequence[Mapping[str, Any] | None], requests: int,
     Raises:
         UnknownModelError: no price is known for ``model``.
     """
-    if requests <= 0 or len(usages) < requests:
-        return None
-    kept = list(usages[:requests])
-    if any(not u for u in kept):
+    kept = usage_per_request(usages, requests)
+    if kept is None:
         return None
     total = sum_usage(kept)
     return {"tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
@@ -86,3 +104,36 @@ def recorded_row(usages: Sequence[Mapping[str, Any] | None], requests: int,
             "usd": usages_cost_usd(kept, model, include_output=False),
             "hit_rate": cache_hit_rate(total),
             "cache_breaks": cache_breaks(kept)}
+
+
+def recorded_requests(usages: Sequence[Mapping[str, Any] | None] | None, requests: int,
+                      model: str) -> list[dict[str, Any]] | None:
+    """Price the file's own usage request by request, as the explorer prices a policy's.
+
+    The per-request form of the report's ``recorded`` row
+    (:func:`recorded_row`), by the same rules: input side
+    only, a usage that is not all counts is missing (``clean_usage``), and a session with a
+    request without usage gets nothing (a partial line would look like a cheap session).
+    Summed, ``cost_usd`` gives the row's ``usd`` and ``tokens`` its ``tokens_sent``.
+
+    Args:
+        usages: the transcript's usage per request (``Transcript.usage``), None where a
+            request has none; None or empty for a file without usage.
+        requests: the report's request count (``len(report["requests"])``).
+        model: the model the report priced (``report["model"]``).
+
+    Returns:
+        One ``{"tokens", "cost_usd", "hit_rate"}`` per request (tokens: uncached input +
+        cache writes + cache reads, the whole input the API counted; cost in USD of the
+        input side; hit rate: cache reads over that input, 0 to 1), or None when some
+        request has no usage or there is no request.
+
+    Raises:
+        UnknownModelError: no price is known for ``model``.
+    """
+    kept = usage_per_request([clean_usage(u) for u in (usages or ())[:requests]], requests)
+    if kept is None:
+        return None
+    return [{"tokens": real_input_tokens(u),
+             "cost_usd": cost_usd(u, model, include_output=False),
+             "hit_rate": cache_hit_rate(u)} for u in kept]
