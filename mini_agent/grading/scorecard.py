@@ -162,12 +162,8 @@ class Scorecard:
             ``(exception, file, line)`` -> the checks it failed, in check order, for each
             place that failed two checks or more (a place in the graded file only).
         """
-        groups: dict[tuple[str, str, int | None], list[CheckResult]] = {}
-        for c in self.checks:
-            if not c.passed and c.raised is not None and c.raised.file:
-                key = (c.raised.exception, c.raised.file, c.raised.line)
-                groups.setdefault(key, []).append(c)
-        return {key: found for key, found in groups.items() if len(found) > 1}
+        return self._repeated(lambda c: (c.raised.exception, c.raised.file, c.raised.line)
+                              if c.raised is not None and c.raised.file else None)
 
     def changes(self) -> dict[str, list[CheckResult]]:
         """Group the failed checks that the code's change to one of its arguments failed.
@@ -176,11 +172,17 @@ class Scorecard:
             The argument's name (``"messages"``) -> the checks it failed, in check order, for
             each argument whose change failed two checks or more.
         """
-        groups: dict[str, list[CheckResult]] = {}
+        return self._repeated(lambda c: c.changed or None)
+
+    def _repeated(self, key_of) -> dict[Any, list[CheckResult]]:
+        """The failed checks grouped by ``key_of(check)`` (None: in no group), keeping the
+        groups of two checks or more, each in check order: one cause, said once."""
+        groups: dict[Any, list[CheckResult]] = {}
         for c in self.checks:
-            if not c.passed and c.changed:
-                groups.setdefault(c.changed, []).append(c)
-        return {argument: found for argument, found in groups.items() if len(found) > 1}
+            key = None if c.passed else key_of(c)
+            if key is not None:
+                groups.setdefault(key, []).append(c)
+        return {key: found for key, found in groups.items() if len(found) > 1}
 
     @staticmethod
     def change_hint(found: list[CheckResult]) -> str:
@@ -261,7 +263,6 @@ class Scorecard:
             The same text as :meth:`to_text`.
         """
         return self.to_text()
-
 
     def raised_text(self, raised: Raised) -> str:
         """Say where one exception was raised, for a check's lines.
