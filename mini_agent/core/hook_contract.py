@@ -93,7 +93,7 @@ def contract_fields(data: dict, event: str, errors: list[str],
     top: dict[str, Any] = {}
     specific: dict[str, Any] = {}
 
-    def check_specific(key: str, value: Any, where: str) -> None:
+    def check_specific(key: str, value: Any, into: dict[str, Any]) -> None:
         kind, events = _SPECIFIC_FIELDS[key]
         if key == "permissionDecision" and not isinstance(value, str) and value is not None \
                 and (not event or event in events):
@@ -109,7 +109,7 @@ def contract_fields(data: dict, event: str, errors: list[str],
             if word is not None:
                 errors.append(f"hook output permissionDecision {value!r:.60} read as {word!r} "
                               f"(the contract spells it {', '.join(PERMISSION_DECISIONS)})")
-                (specific if where == "specific" else top)[key] = word
+                into[key] = word
             else:
                 _unreadable_decision(key, value, event, errors, doubts)
         elif key == "hookEventName":
@@ -117,8 +117,7 @@ def contract_fields(data: dict, event: str, errors: list[str],
                 errors.append(f"hook output hookEventName {value!r} does not match the event "
                               f"{event!r}; ignored")
         else:
-            where_dict = specific if where == "specific" else top
-            where_dict[key] = value
+            into[key] = value
 
     def check_decision(value: Any) -> None:
         word = _DECISION_WORDS.get(value.strip().lower()) if isinstance(value, str) else None
@@ -143,7 +142,7 @@ def contract_fields(data: dict, event: str, errors: list[str],
             elif key != "hookSpecificOutput":
                 top[key] = value
         elif key in _SPECIFIC_FIELDS:
-            check_specific(key, value, "top")
+            check_specific(key, value, top)
         else:
             errors.append(f"hook output field {key!r} is not in Claude Code's hook output "
                           "contract; ignored")
@@ -151,7 +150,7 @@ def contract_fields(data: dict, event: str, errors: list[str],
     if isinstance(nested, dict):
         for key, value in nested.items():
             if key in _SPECIFIC_FIELDS:
-                check_specific(key, value, "specific")
+                check_specific(key, value, specific)
             elif key == "decision" and isinstance(value, dict):
                 # PermissionRequest's {"behavior": ...}: an event the kit never fires
                 errors.append("hook output hookSpecificOutput.decision is an object (the "

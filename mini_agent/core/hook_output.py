@@ -10,7 +10,8 @@ spelled in another case or with its synonym (``"Block"``, ``"DENY"``, ``"decisio
 means what it says, and one the kit cannot read at all (``"nope"``, ``true``) blocks in a
 :data:`BLOCKING_EVENTS` event (fail closed), where a mistaken allow would run a tool or send a
 prompt the hook meant to stop (the field-by-field reading is
-:mod:`mini_agent.core.hook_contract`'s). Text that reaches the model or the user is capped (:data:`MAX_HOOK_OUTPUT_CHARS`).
+:mod:`mini_agent.core.hook_contract`'s). Text that reaches the model or the user is capped
+(:data:`MAX_HOOK_OUTPUT_CHARS`).
 
 Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``.
 
