@@ -39,6 +39,12 @@ WRITE_TTL_KEYS = ("ephemeral_5m_input_tokens", "ephemeral_1h_input_tokens")
 
 # --------------------------------------------------------------------------- reading usage
 
+def _is_mapping(value: Any) -> bool:
+    """``isinstance(value, Mapping)``, a plain dict (the usual usage) told first: the check
+    against the ``Mapping`` ABC costs microseconds, and a dict is a Mapping."""
+    return type(value) is dict or isinstance(value, Mapping)
+
+
 def usage_tokens(usage: Any, key: str) -> int:
     """Read one token count out of a usage.
 
@@ -52,9 +58,7 @@ def usage_tokens(usage: Any, key: str) -> int:
     >>> usage_tokens({"input_tokens": 12, "output_tokens": None}, "output_tokens")
     0
     """
-    # a plain dict (the usual usage) is asked first: ``isinstance`` against the ``Mapping``
-    # ABC costs microseconds, and a dict is a Mapping, so the answer is the same
-    if type(usage) is dict or isinstance(usage, Mapping):
+    if _is_mapping(usage):
         value = usage.get(key)
     else:
         value = getattr(usage, key, None)
@@ -91,7 +95,7 @@ def clean_usage(usage: Any) -> dict[str, Any] | None:
         The usage as a plain dict, or None when it is missing, has no count or holds anything
         but counts.
     """
-    if type(usage) is not dict and not isinstance(usage, Mapping):  # a dict first: cheaper
+    if not _is_mapping(usage):
         return None
     counts = [usage.get(key) for key in USAGE_TOKEN_KEYS]
     # the usual usage, four whole counts (exactly int, not bool), is told apart without a
@@ -100,16 +104,15 @@ def clean_usage(usage: Any) -> dict[str, Any] | None:
             not all(map(_count, counts)) or all(c is None for c in counts)):
         return None
     breakdown = usage.get("cache_creation")
-    if breakdown is not None and not ((type(breakdown) is dict or isinstance(breakdown, Mapping))
-                                      and all(_count(breakdown.get(key))
-                                              for key in WRITE_TTL_KEYS)):
+    if breakdown is not None and not (_is_mapping(breakdown) and all(
+            _count(breakdown.get(key)) for key in WRITE_TTL_KEYS)):
         return None
     return dict(usage)
 
 
 def _write_breakdown(usage: Any) -> Any:
     """``usage.cache_creation`` (the writes per TTL) or None, from a dict or an SDK object."""
-    if type(usage) is dict or isinstance(usage, Mapping):
+    if _is_mapping(usage):
         return usage.get("cache_creation")
     return getattr(usage, "cache_creation", None)
 
@@ -207,7 +210,7 @@ def usages_cost_usd(usages: Iterable[Any], model: str, *, include_output: bool =
 
 def _cost_usd(usage: Any, price: ModelPrice, include_output: bool) -> float:
     """:func:`cost_usd` at a price already looked up."""
-    is_map = type(usage) is dict or isinstance(usage, Mapping)  # a dict first: cheaper
+    is_map = _is_mapping(usage)
     iterations = usage.get("iterations") if is_map else getattr(usage, "iterations", None)
     extra_usd = sum(_cost_usd(it, price, include_output)
                     for it in iterations if _kind(it) == "compaction") if iterations else 0
@@ -229,7 +232,7 @@ def _cost_usd(usage: Any, price: ModelPrice, include_output: bool) -> float:
 
 
 def _kind(item: Any) -> Any:
-    return item.get("type") if type(item) is dict or isinstance(item, Mapping) else getattr(item, "type", None)
+    return item.get("type") if _is_mapping(item) else getattr(item, "type", None)
 
 
 # --------------------------------------------------------------------------- usage sums
