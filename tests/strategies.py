@@ -253,3 +253,23 @@ def hostile_histories(draw, *, max_turns: int = 100):
 def reply_pieces(draw):
     """:func:`build_reply_pieces` as a hypothesis strategy."""
     return build_reply_pieces(HypothesisSource(draw))
+
+
+WALK_STEPS = st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.booleans()),
+                      min_size=1, max_size=8)
+"""Steps of :func:`walk_histories`: (use the second history, where to cut, scan first)."""
+
+
+def walk_histories(a: list[dict], b: list[dict], steps, scan=None):
+    """Yield the histories a policy is given when they grow, shrink and switch.
+
+    Each step ``(use_b, cut, scan_first)`` cuts ``a`` (or ``b``) to at least one message;
+    with ``scan_first``, ``scan`` (``history_scan.scan_for``) is first called on the source
+    one message further, as another policy of the session would scan (maybe further).
+    """
+    for use_b, cut, scan_first in steps:
+        source = b if use_b else a
+        h = source[:max(1, cut % (len(source) + 1))]
+        if scan_first and scan is not None:
+            scan(list(source[:len(h) + 1]))
+        yield h

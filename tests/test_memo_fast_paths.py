@@ -19,7 +19,7 @@ from mini_agent.core.block_memo import BlockMemo, _canonical_json
 from mini_agent.core.exchange_memo import ExchangeMemo, split_exchanges
 from mini_agent.core.masking import placeholder
 from mini_agent.core.tokens import _input_json
-from strategies import histories
+from strategies import WALK_STEPS, histories, walk_histories
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=8)
@@ -159,9 +159,7 @@ def test_a_result_is_masked_or_cleared_exactly_as_the_plain_checks_say():
 
 
 @settings(max_examples=40, deadline=None)
-@given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4),
-       st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.booleans()), min_size=1,
-                max_size=8))
+@given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4), WALK_STEPS)
 def test_counts_read_from_a_session_scan_equal_the_plain_counts(a, b, steps):
     """Inside a token memo the exchange memo reads counts from the session's scan when one
     covers its history; histories grow, shrink and switch, and scans are started (or not)
@@ -171,11 +169,7 @@ def test_counts_read_from_a_session_scan_equal_the_plain_counts(a, b, steps):
     from mini_agent.core.tokens import token_memo
     with token_memo():
         memo = ExchangeMemo()
-        for use_b, cut, scan_first in steps:
-            source = b if use_b else a
-            h = source[:max(1, cut % (len(source) + 1))]
-            if scan_first:
-                scan_for(list(source[:len(h) + 1]))  # another policy scans (maybe further)
+        for h in walk_histories(a, b, steps, scan=scan_for):
             memo.update(h)
             for s, e in [(0, len(h)), *memo.update(h)]:
                 assert memo.chars(s, e) == chars_of(h[s:e])

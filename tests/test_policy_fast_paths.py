@@ -27,7 +27,7 @@ from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.sample_sessions import sample_transcript
 from mini_agent.core.tokens import token_memo
 from mini_agent.core.view import ViewContext
-from strategies import histories, hostile_histories
+from strategies import WALK_STEPS, histories, hostile_histories, walk_histories
 
 
 def _sessions():
@@ -43,27 +43,19 @@ def _requests(messages):
 
 
 @settings(max_examples=60, deadline=None)
-@given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4),
-       st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.booleans()), min_size=1,
-                max_size=8))
+@given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4), WALK_STEPS)
 def test_exchange_counts_equal_the_plain_split_and_counts(a, b, steps):
     """Histories grow, shrink and switch; a scan is started (or not) by another reader."""
     counts_outside = ExchangeCounts()
     with token_memo():
         counts = ExchangeCounts()
-        for use_b, cut, scan_first in steps:
-            source = b if use_b else a
-            h = source[:max(1, cut % (len(source) + 1))]
-            if scan_first:
-                scan_for(list(source[:len(h) + 1]))  # another policy scans (maybe further)
+        for h in walk_histories(a, b, steps, scan=scan_for):
             starts, count = counts.update(h)
             ranges = split_exchanges(h)
             assert starts[:count] == [s for s, _ in ranges]
             for s, e in [(0, len(h)), (0, 1), *ranges]:
                 assert counts.chars(s, e) == chars_of(h[s:e])
-    for use_b, cut, _ in steps:  # outside a token memo: the exchange memo counts
-        source = b if use_b else a
-        h = source[:max(1, cut % (len(source) + 1))]
+    for h in walk_histories(a, b, steps):  # outside a token memo: the exchange memo counts
         starts, count = counts_outside.update(h)
         assert starts[:count] == [s for s, _ in split_exchanges(h)]
         assert counts_outside.chars(0, len(h)) == chars_of(h)
