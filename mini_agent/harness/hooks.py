@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import logging
 import re
 from pathlib import Path
@@ -52,7 +51,9 @@ from mini_agent.core.hook_output import (BLOCKING_EVENTS, EVENTS,  # noqa: F401
                                          MAX_HOOK_OUTPUT_CHARS, PERMISSION_DECISIONS, HookResult,
                                          cap_text, check_result, parse_hook_output,
                                          tool_output_problem)
-from mini_agent.harness.command_hooks import DEFAULT_TIMEOUT_SECONDS, CommandHook
+from mini_agent.harness.command_hooks import (DEFAULT_TIMEOUT_SECONDS, CommandHook,
+                                             check_timeout_seconds)
+from mini_agent.harness.hook_calls import HandlerTimeout, call_handler, timeout_result
 from mini_agent.harness.hook_settings import add_settings_hooks
 from mini_agent.harness.threads import call_outside_event_loop
 
@@ -141,31 +142,47 @@ class HookManager:
 
     def __init__(self) -> None:
         self._handlers: dict[str, list[tuple[str | None, Handler]]] = {e: [] for e in EVENTS}
+        # each handler's time limit in seconds, parallel to _handlers (None: its own limit)
+        self._limits: dict[str, list[float | None]] = {e: [] for e in EVENTS}
         self.warnings: list[str] = []
         """Settings entries skipped by :meth:`from_settings` (unknown events, hook types)."""
 
-    def on(self, event: str, handler: Handler, *, matcher: str | None = None) -> Handler:
+    def on(self, event: str, handler: Handler, *, matcher: str | None = None,
+           timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS) -> Handler:
         """Register a handler for an event.
 
+        A sync handler runs in its own daemon thread, an async one in the event loop; either
+        gets ``timeout_seconds`` to answer (:mod:`mini_agent.harness.hook_calls`: past it, a
+        PreToolUse or UserPromptSubmit handler blocks, fail closed; elsewhere it is a
+        reported error; a sync handler's thread is left running). A :class:`CommandHook`
+        keeps its own ``timeout_seconds``.
+
         Args:
-            event: one of the five wire names, e.g. ``"PreToolUse"``.
+            event: one of the wire names in ``EVENTS``, e.g. ``"PreToolUse"``.
             handler: ``handler(payload) -> dict | HookResult | None``, sync or async.
             matcher: which payloads it applies to (see :func:`matches`); None matches all.
+            timeout_seconds: the handler's time limit in seconds (default
+                ``DEFAULT_TIMEOUT_SECONDS`` = 60, a command hook's default); above 0 and up
+                to one day.
 
         Returns:
             The handler itself (usable as a decorator via ``functools.partial``).
 
         Raises:
-            ValueError: an unknown event or an invalid matcher regex.
+            ValueError: an unknown event, an invalid matcher regex, or a timeout that is not
+                a number of seconds in (0, 86400].
         """
         if event not in self._handlers:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
+        check_timeout_seconds(timeout_seconds)
         if matcher not in (None, "", "*"):
             try:
                 re.compile(matcher)  # fail now, not at fire time
             except re.error as exc:
                 raise ValueError(f"invalid matcher regex {matcher!r}: {exc}") from exc
         self._handlers[event].append((matcher, handler))
+        self._limits[event].append(None if isinstance(handler, CommandHook)
+                                   else float(timeout_seconds))
         return handler
 
     def handlers(self, event: str) -> list[tuple[str | None, Handler]]:
@@ -189,6 +206,8 @@ class HookManager:
         that raises is a non-blocking error (in ``errors``), like a command hook's exit 1; one
         that returns something other than a dict, a HookResult or None blocks in a
         PreToolUse or UserPromptSubmit event (fail closed) and is a reported error elsewhere.
+        So does one that does not answer within its ``timeout_seconds`` (see :meth:`on`;
+        a sync handler's thread is left running as a daemon, the event goes on without it).
 
         Args:
             event: the event's wire name.
@@ -205,26 +224,27 @@ class HookManager:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
         payload = {"hook_event_name": event, **payload}
         merged = HookResult()
-        for matcher, handler in self._handlers[event]:
+        for (matcher, handler), limit in zip(self._handlers[event], self._limits[event]):
             if not matches(matcher, event, payload):
                 continue
+            name = getattr(handler, "__name__", repr(handler))
             try:
-                output = handler(payload)
-                if inspect.isawaitable(output):
-                    output = await output
-                result = _as_result(output, event, getattr(handler, "__name__", repr(handler)))
+                output = await call_handler(handler, payload, event, limit)
+                result = _as_result(output, event, name)
+            except HandlerTimeout as timeout:
+                result = timeout_result(event, name, timeout)
+                log.info(result.errors[-1])
             except Exception as exc:  # noqa: BLE001 - a broken hook must not break the run
-                name = getattr(handler, "__name__", repr(handler))
                 merged.errors.append(f"{event} hook {name} raised {type(exc).__name__}: {exc}")
                 log.info(merged.errors[-1])
                 continue
             merged.errors.extend(result.errors)
             if result.blocked:
                 return dataclasses.replace(result, errors=merged.errors)
-            for name in _MERGED_FIELDS:
-                value = getattr(result, name)
+            for field in _MERGED_FIELDS:
+                value = getattr(result, field)
                 if value is not None:
-                    setattr(merged, name, value)
+                    setattr(merged, field, value)
             payload = _next_payload(event, payload, result)
         return merged
 
