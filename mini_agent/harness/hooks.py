@@ -1,7 +1,8 @@
-"""Lifecycle hooks: run code (Python callables or shell commands) at five points of an agent run.
+"""Lifecycle hooks: run code (Python callables or shell commands) at six points of an agent run.
 
 Events (wire names as Claude Code spells them): ``"SessionStart"``, ``"UserPromptSubmit"``,
-``"PreToolUse"``, ``"PostToolUse"``, ``"Stop"``. :meth:`HookManager.fire` runs the handlers
+``"PreToolUse"``, ``"PostToolUse"``, ``"Stop"``, and ``"SubagentStop"`` (a subagent's Stop:
+:mod:`mini_agent.harness.subagent_hooks`). :meth:`HookManager.fire` runs the handlers
 registered for an event serially, in registration order (a later handler sees an earlier one's
 ``updatedInput``); the first ``block`` returns at once and later handlers do not run; the other
 outputs merge, later wins. A handler returns the same JSON a Claude Code command hook prints::
@@ -77,12 +78,13 @@ def matches(matcher: str | None, event: str, payload: dict) -> bool:
 
     ``None``, ``""`` and ``"*"`` match everything; otherwise ``matcher`` is a regex that must
     match the whole tool name (PreToolUse/PostToolUse; ``"Edit|Write"``, ``"mcp__.*"``), or
-    its Claude Code alias, or the ``source`` of SessionStart. Other events ignore matchers.
+    its Claude Code alias, or the ``source`` of SessionStart, or the ``agent_type`` of
+    SubagentStop. Other events ignore matchers.
 
     Args:
         matcher: the handler's matcher: None, ``""``, ``"*"`` or a regex.
         event: the event's wire name, e.g. ``"PreToolUse"``.
-        payload: the event's payload (``tool_name`` or ``source`` is read).
+        payload: the event's payload (``tool_name``, ``source`` or ``agent_type`` is read).
 
     Returns:
         True when the handler should run for this payload.
@@ -97,6 +99,8 @@ def matches(matcher: str | None, event: str, payload: dict) -> bool:
         names = (name, CLAUDE_CODE_TOOL_NAMES.get(name, name))
     elif event == "SessionStart":
         names = (str(payload.get("source", "")),)
+    elif event == "SubagentStop":
+        names = (str(payload.get("agent_type", "")),)
     else:
         return True
     return any(re.fullmatch(matcher, n) for n in names)
@@ -158,7 +162,7 @@ class HookManager:
         keeps its own ``timeout_seconds``.
 
         Args:
-            event: one of the wire names in ``EVENTS``, e.g. ``"PreToolUse"``.
+            event: one of the six wire names in ``EVENTS``, e.g. ``"PreToolUse"``.
             handler: ``handler(payload) -> dict | HookResult | None``, sync or async.
             matcher: which payloads it applies to (see :func:`matches`); None matches all.
             timeout_seconds: the handler's time limit in seconds (default
