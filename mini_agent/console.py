@@ -1,9 +1,10 @@
 """What the terminal shows of a run: loop events as lines, an SDK error as one line.
 
 ``repl(agent)`` reads prompts and runs them (``/stats``, ``/history``, ``/quit``; Ctrl-C stops
-a run and says what it left with ``interrupted_line``). ``event_printer(out)`` turns the loop's events into the transcript ``mini-agent demo`` and
-``repl`` print (also used by notebook 01), a broken stream's retry included
-(``stream_retry_line``); ``api_error_line`` says in one line what failed online and how to go
+a run and says what it left with ``interrupted_line``). ``event_printer(out)`` turns the loop's
+events into the transcript ``mini-agent demo`` and ``repl`` print (also used by notebook 01), a
+broken stream's retry (``stream_retry_line``) and a Stop hook's block (``stop_blocked_line``)
+included; ``api_error_line`` says in one line what failed online and how to go
 offline instead.
 
 IO: writes to the given text stream (and errors to stderr); reads prompts with ``read``.
@@ -24,10 +25,10 @@ from mini_agent.core.messages import content_blocks, tool_result_text
 from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.harness.executor import INTERRUPTED_TEXT
 from mini_agent.harness.loop import LoopEnd, ToolResult, TurnStart
-from mini_agent.harness.loop_events import StreamRetry
+from mini_agent.harness.loop_events import StopBlocked, StreamRetry
 
 __all__ = ["anthropic_errors", "api_error_line", "event_printer", "interrupted_line", "repl",
-           "stream_retry_line"]
+           "stop_blocked_line", "stream_retry_line"]
 
 
 def anthropic_errors() -> tuple[type[BaseException], ...]:
@@ -105,6 +106,35 @@ def stream_retry_line(event: StreamRetry) -> str:
             f"({_short(event.error, 80)}); {then}")
 
 
+def stop_blocked_line(event: StopBlocked) -> str:
+    """Say in one line that a Stop hook kept the loop from ending, and what the loop does next.
+
+    Args:
+        event: the loop's :class:`~mini_agent.harness.loop_events.StopBlocked`.
+
+    Returns:
+        ``"[Stop hook blocked B/CAP] reason; ..."`` (the reason on one line, cut at 100
+        characters) ending with what follows: the model goes on with the reason; the cap of
+        CAP blocks ends the loop (``stop_hook_limit``); or the loop ends anyway (no request
+        left under ``max_turns``, or it was ending for another reason: the ``LoopEnd`` line
+        after it says which).
+
+    >>> print(stop_blocked_line(StopBlocked("run the tests first", 2, True)))
+    [Stop hook blocked 2/8] run the tests first; the model goes on with the reason
+    >>> print(stop_blocked_line(StopBlocked("not yet", 9, False)))
+    [Stop hook blocked 9/8] not yet; the cap of 8 blocks is reached, the loop ends
+    """
+    if event.continuing:
+        then = "the model goes on with the reason"
+    elif event.capped:
+        then = f"the cap of {event.limit} block{'' if event.limit == 1 else 's'} is reached, " \
+            "the loop ends"
+    else:
+        then = "the loop ends anyway"
+    reason = _short(event.reason or "(no reason given)")
+    return f"[Stop hook blocked {event.blocks}/{event.limit}] {reason}; {then}"
+
+
 def _short(value: Any, limit: int = 100) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
     text = " ".join(text.split())
@@ -156,6 +186,8 @@ def event_printer(out: TextIO) -> Callable[[Any], None]:
                 out.write(stream_retry_line(event) + "\n")
             elif isinstance(event, Continuing):
                 out.write(f"[max_tokens] attempt {event.attempt}: {event.action}\n")
+            elif isinstance(event, StopBlocked):
+                out.write(stop_blocked_line(event) + "\n")
             elif isinstance(event, LoopEnd):  # a turn is one model request
                 plural = "" if event.turns == 1 else "s"
                 out.write(f"[{event.exit_status} after {event.turns} model request{plural}]\n")

@@ -67,3 +67,30 @@ def test_ask_refuses_and_decisions_are_read_in_any_case():
     for answer in ({"decision": "Block"}, {"decision": "DENY"}, {"decision": "nope"}):
         assert fire("PreToolUse", f"echo '{json.dumps(answer)}'").blocked, answer
     assert not fire("PreToolUse", "exit 1").blocked
+
+
+def test_the_notebook_names_the_python_handler_time_limit_and_subagent_stop():
+    text = markdown()
+    for row in ("mini-agent fires six events", "| `SubagentStop` |",
+                "the matcher is the `agent_type`",
+                "so does a handler that does not answer within its time limit",
+                "60 s by default", "one that never returns is left running",
+                "A command hook that runs past its timeout differs"):
+        assert row in text, row
+
+
+def test_a_python_handler_past_its_limit_blocks_the_two_guard_events_only():
+    import threading
+    gate = threading.Event()
+    try:
+        for event, blocks in (("PreToolUse", True), ("UserPromptSubmit", True),
+                              ("PostToolUse", False), ("Stop", False)):
+            hooks = HookManager()
+            hooks.on(event, lambda p: gate.wait(), timeout_seconds=0.1)
+            result = asyncio.run(hooks.fire(event, dict(PAYLOAD)))
+            assert result.blocked is blocks, event
+            assert "did not return within 0.1 s" in result.errors[0]
+        # a command hook past its timeout, having printed nothing: a non-blocking error
+        assert not fire("PreToolUse", "sleep 5", timeout_seconds=0.3).blocked
+    finally:
+        gate.set()

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop")
-"""The events the kit fires, spelled as Claude Code spells them."""
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop",
+          "SubagentStop")
+"""The events the kit fires, spelled as Claude Code spells them (``SubagentStop``: when a
+subagent of :mod:`mini_agent.harness.subagents` would finish)."""
 
 PERMISSION_DECISIONS = ("allow", "deny", "ask")
 """Values of ``hookSpecificOutput.permissionDecision`` (PreToolUse) in Claude Code's contract."""

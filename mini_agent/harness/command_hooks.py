@@ -59,6 +59,23 @@ refused, the tool's output is withheld. Elsewhere it is a non-blocking error."""
 PLAIN_STDOUT_IS_CONTEXT = frozenset({"UserPromptSubmit", "SessionStart"})
 """Events whose plain (non-JSON) stdout on exit 0 becomes additional context, as in Claude Code."""
 
+
+def check_timeout_seconds(timeout: Any) -> None:
+    """Refuse a hook time limit that would skip the hook or never end.
+
+    Args:
+        timeout: the limit given, meant as seconds.
+
+    Raises:
+        ValueError: ``timeout`` is a bool, not a number, or outside (0,
+            :data:`MAX_HOOK_TIMEOUT_SECONDS`] (0, negative, NaN, infinite, over a day).
+    """
+    if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+            or not 0 < timeout <= MAX_HOOK_TIMEOUT_SECONDS):
+        raise ValueError(f"timeout_seconds must be a number of seconds above 0 and up to "
+                         f"{MAX_HOOK_TIMEOUT_SECONDS:g}, got {timeout!r}")
+
+
 @dataclasses.dataclass
 class CommandHook:
     """A hook that runs ``command`` through ``/bin/sh`` with the payload JSON on stdin.
@@ -95,11 +112,7 @@ class CommandHook:
         """
         if not isinstance(self.command, str) or not self.command.strip():
             raise ValueError(f"a command hook needs a non-blank command, got {self.command!r}")
-        timeout = self.timeout_seconds
-        if (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                or not 0 < timeout <= MAX_HOOK_TIMEOUT_SECONDS):
-            raise ValueError(f"timeout_seconds must be a number of seconds above 0 and up to "
-                             f"{MAX_HOOK_TIMEOUT_SECONDS:g}, got {timeout!r}")
+        check_timeout_seconds(self.timeout_seconds)
 
     @property
     def __name__(self) -> str:  # noqa: D401 - used in error messages

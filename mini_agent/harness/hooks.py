@@ -1,7 +1,8 @@
-"""Lifecycle hooks: run code (Python callables or shell commands) at five points of an agent run.
+"""Lifecycle hooks: run code (Python callables or shell commands) at six points of an agent run.
 
 Events (wire names as Claude Code spells them): ``"SessionStart"``, ``"UserPromptSubmit"``,
-``"PreToolUse"``, ``"PostToolUse"``, ``"Stop"``. :meth:`HookManager.fire` runs the handlers
+``"PreToolUse"``, ``"PostToolUse"``, ``"Stop"``, and ``"SubagentStop"`` (a subagent's Stop:
+:mod:`mini_agent.harness.subagent_hooks`). :meth:`HookManager.fire` runs the handlers
 registered for an event serially, in registration order (a later handler sees an earlier one's
 ``updatedInput``); the first ``block`` returns at once and later handlers do not run; the other
 outputs merge, later wins. A handler returns the same JSON a Claude Code command hook prints::
@@ -42,7 +43,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import inspect
 import logging
 import re
 from pathlib import Path
@@ -52,7 +52,9 @@ from mini_agent.core.hook_output import (BLOCKING_EVENTS, EVENTS,  # noqa: F401
                                          MAX_HOOK_OUTPUT_CHARS, PERMISSION_DECISIONS, HookResult,
                                          cap_text, check_result, parse_hook_output,
                                          tool_output_problem)
-from mini_agent.harness.command_hooks import DEFAULT_TIMEOUT_SECONDS, CommandHook
+from mini_agent.harness.command_hooks import (DEFAULT_TIMEOUT_SECONDS, CommandHook,
+                                             check_timeout_seconds)
+from mini_agent.harness.hook_calls import HandlerTimeout, call_handler, timeout_result
 from mini_agent.harness.hook_settings import add_settings_hooks
 from mini_agent.harness.threads import call_outside_event_loop
 
@@ -76,12 +78,13 @@ def matches(matcher: str | None, event: str, payload: dict) -> bool:
 
     ``None``, ``""`` and ``"*"`` match everything; otherwise ``matcher`` is a regex that must
     match the whole tool name (PreToolUse/PostToolUse; ``"Edit|Write"``, ``"mcp__.*"``), or
-    its Claude Code alias, or the ``source`` of SessionStart. Other events ignore matchers.
+    its Claude Code alias, or the ``source`` of SessionStart, or the ``agent_type`` of
+    SubagentStop. Other events ignore matchers.
 
     Args:
         matcher: the handler's matcher: None, ``""``, ``"*"`` or a regex.
         event: the event's wire name, e.g. ``"PreToolUse"``.
-        payload: the event's payload (``tool_name`` or ``source`` is read).
+        payload: the event's payload (``tool_name``, ``source`` or ``agent_type`` is read).
 
     Returns:
         True when the handler should run for this payload.
@@ -96,6 +99,8 @@ def matches(matcher: str | None, event: str, payload: dict) -> bool:
         names = (name, CLAUDE_CODE_TOOL_NAMES.get(name, name))
     elif event == "SessionStart":
         names = (str(payload.get("source", "")),)
+    elif event == "SubagentStop":
+        names = (str(payload.get("agent_type", "")),)
     else:
         return True
     return any(re.fullmatch(matcher, n) for n in names)
@@ -141,31 +146,47 @@ class HookManager:
 
     def __init__(self) -> None:
         self._handlers: dict[str, list[tuple[str | None, Handler]]] = {e: [] for e in EVENTS}
+        # each handler's time limit in seconds, parallel to _handlers (None: its own limit)
+        self._limits: dict[str, list[float | None]] = {e: [] for e in EVENTS}
         self.warnings: list[str] = []
         """Settings entries skipped by :meth:`from_settings` (unknown events, hook types)."""
 
-    def on(self, event: str, handler: Handler, *, matcher: str | None = None) -> Handler:
+    def on(self, event: str, handler: Handler, *, matcher: str | None = None,
+           timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS) -> Handler:
         """Register a handler for an event.
 
+        A sync handler runs in its own daemon thread, an async one in the event loop; either
+        gets ``timeout_seconds`` to answer (:mod:`mini_agent.harness.hook_calls`: past it, a
+        PreToolUse or UserPromptSubmit handler blocks, fail closed; elsewhere it is a
+        reported error; a sync handler's thread is left running). A :class:`CommandHook`
+        keeps its own ``timeout_seconds``.
+
         Args:
-            event: one of the five wire names, e.g. ``"PreToolUse"``.
+            event: one of the six wire names in ``EVENTS``, e.g. ``"PreToolUse"``.
             handler: ``handler(payload) -> dict | HookResult | None``, sync or async.
             matcher: which payloads it applies to (see :func:`matches`); None matches all.
+            timeout_seconds: the handler's time limit in seconds (default
+                ``DEFAULT_TIMEOUT_SECONDS`` = 60, a command hook's default); above 0 and up
+                to one day.
 
         Returns:
             The handler itself (usable as a decorator via ``functools.partial``).
 
         Raises:
-            ValueError: an unknown event or an invalid matcher regex.
+            ValueError: an unknown event, an invalid matcher regex, or a timeout that is not
+                a number of seconds in (0, 86400].
         """
         if event not in self._handlers:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
+        check_timeout_seconds(timeout_seconds)
         if matcher not in (None, "", "*"):
             try:
                 re.compile(matcher)  # fail now, not at fire time
             except re.error as exc:
                 raise ValueError(f"invalid matcher regex {matcher!r}: {exc}") from exc
         self._handlers[event].append((matcher, handler))
+        self._limits[event].append(None if isinstance(handler, CommandHook)
+                                   else float(timeout_seconds))
         return handler
 
     def handlers(self, event: str) -> list[tuple[str | None, Handler]]:
@@ -189,6 +210,8 @@ class HookManager:
         that raises is a non-blocking error (in ``errors``), like a command hook's exit 1; one
         that returns something other than a dict, a HookResult or None blocks in a
         PreToolUse or UserPromptSubmit event (fail closed) and is a reported error elsewhere.
+        So does one that does not answer within its ``timeout_seconds`` (see :meth:`on`;
+        a sync handler's thread is left running as a daemon, the event goes on without it).
 
         Args:
             event: the event's wire name.
@@ -205,26 +228,27 @@ class HookManager:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
         payload = {"hook_event_name": event, **payload}
         merged = HookResult()
-        for matcher, handler in self._handlers[event]:
+        for (matcher, handler), limit in zip(self._handlers[event], self._limits[event]):
             if not matches(matcher, event, payload):
                 continue
+            name = getattr(handler, "__name__", repr(handler))
             try:
-                output = handler(payload)
-                if inspect.isawaitable(output):
-                    output = await output
-                result = _as_result(output, event, getattr(handler, "__name__", repr(handler)))
+                output = await call_handler(handler, payload, event, limit)
+                result = _as_result(output, event, name)
+            except HandlerTimeout as timeout:
+                result = timeout_result(event, name, timeout)
+                log.info(result.errors[-1])
             except Exception as exc:  # noqa: BLE001 - a broken hook must not break the run
-                name = getattr(handler, "__name__", repr(handler))
                 merged.errors.append(f"{event} hook {name} raised {type(exc).__name__}: {exc}")
                 log.info(merged.errors[-1])
                 continue
             merged.errors.extend(result.errors)
             if result.blocked:
                 return dataclasses.replace(result, errors=merged.errors)
-            for name in _MERGED_FIELDS:
-                value = getattr(result, name)
+            for field in _MERGED_FIELDS:
+                value = getattr(result, field)
                 if value is not None:
-                    setattr(merged, name, value)
+                    setattr(merged, field, value)
             payload = _next_payload(event, payload, result)
         return merged
 

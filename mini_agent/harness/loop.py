@@ -323,14 +323,14 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
             if said.blocked and not said.stop and status == "completed":
                 stop_blocks += 1
                 going = stop_blocks <= max_stop_hook_blocks and turn < last_turn
-                yield StopBlocked(said.reason, stop_blocks, going)
+                yield StopBlocked(said.reason, stop_blocks, going, max_stop_hook_blocks)
                 if going:
                     yield append_message(history, times, stop_feedback(said), clock.now())
                     continue
                 status = (STOP_HOOK_LIMIT if stop_blocks > max_stop_hook_blocks
                           else "max_turns_reached")
             elif said.blocked and not said.stop:
-                yield StopBlocked(said.reason, stop_blocks + 1, False)
+                yield StopBlocked(said.reason, stop_blocks + 1, False, max_stop_hook_blocks)
         yield LoopEnd(status, turn - first_turn + 1)
         return
 

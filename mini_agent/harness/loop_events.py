@@ -21,6 +21,7 @@ from mini_agent.core.hook_output import HookNotice
 from mini_agent.core.messages import Block, Message
 from mini_agent.core.streaming import TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.harness.executor import ToolOutcome
+from mini_agent.harness.stop_hook import DEFAULT_MAX_STOP_HOOK_BLOCKS
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,11 +124,20 @@ class StopBlocked:
             request follows; False when the loop ends anyway: the guard
             (``max_stop_hook_blocks``) was passed (``"stop_hook_limit"``), ``max_turns``
             leaves no request, or the run was ending for another reason.
+        limit: the guard, ``max_stop_hook_blocks`` of this run (default 8, Claude Code's
+            cap): ``blocks > limit`` means this block ended the loop with
+            ``"stop_hook_limit"``.
     """
 
     reason: str
     blocks: int
     continuing: bool
+    limit: int = DEFAULT_MAX_STOP_HOOK_BLOCKS
+
+    @property
+    def capped(self) -> bool:
+        """True when this block passed the guard and so ended the loop (``"stop_hook_limit"``)."""
+        return not self.continuing and self.blocks > self.limit
 
 
 @dataclasses.dataclass(frozen=True)

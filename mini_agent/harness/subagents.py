@@ -32,6 +32,8 @@ from typing import Any, Callable, Sequence
 
 from mini_agent.harness.agent import Agent
 from mini_agent.core.tokens import approx_tokens
+from mini_agent.harness.stop_hook import DEFAULT_MAX_STOP_HOOK_BLOCKS
+from mini_agent.harness.subagent_hooks import DEFAULT_AGENT_TYPE, SubagentHooks
 from mini_agent.harness.tools import Tool, ToolError, Workspace, build_tools
 from mini_agent.core.view import full_view
 
@@ -67,6 +69,7 @@ class SubagentResult:
         window_tokens: approx tokens of the subagent's own final history (its window, which
             the caller never sees).
         history: that history, for inspection only.
+        agent_id: the run's id, as its hooks saw it (``""`` when no hooks were given).
     """
 
     summary: str
@@ -77,6 +80,7 @@ class SubagentResult:
     turns: int
     window_tokens: int
     history: list = dataclasses.field(repr=False, default_factory=list)
+    agent_id: str = ""
 
     def for_main(self) -> str:
         """Render what the main agent gets as the tool result.
@@ -188,7 +192,9 @@ def bound_summary(text: str, max_tokens: int) -> tuple[str, bool]:
 def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
                  tools: Sequence[str] = READ_ONLY_TOOLS, artefact_dir: str = ARTEFACT_DIR,
                  max_summary_tokens: int = DEFAULT_MAX_SUMMARY_TOKENS, max_turns: int = 12,
-                 model: str | None = None) -> SubagentResult:
+                 model: str | None = None, hooks: Any = None,
+                 agent_type: str = DEFAULT_AGENT_TYPE, hook_fields: dict | None = None,
+                 max_stop_hook_blocks: int = DEFAULT_MAX_STOP_HOOK_BLOCKS) -> SubagentResult:
     """Run ``brief`` in a fresh agent and return its bounded summary and artefact paths.
 
     Args:
@@ -201,9 +207,21 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
         max_summary_tokens: upper bound on the summary in approx tokens (default 2,000).
         max_turns: requests the subagent may make (default 12).
         model: model name (default: the kit's).
+        hooks: the main agent's ``HookManager``, or None (no hooks). When given, the subagent
+            fires ``SubagentStop`` where a main agent fires ``Stop`` (a block sends it on with
+            the reason, at most ``max_stop_hook_blocks`` times) and its tool calls fire
+            ``PreToolUse``/``PostToolUse``: :mod:`mini_agent.harness.subagent_hooks`.
+        agent_type: the ``agent_type`` its hooks see, which a ``SubagentStop`` matcher matches
+            (default ``"general-purpose"``).
+        hook_fields: the main session's fields for its hooks (``session_id``,
+            ``transcript_path``), or None.
+        max_stop_hook_blocks: ``SubagentStop`` blocks that send it on (default 8, as Stop);
+            one more ends it with ``"stop_hook_limit"``.
+
     Returns:
         A :class:`SubagentResult`. A summary over the bound is cut, and its full text saved as
         ``<artefact_dir>/summary_full.md`` (listed in ``artefacts``).
+
     Raises:
         ValueError: an empty brief or an unknown tool name.
         ToolError: ``workspace`` is not a directory.
@@ -219,8 +237,11 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     mine: list[Path] = []     # this run's files only: parallel subagents share the folder
     own["write_artefact"] = artefact_tool(ws, artefact_dir, written=mine)
     folder = ws.root / artefact_dir
+    wrapped = (SubagentHooks(hooks, agent_type=agent_type, fields=dict(hook_fields or {}))
+               if hooks is not None else None)
     agent = Agent(client, model=model, tools=own, view_policy=full_view, max_turns=max_turns,
-                  system=SUBAGENT_SYSTEM.format(max_tokens=max_summary_tokens))
+                  system=SUBAGENT_SYSTEM.format(max_tokens=max_summary_tokens), hooks=wrapped,
+                  max_stop_hook_blocks=max_stop_hook_blocks)
     run = agent.run(brief)
     summary, truncated = bound_summary(run.text or "(the subagent gave no summary)",
                                        max_summary_tokens)
@@ -232,7 +253,7 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     return SubagentResult(summary, approx_tokens(summary),
                           [p.relative_to(ws.root).as_posix() for p in written], truncated,
                           run.exit_status, run.turns, approx_tokens(agent.history),
-                          agent.history)
+                          agent.history, wrapped.agent_id if wrapped else "")
 
 
 def subagent_tool(*, client: Any, workspace: str | os.PathLike[str],
