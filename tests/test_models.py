@@ -5,7 +5,10 @@ list, when the default is missing from the kit's table, or when the SDK lists a 
 kit cannot price or limit.
 """
 
+import datetime
+import re
 import typing
+import warnings
 
 import pytest
 from anthropic._data import DEPRECATED_MODELS
@@ -71,3 +74,56 @@ def test_an_unknown_id_is_not_priced_by_prefix():
     ("claude-haiku-4-5", 200_000), ("claude-opus-4-5", 200_000)])
 def test_context_windows(model_id, window):
     assert models.model_spec(model_id).context_window_tokens == window
+
+
+def _end_of_life(text: str) -> datetime.date:
+    """``"November 30th, 2026"`` (the SDK's wording) -> a date."""
+    return datetime.datetime.strptime(re.sub(r"(\d)(st|nd|rd|th)", r"\1", text),
+                                      "%B %d, %Y").date()
+
+
+def test_models_past_their_end_of_life_are_retired_and_no_others():
+    as_of = datetime.date.fromisoformat(models.MODELS_AS_OF)
+    for model_id, when in DEPRECATED_MODELS.items():
+        gone = _end_of_life(when) < as_of
+        assert models.model_spec(model_id).retired == gone, (
+            f"{model_id} reaches end-of-life on {when}; the table says retired="
+            f"{models.model_spec(model_id).retired} as of {models.MODELS_AS_OF}")
+    assert not models.model_spec(models.DEFAULT_MODEL).retired
+    assert models.model_spec("claude-sonnet-4-5").retired   # end of life 2026-11-30
+    assert not models.model_spec("claude-sonnet-4-6").retired
+
+
+@pytest.mark.parametrize("model_id, status", [
+    ("claude-sonnet-5-5", 200), ("claude-sonnet-4-6", 200),
+    ("claude-sonnet-4-5", 404), ("claude-sonnet-4-5-20250929", 404),
+    ("claude-mythos-preview", 404), ("claude-nonexistent-9", 404)])
+def test_offline_answers_a_retired_or_unknown_model_with_the_apis_404(model_id, status):
+    import anthropic
+
+    from mini_agent.offline import offline_client
+    client = offline_client(max_retries=0)
+    if status == 200:
+        reply = client.messages.create(model=model_id, max_tokens=50,
+                                       messages=[{"role": "user", "content": "hi"}])
+        assert reply.model == model_id
+        return
+    for call, extra in ((client.messages.create, {"max_tokens": 50}),
+                        (client.messages.count_tokens, {})):
+        with warnings.catch_warnings():   # the SDK warns of a deprecated id first
+            warnings.simplefilter("ignore", DeprecationWarning)
+            with pytest.raises(anthropic.NotFoundError) as caught:
+                call(model=model_id, messages=[{"role": "user", "content": "hi"}], **extra)
+        assert caught.value.status_code == 404
+        assert caught.value.body["error"] == {"type": "not_found_error",
+                                              "message": f"model: {model_id}"}
+
+
+def test_a_malformed_body_is_a_400_before_the_model_is_looked_up():
+    import anthropic
+
+    from mini_agent.offline import offline_client
+    with pytest.raises(anthropic.BadRequestError):
+        offline_client(max_retries=0).messages.create(
+            model="claude-nonexistent-9", max_tokens=50,
+            messages=[{"role": "assistant", "content": "hi"}, {"role": "user", "content": 7}])

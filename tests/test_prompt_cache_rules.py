@@ -77,7 +77,7 @@ def test_a_run_of_parallel_tool_blocks_is_one_position(width):
 @pytest.mark.parametrize("model, minimum", [
     ("claude-opus-5", 512), ("claude-fable-5-1", 512), ("claude-mythos-5-1", 512),
     ("claude-sonnet-5-5", 1024), ("claude-opus-4-8", 1024), ("claude-sonnet-4-6", 1024),
-    ("claude-opus-4-7", 2048), ("claude-mythos-preview", 2048),
+    ("claude-opus-4-7", 2048),
     ("claude-opus-4-6", 4096), ("claude-haiku-4-5", 4096)])
 def test_minimum_cacheable_length_per_model(model, minimum):
     client = offline_client()

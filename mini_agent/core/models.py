@@ -4,9 +4,13 @@
 environment (``MINI_AGENT_MODEL``) override it. :data:`MODELS` gives, per exact model id, what
 the kit needs to price a request and to answer it offline as the API would: prices, the cache
 read multiplier, context window, output ceiling, minimum cacheable prompt length and which
-thinking modes the model takes. A test (``tests/test_models.py``) fails when the installed
-``anthropic`` SDK marks the default deprecated, drops it from its model list, or lists a model
-this table lacks. Pure: constants and one look-up.
+thinking modes the model takes, and whether the API still serves it (a retired model keeps its
+row to price recorded transcripts; offline, a request for it is the API's 404). A test
+(``tests/test_models.py``) fails when the installed ``anthropic`` SDK marks the default
+deprecated, drops it from its model list, lists a model this table lacks, or gives an
+end-of-life date before :data:`MODELS_AS_OF` for a model the table does not mark retired
+(Claude Sonnet 4.5 on 2026-11-30, Claude Mythos Preview on 2026-06-30). Pure: constants and one
+look-up.
 
 Cache reads on Claude Sonnet 5.5 are 0.05x ($0.10) since the price cut of 2026-10-07 (an older
 copy of its model page still says $0.20); Opus 5.5 reads at 0.05x, Fable and Mythos 5.1 at
@@ -58,6 +62,9 @@ class ModelSpec:
         adaptive_thinking: accepts ``thinking: {"type": "adaptive"}``.
         system_messages: accepts ``role: "system"`` messages after a user message
             (ASSUMPTION for the Opus line from 4.8: see :mod:`mini_agent.core.system_messages`).
+        retired: the API no longer serves the model (its end-of-life date, from the SDK's
+            deprecation table, is before :data:`MODELS_AS_OF`): a request for it is a 404
+            ``not_found_error``. The row stays to price recorded transcripts.
     Cache writes cost 1.25x (5 minutes) and 2x (1 hour) the input price for every model.
     """
 
@@ -70,9 +77,11 @@ class ModelSpec:
     manual_thinking: bool = False
     adaptive_thinking: bool = True
     system_messages: bool = False
+    retired: bool = False
 
 
 _OLD = dict(manual_thinking=True, adaptive_thinking=False, context_window_tokens=200_000)
+_GONE = dict(_OLD, retired=True)
 
 MODELS: dict[str, ModelSpec] = {
     # current lineup
@@ -90,8 +99,6 @@ MODELS: dict[str, ModelSpec] = {
     "claude-sonnet-5": ModelSpec(2.0, 10.0, 0.1, min_cacheable_tokens=1024),
     "claude-opus-4-8": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=1024, system_messages=True),
     "claude-opus-4-7": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=2048),
-    "claude-mythos-preview": ModelSpec(25.0, 125.0, 0.1, min_cacheable_tokens=2048,
-                                       manual_thinking=True),
     "claude-opus-4-6": ModelSpec(5.0, 25.0, 0.1, min_cacheable_tokens=4096,
                                  manual_thinking=True),
     "claude-sonnet-4-6": ModelSpec(3.0, 15.0, 0.1, max_output_tokens=64_000,
@@ -100,16 +107,18 @@ MODELS: dict[str, ModelSpec] = {
                                   min_cacheable_tokens=4096, **_OLD),
     "claude-opus-4-5": ModelSpec(5.0, 25.0, 0.1, max_output_tokens=64_000,
                                  min_cacheable_tokens=4096, **_OLD),
+    # retired (a request is a 404): kept to price recorded transcripts
     "claude-sonnet-4-5": ModelSpec(3.0, 15.0, 0.1, max_output_tokens=64_000,
-                                   min_cacheable_tokens=1024, **_OLD),
-    # retired: kept to price recorded transcripts
-    "claude-opus-4-1": ModelSpec(15.0, 75.0, 0.1, max_output_tokens=32_000, **_OLD),
-    "claude-opus-4": ModelSpec(15.0, 75.0, 0.1, max_output_tokens=32_000, **_OLD),
-    "claude-sonnet-4": ModelSpec(3.0, 15.0, 0.1, max_output_tokens=64_000, **_OLD),
+                                   min_cacheable_tokens=1024, **_GONE),
+    "claude-mythos-preview": ModelSpec(25.0, 125.0, 0.1, min_cacheable_tokens=2048,
+                                       manual_thinking=True, retired=True),
+    "claude-opus-4-1": ModelSpec(15.0, 75.0, 0.1, max_output_tokens=32_000, **_GONE),
+    "claude-opus-4": ModelSpec(15.0, 75.0, 0.1, max_output_tokens=32_000, **_GONE),
+    "claude-sonnet-4": ModelSpec(3.0, 15.0, 0.1, max_output_tokens=64_000, **_GONE),
     "claude-haiku-3-5": ModelSpec(0.8, 4.0, 0.1, max_output_tokens=8192,
-                                  min_cacheable_tokens=2048, **_OLD),
+                                  min_cacheable_tokens=2048, **_GONE),
     "claude-3-5-haiku": ModelSpec(0.8, 4.0, 0.1, max_output_tokens=8192,
-                                  min_cacheable_tokens=2048, **_OLD),
+                                  min_cacheable_tokens=2048, **_GONE),
 }
 """Exact model id -> :class:`ModelSpec` (see the module docstring for sources and assumptions)."""
 

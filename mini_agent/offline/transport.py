@@ -164,7 +164,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         try:
             limits = model_spec(body.get("model") or "")
         except UnknownModelError:
-            limits = None   # ASSUMPTION: any model id is served (the API answers 404)
+            limits = None   # an unknown id passes here and is a 404 once the body is valid
         problem = request_problem(body, count_tokens=count_tokens, api_version=version,
                                   betas=betas, limits=limits)
         if problem:
@@ -206,6 +206,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         error = self._check(body, count_tokens=True, version=version, betas=betas)
         if error:
             return api_error(400, "invalid_request_error", error)
+        if not_served(body["model"]):
+            return api_error(404, "not_found_error", f"model: {body['model']}")
         if not body.get("context_management"):
             return httpx2.Response(200, json={"input_tokens": approx_body_tokens(body)})
         # the edits a request asks for apply here too (earlier compaction blocks included;
@@ -242,6 +244,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         error = self._check(body, count_tokens=False, version=version, betas=betas)
         if error:
             return api_error(400, "invalid_request_error", error)
+        if not_served(body["model"]):
+            return api_error(404, "not_found_error", f"model: {body['model']}")
         body = place_automatic_cache_control(body)
         compaction = None
         if self.request_transforms is None:
@@ -305,6 +309,23 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
 
 # ------------------------------------------------------------------ client factories
+
+def not_served(model: str) -> bool:
+    """Tell whether the API answers a request for ``model`` with a 404, as it does today.
+
+    Args:
+        model: the request's ``model`` (already checked to be a string).
+
+    Returns:
+        True for an id the model table lacks or marks ``retired`` (its end-of-life date has
+        passed): the API's ``not_found_error``, message ``"model: <id>"``. The check comes after
+        the body's 400 checks, as the API validates the body before it looks the model up.
+    """
+    try:
+        return model_spec(model).retired
+    except UnknownModelError:
+        return True
+
 
 def _build(client_cls: Any, http_cls: Any, brain: Brain | None, max_retries: int,
            transport_kwargs: dict[str, Any]) -> Any:

@@ -138,7 +138,7 @@ def request():
     """
     tools = copy.deepcopy(TOOLS)
     tools[0]["cache_control"] = {"type": "ephemeral"}
-    return {"model": "claude-sonnet-4-5", "max_tokens": 1024, "tools": tools,
+    return {"model": "claude-sonnet-4-6", "max_tokens": 1024, "tools": tools,
             "system": [{"type": "text", "text": "Rules.", "cache_control": {"type": "ephemeral"}},
                        {"type": "text", "text": "now: 10:00"}],
             "messages": [
