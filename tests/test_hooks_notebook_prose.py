@@ -36,6 +36,8 @@ def test_the_notebook_names_each_departure_and_why():
     assert "Where the kit is stricter than Claude Code: it fails closed" in text
     for row in ("then exits 1 or runs past its timeout", "tries to be JSON but is not",
                 '`"permissionDecision": "ask"`', "refuses the call",
+                "runs past its timeout having printed nothing",
+                "a guard that hangs is not an allow",
                 '`"Block"`, `"DENY"`, `"decision": "deny"`',
                 "its reason is appended to the tool result",
                 "`SessionStart` context reaches the model with the first prompt"):
@@ -75,7 +77,7 @@ def test_the_notebook_names_the_python_handler_time_limit_and_subagent_stop():
                 "the matcher is the `agent_type`",
                 "so does a handler that does not answer within its time limit",
                 "60 s by default", "one that never returns is left running",
-                "A command hook that runs past its timeout differs"):
+                "A command hook that runs past its timeout follows the same rule"):
         assert row in text, row
 
 
@@ -90,7 +92,18 @@ def test_a_python_handler_past_its_limit_blocks_the_two_guard_events_only():
             result = asyncio.run(hooks.fire(event, dict(PAYLOAD)))
             assert result.blocked is blocks, event
             assert "did not return within 0.1 s" in result.errors[0]
-        # a command hook past its timeout, having printed nothing: a non-blocking error
-        assert not fire("PreToolUse", "sleep 5", timeout_seconds=0.3).blocked
     finally:
         gate.set()
+
+
+@pytest.mark.parametrize("event, blocks", [("PreToolUse", True), ("UserPromptSubmit", True),
+                                           ("PostToolUse", False), ("Stop", False)])
+def test_a_command_hook_past_its_timeout_blocks_the_two_guard_events_only(event, blocks):
+    result = fire(event, "sleep 5", timeout_seconds=0.3)
+    assert result.blocked is blocks
+    if blocks:
+        assert result.reason == (f"the {event} hook `sleep 5` timed out after 0.3 s and was "
+                                 "killed; blocked to be safe (fail closed)")
+        assert result.errors == ["`sleep 5` timed out after 0.3 s and was killed; blocked"]
+    else:
+        assert result.errors == ["`sleep 5` timed out after 0.3 s and was killed"]

@@ -9,7 +9,9 @@ process group. Hostile output: stdout is parsed whole, never cut first, and an a
 large or too deeply nested to parse, or one that looks like JSON but is not (a Python dict
 printed with ``print()``, log lines before the JSON), fails closed (:data:`FAIL_CLOSED_EVENTS`).
 Where the kit departs from Claude Code so that a block never becomes an allow: a hook that
-printed a block and then exits with another code, or is killed at its timeout, still blocks.
+printed a block and then exits with another code, or is killed at its timeout, still blocks;
+and a PreToolUse or UserPromptSubmit hook killed at its timeout blocks even having printed
+nothing (a guard that hangs is not an allow; Claude Code goes on with a non-blocking error).
 :data:`EXAMPLES_DIR` holds the example hooks shipped with the kit.
 
 IO: processes, temporary files. Taught in ``notebooks/06_hooks.ipynb``.
@@ -30,7 +32,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mini_agent.core.hook_output import MAX_HOOK_OUTPUT_CHARS, HookResult, cap_text, parse_hook_output
+from mini_agent.core.hook_output import (BLOCKING_EVENTS, MAX_HOOK_OUTPUT_CHARS, HookResult, cap_text,
+                                         parse_hook_output)
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +143,7 @@ class CommandHook:
                 await proc.wait()
                 failure = (f"{self.__name__} timed out after {self.timeout_seconds:g} s and "
                            "was killed")
-                return self._printed_block(event, out, failure) or HookResult(errors=[failure])
+                return self._printed_block(event, out, failure) or self._timed_out(event, failure)
             except BaseException:  # cancelled, Ctrl-C: the hook's whole group goes too
                 _kill_group(proc.pid)  # asyncio's child watcher reaps it: no zombie
                 raise
@@ -187,6 +190,24 @@ class CommandHook:
                               f"{self.__name__} {why}]", errors=[f"{message}; output withheld"])
         return HookResult(blocked=True, reason=f"the {event} hook {self.__name__} {why}; "
                           "blocked to be safe (fail closed)", errors=[f"{message}; blocked"])
+
+    def _timed_out(self, event: str, failure: str) -> HookResult:
+        """A hook killed at its timeout having printed no block: fail closed in a guard event.
+
+        Args:
+            event: the hook's event name.
+            failure: the error line that says the hook timed out and was killed.
+
+        Returns:
+            In a :data:`~mini_agent.core.hook_output.BLOCKING_EVENTS` event (PreToolUse,
+            UserPromptSubmit) a block naming the timeout: a guard that hangs is not an allow,
+            the same rule as a Python handler past its limit. Claude Code reads this as a
+            non-blocking error and goes on; the kit does that in every other event.
+        """
+        if event not in BLOCKING_EVENTS:
+            return HookResult(errors=[failure])
+        return HookResult(blocked=True, reason=f"the {event} hook {failure}; blocked to be "
+                          "safe (fail closed)", errors=[f"{failure}; blocked"])
 
     def _printed_block(self, event: str, out: Any, failure: str) -> HookResult | None:
         """The block a hook printed on stdout before it failed (an exit code other than 0 and

@@ -14,9 +14,8 @@ an async handler is awaited under ``asyncio.timeout``. When the limit passes:
 Either way the handler counts as having given no answer, and the named behaviour applies:
 in a :data:`~mini_agent.core.hook_output.BLOCKING_EVENTS` event (PreToolUse,
 UserPromptSubmit) the tool call or prompt is blocked (fail closed: a guard that hangs must not
-let everything through); in any other event it is a non-blocking error in ``errors``. A
-command hook that runs past its timeout is different: it is killed, and unless it printed a
-block first it is a non-blocking error, as in Claude Code.
+let everything through); in any other event it is a non-blocking error in ``errors``.  A
+command hook that runs past its timeout follows the same rule, and is killed besides.
 
 An ``async def`` handler that blocks without awaiting (``time.sleep`` inside it) blocks the
 event loop itself; no timeout can interrupt it. Write blocking handlers as plain functions.
