@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import dataclasses
 from itertools import compress
+from operator import is_
 from typing import Any, Callable, NamedTuple, Sequence
 
 from mini_agent.core.block_identity import same_objects
@@ -223,8 +224,10 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                 view = unchanged if policy is None else policy(messages[:i], ctx)
                 infos = None
                 for held_view, held, _, _ in groups:  # the same message objects as a
-                    if held_view is view or same_objects(held_view, view):  # group's view:
-                        infos = held                                        # the same summaries
+                    # group's view: the same summaries (``same_objects`` inlined: a C scan)
+                    if held_view is view or (len(held_view) == len(view)
+                                             and all(map(is_, held_view, view))):
+                        infos = held
                         break
                 if infos is None:
                     try:
