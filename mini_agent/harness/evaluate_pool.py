@@ -9,10 +9,10 @@ ran:
 * **one child process** for every file when ``workers=1`` (the default) and there are two
   or more: the pool below with a single worker, so a file that kills its process costs its
   own report, as with ``--workers 2``, not the whole run. Measured against running them
-  here (12-exchange generated sessions, 2 cores under a load average of 9): 10 files 0.28 s
-  best, 0.51 s median of 5 in the child against 0.53 s and 0.54 s here; 100 files 6.95 s
-  and 7.90 s (best, median of 3) against 5.62 s and 8.06 s: the child's start is lost in
-  the noise of a loaded machine;
+  here (``run_files``, 12-exchange generated sessions, 2 cores under a load average of
+  8-9): 10 files 0.39 s best, 0.47 s median of 5 in the child against 0.28 s and 0.31 s
+  here (the pool's start, :data:`POOL_START_SECONDS`); 100 files 3.26 s and 3.54 s (best,
+  median of 3) against 3.42 s and 3.63 s, no cost left to see;
 * **a process pool** (``concurrent.futures.ProcessPoolExecutor``) for every file when
   ``workers > 1`` and there are two or more: the workers start once, with the ``fork``
   start method on Linux (a worker is a copy of this process, modules already imported and
