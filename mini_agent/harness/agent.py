@@ -163,8 +163,8 @@ class Agent:
 
         A UserPromptSubmit hook that blocks ends it at once with ``LoopEnd("prompt_blocked", 0)``
         (nothing sent, nothing stored). Closed early (``aclose()``), cancelled or interrupted, it
-        closes the loop at once: tools not yet started never start, running ones finish, and
-        every tool call is answered in the history and in the session before it returns.
+        closes the loop at once: tools not yet started never start, running ones are stopped
+        (run_bash, grep) or finish, and every call is answered in history and session.
 
         Args:
             text: the user's prompt (not empty, not only whitespace).
@@ -272,9 +272,9 @@ class Agent:
         The coroutine runs on the agent's own event-loop thread, so this also works where a
         loop is already running (Jupyter) and keeps one loop for the client's connections
         across calls. Ctrl-C (``KeyboardInterrupt``) cancels the run and waits until it has
-        settled (tools not started stay unstarted, running ones finish, every call is
-        answered in the history and the session) before it is raised again; more Ctrl-C
-        presses while it settles are absorbed, so the next run starts on a valid history.
+        settled (tools not started stay unstarted, running run_bash and grep are killed, every
+        call is answered in the history and the session) before it is raised again; more
+        Ctrl-C presses while it settles are absorbed, so the next run starts on a valid history.
 
         Args:
             text: the user's prompt.

@@ -3,9 +3,16 @@
 :func:`run_files` returns one report per file, in the order of the files, whichever way they
 ran:
 
-* **here** (this process) when ``workers=1`` or when there is one file: no process to start.
-  A file that ends the process evaluating it (the out-of-memory killer, a crash in C code)
-  then ends the run, with every report not yet printed;
+* **here** (this process) when there is one file: no process to start. A file that ends
+  the process evaluating it (the out-of-memory killer, a crash in C code) then ends the
+  command, which had that one report to give;
+* **one child process** for every file when ``workers=1`` (the default) and there are two
+  or more: the pool below with a single worker, so a file that kills its process costs its
+  own report, as with ``--workers 2``, not the whole run. Measured against running them
+  here (``run_files``, 12-exchange generated sessions, 2 cores under a load average of
+  8-9): 10 files 0.39 s best, 0.47 s median of 5 in the child against 0.28 s and 0.31 s
+  here (the pool's start, :data:`POOL_START_SECONDS`); 100 files 3.26 s and 3.54 s (best,
+  median of 3) against 3.42 s and 3.63 s, no cost left to see;
 * **a process pool** (``concurrent.futures.ProcessPoolExecutor``) for every file when
   ``workers > 1`` and there are two or more: the workers start once, with the ``fork``
   start method on Linux (a worker is a copy of this process, modules already imported and
@@ -70,7 +77,7 @@ evenly, in seconds: starting them, and a forked worker's first sessions (copy-on
 faults, cold caches). Measured 0.07-0.12 s for two workers on a 2-core machine, 10 and 20
 generated sessions forced into the pool; the 10-session run of ``benchmarks/policies.py``
 took 0.24 s in the pool where 0.18 s was expected here. It is paid on every run of two
-files or more with ``workers > 1`` (the price of a run that survives a file killing its
+files or more, whatever ``workers`` (the price of a run that survives a file killing its
 process; see the module doc); with 12-exchange sessions (about 18 ms each) the pool saves
 more than it costs from 13 files on."""
 
@@ -199,8 +206,8 @@ def run_files(files: Sequence[Path], *, policies: Sequence[str] = DEFAULT_POLICI
         files: transcript files (already expanded from folders).
         policies: policy names, already checked.
         model: price every session with this model (None: each session's own).
-        workers: processes for a local pool (1: in this process); with more than one,
-            every file runs in the pool when there are two or more.
+        workers: processes for a local pool (default 1: one child process); every file
+            runs in the pool when there are two or more, a lone file runs here.
         scheduler: a Dask scheduler address or a ``distributed.Client``; overrides
             ``workers``.
         progress: show the bar (None: when there is more than one file).
@@ -217,7 +224,7 @@ def run_files(files: Sequence[Path], *, policies: Sequence[str] = DEFAULT_POLICI
             from mini_agent.harness.evaluate_dask import run_dask  # Dask is optional
             run_dask(paths, policies, model, scheduler, results, bar, reference)
             return results
-        if workers > 1 and len(paths) > 1:
+        if len(paths) > 1:   # workers=1 too: a file that kills its process costs only itself
             _run_pool(paths, 0, policies, model, workers, results, bar, reference)
             return results
         for at, path in enumerate(paths):

@@ -4,11 +4,10 @@ A team's ``~/.claude/projects`` holds thousands of sessions. :func:`evaluate_pat
 folders into transcript files, evaluates each one (load, then
 :func:`mini_agent.core.replay.evaluate_session`) and returns the reports in input order:
 
-* ``workers=1``: in this process (a file that kills it, as the out-of-memory killer would,
-  ends the command);
-* ``workers=N``: a ``concurrent.futures.ProcessPoolExecutor`` of N processes for every file
-  when there are two or more, fed batches of files (:mod:`.evaluate_pool`): a file that
-  kills its worker costs its own report only;
+* ``workers=N`` (default 1): a ``concurrent.futures.ProcessPoolExecutor`` of N processes
+  (one child process for ``workers=1``) for every file when there are two or more, fed
+  batches of files (:mod:`.evaluate_pool`): a file that kills its worker, as the
+  out-of-memory killer would, costs its own report only; a lone file runs in this process;
 * ``scheduler=ADDRESS`` (or a ``distributed.Client``): on a Dask cluster through
   ``dask.distributed`` (``client.map`` then ``as_completed``).
 
@@ -85,7 +84,8 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
     """Evaluate every transcript under ``paths``; return one report per file, in input order.
 
     Where the files run (here, a process pool, Dask) is :func:`~.evaluate_pool.run_files`'s
-    choice: with ``workers > 1`` every file of a run of two or more runs in the pool. A
+    choice: every file of a run of two or more runs in the pool (one child process for
+    ``workers=1``). A
     ``.json`` a folder scan found that is no transcript (:func:`is_foreign_json`) gets no
     report (:func:`evaluate_scan` says which).
 
@@ -93,7 +93,7 @@ def evaluate_paths(paths: Iterable[str | Path], *, policies: Sequence[str] = DEF
         paths: files or folders.
         policies: policy names (checked before any work starts).
         model: price every session with this model (default: each session's own).
-        workers: processes for a local pool (1: in this process).
+        workers: processes for a local pool (default 1: one child process).
         scheduler: a Dask scheduler address (``"tcp://host:8786"``) or a
             ``distributed.Client``; overrides ``workers``.
         progress: show the bar (None: when there is more than one file).
@@ -126,7 +126,7 @@ def evaluate_scan(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFA
         paths: files or folders.
         policies: policy names (checked before any work starts).
         model: price every session with this model (default: each session's own).
-        workers: processes for a local pool (1: in this process).
+        workers: processes for a local pool (default 1: one child process).
         scheduler: a Dask scheduler address or a ``distributed.Client``; overrides
             ``workers``.
         progress: show the bar (None: when there is more than one file).

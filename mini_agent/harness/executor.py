@@ -14,6 +14,10 @@ complete tool_use the moment it arrives:
 * an unknown tool name, a hook's block and any exception become ``is_error`` results: tool
   errors are data for the model, never exceptions for the loop (a ``KeyboardInterrupt`` or
   other ``BaseException`` raised in a tool's thread too: Ctrl-C reaches the main thread only);
+* an interrupt (closed, cancelled, Ctrl-C) stops the calls not yet started and asks the
+  running ones to stop (:func:`~mini_agent.harness.threads.cancel_event`): run_bash and grep
+  kill their process (group) and answer that they were interrupted; a tool that does not
+  watch the event runs to its end;
 * the result is made valid UTF-8 (a non-UTF-8 file name) and capped at
   :data:`MAX_TOOL_RESULT_CHARS`.
 
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import threading
 import time
 from typing import Any, AsyncIterator, Iterator, Mapping
 
@@ -141,6 +146,7 @@ class _Call:
     input: Any
     scheduled_at: float
     started_at: float | None = None
+    cancel: threading.Event = dataclasses.field(default_factory=threading.Event)
     notices: list[HookNotice] = dataclasses.field(default_factory=list)
     stop_reason: str | None = None
 
@@ -185,6 +191,7 @@ class StreamingExecutor:
         self._last_write: asyncio.Future | None = None
         self._write_failed = False
         self._interrupted = False
+        self._cancels: list[threading.Event] = []   # one per started call
 
     def schedule(self, block: Block) -> None:
         """Start (or queue) the tool of a complete ``tool_use`` block.
@@ -233,6 +240,7 @@ class StreamingExecutor:
         if self._interrupted:   # interrupted while the PreToolUse hook ran
             return await self._finish(call, INTERRUPTED_TEXT, True)
         call.started_at = time.perf_counter()
+        self._cancels.append(call.cancel)
         raised: BaseException | None = None
         try:
             latency = float(getattr(tool, "latency_seconds", 0.0) or 0.0)
@@ -240,7 +248,8 @@ class StreamingExecutor:
                 await asyncio.sleep(latency)
             if isinstance(tool, Tool):  # duck-typed tools skip the input check
                 check_input(tool, call.input)
-            output, raised = await to_thread(_capture, tool.run, call.input)
+            output, raised = await to_thread(_capture, tool.run, call.input,
+                                             cancel=call.cancel)
             if raised is None:
                 content, is_error = (output if isinstance(output, str) else str(output)), False
         except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failure is data for the model
@@ -299,20 +308,27 @@ class StreamingExecutor:
         return self.drain.drain_all()
 
     def interrupt(self) -> None:
-        """Stop every call that has not started: it answers :data:`INTERRUPTED_TEXT`.
+        """Stop every call that has not started and ask the running ones to stop.
 
-        A call has started once its PreToolUse hook let it through (``started_at`` is set);
-        a started call runs to its end (a thread cannot be stopped safely). Calls scheduled
-        after this are not started either. Idempotent.
+        A call not yet started answers :data:`INTERRUPTED_TEXT`; calls scheduled after this
+        are not started either. A call has started once its PreToolUse hook let it through
+        (``started_at`` is set): its cancel event
+        (:func:`~mini_agent.harness.threads.cancel_event`) is set, so run_bash and grep kill
+        their process group and child at once and answer ``is_error`` that they were
+        interrupted; a tool that does not watch the event runs to its end (a thread cannot
+        be stopped from outside). Idempotent.
         """
         self._interrupted = True
+        for cancel in self._cancels:
+            cancel.set()
 
     async def settle(self) -> list[ToolOutcome]:
         """Interrupt, then wait for the running calls and return every undrained result.
 
         Returns:
-            The results not yet handed out, in tool_use order: a running call's real result,
-            an unstarted call's ``is_error`` :data:`INTERRUPTED_TEXT`.
+            The results not yet handed out, in tool_use order: a running call's own result
+            (run_bash's and grep's say they were interrupted), an unstarted call's
+            ``is_error`` :data:`INTERRUPTED_TEXT`.
         """
         self.interrupt()
         return [outcome async for outcome in self.drain_all()]

@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from mini_agent.core.edit_reconcile import edit_outcome
+from mini_agent.harness import listing
 from mini_agent.harness.grep_tool import grep  # re-exported: the file tools in one place
 from mini_agent.harness.read_tool import DEFAULT_READ_LIMIT_LINES, read_file  # re-exported
-from mini_agent.harness.workspace import ToolError, Workspace, inside, regular_file
+from mini_agent.harness.workspace import ToolError, Workspace, regular_file
 
 MAX_EDIT_BYTES = 16 << 20
 """edit_file loads the whole file (it must write it back whole); a larger file than this
@@ -36,12 +37,17 @@ MAX_EDIT_BYTES = 16 << 20
 def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
     """List a directory's entries by name, folders with a trailing ``/``, ignored ones hidden.
 
+    The directory is streamed (:func:`~mini_agent.harness.listing.directory_entries`): a
+    folder of a million entries costs the time to read it, never the memory to hold it.
+
     Args:
         ws: the workspace.
         input: ``{"path"?: str}``, default ``"."`` (the root).
 
     Returns:
-        One entry a line, sorted, capped; ``(path is empty)`` when nothing is shown.
+        One entry a line, sorted, the first :data:`~mini_agent.harness.listing.LIST_MAX_ENTRIES`
+        (1,000) by name then ``[... and N more entries not shown ...]``, capped;
+        ``(path is empty)`` when nothing is shown.
 
     Raises:
         ToolError: the path is outside the workspace, missing, or a file.
@@ -52,13 +58,22 @@ def list_dir(ws: Workspace, input: dict[str, Any]) -> str:
         raise ToolError(f"directory not found: {path}")
     if not target.is_dir():
         raise ToolError(f"{path} is a file, not a directory; use read_file to read it")
-    entries = sorted(target.iterdir(), key=lambda p: p.name)
-    shown = [p.name + ("/" if p.is_dir() else "") for p in entries if not ws.is_ignored(p)]
-    return ws.cap("\n".join(shown) if shown else f"({ws.relative(target)} is empty)")
+    shown, more = listing.first_sorted(listing.directory_entries(ws, target),
+                                       listing.LIST_MAX_ENTRIES, key=lambda e: e.rstrip("/"))
+    if not shown:
+        return f"({ws.relative(target)} is empty)"
+    rel = ws.relative(target)
+    return _lines_with_count(ws, shown, more, "entries", "by name. Use glob with a pattern "
+                             f"(e.g. '{'' if rel == '.' else rel + '/'}*.py') or grep to find "
+                             "what you need")
 
 
 def glob(ws: Workspace, input: dict[str, Any]) -> str:
     """Find paths matching a glob pattern relative to the root (``**`` recurses).
+
+    The tree is walked once and streamed (:func:`~mini_agent.harness.listing.glob_paths`):
+    only the first :data:`~mini_agent.harness.listing.GLOB_MAX_PATHS` matches in sort order
+    are held, the others counted.
 
     Args:
         ws: the workspace.
@@ -66,7 +81,8 @@ def glob(ws: Workspace, input: dict[str, Any]) -> str:
 
     Returns:
         The matching relative paths, sorted, folders with a trailing ``/``, ignored entries
-        and links pointing out left out, capped; ``No files match 'pattern'`` when none.
+        and links pointing out left out, the first 1,000 then ``[... and N more paths not
+        shown ...]``, capped; ``No files match 'pattern'`` when none.
 
     Raises:
         ToolError: the pattern is absolute, contains ``..``, or is empty.
@@ -75,19 +91,36 @@ def glob(ws: Workspace, input: dict[str, Any]) -> str:
     if Path(pattern).is_absolute() or ".." in Path(pattern).parts:
         raise ToolError(f"glob pattern {pattern!r} must be relative to the workspace and "
                         "must not contain '..'")
-    matches = set()
     if not pattern:
         raise ToolError("glob pattern must not be empty; e.g. '**/*.py'")
-    # "**/**" matches what "**" does, but pathlib walks the tree again for each: collapse
+    # "**/**" matches what "**" does: collapse a run of them
     pattern = re.sub(r"(?<![^/])\*\*(?:/\*\*)+(?=/|$)", "**", pattern)
-    for found in ws.root.glob(pattern):
-        if not inside(found, ws.root) or ws.is_ignored(found.absolute()):
-            continue
-        matches.add(ws.relative(found.absolute()) + ("/" if found.is_dir() else ""))
-    if not matches:
+    shown, more = listing.first_sorted(listing.glob_paths(ws, pattern),
+                                       listing.GLOB_MAX_PATHS, key=str)
+    if not shown:
         return f"No files match {pattern!r}"
-    return ws.cap("\n".join(sorted(matches)))
+    return _lines_with_count(ws, shown, more, "paths", "in sorted order. Narrow the pattern "
+                             "(a folder, an extension)")
 
+
+_COUNT_NOTE_RESERVE_CHARS = 300
+
+
+def _lines_with_count(ws: Workspace, lines: list[str], more: int, noun: str,
+                      hint: str) -> str:
+    """Join whole lines within the output cap, then say how many were not shown and why."""
+    budget = ws.max_output_chars - min(_COUNT_NOTE_RESERVE_CHARS, ws.max_output_chars // 2)
+    kept, used = 0, 0
+    for line in lines:
+        if kept and used + len(line) + 1 > budget:
+            break
+        kept, used = kept + 1, used + len(line) + 1
+    text = "\n".join(lines[:kept])
+    hidden = more + len(lines) - kept
+    if not hidden:
+        return ws.cap(text)
+    return (f"{ws.cap(text)}\n[... and {hidden:,} more {noun} not shown: the first "
+            f"{kept:,} are shown, {hint}]")
 
 
 def edit_file(ws: Workspace, input: dict[str, Any]) -> str:

@@ -4,7 +4,10 @@ The search runs in a child process (:mod:`mini_agent.harness.grep_worker`) that 
 the time limit (:data:`DEFAULT_GREP_TIMEOUT_SECONDS`, 10 s, or the call's
 ``timeout_seconds``): Python's ``re`` holds the GIL while it matches, so a pattern that
 backtracks catastrophically, ``(a+)+$`` on a line of 30 ``a`` and a ``b``, would otherwise hang
-the tool, the executor's other tools and a notebook kernel for ever. The child costs about
+the tool, the executor's other tools and a notebook kernel for ever. The child is also killed
+and reaped when the call is interrupted: the executor's cancel event
+(:func:`~mini_agent.harness.threads.cancel_event`, set on close, cancel or Ctrl-C; checked
+every :data:`GREP_POLL_SECONDS`) or a ``KeyboardInterrupt`` in a direct call. The child costs about
 25 ms per call (``python -I -S`` imports no site packages); a search that finishes in time
 returns exactly what an in-process one would. Files are read line by line (each line at
 most :data:`GREP_LINE_BYTES` bytes searched), so a 2 GB log never sits in memory; hits past
@@ -26,11 +29,13 @@ import math
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from mini_agent.harness import grep_worker
+from mini_agent.harness.threads import cancel_event
 from mini_agent.harness.workspace import ListingStopped, ToolError, Workspace
 
 DEFAULT_GREP_TIMEOUT_SECONDS = 10.0
@@ -48,6 +53,10 @@ skipped and the result counts such lines."""
 GREP_HIT_CHARS = 500
 """A hit line longer than this many characters is shown as this many characters around the
 match, with its length and the match's column."""
+
+GREP_POLL_SECONDS = 0.05
+"""How often grep checks its cancel event while the search child runs (the latency of an
+interrupt)."""
 
 _NOTES_RESERVE_CHARS = 400
 _WORKER = Path(grep_worker.__file__)
@@ -80,7 +89,8 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
             positive number up to :data:`MAX_GREP_TIMEOUT_SECONDS` (a day), the path is
             outside the workspace or missing, the listing or the search passed its time
             limit (the message names the limit, the file being searched and the hits found
-            so far), or the search process failed.
+            so far), the call was interrupted (the hits found so far, then ``[grep
+            interrupted ...]``), or the search process failed.
     """
     pattern = input["pattern"]
     flags = re.IGNORECASE if input.get("ignore_case") else 0
@@ -121,9 +131,15 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
                                                       ws.max_output_chars // 2),
                "files": [[str(f), s] for f, s in zip(files, shown)]}
     left_seconds = timeout_seconds - (time.monotonic() - started)
-    records, timed_out, error = (_run_worker(request, left_seconds) if left_seconds > 0
-                                 else ([], True, ""))
+    records, stopped, error = (_run_worker(request, left_seconds) if left_seconds > 0
+                               else ([], "timeout", ""))
+    timed_out = stopped == "timeout"
     hits = [f"{shown[r[1]]}:{r[2]}:{r[3]}" for r in records if r[0] == "h"]
+    if stopped == "interrupted":
+        so_far = ws.cap("\n".join(hits)) + "\n" if hits else ""
+        raise ToolError(f"{so_far}[grep interrupted (the run was closed, cancelled or got "
+                        f"Ctrl-C); its search process was killed; {len(hits)} hit(s) found "
+                        "before]")
     if timed_out:
         at = max((r[1] for r in records if r[0] == "f"), default=None)
         where = (f" while searching {shown[at]} (file {at + 1} of {len(files)})"
@@ -168,26 +184,39 @@ def _notes(stats: dict[str, int]) -> list[str]:
 
 
 def _run_worker(request: dict[str, Any], timeout_seconds: float
-                ) -> tuple[list[list[Any]], bool, str]:
-    """Run the search child with a time limit.
+                ) -> tuple[list[list[Any]], str | None, str]:
+    """Run the search child with a time limit, watching the call's cancel event.
 
     Returns:
-        ``(records, timed_out, stderr's last line)``: the JSON records the child wrote
-        before it ended or was killed.
+        ``(records, stopped, stderr's last line)``: the JSON records the child wrote
+        before it ended or was killed; ``stopped`` is None, ``"timeout"`` or
+        ``"interrupted"`` (the cancel event was set).
 
     Raises:
         BaseException: whatever interrupts the wait (``KeyboardInterrupt``), after the child
             is killed and reaped.
     """
-    proc = subprocess.Popen([sys.executable, "-I", "-S", str(_WORKER)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    timed_out = False
+    cancel = cancel_event()
+    with tempfile.TemporaryFile() as given:  # a retried communicate cannot go on feeding a pipe
+        given.write(json.dumps(request).encode("ascii"))
+        given.seek(0)
+        proc = subprocess.Popen([sys.executable, "-I", "-S", str(_WORKER)], stdin=given,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    stopped = None
+    deadline = time.monotonic() + timeout_seconds
     try:
-        out, err = proc.communicate(json.dumps(request).encode("ascii"), timeout=timeout_seconds)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        proc.kill()
-        out, err = proc.communicate()
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 or cancel.is_set():
+                stopped = "interrupted" if cancel.is_set() else "timeout"
+                proc.kill()
+                out, err = proc.communicate()
+                break
+            try:  # a retried communicate loses no output
+                out, err = proc.communicate(timeout=min(left, GREP_POLL_SECONDS))
+                break
+            except subprocess.TimeoutExpired:
+                continue
     except BaseException:  # KeyboardInterrupt, SystemExit: no search left running, no zombie
         proc.kill()
         proc.wait()
@@ -199,4 +228,4 @@ def _run_worker(request: dict[str, Any], timeout_seconds: float
         except ValueError:
             break  # the last line of a killed child may be cut
     lines = err.decode("utf-8", "replace").strip().splitlines()
-    return records, timed_out, lines[-1] if lines else ""
+    return records, stopped, lines[-1] if lines else ""

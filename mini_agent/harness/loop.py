@@ -43,8 +43,9 @@ time to ``times`` (same index), and yields a :class:`MessageAppended` event for 
 caller can log it (write-ahead: the generator waits while the caller handles the event).
 **Interrupted** (the caller closes the event stream with ``aclose()``, the task is
 cancelled, Ctrl-C): tools not yet started never start (they answer
-:data:`~mini_agent.harness.executor.INTERRUPTED_TEXT`, ``is_error``), running ones finish, a
-reply still streaming keeps its complete tool calls as above, and the step's results are
+:data:`~mini_agent.harness.executor.INTERRUPTED_TEXT`, ``is_error``), running ones are asked
+to stop (run_bash and grep kill their processes; other tools finish), a reply still
+streaming keeps its complete tool calls as above, and the step's results are
 appended as ONE user message before the generator closes, so the history stays valid. That
 message is appended without an event (a closing generator cannot yield): the caller reads it
 from ``history`` (the Agent logs it to the session).
@@ -358,7 +359,7 @@ async def _settle_interrupted(history: list[Message], times: list[float], now: f
                               executor: StreamingExecutor, results: list[ToolOutcome],
                               kept: list[Block]) -> None:
     """Leave the history valid after an interrupted step: no tool starts afterwards, the
-    running ones finish, and every tool_use of the stored reply gets its answer."""
+    running ones are asked to stop, and every tool_use of the stored reply gets its answer."""
     if kept:   # the reply was still streaming: its complete tool calls may have run
         history.append({"role": "assistant", "content": kept})
         times.append(now)

@@ -7,7 +7,10 @@ up to :data:`COUNT_LINES_BYTES` bytes. The lines shown stop at the line limit or
 output cap, whichever comes first, and a footer that the cap never cuts says which lines
 were shown and the offset to pass next.
 Lines end at ``\\n`` only (the numbers ``grep -n`` and ``sed -n`` use; a form feed or U+2028
-inside a line does not start a new one) and a CRLF's ``\\r`` is dropped. A file with a NUL
+inside a line does not start a new one) and a CRLF's ``\\r`` is dropped. A lone ``\\r`` (the
+line end of classic Mac OS files) does not end a line either, so such a file reads as one
+long line, numbered as grep numbers it; the footer then says how many shown lines hold one
+and how to read the file by lines (:data:`LONE_CR_NOTE`). A file with a NUL
 byte in its first 8 KiB is refused as binary (UTF-16 is named as such); bytes that are not
 UTF-8 show as U+FFFD and the footer says so.
 
@@ -37,6 +40,12 @@ characters]``."""
 COUNT_LINES_BYTES = 256 << 20
 """After the lines shown, read_file counts the file's remaining lines through at most this
 many bytes (256 MiB); a larger rest is reported as ``more than N`` lines."""
+
+LONE_CR_NOTE = ("[{count} line(s) shown hold a carriage return (\\r) not followed by \\n: "
+                "lines end at \\n only here, as grep -n and sed count them, so a file with old "
+                "Mac line ends reads as one long line. To read it by lines, convert a copy "
+                "with run_bash, e.g. tr '\\r' '\\n' < {path} > {path}.lf.txt]")
+"""The footer note of read_file when shown lines hold a lone ``\\r`` (``{count}``, ``{path}``)."""
 
 _CHUNK_BYTES = 1 << 20
 _FOOTER_RESERVE_CHARS = 200
@@ -130,8 +139,9 @@ def read_file(ws: Workspace, input: dict[str, Any]) -> str:
         The lines as ``"{n:>6}\\t{line}"`` (a line over 2,000 characters cut, with ``[... line
         cut: N more characters]``), stopping at ``limit`` lines or before the output cap,
         then ``[lines A-B of N; pass offset=B+1 to read more]`` when the file is not shown
-        whole (``of more than N`` past 256 MiB) and a note when shown lines hold bytes that
-        are not UTF-8; ``(path is empty)`` for an empty file.
+        whole (``of more than N`` past 256 MiB), a note when shown lines hold bytes that
+        are not UTF-8 and one when they hold a lone ``\\r`` (:data:`LONE_CR_NOTE`);
+        ``(path is empty)`` for an empty file.
 
     Raises:
         ToolError: ``offset`` or ``limit`` < 1, ``offset`` past the last line, or the path is
@@ -159,7 +169,7 @@ def read_file(ws: Workspace, input: dict[str, Any]) -> str:
         f.seek(0)
         if (passed := _skip_lines(f, offset - 1)) < offset - 1:
             raise ToolError(f"offset {offset} is past the end of {rel} ({passed} lines)")
-        shown, bad_lines = [], 0
+        shown, bad_lines, cr_lines = [], 0, 0
         budget = ws.max_output_chars - min(_FOOTER_RESERVE_CHARS, ws.max_output_chars // 2)
         while len(shown) < limit:
             mark = f.tell()
@@ -179,6 +189,7 @@ def read_file(ws: Workspace, input: dict[str, Any]) -> str:
             shown.append(row)
             budget -= len(row) + 1
             bad_lines += bad
+            cr_lines += "\r" in text
         if not shown:
             raise ToolError(f"offset {offset} is past the end of {rel} ({offset - 1} lines)")
         last = offset + len(shown) - 1
@@ -191,4 +202,6 @@ def read_file(ws: Workspace, input: dict[str, Any]) -> str:
     if bad_lines:
         body += (f"\n[{bad_lines} line(s) shown hold bytes that are not UTF-8, shown as U+FFFD; "
                  "edit_file cannot change this file]")
+    if cr_lines:
+        body += "\n" + LONE_CR_NOTE.format(count=cr_lines, path=rel)
     return body
