@@ -21,8 +21,11 @@ What it adds to the SDK's tool, as the chapter asks:
 * files unused for ``expiry_seconds`` are removed (:meth:`MemoryTool.expire`, also run before
   each command), with the time read from an injectable clock.
 
-Files live in ``<base_dir>/memories/`` (the SDK's layout). Nothing is ever read, written,
-renamed or deleted outside ``base_dir``. Taught in ``notebooks/09_memory_and_subagents.ipynb``.
+Files live in ``<base_dir>/memories/`` (the SDK's layout), which must be a real folder: a
+``memories`` that is a symbolic link (to a folder elsewhere, or dangling) or a file is refused
+when the tool is made (``ValueError``) and at every command, expiry and clear after it
+(``ToolError``), so nothing is ever read, written, renamed or deleted outside ``base_dir``
+(expiry through a linked root removed the files it pointed to after 30 days). Taught in ``notebooks/09_memory_and_subagents.ipynb``.
 Source: 004_b74ef821c58ee4ec.txt (memory tool: normalise paths, strip secrets, cap file size,
 expire unused files); Anthropic memory tool docs.
 """
@@ -85,7 +88,8 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         expired: virtual paths removed by expiry, in order.
 
     Raises:
-        ValueError: ``max_file_bytes`` < 1 or ``max_total_bytes`` < ``max_file_bytes``.
+        ValueError: ``max_file_bytes`` < 1 or ``max_total_bytes`` < ``max_file_bytes``; or
+            ``<base_dir>/memories`` is a symbolic link or not a folder (left as it is).
     """
 
     def __init__(self, base_dir: str | os.PathLike[str], *,
@@ -96,6 +100,10 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         if max_file_bytes < 1 or max_total_bytes < max_file_bytes:
             raise ValueError("need 1 <= max_file_bytes <= max_total_bytes")
         Path(base_dir).mkdir(parents=True, exist_ok=True)
+        try:  # before the SDK makes the folder: a dangling link is not followed
+            _check_root(Path(base_dir) / "memories")
+        except ToolError as exc:
+            raise ValueError(str(exc)) from None
         super().__init__(str(base_dir))
         self.base_dir = Path(base_dir).resolve()
         self.max_file_bytes = max_file_bytes
@@ -162,6 +170,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
                 raise ToolError(f"{name} needs {', '.join(_FIELDS[name])}; missing: "
                                 f"{', '.join(missing)}")
             check_fields(command)
+            _check_root(self.memory_root)
             self.expire()
             text_field = _TEXT_FIELDS.get(command.command)
             if text_field is not None:
@@ -308,9 +317,14 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
 
         Returns:
             The virtual paths removed by this call (also appended to ``expired``).
+
+        Raises:
+            ToolError: the memories folder became a symbolic link or a file; nothing is
+                removed.
         """
         if self.expiry_seconds is None:
             return []
+        _check_root(self.memory_root)
         now = self.clock.now() if now is None else now
         meta = self.metadata()
         root = self.memory_root.resolve()
@@ -333,7 +347,13 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
 
         Returns:
             ``"All memory cleared"``.
+
+        Raises:
+            ToolError: the memories folder became a symbolic link or a file; nothing is
+                removed.
         """
+        if self.memory_root.exists() or self.memory_root.is_symlink():
+            _check_root(self.memory_root)
         (self.base_dir / META_FILE).unlink(missing_ok=True)
         if self.memory_root.exists():
             shutil.rmtree(self.memory_root)
@@ -348,6 +368,26 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
             A :class:`MemoryKitTool` over this object.
         """
         return MemoryKitTool(self)
+
+
+def _check_root(root: Path) -> None:
+    """Refuse a memories folder that is a symbolic link or a file (a missing one is made later).
+
+    Args:
+        root: ``<base_dir>/memories``, as given (not resolved).
+
+    Raises:
+        ToolError: ``root`` is a symbolic link (even a dangling one), or exists and is not a
+            folder; the message says how to repair it.
+    """
+    if root.is_symlink():
+        raise ToolError(f"{root} is a symbolic link (to {os.readlink(root)}); the memory tool "
+                        f"works only in a real folder inside {root.parent}, so that nothing "
+                        "outside it is read, written or expired: replace the link by a folder "
+                        "(copy what it points to into it first, to keep it)")
+    if root.exists() and not root.is_dir():
+        raise ToolError(f"{root} is not a folder; the memory tool keeps its files in a folder "
+                        "of that name: move the file away and retry")
 
 
 class MemoryKitTool(Tool):
