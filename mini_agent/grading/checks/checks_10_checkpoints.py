@@ -233,14 +233,30 @@ def check_atomic_write_keeps_the_old_file_on_failure(impl):
 
 
 def _trace_write(impl, target: Path, data) -> list[tuple]:
-    events: list[tuple] = []
-    real_fsync, real_replace, real_rename = os.fsync, os.replace, os.rename
+    """Call ``impl.write_json_atomic(target, data)`` and record its syncs and renames.
 
-    def fsync(fd):
-        mode = os.fstat(fd).st_mode
-        kind = "dir" if stat.S_ISDIR(mode) else "file"
-        events.append(("fsync", kind, os.path.realpath(f"/proc/self/fd/{fd}")))
-        return real_fsync(fd)
+    ``os.fsync`` and ``os.fdatasync`` (either makes the data durable) are recorded as
+    ``("fsync", "file" | "dir", path)``, ``os.replace`` and ``os.rename`` as ``("rename", src,
+    dst)``; also under the names the answer bound itself (``from os import fsync, replace``),
+    so every correct way of calling them is seen.
+
+    Args:
+        impl: the implementation under test.
+        target: the file to write.
+        data: what to write.
+
+    Returns:
+        The events, in call order.
+    """
+    events: list[tuple] = []
+
+    def sync(real):
+        def call(fd):
+            mode = os.fstat(fd).st_mode
+            kind = "dir" if stat.S_ISDIR(mode) else "file"
+            events.append(("fsync", kind, os.path.realpath(f"/proc/self/fd/{fd}")))
+            return real(fd)
+        return call
 
     def rename(real):
         def call(src, dst, *a, **k):
@@ -248,15 +264,23 @@ def _trace_write(impl, target: Path, data) -> list[tuple]:
             return real(src, dst, *a, **k)
         return call
 
-    with mock.patch("os.fsync", fsync), mock.patch("os.replace", rename(real_replace)), \
-            mock.patch("os.rename", rename(real_rename)):
+    wrapped = [(getattr(os, name), wrap(getattr(os, name)))
+               for name, wrap in (("fsync", sync), ("fdatasync", sync), ("replace", rename),
+                                  ("rename", rename)) if hasattr(os, name)]
+    with contextlib.ExitStack() as patches:
+        for real, wrapper in wrapped:
+            patches.enter_context(mock.patch.object(os, real.__name__, wrapper))
+            for name, value in list(vars(impl).items()):
+                if value is real:  # from os import fsync
+                    patches.enter_context(mock.patch.object(impl, name, wrapper))
         impl.write_json_atomic(target, data)
     return events
 
 
 @check(points=2, hint="Write a temporary file in the SAME folder as the target, flush and "
-                      "os.fsync it, then os.replace (or os.rename) it over the target: a rename "
-                      "within one folder is atomic, a copy or a rename from /tmp is not.")
+                      "os.fsync (or os.fdatasync) it, then os.replace (or os.rename) it over "
+                      "the target: a rename within one folder is atomic, a copy or a rename "
+                      "from /tmp is not.")
 def check_atomic_write_renames_a_synced_temp_in_the_same_folder(impl):
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder).resolve() / "progress.json"
