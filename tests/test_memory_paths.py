@@ -66,14 +66,16 @@ def test_every_listed_invisible_is_refused_and_right_to_left_names_are_not():
         assert validate_memory_path("/memories/" + name) == "/memories/" + name
 
 
-def test_a_solution_without_the_invisible_check_loses_that_check_only():
+@pytest.mark.parametrize("mutant, check", [
+    ("mutant_18_invisibles_accepted", "check_refuses_invisible_characters"),
+    ("mutant_21_invalid_utf8_replaced", "check_refuses_escapes_that_are_not_utf8")])
+def test_a_solution_missing_one_refusal_loses_that_check_only(mutant, check):
     from pathlib import Path
 
     from mini_agent.grading import checks_module, load_module, run_checks
     mutants = Path(__file__).resolve().parent / "mutants" / "09"
-    card = run_checks("09", checks_module("09"),
-                      load_module(mutants / "mutant_18_invisibles_accepted.py"))
-    assert [c.name for c in card.checks if not c.passed] == ["check_refuses_invisible_characters"]
+    card = run_checks("09", checks_module("09"), load_module(mutants / f"{mutant}.py"))
+    assert [c.name for c in card.checks if not c.passed] == [check]
     assert card.score == card.total - 1
 
 

@@ -2,11 +2,11 @@
 
 Typical mistakes caught: a string-prefix check (``startswith("/memories")`` lets ``/memoriesX``
 and ``/memories/../x`` through), decoding once (or a fixed number of times) instead of until
-stable, not decoding at all, refusing every ``%`` (legal names refused), forgetting
-backslashes, NUL after decoding, invisible bidi and zero-width characters (U+202E, U+200B;
-right-to-left letters are legal), look-alikes that NFKC does not fold (U+2215), look-alikes
-that only NFKC folds (U+FF0F), lengths off by one, ``..`` resolved past the root, results with
-a trailing slash or ``.``/empty names left in.
+stable, not decoding at all, turning escapes that are not UTF-8 into U+FFFD, refusing every
+``%`` (legal names refused), forgetting backslashes, NUL after decoding, invisible bidi and
+zero-width characters (U+202E, U+200B; right-to-left letters are legal), look-alikes that NFKC
+does not fold (U+2215), look-alikes that only NFKC folds (U+FF0F), lengths off by one, ``..``
+resolved past the root, results with a trailing slash or ``.``/empty names left in.
 
 Source: exercise 09 (``solutions/09_memory_paths.py``) and its seed, 004_b74ef821c58ee4ec.txt
 (memory tool: normalise every path, refuse what leaves ``/memories``); Anthropic's memory tool
@@ -103,6 +103,19 @@ def check_decode_bounded(impl):
     except ValueError:
         return
     raise AssertionError(f"decode_until_stable('%25252e', max_rounds=2) should raise, got {got!r}")
+
+
+@check(points=1, hint="Escapes that are not UTF-8 (%ff, a lone %c3) are a refusal, not a "
+                      "U+FFFD: decode with unquote(text, errors='strict') and raise a "
+                      "ValueError when it fails.")
+def check_refuses_escapes_that_are_not_utf8(impl):
+    for text in ("%ff", "/memories/%ff%fe.md", "/memories/a%c3.md", "/memories/%e2%80.md"):
+        try:
+            got = impl.decode_until_stable(text)
+        except ValueError:
+            continue
+        raise AssertionError(f"decode_until_stable({text!r}) should raise, got {got!r}")
+    must_refuse(impl, [ROOT + "/%ff.md", ROOT + "/a%c3.md", ROOT + "/%25ff.md"])
 
 
 @check(points=2, hint="Two kinds of look-alike: characters NFKC turns into / \\ or . and "
