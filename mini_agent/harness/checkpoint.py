@@ -321,7 +321,8 @@ class ProgressStore:
             key: its idempotency key.
 
         Raises:
-            ValueError: the item is done, or its id is not a plain file name.
+            ValueError: the item is done, or its id is not a plain file name, or the file on
+                disk is no longer JSON (nothing written).
             LeaseLostError: another worker took the lease.
         """
         self._result_path(item_id)  # refused before the call, not after it
@@ -338,7 +339,8 @@ class ProgressStore:
             receipt: the system of record's receipt.
 
         Raises:
-            ValueError: the item has no intent, or its id is not a plain file name.
+            ValueError: the item has no intent, or its id is not a plain file name, or the
+                file on disk is no longer JSON (no result file, nothing written).
             LeaseLostError: another worker took the lease.
         """
         result_path = self._result_path(item_id)
@@ -356,6 +358,7 @@ class ProgressStore:
             error: the reason, one line.
 
         Raises:
+            ValueError: the file on disk is no longer JSON (nothing written).
             LeaseLostError: another worker took the lease.
         """
         self._commit(with_failure(self._require(), item_id, error))
@@ -385,7 +388,14 @@ class ProgressStore:
 
     def _commit(self, progress: dict, *, first: Callable[[], None] | None = None) -> None:
         with self._locked():
-            on_disk = json.loads(self.path.read_text(encoding="utf-8")).get("lease") or {}
+            try:
+                on_disk = json.loads(self.path.read_bytes().decode("utf-8"))
+                on_disk = (on_disk.get("lease") if isinstance(on_disk, dict) else None) or {}
+            except (ValueError, RecursionError) as exc:  # damaged since it was read
+                raise ValueError(f"{self.path}: the progress file on disk is no longer JSON "
+                                 f"({exc.__class__.__name__}: {exc}); nothing was written. "
+                                 "Stop: something else changed it; restore it or start "
+                                 "again") from None
             if (on_disk.get("owner"), on_disk.get("generation")) != (self.owner,
                                                                     self._generation):
                 raise LeaseLostError(
