@@ -108,16 +108,21 @@ class Worker:
             raise WorkerError(f"the grading worker did not start: {self.stderr_text()}")
 
     def _read(self) -> None:
-        """Queue each reply that starts with the nonce; drop (and count) every other line."""
+        """Queue each reply framed by the nonce; drop (and count) every other line.
+
+        A reply is read from the nonce on, so text the code wrote on the pipe without a line
+        end (``os.write(fd, b"partial")``) does not swallow the reply that follows it.
+        """
         assert self.process.stdout is not None
         prefix = f"{self.nonce} ".encode("ascii")
         with self.process.stdout as replies:
             for line in replies:
-                if not line.startswith(prefix):
+                start = line.find(prefix)
+                if start < 0:
                     self.dropped_lines += 1
                     continue
                 try:
-                    reply = json.loads(line[len(prefix):])
+                    reply = json.loads(line[start + len(prefix):])
                 except ValueError:  # a half-written line: the worker died mid-write
                     self.dropped_lines += 1
                     continue
