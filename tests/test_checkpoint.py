@@ -227,9 +227,9 @@ def test_a_progress_file_damaged_while_the_worker_runs_stops_it_naming_the_file(
     ledger = Ledger()
     damaged = b'{"format": 1, "items": ['
     store.path.write_bytes(damaged)
-    with pytest.raises(ValueError, match="the progress file on disk is no longer JSON") as info:
+    with pytest.raises(ValueError, match="Expecting value") as info:
         run_step(store, "a", ledger, {"amount": 5})
-    assert str(info.value).startswith(f"{store.path}: ")
+    assert str(info.value).startswith(f"{store.path}: not a JSON progress file (")
     assert type(info.value) is ValueError
     assert ledger.calls == []  # the intent was refused before the call
     assert store.path.read_bytes() == damaged

@@ -21,11 +21,9 @@ What it adds to the SDK's tool, as the chapter asks:
 * files unused for ``expiry_seconds`` are removed (:meth:`MemoryTool.expire`, also run before
   each command), with the time read from an injectable clock.
 
-Files live in ``<base_dir>/memories/`` (the SDK's layout), which must be a real folder: a
-``memories`` that is a symbolic link (to a folder elsewhere, or dangling) or a file is refused
-when the tool is made (``ValueError``) and at every command, expiry and clear after it
-(``ToolError``), so nothing is ever read, written, renamed or deleted outside ``base_dir``
-(expiry through a linked root removed the files it pointed to after 30 days). Taught in ``notebooks/09_memory_and_subagents.ipynb``.
+Files live in ``<base_dir>/memories/`` (the SDK's layout), a real folder: a symbolic link or
+a file there is refused (:mod:`mini_agent.harness.memory_root`), so nothing is ever read,
+written, renamed or deleted outside ``base_dir``. Taught in ``notebooks/09_memory_and_subagents.ipynb``.
 Source: 004_b74ef821c58ee4ec.txt (memory tool: normalise paths, strip secrets, cap file size,
 expire unused files); Anthropic memory tool docs.
 """
@@ -43,6 +41,7 @@ from anthropic.tools import BetaLocalFilesystemMemoryTool
 
 from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.harness.memory_fields import check_fields
+from mini_agent.harness.memory_root import check_root
 from mini_agent.core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
 from mini_agent.core.secrets import redact_secrets
 from mini_agent.harness.result_text import encodable_text
@@ -101,7 +100,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
             raise ValueError("need 1 <= max_file_bytes <= max_total_bytes")
         Path(base_dir).mkdir(parents=True, exist_ok=True)
         try:  # before the SDK makes the folder: a dangling link is not followed
-            _check_root(Path(base_dir) / "memories")
+            check_root(Path(base_dir) / "memories")
         except ToolError as exc:
             raise ValueError(str(exc)) from None
         super().__init__(str(base_dir))
@@ -170,7 +169,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
                 raise ToolError(f"{name} needs {', '.join(_FIELDS[name])}; missing: "
                                 f"{', '.join(missing)}")
             check_fields(command)
-            _check_root(self.memory_root)
+            check_root(self.memory_root)
             self.expire()
             text_field = _TEXT_FIELDS.get(command.command)
             if text_field is not None:
@@ -324,7 +323,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         """
         if self.expiry_seconds is None:
             return []
-        _check_root(self.memory_root)
+        check_root(self.memory_root)
         now = self.clock.now() if now is None else now
         meta = self.metadata()
         root = self.memory_root.resolve()
@@ -353,7 +352,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
                 removed.
         """
         if self.memory_root.exists() or self.memory_root.is_symlink():
-            _check_root(self.memory_root)
+            check_root(self.memory_root)
         (self.base_dir / META_FILE).unlink(missing_ok=True)
         if self.memory_root.exists():
             shutil.rmtree(self.memory_root)
@@ -368,26 +367,6 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
             A :class:`MemoryKitTool` over this object.
         """
         return MemoryKitTool(self)
-
-
-def _check_root(root: Path) -> None:
-    """Refuse a memories folder that is a symbolic link or a file (a missing one is made later).
-
-    Args:
-        root: ``<base_dir>/memories``, as given (not resolved).
-
-    Raises:
-        ToolError: ``root`` is a symbolic link (even a dangling one), or exists and is not a
-            folder; the message says how to repair it.
-    """
-    if root.is_symlink():
-        raise ToolError(f"{root} is a symbolic link (to {os.readlink(root)}); the memory tool "
-                        f"works only in a real folder inside {root.parent}, so that nothing "
-                        "outside it is read, written or expired: replace the link by a folder "
-                        "(copy what it points to into it first, to keep it)")
-    if root.exists() and not root.is_dir():
-        raise ToolError(f"{root} is not a folder; the memory tool keeps its files in a folder "
-                        "of that name: move the file away and retry")
 
 
 class MemoryKitTool(Tool):

@@ -17,13 +17,12 @@ import contextlib
 import copy
 import json
 import os
-import stat
 import tempfile
 import time
 from pathlib import Path
-from unittest import mock
 
 from mini_agent.grading import check
+from mini_agent.grading.checks._durability_trace import trace_write as _trace_write
 
 
 class Journal(list):
@@ -230,51 +229,6 @@ def check_atomic_write_keeps_the_old_file_on_failure(impl):
         assert got == '{"v": 1}', f"after a failed write the file holds {got!r}"
         left = sorted(os.listdir(folder))
         assert left == ["progress.json"], f"files left in the folder: {left}"
-
-
-def _trace_write(impl, target: Path, data) -> list[tuple]:
-    """Call ``impl.write_json_atomic(target, data)`` and record its syncs and renames.
-
-    ``os.fsync`` and ``os.fdatasync`` (either makes the data durable) are recorded as
-    ``("fsync", "file" | "dir", path)``, ``os.replace`` and ``os.rename`` as ``("rename", src,
-    dst)``; also under the names the answer bound itself (``from os import fsync, replace``),
-    so every correct way of calling them is seen.
-
-    Args:
-        impl: the implementation under test.
-        target: the file to write.
-        data: what to write.
-
-    Returns:
-        The events, in call order.
-    """
-    events: list[tuple] = []
-
-    def sync(real):
-        def call(fd):
-            mode = os.fstat(fd).st_mode
-            kind = "dir" if stat.S_ISDIR(mode) else "file"
-            events.append(("fsync", kind, os.path.realpath(f"/proc/self/fd/{fd}")))
-            return real(fd)
-        return call
-
-    def rename(real):
-        def call(src, dst, *a, **k):
-            events.append(("rename", os.path.realpath(src), os.path.realpath(dst)))
-            return real(src, dst, *a, **k)
-        return call
-
-    wrapped = [(getattr(os, name), wrap(getattr(os, name)))
-               for name, wrap in (("fsync", sync), ("fdatasync", sync), ("replace", rename),
-                                  ("rename", rename)) if hasattr(os, name)]
-    with contextlib.ExitStack() as patches:
-        for real, wrapper in wrapped:
-            patches.enter_context(mock.patch.object(os, real.__name__, wrapper))
-            for name, value in list(vars(impl).items()):
-                if value is real:  # from os import fsync
-                    patches.enter_context(mock.patch.object(impl, name, wrapper))
-        impl.write_json_atomic(target, data)
-    return events
 
 
 @check(points=2, hint="Write a temporary file in the SAME folder as the target, flush and "
