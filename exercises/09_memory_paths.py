@@ -32,6 +32,12 @@ LOOKALIKES = frozenset(
     "\u01c0\u2223\uff5c\u00b7\u2027\u2219\u22c5\u0701\u0702\u3002\uff61\u0338")
 """Look-alikes of ``/ \\ .`` that NFKC leaves alone (division slash U+2215, fraction slash
 U+2044, big solidus U+29F8...)."""
+INVISIBLES = frozenset(
+    "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    "\u200b\u200c\u200d\u2060\ufeff")
+"""Invisible formatting characters (all of Unicode category "Cf"): bidi marks, overrides and
+isolates (U+202E RIGHT-TO-LEFT OVERRIDE makes ``notes\\u202etxt.md`` display as
+``notesdm.txt``) and zero-width characters (U+200B ZERO WIDTH SPACE, U+FEFF...)."""
 
 
 def decode_until_stable(text: str, *, max_rounds: int = 8) -> str:
@@ -61,7 +67,8 @@ def validate_memory_path(path: str, *, max_path_chars: int = 255) -> str:
     1. refuse a non-str, and a path longer than ``max_path_chars`` characters as sent;
     2. decode it with ``decode_until_stable``;
     3. refuse if the path as sent or decoded contains a control character (Unicode category
-       "Cc": NUL, newline...), a backslash, or a look-alike (``is_lookalike``);
+       "Cc": NUL, newline...), an invisible formatting character (category "Cf": the
+       INVISIBLES and the like), a backslash, or a look-alike (``is_lookalike``);
     4. refuse unless the decoded path is ``/memories`` or starts with ``/memories/``;
     5. walk the names after ``/memories``: skip empty names and ``.``; ``..`` removes the
        previous name, and is refused when there is none (it would climb above /memories);

@@ -148,7 +148,7 @@ _PUBLIC = {
     "write_json_atomic": "mini_agent.harness.checkpoint",
     "run_step": "mini_agent.harness.checkpoint",
     "reconcile": "mini_agent.harness.checkpoint",
-    "resume_checks": "mini_agent.harness.checkpoint",
+    "resume_checks": "mini_agent.harness.resume_checks",
     "RecordClient": "mini_agent.harness.record_client",
     "RecordServer": "mini_agent.harness.record_client",
     "write_handoff": "mini_agent.harness.handoff",

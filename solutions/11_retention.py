@@ -66,8 +66,10 @@ def view_text(view: list[dict]) -> str:
 def retained_facts(view: list[dict], facts: list) -> list[bool]:
     """For each fact, whether its exact ``text`` appears in ``view_text(view)``.
 
-    Exact means character for character: "8443ms" is not "8443 ms". A fact with an empty
-    text is never retained. Returns a list of bools parallel to ``facts``; nothing is mutated.
+    Exact means character for character: "8443ms" is not "8443 ms", full-width "８４４３" is
+    not "8443", and "é" is not "e" + U+0301 (no case folding, no Unicode normalisation: a
+    summary that rewrote an identifier has changed it). A fact with an empty text is never
+    retained. Returns a list of bools parallel to ``facts``; nothing is mutated.
     Example: a view saying "port 8443" keeps a fact "8443" and loses a fact "9000".
     Source: lab 2 of the course chapter on context, memory and state (seed 004; see
     docs/sources.md in the kit): count the facts that stay exact.

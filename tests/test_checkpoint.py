@@ -218,3 +218,19 @@ def test_a_damaged_progress_file_is_a_value_error_naming_it(tmp_path, data, why)
         ProgressStore(path, owner="w1").read()
     assert str(info.value).startswith(f"{path}: not a JSON progress file (")
     assert type(info.value) is ValueError
+
+
+def test_a_progress_file_damaged_while_the_worker_runs_stops_it_naming_the_file(tmp_path):
+    """Damaged on disk between the worker's writes, the file used to raise a bare
+    JSONDecodeError without its path; now a ValueError naming it, and nothing is written."""
+    store = make_store(tmp_path)
+    ledger = Ledger()
+    damaged = b'{"format": 1, "items": ['
+    store.path.write_bytes(damaged)
+    with pytest.raises(ValueError, match="Expecting value") as info:
+        run_step(store, "a", ledger, {"amount": 5})
+    assert str(info.value).startswith(f"{store.path}: not a JSON progress file (")
+    assert type(info.value) is ValueError
+    assert ledger.calls == []  # the intent was refused before the call
+    assert store.path.read_bytes() == damaged
+    assert list((tmp_path / "results").iterdir()) == []

@@ -103,3 +103,60 @@ def test_a_non_utf8_file_name_is_listed_as_text_the_api_can_carry(tool):
     listing = tool.call({"command": "view", "path": "/memories"})
     assert listing.endswith("/memories/caf\ufffd.md")
     listing.encode("utf-8")   # the SDK's tool runner sends it back as a tool_result
+
+
+def _linked_root(tmp_path):
+    """A base folder whose ``memories`` is a symlink to a folder outside it, holding a file."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("precious\n", encoding="utf-8")
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "memories").symlink_to(outside, target_is_directory=True)
+    return base, outside
+
+
+def test_a_memory_root_that_is_a_symlink_is_refused_at_construction(tmp_path):
+    base, outside = _linked_root(tmp_path)
+    with pytest.raises(ValueError, match=r"memories is a symbolic link .*replace the link"):
+        MemoryTool(base, clock=ManualClock())
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+    assert (base / "memories").is_symlink()  # left as it was
+
+
+def test_a_dangling_symlink_root_creates_nothing_where_it_points(tmp_path):
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "memories").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    with pytest.raises(ValueError, match="symbolic link"):
+        MemoryTool(base, clock=ManualClock())
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_root_swapped_for_a_symlink_later_is_refused_and_nothing_outside_changes(tmp_path):
+    base, outside = _linked_root(tmp_path)
+    (base / "memories").unlink()
+    clock = ManualClock()
+    tool = MemoryTool(base, clock=clock)  # a real folder now
+    (base / "memories").rmdir()
+    (base / "memories").symlink_to(outside, target_is_directory=True)
+    for command in ({"command": "view", "path": "/memories"},
+                    {"command": "create", "path": "/memories/new.md", "file_text": "x"},
+                    {"command": "delete", "path": "/memories/keep.txt"}):
+        with pytest.raises(ToolError, match="symbolic link"):
+            tool.call(command)
+    with pytest.raises(ToolError, match="symbolic link"):
+        tool.expire(clock.now() + 400 * 24 * 3600.0)  # would remove keep.txt as unused
+    with pytest.raises(ToolError, match="symbolic link"):
+        tool.clear_all_memory()
+    assert sorted(p.name for p in outside.iterdir()) == ["keep.txt"]
+    assert (outside / "keep.txt").read_text(encoding="utf-8") == "precious\n"
+
+
+def test_a_memory_root_that_is_a_file_is_refused_by_name(tmp_path):
+    base = tmp_path / "base"
+    base.mkdir()
+    (base / "memories").write_text("not a folder\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="memories is not a folder"):
+        MemoryTool(base, clock=ManualClock())
+    assert (base / "memories").read_text(encoding="utf-8") == "not a folder\n"

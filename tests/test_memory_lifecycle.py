@@ -143,3 +143,46 @@ def test_four_layers_the_system_of_record_wins():
     assert resolve("unknown", [history, ledger]).winner is None
     agree = resolve("refund A-1001", [history, SystemOfRecord({"refund A-1001": "done"})])
     assert agree.agree and history.lookup("refund A-1001").where == "messages[1]"
+
+
+@pytest.mark.parametrize("when", [
+    __import__("datetime").datetime(2026, 1, 1, 9, 0),  # naive
+    __import__("datetime").datetime(2026, 1, 1, 9, 0,
+                                    tzinfo=__import__("datetime").timezone.utc),  # aware
+    float("nan"), float("inf"), True, "1767225600"])
+def test_a_time_that_is_not_finite_seconds_is_refused_by_name(when):
+    """A datetime used to be held as a candidate silently (and broke the JSON file later); a
+    NaN made an item whose expiry never came due."""
+    with pytest.raises(ValueError, match=r"observed_at must be Unix seconds .*\.timestamp\(\)"):
+        Observation("user.tz", "UTC", "user", when, "session 1")
+    state = ml.observe(MemoryState(), Observation("user.tz", "UTC", "user", 10.0, "s1",
+                                                  confirmed=True))
+    for call in (lambda: ml.due_for_recheck(state, now=when),
+                 lambda: ml.recheck(state, "user.tz", "UTC", now=when),
+                 lambda: ml.delete(state, "user.tz", now=when)):
+        with pytest.raises(ValueError, match="now must be Unix seconds"):
+            call()
+    assert ml.check_seconds(1_767_225_600) == 1_767_225_600.0
+
+
+def test_a_store_whose_clock_gives_a_datetime_writes_no_file(tmp_path):
+    import datetime
+
+    class DatetimeClock:
+        def now(self):
+            return datetime.datetime(2026, 1, 1, 9, 0)
+
+    store = MemoryStore(tmp_path / "m.json", clock=DatetimeClock())
+    with pytest.raises(ValueError, match="observed_at must be Unix seconds"):
+        store.observe("user.tz", "UTC", source="user", evidence="s1")
+    assert list(tmp_path.iterdir()) == []  # no half-written m.json.tmp holding the value
+
+
+def test_a_state_json_cannot_hold_leaves_no_half_written_temp_file(tmp_path):
+    store = MemoryStore(tmp_path / "m.json", clock=ManualClock())
+    store.observe("user.tz", "UTC", source="user", evidence="s1", confirmed=True)
+    before = (tmp_path / "m.json").read_text(encoding="utf-8")
+    with pytest.raises(TypeError):
+        store.observe("user.editor", object(), source="user", evidence="s2")  # type: ignore
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.json"]
+    assert (tmp_path / "m.json").read_text(encoding="utf-8") == before

@@ -4,8 +4,9 @@ import pytest
 from hypothesis import given, strategies as st
 
 from mini_agent.core.hostile_paths import HOSTILE_PATHS, SYMLINK_NAMES
-from mini_agent.core.memory_paths import (MAX_PATH_CHARS, MemoryPathError, decode_until_stable,
-                                          is_lookalike, validate_memory_path)
+from mini_agent.core.memory_paths import (INVISIBLES, MAX_PATH_CHARS, MemoryPathError,
+                                          decode_until_stable, is_lookalike,
+                                          validate_memory_path)
 from mini_agent.core.secrets import redact_secrets
 
 
@@ -42,6 +43,40 @@ def test_refusal_messages_name_the_reason():
     for path, reason in cases.items():
         with pytest.raises(MemoryPathError, match=reason):
             validate_memory_path(path)
+
+
+@pytest.mark.parametrize("path", [
+    "/memories/notes\u202etxt.md",  # displays as notesdm.txt
+    "/memories/notes%E2%80%AEtxt.md", "/memories/notes%25E2%2580%25AEtxt.md",
+    "/memories/no\u200btes.md", "/memories/\ufeffnotes.md", "/memories/a\u2066b\u2069.md",
+    "/memories/a\u00adb.md",  # soft hyphen, also "Cf"
+    "/memories/a\U000e0041b.md",  # a tag character: invisible text
+])
+def test_invisible_formatting_characters_are_refused_by_name(path):
+    with pytest.raises(MemoryPathError, match=r"U\+[0-9A-F]{4,5} \([A-Z -]+\), an invisible"):
+        validate_memory_path(path)
+
+
+def test_every_listed_invisible_is_refused_and_right_to_left_names_are_not():
+    assert len(INVISIBLES) == 17
+    for char in INVISIBLES:
+        with pytest.raises(MemoryPathError, match="invisible formatting character"):
+            validate_memory_path(f"/memories/a{char}b.md")
+    for name in ("ملاحظات.md", "הערות.md", "cafe\u0301.md", "メモ.md"):
+        assert validate_memory_path("/memories/" + name) == "/memories/" + name
+
+
+@pytest.mark.parametrize("mutant, check", [
+    ("mutant_18_invisibles_accepted", "check_refuses_invisible_characters"),
+    ("mutant_21_invalid_utf8_replaced", "check_refuses_escapes_that_are_not_utf8")])
+def test_a_solution_missing_one_refusal_loses_that_check_only(mutant, check):
+    from pathlib import Path
+
+    from mini_agent.grading import checks_module, load_module, run_checks
+    mutants = Path(__file__).resolve().parent / "mutants" / "09"
+    card = run_checks("09", checks_module("09"), load_module(mutants / f"{mutant}.py"))
+    assert [c.name for c in card.checks if not c.passed] == [check]
+    assert card.score == card.total - 1
 
 
 def test_decoding_is_repeated_until_stable_and_bounded():

@@ -45,6 +45,26 @@ def test_retained_facts_is_exact_and_parallel():
     assert retained_facts(masked, facts) == [True, False, False, False]
 
 
+def test_retained_facts_folds_no_unicode_form():
+    # full-width digits and the NFD spelling are other strings: a summary that rewrote them
+    # changed the identifier (on Linux, cafe\u0301.md and caf\u00e9.md are two files)
+    view = [{"role": "user", "content": "port \uff18\uff14\uff14\uff13, file cafe\u0301.md"}]
+    facts = [Fact("8443", "number"), Fact("\uff18\uff14\uff14\uff13", "number"),
+             Fact("caf\u00e9.md", "identifier"), Fact("cafe\u0301.md", "identifier")]
+    assert retained_facts(view, facts) == [False, True, False, True]
+
+
+@pytest.mark.parametrize("mutant", ["mutant_15_nfkc_folded", "mutant_16_nfc_normalised"])
+def test_a_counter_that_folds_unicode_loses_that_check_only(mutant):
+    from pathlib import Path
+
+    from mini_agent.grading import checks_module, load_module, run_checks
+    path = Path(__file__).resolve().parent / "mutants" / "11" / f"{mutant}.py"
+    card = run_checks("11", checks_module("11"), load_module(path))
+    assert [c.name for c in card.checks if not c.passed] == [
+        "check_retained_facts_no_unicode_folding"]
+
+
 def test_retention_curve_counts_only_facts_already_stated():
     h = history()
     facts = [Fact("8443 ms", "number", message=0),

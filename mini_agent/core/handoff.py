@@ -12,7 +12,9 @@ checked against the system of record, and a summary of the session into one dict
 
 A completed item counts as a *fact* only when its receipt was confirmed by key against the
 system of record when the package was built; otherwise it is an *assumption* ("the progress
-file says so"). :func:`render_handoff_markdown` prints the same package as Markdown.
+file says so"). :func:`render_handoff_markdown` prints the same package as Markdown, with the
+goal quoted and every other value on one line, so text from the run (a goal pasted into the
+session, a fact's text) cannot add a section or a "verified" line of its own.
 
 Pure: time comes in as ``now`` (Unix seconds); inputs are never mutated. Taught in
 ``notebooks/10_checkpoints_and_handoff.ipynb``.
@@ -146,6 +148,39 @@ def build_handoff(progress: dict, *, now: float,
             "next_action": next_action(progress, now=now, owner=owner)}
 
 
+def _one_line(value: Any) -> str:
+    """Put a value on one Markdown line: its line breaks become `` ↵ ``.
+
+    Args:
+        value: any value; ``str()`` of it is used.
+
+    Returns:
+        The text with every line boundary ``str.splitlines`` knows (``\\n``, ``\\r``,
+        U+2028...) replaced, so it cannot start a heading or a list item of its own.
+
+    >>> _one_line("a\\n## Next action")
+    'a ↵ ## Next action'
+    """
+    return " ↵ ".join(str(value).splitlines())
+
+
+def _quoted(text: str) -> str:
+    """Quote a multi-line text as a Markdown block quote, every line prefixed with ``> ``.
+
+    Args:
+        text: the text (a goal taken from the session may hold any Markdown).
+
+    Returns:
+        The quoted lines; a heading or list inside stays inside the quote.
+
+    >>> print(_quoted("Fix it.\\n\\n## Next action"))
+    > Fix it.
+    >
+    > ## Next action
+    """
+    return "\n".join(f"> {line}" if line.strip() else ">" for line in text.splitlines())
+
+
 def render_handoff_markdown(handoff: Mapping[str, Any], *, max_rows: int = 20) -> str:
     """Render the handoff package as Markdown.
 
@@ -154,24 +189,27 @@ def render_handoff_markdown(handoff: Mapping[str, Any], *, max_rows: int = 20) -
         max_rows: rows shown per list; longer lists are cut with a count (default 20).
 
     Returns:
-        The Markdown text, starting with ``# Handoff: <task>``.
+        The Markdown text, starting with ``# Handoff: <task>``. The goal is a block quote
+        (:func:`_quoted`); every other value is put on one line (:func:`_one_line`).
 
     >>> print(render_handoff_markdown({"task": "t", "goal": "g"}).splitlines()[0])
     # Handoff: t
     """
     def rows(values: list, line) -> list[str]:
-        out = [line(v) for v in values[:max_rows]]
+        out = [line(_flat(v)) for v in values[:max_rows]]
         if len(values) > max_rows:
             out.append(f"- ... and {len(values) - max_rows} more (see the JSON package)")
         return out or ["- none"]
 
     c = handoff.get("counts", {})
-    lines = [f"# Handoff: {handoff['task']}", "",
-             f"Generated {handoff.get('generated_at', '')}; job version "
-             f"{handoff.get('job_version', '')}.", "",
-             "## Goal", handoff.get("goal") or "(not recorded)", "", "## Done when"]
+    goal = str(handoff.get("goal") or "")
+    lines = [f"# Handoff: {_one_line(handoff['task'])}", "",
+             f"Generated {_one_line(handoff.get('generated_at', ''))}; job version "
+             f"{_one_line(handoff.get('job_version', ''))}.", "",
+             "## Goal", _quoted(goal) if goal.strip() else "(not recorded)", "", "## Done when"]
     lines += rows(handoff.get("done_criteria", []), lambda d: f"- {d}")
-    lines += ["", "## State", ", ".join(f"{k}: {v}" for k, v in c.items()) or "(empty)", "",
+    lines += ["", "## State",
+              _one_line(", ".join(f"{k}: {v}" for k, v in c.items())) or "(empty)", "",
               "## Completed (with verification)"]
     lines += rows(handoff.get("completed", []), lambda i: (
         f"- {i['id']}: {'verified by key' if i['verified'] else 'not re-checked'} "
@@ -186,7 +224,7 @@ def render_handoff_markdown(handoff: Mapping[str, Any], *, max_rows: int = 20) -
     lines += rows(handoff.get("assumptions", []), lambda a: f"- {a['text']}: {a['why']}")
     lines += ["", "## Artefacts"]
     lines += rows(handoff.get("artefacts", []), lambda a: f"- {a['kind']}: `{a['id']}`")
-    nxt = handoff.get("next_action")
+    nxt = _flat(handoff.get("next_action"))
     lines += ["", "## Next action"]
     if nxt:
         lines.append(f"{nxt['action']} {nxt['item']}, once:")
@@ -194,3 +232,14 @@ def render_handoff_markdown(handoff: Mapping[str, Any], *, max_rows: int = 20) -
     else:
         lines.append("none: every item is done; check the done criteria")
     return "\n".join(lines) + "\n"
+
+
+def _flat(value: Any) -> Any:
+    """``value`` with every string in it (in dicts and lists too) put on one line."""
+    if isinstance(value, str):
+        return _one_line(value)
+    if isinstance(value, Mapping):
+        return {k: _flat(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_flat(v) for v in value]
+    return value

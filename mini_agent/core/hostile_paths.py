@@ -54,6 +54,12 @@ HOSTILE_PATHS: tuple[tuple[str, str], ...] = (
     ("encoded NUL", "/memories/notes.md%00.txt"),
     ("double-encoded NUL", "/memories/notes.md%2500.txt"),
     ("newline in a name", "/memories/notes\n.md"),
+    # invisible formatting characters: what is shown is not what is stored
+    ("right-to-left override U+202E", "/memories/notes\u202etxt.md"),
+    ("encoded right-to-left override", "/memories/notes%E2%80%AEtxt.md"),
+    ("first strong isolate U+2068", "/memories/\u2068notes\u2069.md"),
+    ("zero-width space U+200B", "/memories/no\u200btes.md"),
+    ("byte order mark U+FEFF", "/memories/\ufeffnotes.md"),
     # Unicode look-alikes of / and .
     ("division slash U+2215", "/memories\u2215..\u2215secret.txt"),
     ("fraction slash U+2044", "/memories/..\u2044secret.txt"),

@@ -16,7 +16,9 @@ A wrong memory keeps hurting every later task, so memory needs a lifecycle (chap
    derived from it, its pending candidates, and its values from the change log.
 
 Everything here is pure: functions take a :class:`MemoryState` and return a new one (inputs
-never mutated), time is passed in as ``now`` (seconds). Persistence is
+never mutated), time is passed in as ``now`` (Unix seconds, a finite number: a ``datetime``,
+naive or aware, or a NaN is refused with a ValueError, since a NaN expiry never comes due and
+a datetime broke the first sum or the JSON file later). Persistence is
 ``mini_agent.harness.memory_store``. Taught in ``notebooks/09_memory_and_subagents.ipynb``.
 Source: 004_b74ef821c58ee4ec.txt ("記憶のライフサイクル", rules 4 and 5 of context pollution).
 """
@@ -24,6 +26,7 @@ Source: 004_b74ef821c58ee4ec.txt ("記憶のライフサイクル", rules 4 and 
 from __future__ import annotations
 
 import dataclasses
+import math
 import re
 from typing import Any, Mapping
 
@@ -41,8 +44,14 @@ DELETED = "[deleted]"
 @dataclasses.dataclass(frozen=True)
 class Observation:
     """One sighting of a fact: ``key`` (e.g. "user.editor"), ``value``, ``source`` (a key of
-    AUTHORITY), ``observed_at`` (seconds), ``evidence`` (where it was seen), ``confirmed``
-    (the user confirmed it explicitly)."""
+    AUTHORITY), ``observed_at`` (Unix seconds, finite: ``datetime.timestamp()`` of an aware
+    datetime), ``evidence`` (where it was seen), ``confirmed`` (the user confirmed it
+    explicitly).
+
+    Raises:
+        ValueError: an unknown source, an empty key or evidence, or an ``observed_at`` that is
+            not a finite number of seconds (a ``datetime``, a NaN).
+    """
 
     key: str
     value: str
@@ -56,6 +65,33 @@ class Observation:
             raise ValueError(f"unknown source {self.source!r}; use one of {sorted(AUTHORITY)}")
         if not self.key or not self.evidence:
             raise ValueError("an observation needs a key and its evidence (provenance)")
+        check_seconds(self.observed_at, "observed_at")
+
+
+def check_seconds(value: Any, name: str = "now") -> float:
+    """Check that a time is Unix seconds: a finite int or float, not a ``datetime``.
+
+    Args:
+        value: the time given.
+        name: the parameter's name, for the message (default "now").
+
+    Returns:
+        ``value`` as a float.
+
+    Raises:
+        ValueError: ``value`` is a bool, a ``datetime`` (naive or aware) or another
+            non-number, or NaN or infinite; the message says to pass ``.timestamp()`` of an
+            aware datetime.
+
+    >>> check_seconds(1_767_225_600)
+    1767225600.0
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) \
+            or not math.isfinite(value):
+        raise ValueError(f"{name} must be Unix seconds (a finite number), got {value!r}; "
+                         "for a datetime pass its .timestamp(), made aware first (a naive "
+                         "one is read in the machine's local time zone)")
+    return float(value)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -212,7 +248,11 @@ def due_for_recheck(state: MemoryState, *, now: float) -> list[str]:
 
     Returns:
         Keys of items past ``expires_at`` at ``now`` or flagged ``needs_recheck``, sorted.
+
+    Raises:
+        ValueError: ``now`` is not a finite number of seconds.
     """
+    now = check_seconds(now)
     return sorted(k for k, item in state.items.items()
                   if item.expires_at <= now or item.needs_recheck)
 
@@ -236,7 +276,9 @@ def recheck(state: MemoryState, key: str, current: str | None, *, now: float,
 
     Raises:
         KeyError: no item ``key``.
+        ValueError: ``now`` is not a finite number of seconds.
     """
+    now = check_seconds(now)
     old = state.items[key]
     if current is None:
         return delete(state, key, now=now, reason=f"gone at re-check ({evidence})")
@@ -288,9 +330,13 @@ def delete(state: MemoryState, key: str, *, now: float, reason: str = "deletion 
     Returns:
         The new state.
 
+    Raises:
+        ValueError: ``now`` is not a finite number of seconds.
+
     Source:
         004_b74ef821c58ee4ec.txt ("訂正と削除の伝播").
     """
+    now = check_seconds(now)
     values = {o.value for o in state.candidates.get(key, ())}
     if key in state.items:
         values.add(state.items[key].value)

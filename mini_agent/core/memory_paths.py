@@ -15,6 +15,9 @@ What it refuses, each a trick seen in path traversal attacks:
   the prefix trick ``/memoriesX/a`` (a string prefix is not a directory prefix);
 * percent-encoding, decoded until stable (``%252e%252e`` is ``%2e%2e`` once, ``..`` twice);
 * backslashes (a separator on Windows, an escape elsewhere), NUL and other control characters;
+* invisible formatting characters (Unicode category "Cf"): bidi controls such as U+202E
+  RIGHT-TO-LEFT OVERRIDE (``notes\\u202etxt.md`` displays as ``notesdm.txt``) and zero-width
+  characters such as U+200B (two names that display alike but are different files);
 * Unicode look-alikes of ``/``, ``\\`` and ``.``: characters NFKC folds into them (U+FF0F
   FULLWIDTH SOLIDUS, U+2024 ONE DOT LEADER, U+FF0E FULLWIDTH FULL STOP...) and confusables
   NFKC leaves alone (U+2215 DIVISION SLASH, U+2044 FRACTION SLASH, U+29F8 BIG SOLIDUS...);
@@ -49,6 +52,15 @@ LOOKALIKES = frozenset(
 """Characters that look like ``/``, ``\\`` or ``.`` and that NFKC does NOT fold into them
 (division slash, fraction slash, big solidus, set minus, box-drawing diagonals, middle dots,
 ideographic full stops...). Characters NFKC folds into ``/ \\ .`` are caught by NFKC itself."""
+
+INVISIBLES = frozenset(
+    "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    "\u200b\u200c\u200d\u2060\ufeff")
+"""The best-known invisible formatting characters: bidi marks, embeddings, overrides and
+isolates (U+200E/F, U+061C, U+202A-U+202E, U+2066-U+2069) and zero-width characters (U+200B-
+U+200D, U+2060 WORD JOINER, U+FEFF). All are of Unicode category "Cf", which
+:func:`validate_memory_path` refuses as a whole (soft hyphen U+00AD and tag characters
+U+E0000-U+E007F too)."""
 
 _SEPARATORS = frozenset("/\\.")
 
@@ -123,9 +135,10 @@ def validate_memory_path(path: str, *, max_path_chars: int = MAX_PATH_CHARS) -> 
     Raises:
         MemoryPathError (a ValueError): not a str; longer than ``max_path_chars``; a name
         longer than MAX_NAME_BYTES bytes; still encoded after MAX_DECODE_ROUNDS rounds; a NUL
-        or other control character, a backslash or a look-alike of ``/ \\ .`` (before or
-        after decoding); not ``/memories`` or under ``/memories/`` (``/memoriesX`` is
-        outside); a ``..`` climbing above ``/memories``.
+        or other control character, an invisible formatting character (category "Cf":
+        bidi controls, zero-width characters, see INVISIBLES), a backslash or a look-alike
+        of ``/ \\ .`` (before or after decoding); not ``/memories`` or under
+        ``/memories/`` (``/memoriesX`` is outside); a ``..`` climbing above ``/memories``.
     Source:
         004_b74ef821c58ee4ec.txt; Anthropic memory tool docs, "path traversal protection".
 
@@ -140,8 +153,14 @@ def validate_memory_path(path: str, *, max_path_chars: int = MAX_PATH_CHARS) -> 
     decoded = decode_until_stable(path)
     for text in (path, decoded):
         for char in text:
-            if unicodedata.category(char) == "Cc":
+            category = unicodedata.category(char)
+            if category == "Cc":
                 raise _refuse(path, f"it contains the control character U+{ord(char):04X}")
+            if category == "Cf":
+                raise _refuse(path, f"it contains U+{ord(char):04X} "
+                                    f"({unicodedata.name(char, 'unnamed')}), an invisible "
+                                    "formatting character: the path would display as "
+                                    "something it is not")
             if char == "\\":
                 raise _refuse(path, "it contains a backslash; the separator is '/'")
             if is_lookalike(char):

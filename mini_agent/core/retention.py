@@ -118,6 +118,11 @@ def facts_in_text(text: str, facts: Iterable[Fact]) -> list[bool]:
 def retained_facts(view: Sequence[Message], facts: Iterable[Fact]) -> list[bool]:
     """For each fact, whether its exact ``text`` appears in the view's text.
 
+    Exact means character for character: no case folding and no Unicode normalisation, so
+    full-width "８４４３" does not keep "8443" and "e" + U+0301 does not keep the NFC "é" (a
+    summary that rewrote an identifier has changed it; on Linux the NFC and NFD spellings of a
+    file name are two files).
+
     Args:
         view: the messages one request sends (a policy's view); never mutated.
         facts: the facts to check.

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import secrets
 import signal
 import subprocess
 import sys
@@ -42,6 +43,8 @@ START_SECONDS = 60.0
 STDERR_KEEP_BYTES = 64 * 1024
 """How much of the end of a worker's stderr the caller keeps, in memory (bytes): the learner's
 code may write to stderr without end (731 MB in 2 s went to a temporary file before)."""
+NONCE_BYTES = 16
+"""Random bytes of the nonce that starts every reply line of one worker (32 hex digits)."""
 POLL_SECONDS = 0.1
 """While waiting for a reply, how often the caller checks that the worker still runs (seconds):
 a child the learner's code forked keeps the reply pipe open after the worker itself ended."""
@@ -74,6 +77,9 @@ class Worker:
         kit_parent = str(Path(mini_agent.__file__).resolve().parent.parent)
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (kit_parent, env.get("PYTHONPATH")) if p)
+        # every reply starts with this: a line the learner's code writes is no reply
+        self.nonce = secrets.token_hex(NONCE_BYTES)
+        self.dropped_lines = 0  # lines on the reply pipe without the nonce (forged or noise)
         self.stderr_tail = bytearray()  # the last STDERR_KEEP_BYTES of stderr
         self.stderr_bytes = 0  # how much the process wrote on stderr in all (bytes)
         # -P: the folder being graded may hold another mini_agent/; import the caller's
@@ -81,6 +87,12 @@ class Worker:
             [sys.executable, "-P", "-m", "mini_agent.grading.worker"], cwd=cwd, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             start_new_session=True)
+        assert self.process.stdin is not None
+        try:  # the worker reads it before it loads any learner code
+            self.process.stdin.write(f"{self.nonce}\n".encode("ascii"))
+            self.process.stdin.flush()
+        except OSError:  # it ended at once: the wait for "ready" below says so
+            pass
         self.replies: queue.Queue[dict[str, Any] | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True, name="mini-agent-grader").start()
         self.stderr_reader = threading.Thread(target=self._read_stderr, daemon=True,
@@ -96,10 +108,25 @@ class Worker:
             raise WorkerError(f"the grading worker did not start: {self.stderr_text()}")
 
     def _read(self) -> None:
+        """Queue each reply framed by the nonce; drop (and count) every other line.
+
+        A reply is read from the nonce on, so text the code wrote on the pipe without a line
+        end (``os.write(fd, b"partial")``) does not swallow the reply that follows it.
+        """
         assert self.process.stdout is not None
+        prefix = f"{self.nonce} ".encode("ascii")
         with self.process.stdout as replies:
             for line in replies:
-                self.replies.put(json.loads(line))
+                start = line.find(prefix)
+                if start < 0:
+                    self.dropped_lines += 1
+                    continue
+                try:
+                    reply = json.loads(line[start + len(prefix):])
+                except ValueError:  # a half-written line: the worker died mid-write
+                    self.dropped_lines += 1
+                    continue
+                self.replies.put(reply)
         self.replies.put(None)  # end of file: the process ended
 
     def _read_stderr(self) -> None:

@@ -4,7 +4,15 @@ A learner's endless loop must cost one check, never the caller (a terminal, a no
 kernel). So the checks run here, in a child process started by :class:`.supervisor.Worker`,
 and the caller waits for each result with a deadline. The protocol is one JSON object per
 line: the caller writes to the worker's stdin, the worker answers on a private copy of its
-stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothing).
+stdout (the learner's ``print`` goes to the null device, ``input()`` reads nothing). The
+caller's first line is a random nonce, read before any learner code loads; every reply line
+starts with it and a space, and the caller drops a line that does not: a JSON line the
+learner's code writes to any descriptor (``os.write(3, ...)`` included) cannot pass for a
+result. Code that reads the nonce out of the worker's memory could still forge one; grading
+does not defend against that (docs/grading.md).
+
+    -> 3f9c...e1                            (the nonce, 32 hex digits)
+    <- 3f9c...e1 {"op": "ready", "pid": 4242}
 
     -> {"op": "load", "exercise": "03", "implementation": "exercises", "path": "/abs/03.py",
         "timed_out": [{"module": "_mini_agent_graded_exercises_03_masking",
@@ -145,10 +153,13 @@ class Session:
 
     Args:
         channel: the private copy of stdout the replies are written to, one JSON per line.
+        nonce: the caller's secret for this worker, written before each reply and a space
+            ("" writes bare JSON lines).
     """
 
-    def __init__(self, channel: TextIO) -> None:
+    def __init__(self, channel: TextIO, nonce: str = "") -> None:
         self.channel = channel
+        self.prefix = f"{nonce} " if nonce else ""
         self.pid = os.getpid()  # a copy made by os.fork() in the learner's code is not it
         # bound before the learner's file loads: replacing this module's ``run_check`` (as
         # ``sys.modules["__main__"].run_check = ...``) changes nothing; a determined file can
@@ -174,7 +185,7 @@ class Session:
         """
         if os.getpid() != self.pid:
             _real_exit(0)
-        self.channel.write(json.dumps(message) + "\n")
+        self.channel.write(self.prefix + json.dumps(message) + "\n")
         self.channel.flush()
 
     def load(self, request: dict[str, Any]) -> None:
@@ -343,7 +354,8 @@ def main() -> None:
     os.dup2(null, 1)  # the learner's print() goes nowhere
     sys.stdin = open(0, encoding="utf-8", closefd=False)
     sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
-    session = Session(channel)
+    nonce = requests.readline().strip()  # the caller's first line, before any learner code
+    session = Session(channel, nonce)
     session.dump_file = os.fdopen(os.dup(2), "w", encoding="utf-8")
     threading.Thread(target=watch_parent, args=(os.getppid(),), daemon=True,
                      name="mini-agent-parent-watch").start()

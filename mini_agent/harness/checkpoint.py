@@ -10,8 +10,9 @@
 * :func:`run_step` and :func:`reconcile`: an external write is an *intent* saved before the
   call, the call with a deterministic idempotency key, and the *result* saved after it. An
   intent without a result is reconciled by asking the system of record by key first.
-* :func:`resume_checks`: what to verify before resuming (external state of open intents,
-  expired approvals and handles, the lease).
+* :func:`resume_checks` (in :mod:`mini_agent.harness.resume_checks`, named here too): what to
+  verify before resuming (external state of open intents, expired approvals and handles, the
+  lease).
 
 The system of record is anything with ``apply(key, payload) -> receipt`` and
 ``lookup(key) -> receipt | None`` (:class:`mini_agent.harness.record_client.RecordClient`
@@ -30,9 +31,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
-from mini_agent.core.progress import (LeaseHeldError, ProgressVersionError, check_version, expired,
-                                      find_item, idempotency_key, open_intents, take_lease, with_failure,
+from mini_agent.core.progress import (LeaseHeldError, ProgressVersionError, check_version,
+                                      find_item, idempotency_key, take_lease, with_failure,
                                       with_intent, with_result)
+from mini_agent.harness.resume_checks import resume_checks
 
 __all__ = ["LeaseHeldError", "LeaseLostError", "ProgressStore", "ProgressVersionError",
            "SystemOfRecord", "reconcile", "resume_checks", "run_step", "write_json_atomic"]
@@ -176,38 +178,6 @@ def reconcile(store: Any, item_id: str, system: SystemOfRecord,
     return "redone", receipt
 
 
-def resume_checks(progress: dict, system: SystemOfRecord | None, *, now: float) -> dict:
-    """Return what a resume must know before it continues (chapter 3's resume checks).
-
-    The version is checked when the file is loaded, not here.
-
-    Args:
-        progress: the progress document; never mutated.
-        system: the system of record, asked by key about each open intent; None when it
-            cannot be reached (every open intent is then "unknown").
-        now: the current time in Unix seconds; approvals and handles whose ``expires_at`` is at
-            or before it count as expired.
-
-    Returns:
-        ``{"open_intents": {item_id: "applied" | "not_applied" | "unknown"}, "expired":
-        {"approvals": [...], "handles": [...]}, "lease": dict | None}``: the external state of
-        every intent without a result, the ids of approvals and handles no longer valid at
-        ``now``, and the current lease.
-
-    Source:
-        004_b74ef821c58ee4ec.txt (resume checks: external state, expiry, lease ownership).
-    """
-    state = {}
-    for item in open_intents(progress):
-        if system is None:
-            state[item["id"]] = "unknown"
-        else:
-            found = system.lookup(item["intent"]["key"])
-            state[item["id"]] = "applied" if found is not None else "not_applied"
-    return {"open_intents": state, "expired": expired(progress, now=now),
-            "lease": progress.get("lease")}
-
-
 class ProgressStore:
     """One task's progress file, written atomically, guarded by a lease.
 
@@ -247,11 +217,7 @@ class ProgressStore:
             ValueError: the file is not JSON (invalid, not UTF-8, too deep; names the path).
             ProgressVersionError: not a JSON object, or another format or job version.
         """
-        try:
-            progress = json.loads(self.path.read_bytes().decode("utf-8"))
-        except (ValueError, RecursionError) as exc:   # invalid JSON, not UTF-8, too deep
-            why = "nested too deeply" if isinstance(exc, RecursionError) else exc
-            raise ValueError(f"{self.path}: not a JSON progress file ({why})") from None
+        progress = self._json_on_disk()
         if not isinstance(progress, dict):
             raise ProgressVersionError("format", type(progress).__name__, "an object")
         check_version(progress, expected_job_version=self.expected_job_version)
@@ -321,7 +287,8 @@ class ProgressStore:
             key: its idempotency key.
 
         Raises:
-            ValueError: the item is done, or its id is not a plain file name.
+            ValueError: the item is done, its id is not a plain file name, or the file is
+                no longer JSON (nothing written).
             LeaseLostError: another worker took the lease.
         """
         self._result_path(item_id)  # refused before the call, not after it
@@ -338,7 +305,8 @@ class ProgressStore:
             receipt: the system of record's receipt.
 
         Raises:
-            ValueError: the item has no intent, or its id is not a plain file name.
+            ValueError: no intent, an id that is not a plain file name, or a file no longer
+                JSON (no result file written).
             LeaseLostError: another worker took the lease.
         """
         result_path = self._result_path(item_id)
@@ -356,6 +324,7 @@ class ProgressStore:
             error: the reason, one line.
 
         Raises:
+            ValueError: the file on disk is no longer JSON (nothing written).
             LeaseLostError: another worker took the lease.
         """
         self._commit(with_failure(self._require(), item_id, error))
@@ -368,6 +337,14 @@ class ProgressStore:
             raise ValueError(f"item id {item_id!r} is not a plain file name (no '/', no NUL, "
                              "at most 250 bytes) for results/<id>.json; rename it in the job")
         return self.results_dir / name
+
+    def _json_on_disk(self) -> Any:
+        """The file's JSON; ValueError naming the path (invalid, not UTF-8, too deep)."""
+        try:
+            return json.loads(self.path.read_bytes().decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
+            raise ValueError(f"{self.path}: not a JSON progress file (" + (
+                "nested too deeply" if isinstance(exc, RecursionError) else f"{exc}") + ")") from None
 
     def _require(self) -> dict:
         if self.progress is None:
@@ -385,7 +362,8 @@ class ProgressStore:
 
     def _commit(self, progress: dict, *, first: Callable[[], None] | None = None) -> None:
         with self._locked():
-            on_disk = json.loads(self.path.read_text(encoding="utf-8")).get("lease") or {}
+            on_disk = self._json_on_disk()  # damaged since it was read: nothing is written
+            on_disk = (on_disk.get("lease") if isinstance(on_disk, dict) else None) or {}
             if (on_disk.get("owner"), on_disk.get("generation")) != (self.owner,
                                                                     self._generation):
                 raise LeaseLostError(

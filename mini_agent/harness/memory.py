@@ -21,8 +21,9 @@ What it adds to the SDK's tool, as the chapter asks:
 * files unused for ``expiry_seconds`` are removed (:meth:`MemoryTool.expire`, also run before
   each command), with the time read from an injectable clock.
 
-Files live in ``<base_dir>/memories/`` (the SDK's layout). Nothing is ever read, written,
-renamed or deleted outside ``base_dir``. Taught in ``notebooks/09_memory_and_subagents.ipynb``.
+Files live in ``<base_dir>/memories/`` (the SDK's layout), a real folder: a symbolic link or
+a file there is refused (:mod:`mini_agent.harness.memory_root`), so nothing is ever read,
+written, renamed or deleted outside ``base_dir``. Taught in ``notebooks/09_memory_and_subagents.ipynb``.
 Source: 004_b74ef821c58ee4ec.txt (memory tool: normalise paths, strip secrets, cap file size,
 expire unused files); Anthropic memory tool docs.
 """
@@ -40,6 +41,7 @@ from anthropic.tools import BetaLocalFilesystemMemoryTool
 
 from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.harness.memory_fields import check_fields
+from mini_agent.harness.memory_root import check_root
 from mini_agent.core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
 from mini_agent.core.secrets import redact_secrets
 from mini_agent.harness.result_text import encodable_text
@@ -85,7 +87,8 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         expired: virtual paths removed by expiry, in order.
 
     Raises:
-        ValueError: ``max_file_bytes`` < 1 or ``max_total_bytes`` < ``max_file_bytes``.
+        ValueError: ``max_file_bytes`` < 1 or ``max_total_bytes`` < ``max_file_bytes``; or
+            ``<base_dir>/memories`` is a symbolic link or not a folder (left as it is).
     """
 
     def __init__(self, base_dir: str | os.PathLike[str], *,
@@ -96,6 +99,10 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         if max_file_bytes < 1 or max_total_bytes < max_file_bytes:
             raise ValueError("need 1 <= max_file_bytes <= max_total_bytes")
         Path(base_dir).mkdir(parents=True, exist_ok=True)
+        try:  # before the SDK makes the folder: a dangling link is not followed
+            check_root(Path(base_dir) / "memories")
+        except ToolError as exc:
+            raise ValueError(str(exc)) from None
         super().__init__(str(base_dir))
         self.base_dir = Path(base_dir).resolve()
         self.max_file_bytes = max_file_bytes
@@ -162,6 +169,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
                 raise ToolError(f"{name} needs {', '.join(_FIELDS[name])}; missing: "
                                 f"{', '.join(missing)}")
             check_fields(command)
+            check_root(self.memory_root)
             self.expire()
             text_field = _TEXT_FIELDS.get(command.command)
             if text_field is not None:
@@ -308,9 +316,14 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
 
         Returns:
             The virtual paths removed by this call (also appended to ``expired``).
+
+        Raises:
+            ToolError: the memories folder became a symbolic link or a file; nothing is
+                removed.
         """
         if self.expiry_seconds is None:
             return []
+        check_root(self.memory_root)
         now = self.clock.now() if now is None else now
         meta = self.metadata()
         root = self.memory_root.resolve()
@@ -333,7 +346,13 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
 
         Returns:
             ``"All memory cleared"``.
+
+        Raises:
+            ToolError: the memories folder became a symbolic link or a file; nothing is
+                removed.
         """
+        if self.memory_root.exists() or self.memory_root.is_symlink():
+            check_root(self.memory_root)
         (self.base_dir / META_FILE).unlink(missing_ok=True)
         if self.memory_root.exists():
             shutil.rmtree(self.memory_root)

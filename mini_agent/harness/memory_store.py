@@ -56,9 +56,11 @@ class MemoryStore:
                              "away or pass another path") from None
 
     def _save(self, state: MemoryState) -> MemoryState:
+        # serialised before any file is opened: a value JSON cannot hold leaves no half file
+        text = json.dumps(state.to_dict(), ensure_ascii=False, indent=1, sort_keys=True)
         tmp = self.path.with_name(self.path.name + ".tmp")
         with open(tmp, "w", encoding="utf-8") as f:
-            json.dump(state.to_dict(), f, ensure_ascii=False, indent=1, sort_keys=True)
+            f.write(text)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, self.path)

@@ -2,10 +2,11 @@
 
 Typical mistakes caught: a string-prefix check (``startswith("/memories")`` lets ``/memoriesX``
 and ``/memories/../x`` through), decoding once (or a fixed number of times) instead of until
-stable, not decoding at all, refusing every ``%`` (legal names refused), forgetting
-backslashes, NUL after decoding, look-alikes that NFKC does not fold (U+2215), look-alikes that
-only NFKC folds (U+FF0F), lengths off by one, ``..`` resolved past the root, results with a
-trailing slash or ``.``/empty names left in.
+stable, not decoding at all, turning escapes that are not UTF-8 into U+FFFD, refusing every
+``%`` (legal names refused), forgetting backslashes, NUL after decoding, invisible bidi and
+zero-width characters (U+202E, U+200B; right-to-left letters are legal), look-alikes that NFKC
+does not fold (U+2215), look-alikes that only NFKC folds (U+FF0F), lengths off by one, ``..``
+resolved past the root, results with a trailing slash or ``.``/empty names left in.
 
 Source: exercise 09 (``solutions/09_memory_paths.py``) and its seed, 004_b74ef821c58ee4ec.txt
 (memory tool: normalise every path, refuse what leaves ``/memories``); Anthropic's memory tool
@@ -104,6 +105,19 @@ def check_decode_bounded(impl):
     raise AssertionError(f"decode_until_stable('%25252e', max_rounds=2) should raise, got {got!r}")
 
 
+@check(points=1, hint="Escapes that are not UTF-8 (%ff, a lone %c3) are a refusal, not a "
+                      "U+FFFD: decode with unquote(text, errors='strict') and raise a "
+                      "ValueError when it fails.")
+def check_refuses_escapes_that_are_not_utf8(impl):
+    for text in ("%ff", "/memories/%ff%fe.md", "/memories/a%c3.md", "/memories/%e2%80.md"):
+        try:
+            got = impl.decode_until_stable(text)
+        except ValueError:
+            continue
+        raise AssertionError(f"decode_until_stable({text!r}) should raise, got {got!r}")
+    must_refuse(impl, [ROOT + "/%ff.md", ROOT + "/a%c3.md", ROOT + "/%25ff.md"])
+
+
 @check(points=2, hint="Two kinds of look-alike: characters NFKC turns into / \\ or . and "
                       "confusables NFKC leaves alone (see LOOKALIKES). The real / \\ . are not "
                       "look-alikes.")
@@ -168,6 +182,27 @@ def check_refuses_backslashes(impl):
 def check_refuses_nul_and_control_characters(impl):
     must_refuse(impl, [ROOT + "/a\x00.md", ROOT + "/a%00.md", ROOT + "/a%2500.md",
                        ROOT + "/a\nb.md", ROOT + "/a%0d.md"])
+
+
+INVISIBLE = ("\u202e", "\u202a", "\u202b", "\u202c", "\u202d", "\u2066", "\u2067", "\u2068",
+             "\u2069", "\u200e", "\u200f", "\u061c", "\u200b", "\u200c", "\u200d", "\u2060",
+             "\ufeff")
+"""Invisible formatting characters a path must not hold (the exercise's INVISIBLES; all of
+Unicode category "Cf"): a solution that refuses the category or lists them both passes."""
+
+
+@check(points=1, hint="Invisible characters hide what a path says: U+202E RIGHT-TO-LEFT "
+                      "OVERRIDE makes notes\\u202etxt.md display as notesdm.txt, and a "
+                      "zero-width space makes two names that look alike. Refuse Unicode "
+                      "category \"Cf\" (see INVISIBLES), as sent and after decoding; "
+                      "right-to-left letters (Arabic, Hebrew) are names like any other.")
+def check_refuses_invisible_characters(impl):
+    must_refuse(impl, [f"{ROOT}/notes{char}txt.md" for char in INVISIBLE])
+    must_refuse(impl, [ROOT + "/notes%E2%80%AEtxt.md", ROOT + "/a%E2%80%8Bb.md",
+                       ROOT + "/%EF%BB%BFnotes.md", ROOT + "/notes%25E2%2580%25AEtxt.md",
+                       ROOT + "/a/\u2066b\u2069/c.md"])
+    must_accept(impl, [(ROOT + "/ملاحظات.md", ROOT + "/ملاحظات.md"),
+                       (ROOT + "/הערות/a.md", ROOT + "/הערות/a.md")])
 
 
 @check(points=2, hint="Some characters only look like / or .: check every character of the "

@@ -17,13 +17,12 @@ import contextlib
 import copy
 import json
 import os
-import stat
 import tempfile
 import time
 from pathlib import Path
-from unittest import mock
 
 from mini_agent.grading import check
+from mini_agent.grading.checks._durability_trace import trace_write as _trace_write
 
 
 class Journal(list):
@@ -232,31 +231,10 @@ def check_atomic_write_keeps_the_old_file_on_failure(impl):
         assert left == ["progress.json"], f"files left in the folder: {left}"
 
 
-def _trace_write(impl, target: Path, data) -> list[tuple]:
-    events: list[tuple] = []
-    real_fsync, real_replace, real_rename = os.fsync, os.replace, os.rename
-
-    def fsync(fd):
-        mode = os.fstat(fd).st_mode
-        kind = "dir" if stat.S_ISDIR(mode) else "file"
-        events.append(("fsync", kind, os.path.realpath(f"/proc/self/fd/{fd}")))
-        return real_fsync(fd)
-
-    def rename(real):
-        def call(src, dst, *a, **k):
-            events.append(("rename", os.path.realpath(src), os.path.realpath(dst)))
-            return real(src, dst, *a, **k)
-        return call
-
-    with mock.patch("os.fsync", fsync), mock.patch("os.replace", rename(real_replace)), \
-            mock.patch("os.rename", rename(real_rename)):
-        impl.write_json_atomic(target, data)
-    return events
-
-
 @check(points=2, hint="Write a temporary file in the SAME folder as the target, flush and "
-                      "os.fsync it, then os.replace (or os.rename) it over the target: a rename "
-                      "within one folder is atomic, a copy or a rename from /tmp is not.")
+                      "os.fsync (or os.fdatasync) it, then os.replace (or os.rename) it over "
+                      "the target: a rename within one folder is atomic, a copy or a rename "
+                      "from /tmp is not.")
 def check_atomic_write_renames_a_synced_temp_in_the_same_folder(impl):
     with tempfile.TemporaryDirectory() as folder:
         target = Path(folder).resolve() / "progress.json"

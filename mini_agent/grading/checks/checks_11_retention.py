@@ -3,9 +3,10 @@
 The same checks run against ``mini_agent.core.retention`` (the exercise functions are the
 package's own). Typical mistakes caught: skipping tool inputs, thinking or list-shaped tool
 results; joining pieces without a separator (a fact made up across two blocks) or with the
-wrong one; loose matching (case, words, stripped spaces); counting an empty fact; counting
-facts not yet stated (``<=`` for ``<``), or all facts instead of those due; silently
-truncating mismatched lists; changing the view in place.
+wrong one; loose matching (case, words, stripped spaces, NFKC or NFC folding, which exercise
+09 taught for paths); counting an empty fact; counting facts not yet stated (``<=`` for
+``<``), or all facts instead of those due; silently truncating mismatched lists; changing the
+view in place.
 
 Source: exercise 11 (``solutions/11_retention.py``) and its seed, lab 2 of
 004_b74ef821c58ee4ec.txt (count the essential facts that stay exact in what is sent).
@@ -97,6 +98,17 @@ def check_retained_facts_is_strict(impl):
              Fact("Reading two", "decision")]
     got = impl.retained_facts(conversation(), facts)
     assert got == [False, False, True, False, True], got
+
+
+@check(points=1, hint="Exact is exact for Unicode too: do not fold with NFKC (full-width "
+                      "８４４３ is not 8443) or normalise to NFC (e + U+0301 is not é); "
+                      "compare the strings as they are.")
+def check_retained_facts_no_unicode_folding(impl):
+    view = [{"role": "user", "content": "ポート ８４４３ を開けて。cafe\u0301.md と ｓｒｃ/app.py"}]
+    facts = [Fact("8443", "number"), Fact("８４４３", "number"), Fact("caf\u00e9.md", "identifier"),
+             Fact("cafe\u0301.md", "identifier"), Fact("src/app.py", "identifier")]
+    got = impl.retained_facts(view, facts)
+    assert got == [False, True, False, True, False], got
 
 
 @check(points=2, hint="Pieces are joined by a newline: a fact may not be made up of the end "

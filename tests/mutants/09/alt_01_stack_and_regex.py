@@ -1,4 +1,4 @@
-"""ALTERNATIVE (correct, written differently): a while loop with a counter for decoding, a regex for forbidden characters, a depth walk over pre-filtered names.
+"""ALTERNATIVE (correct, written differently): a while loop with a counter for decoding, a regex for forbidden characters (invisible ones listed by code point), a depth walk over pre-filtered names.
 """
 
 import re
@@ -11,7 +11,8 @@ SAME_AS = frozenset("/\\.")
 CONFUSABLE = frozenset(
     "\u2215\u2044\u29f8\u29f9\u2216\u29f5\u2571\u2572\u244a\u3033\u30fb\u2cc1"
     "\u01c0\u2223\uff5c\u00b7\u2027\u2219\u22c5\u0701\u0702\u3002\uff61\u0338")
-FORBIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")
+FORBIDDEN = re.compile(
+    r"[\x00-\x1f\x7f-\x9f\\\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff]")
 
 
 def decode_until_stable(text, *, max_rounds=8):

@@ -1,4 +1,4 @@
-"""ALTERNATIVE (correct, written differently): recursive decoding, PurePosixPath parts, a ValueError subclass of its own, code-point ranges instead of unicodedata.category.
+"""ALTERNATIVE (correct, written differently): recursive decoding, PurePosixPath parts, a ValueError subclass of its own, code-point ranges instead of unicodedata.category for control characters, the category tuple ("Cf",) for invisible ones.
 """
 
 import unicodedata
@@ -39,7 +39,8 @@ def is_lookalike(char):
 
 
 def _bad(char):
-    return ord(char) < 0x20 or 0x7f <= ord(char) <= 0x9f or char == "\\" or is_lookalike(char)
+    return (ord(char) < 0x20 or 0x7f <= ord(char) <= 0x9f or char == "\\" or is_lookalike(char)
+            or unicodedata.category(char) in ("Cf",))
 
 
 def validate_memory_path(path, *, max_path_chars=255):
