@@ -22,8 +22,11 @@ transport plays the API's part:
   same edits and reports ``context_management.original_input_tokens``;
 * serves ``POST /v1/messages`` as JSON, or as SSE when ``"stream": true`` (the beta path
   ``/v1/messages?beta=true`` too), and ``POST /v1/messages/count_tokens``;
-* fills ``usage`` through a pluggable ``usage_model`` (pass your own simulator to inspect
-  its log or advance a clock) and, when ``request_transforms`` are given, applies those in
+* fills the input side of ``usage`` through a pluggable ``usage_model`` (pass your own
+  simulator to inspect its log or advance a clock), and the rest as the API does
+  (``cache_creation`` by TTL, ``output_tokens_details``, ``server_tool_use``,
+  ``service_tier``, ``inference_geo``, ``speed``: :mod:`mini_agent.offline.usage_fields`),
+  and, when ``request_transforms`` are given, applies those in
   place of the API's own context management (the plug-in style of episodes 04 and 05);
 * enforces ``max_tokens`` on the brain's reply (cutting text or a tool_use's JSON mid-way,
   with ``stop_reason: "max_tokens"``) and injects faults on chosen requests.
@@ -62,6 +65,7 @@ from mini_agent.offline.max_tokens import enforce_max_tokens
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
 from mini_agent.offline.sse import EventStream, sse_events
+from mini_agent.offline.usage_fields import response_usage, thinking_tokens
 from mini_agent.offline.wire_shapes import shape_problem
 
 __all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "OfflineTransport",
@@ -267,17 +271,19 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return api_error(400, "invalid_request_error",
                              f"prompt is too long: {input_estimate} tokens > {window} maximum")
         self.requests.append(body)
-        usage = dict(self.usage_model.usage(body, now=self.clock.now()))
+        counted = self.usage_model.usage(body, now=self.clock.now())
         content, stop_reason, partial_json = self._reply(body, number, compaction)
         sampled = content[1:] if compaction is not None else content
-        usage["output_tokens"] = approx_tokens({"role": "assistant", "content": sampled}) \
-            if sampled else 0
+        usage = response_usage(
+            counted, body, thinking=thinking_tokens(sampled),
+            output_tokens=approx_tokens({"role": "assistant", "content": sampled})
+            if sampled else 0)
         if compaction is not None:   # its tokens are not in the top-level usage fields
             usage["iterations"] = [{"type": "compaction", **compaction["usage"]},
                                    {"type": "message", **{k: usage.get(k, 0) for k in (
                                        "input_tokens", "output_tokens",
                                        "cache_creation_input_tokens",
-                                       "cache_read_input_tokens")}}]
+                                       "cache_read_input_tokens", "cache_creation")}}]
         message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
                    "model": body["model"], "content": content, "stop_reason": stop_reason,
                    "stop_sequence": None, "usage": usage, **extras}
