@@ -153,6 +153,38 @@ def test_thinking_blocks_in_place_are_accepted(extra):
     assert _post(body) == (200, None)
 
 
+ADAPTIVE = {"thinking": {"type": "adaptive"}, "max_tokens": 2000}
+
+
+@pytest.mark.parametrize("extra", [
+    {**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(TEXT)},   # the model chose not to think
+    {**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": "Sure"}]},
+    {**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(THINK, TEXT)},
+    {**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [THINK, TEXT]}]},
+    {**ADAPTIVE, "tools": [TOOL], "tool_choice": {"type": "any"}},   # forced use is fine here
+    {"thinking": {"type": "between_tools"}, "tools": [TOOL], "messages": _tool_loop(TEXT)},
+])
+def test_adaptive_thinking_may_skip_thinking_and_force_tools(extra):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    assert _post(body) == (200, None)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [TEXT, THINK]},
+                                      {"role": "user", "content": "go on"}]},
+     "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
+     "block must be thinking or redacted_thinking. Found text."),
+    ({**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [THINK]}]},
+     "messages.1: The final block in an assistant message cannot be `thinking`."),
+    ({**ON, "tools": [TOOL], "tool_choice": {"type": "any"}},
+     "Thinking may not be enabled when tool_choice forces tool use."),
+])
+def test_adaptive_thinking_keeps_the_other_placement_rules(extra, message):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    status, text = _post(body)
+    assert status == 400 and text.startswith(message), text
+
+
 CM_BETA = {"anthropic-beta": "context-management-2025-06-27"}
 CLEAR = "clear_tool_uses_20250919"
 
@@ -222,6 +254,21 @@ def test_context_management_edits_of_the_sdks_shapes_are_accepted(config):
     body = {"model": "claude-sonnet-4-6", "max_tokens": 2000, "messages": USER,
             "thinking": {"type": "enabled", "budget_tokens": 1024}, "context_management": config}
     assert _post_beta(body) == (200, None)
+
+
+@pytest.mark.parametrize("thinking, status", [
+    (None, 400), ({"type": "disabled"}, 400), ({"type": "enabled", "budget_tokens": 1024}, 200),
+    ({"type": "adaptive"}, 200),
+])
+def test_clearing_thinking_needs_thinking_on(thinking, status):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 2000, "messages": USER,
+            "context_management": {"edits": [{"type": "clear_thinking_20251015"}]}}
+    if thinking is not None:
+        body["thinking"] = thinking
+    code, text = _post_beta(body)
+    assert code == status
+    if status == 400:
+        assert text == "`clear_thinking_20251015` strategy requires `thinking` to be enabled"
 
 
 PNG = "iVBORw0KGgo="   # the 8 bytes of the PNG signature
