@@ -135,7 +135,8 @@ THINKING_REFUSED = [
 
 @pytest.mark.parametrize("extra, message", THINKING_REFUSED, ids=range(len(THINKING_REFUSED)))
 def test_thinking_blocks_out_of_place_are_refused_as_the_api_refuses_them(extra, message):
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    # a model that still takes a final assistant turn (a prefill), so every rule is reachable
+    body = {"model": "claude-haiku-4-5", "max_tokens": 100, "messages": USER, **extra}
     status, text = _post(body)
     assert status == 400 and text.startswith(message), text
 
@@ -149,7 +150,7 @@ def test_thinking_blocks_out_of_place_are_refused_as_the_api_refuses_them(extra,
     {**ON, "messages": USER + [{"role": "assistant", "content": [THINK, TEXT]}]},
 ])
 def test_thinking_blocks_in_place_are_accepted(extra):
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    body = {"model": "claude-haiku-4-5", "max_tokens": 100, "messages": USER, **extra}
     assert _post(body) == (200, None)
 
 
@@ -158,9 +159,9 @@ ADAPTIVE = {"thinking": {"type": "adaptive"}, "max_tokens": 2000}
 
 @pytest.mark.parametrize("extra", [
     {**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(TEXT)},   # the model chose not to think
-    {**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": "Sure"}]},
     {**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(THINK, TEXT)},
-    {**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [THINK, TEXT]}]},
+    {**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [TEXT]},
+                                     {"role": "user", "content": "next"}]},
     {**ADAPTIVE, "tools": [TOOL], "tool_choice": {"type": "any"}},   # forced use is fine here
     {"thinking": {"type": "between_tools"}, "tools": [TOOL], "messages": _tool_loop(TEXT)},
 ])
@@ -174,8 +175,9 @@ def test_adaptive_thinking_may_skip_thinking_and_force_tools(extra):
                                       {"role": "user", "content": "go on"}]},
      "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
      "block must be thinking or redacted_thinking. Found text."),
-    ({**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [THINK]}]},
-     "messages.1: The final block in an assistant message cannot be `thinking`."),
+    ({**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(TEXT, THINK)},
+     "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
+     "block must be thinking or redacted_thinking. Found text."),
     ({**ON, "tools": [TOOL], "tool_choice": {"type": "any"}},
      "Thinking may not be enabled when tool_choice forces tool use."),
 ])
@@ -183,6 +185,23 @@ def test_adaptive_thinking_keeps_the_other_placement_rules(extra, message):
     body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
     status, text = _post(body)
     assert status == 400 and text.startswith(message), text
+
+
+@pytest.mark.parametrize("model, status", [
+    ("claude-sonnet-4-6", 400), ("claude-sonnet-5-5", 400), ("claude-opus-4-8", 400),
+    ("claude-opus-4-5", 200), ("claude-haiku-4-5", 200),
+])
+def test_a_final_assistant_turn_is_a_prefill_the_4_6_and_later_models_refuse(model, status):
+    body = {"model": model, "max_tokens": 100,
+            "messages": USER + [{"role": "assistant", "content": '{"answer":'}]}
+    code, text = _post(body)
+    assert code == status
+    if status == 400:
+        assert text == ("This model does not support assistant message prefill. The "
+                        "conversation must end with a user message.")
+    # a tool loop ends with the user's tool_result: no prefill on any model
+    loop = {"model": model, "max_tokens": 100, "tools": [TOOL], "messages": _tool_loop(TEXT)}
+    assert _post(loop) == (200, None)
 
 
 CM_BETA = {"anthropic-beta": "context-management-2025-06-27"}

@@ -102,6 +102,10 @@ DOCUMENT_IN_ASSISTANT = "document blocks are not supported in assistant messages
 CITATIONS_IN_USER_TEXT = "citations are not supported on text blocks in user messages"
 """ASSUMPTION: wording of the 400 for non-empty ``citations`` on a user text block."""
 
+PREFILL_REFUSED = ("This model does not support assistant message prefill. The conversation "
+                   "must end with a user message.")
+"""The API's 400 for a final assistant turn on Claude 4.6 and later (public bug reports)."""
+
 NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
 """Block types that cannot carry ``cache_control``; automatic caching walks back over them."""
 
@@ -328,6 +332,34 @@ def version_content_problem(messages: Any) -> str | None:
     return None
 
 
+def prefill_problem(messages: Any, limits: ModelLimits | None) -> str | None:
+    """Return the refusal of an assistant prefill on a model that no longer takes one, or None.
+
+    "Prefilling assistant messages returns a 400 error on Claude 4.6 models" (migration
+    guide); the later models refuse it too. ASSUMPTION: the models that refuse it are those
+    that take adaptive thinking (Claude 4.6 and later); the 4.5 and older models still take a
+    prefill, and a model the kit does not know is given the benefit of the doubt.
+
+    Args:
+        messages: the request's messages (anything; non-lists are left to other checks).
+        limits: the model's limits, or None for an unknown model.
+
+    Returns:
+        The API's message (quoted in public bug reports) when the last message is an
+        assistant turn on such a model, else None.
+
+    >>> prefill_problem([{"role": "user", "content": "hi"}, {"role": "assistant",
+    ...                  "content": "{"}], None) is None
+    True
+    """
+    if limits is None or not limits.adaptive_thinking or not isinstance(messages, list) \
+            or not messages or not isinstance(messages[-1], Mapping):
+        return None
+    if messages[-1].get("role") == "assistant":
+        return PREFILL_REFUSED
+    return None
+
+
 def context_management_problem(body: Mapping[str, Any],
                                betas: tuple[str, ...] = ()) -> str | None:
     """Return the refusal of a ``context_management`` setting, or None.
@@ -486,7 +518,8 @@ def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
     """Run every top-level rule, in the order the API checks them.
 
     ASSUMPTION on the order: fields, model, max_tokens, thinking (shape, mode, budget,
-    sampling), effort, cache_control, context management, system messages, content.
+    sampling), effort, cache_control, context management, system messages, content, prefill
+    (not on ``count_tokens``: ASSUMPTION).
 
     Args:
         body: the JSON request body.
@@ -512,4 +545,5 @@ def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
             or automatic_cache_control_problem(body)
             or context_management_problem(body, betas)
             or system_messages_problem(body.get("messages"), body["model"])
-            or version_content_problem(body.get("messages")))
+            or version_content_problem(body.get("messages"))
+            or (None if count_tokens else prefill_problem(body.get("messages"), limits)))
