@@ -159,6 +159,6 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
         yield sse_frame("content_block_stop", {"type": "content_block_stop", "index": index})
     yield sse_frame("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": message["stop_reason"],
-                                                "stop_sequence": None},
+                                                "stop_sequence": message.get("stop_sequence")},
                                       "usage": delta_usage, **extras})
     yield sse_frame("message_stop", {"type": "message_stop"})

@@ -28,8 +28,10 @@ transport plays the API's part:
   ``service_tier``, ``inference_geo``, ``speed``: :mod:`mini_agent.offline.usage_fields`),
   and, when ``request_transforms`` are given, applies those in
   place of the API's own context management (the plug-in style of episodes 04 and 05);
-* enforces ``max_tokens`` on the brain's reply (cutting text or a tool_use's JSON mid-way,
-  with ``stop_reason: "max_tokens"``) and injects faults on chosen requests.
+* ends the brain's reply at the first of the request's ``stop_sequences`` in its text
+  (``stop_reason: "stop_sequence"``, the match in ``stop_sequence``), enforces ``max_tokens``
+  on it (cutting text or a tool_use's JSON mid-way, with ``stop_reason: "max_tokens"``) and
+  injects faults on chosen requests.
 
 The brain is any object with ``respond(request: dict) -> {"content": [...], "stop_reason":
 str}``; see :mod:`mini_agent.offline.brains` and :mod:`mini_agent.offline.demo_brain`.
@@ -61,7 +63,7 @@ from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
 from mini_agent.core.wire_rules import tools_required_problem
-from mini_agent.offline.max_tokens import enforce_max_tokens
+from mini_agent.offline.max_tokens import apply_stop_sequences, enforce_max_tokens
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
 from mini_agent.offline.sse import EventStream, sse_events
@@ -272,7 +274,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                              f"prompt is too long: {input_estimate} tokens > {window} maximum")
         self.requests.append(body)
         counted = self.usage_model.usage(body, now=self.clock.now())
-        content, stop_reason, partial_json = self._reply(body, number, compaction)
+        content, stop_reason, stop_sequence, partial_json = self._reply(body, number,
+                                                                        compaction)
         sampled = content[1:] if compaction is not None else content
         usage = response_usage(
             counted, body, thinking=thinking_tokens(sampled),
@@ -286,7 +289,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
                                        "cache_read_input_tokens", "cache_creation")}}]
         message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
                    "model": body["model"], "content": content, "stop_reason": stop_reason,
-                   "stop_sequence": None, "usage": usage, **extras}
+                   "stop_sequence": stop_sequence,
+                   "usage": usage, **extras}
         headers = {"request-id": f"req_offline_{number:04d}"}
         if not body.get("stream"):
             return httpx2.Response(200, json=message, headers=headers)
@@ -298,20 +302,22 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         return httpx2.Response(200, headers=headers, stream=stream)
 
     def _reply(self, body: dict[str, Any], number: int, compaction: dict | None
-               ) -> tuple[list[dict], str, dict[int, str]]:
-        """The assistant content: the compaction block (if any), then the brain's reply cut
-        to ``max_tokens``; ``max_tokens: 0`` only warms the cache (empty content)."""
+               ) -> tuple[list[dict], str, str | None, dict[int, str]]:
+        """The assistant content: the compaction block (if any), then the brain's reply ended
+        at a stop sequence and cut to ``max_tokens``; ``max_tokens: 0`` only warms the cache
+        (empty content). Returns ``(content, stop_reason, stop_sequence, partial_json)``."""
         head = [compaction_block(compaction)] if compaction is not None else []
         if compaction is not None and compaction["pause"]:
-            return head, "compaction", {}
+            return head, "compaction", None, {}
         if body["max_tokens"] == 0:
-            return head, "max_tokens", {}
+            return head, "max_tokens", None, {}
         reply = self.brain.respond(body)
+        content, matched = apply_stop_sequences(reply["content"], body.get("stop_sequences"))
         content, stop_reason, partial_json = enforce_max_tokens(
-            reply["content"], reply.get("stop_reason", "end_turn"), body["max_tokens"],
-            self.faults.max_tokens_at.get(number))
-        return head + content, stop_reason, {i + len(head): text
-                                             for i, text in partial_json.items()}
+            content, "stop_sequence" if matched else reply.get("stop_reason", "end_turn"),
+            body["max_tokens"], self.faults.max_tokens_at.get(number))
+        return (head + content, stop_reason, matched if stop_reason == "stop_sequence" else None,
+                {i + len(head): text for i, text in partial_json.items()})
 
 
 # ------------------------------------------------------------------ client factories
