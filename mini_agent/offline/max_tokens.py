@@ -6,7 +6,9 @@ accumulator does). A fault plan can force a cut in text or in a tool call. The b
 approximate: 4 characters per output token (a named assumption: the offline API has no
 tokenizer). Taught in ``notebooks/01_agent_loop.ipynb`` and ``03_observation_masking.ipynb``.
 
-:func:`apply_stop_sequences` ends a reply at the first of the request's ``stop_sequences`` in
+:func:`one_tool_use` ends a reply after its first tool call when the request's
+``tool_choice`` sets ``disable_parallel_tool_use`` ("the model will output at most one tool
+use"). :func:`apply_stop_sequences` ends a reply at the first of the request's ``stop_sequences`` in
 its text, as the API does (``stop_reason: "stop_sequence"``, the matched string in
 ``stop_sequence``, the sequence itself left out of the text).
 
@@ -20,10 +22,11 @@ text blocks only (not in thinking or tool input), and a text block cut to nothin
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import jiter
 
-__all__ = ["apply_stop_sequences", "enforce_max_tokens"]
+__all__ = ["apply_stop_sequences", "enforce_max_tokens", "one_tool_use"]
 
 
 def enforce_max_tokens(content: list[dict], stop_reason: str, max_tokens: int,
@@ -109,6 +112,33 @@ def apply_stop_sequences(content: list[dict], stop_sequences: list[str] | None
             head.append({**block, "text": text[:at]})
         return head, matched
     return [dict(b) for b in content], None
+
+
+def one_tool_use(content: list[dict], tool_choice: Any) -> list[dict]:
+    """Keep a reply up to its first tool call when parallel tool use is disabled.
+
+    Args:
+        content: the brain's reply blocks, in generation order (not mutated).
+        tool_choice: the request's ``tool_choice`` (None, or a dict whose
+            ``disable_parallel_tool_use`` may be True).
+
+    Returns:
+        The blocks up to and including the first ``tool_use`` when
+        ``disable_parallel_tool_use`` is True (ASSUMPTION: the model stops there, nothing
+        after it is generated); otherwise a copy of ``content``.
+
+    >>> one_tool_use([{"type": "tool_use", "id": "a"}, {"type": "tool_use", "id": "b"}],
+    ...              {"type": "auto", "disable_parallel_tool_use": True})
+    [{'type': 'tool_use', 'id': 'a'}]
+    """
+    blocks = [dict(b) for b in content]
+    if not isinstance(tool_choice, dict) or tool_choice.get("disable_parallel_tool_use") \
+            is not True:
+        return blocks
+    for i, block in enumerate(blocks):
+        if block.get("type") == "tool_use":
+            return blocks[: i + 1]
+    return blocks
 
 
 def _parse_partial(text: str) -> dict:

@@ -28,7 +28,8 @@ transport plays the API's part:
   ``service_tier``, ``inference_geo``, ``speed``: :mod:`mini_agent.offline.usage_fields`),
   and, when ``request_transforms`` are given, applies those in
   place of the API's own context management (the plug-in style of episodes 04 and 05);
-* ends the brain's reply at the first of the request's ``stop_sequences`` in its text
+* ends the brain's reply after its first tool call when ``tool_choice`` disables parallel
+  tool use, and at the first of the request's ``stop_sequences`` in its text
   (``stop_reason: "stop_sequence"``, the match in ``stop_sequence``), enforces ``max_tokens``
   on it (cutting text or a tool_use's JSON mid-way, with ``stop_reason: "max_tokens"``) and
   injects faults on chosen requests.
@@ -63,7 +64,8 @@ from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
 from mini_agent.core.wire_rules import tools_required_problem
-from mini_agent.offline.max_tokens import apply_stop_sequences, enforce_max_tokens
+from mini_agent.offline.max_tokens import (apply_stop_sequences, enforce_max_tokens,
+                                           one_tool_use)
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
 from mini_agent.offline.sse import EventStream, sse_events
@@ -312,7 +314,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if body["max_tokens"] == 0:
             return head, "max_tokens", None, {}
         reply = self.brain.respond(body)
-        content, matched = apply_stop_sequences(reply["content"], body.get("stop_sequences"))
+        content, matched = apply_stop_sequences(
+            one_tool_use(reply["content"], body.get("tool_choice")), body.get("stop_sequences"))
         content, stop_reason, partial_json = enforce_max_tokens(
             content, "stop_sequence" if matched else reply.get("stop_reason", "end_turn"),
             body["max_tokens"], self.faults.max_tokens_at.get(number))

@@ -1,8 +1,9 @@
-"""The offline API ends a reply at the request's ``stop_sequences`` as the API does.
+"""The offline API ends a reply where the request says, as the API does.
 
-The reply stops before the first sequence its text generates, ``stop_reason`` is
-``"stop_sequence"``, ``stop_sequence`` names the match (JSON and SSE alike), later blocks are
-never generated and ``output_tokens`` counts only what was.
+With ``stop_sequences`` the reply stops before the first sequence its text generates,
+``stop_reason`` is ``"stop_sequence"``, ``stop_sequence`` names the match (JSON and SSE alike),
+later blocks are never generated and ``output_tokens`` counts only what was. With
+``tool_choice.disable_parallel_tool_use`` the reply holds at most one tool call.
 """
 
 import pytest
@@ -61,3 +62,36 @@ def test_the_earliest_sequence_wins_and_empty_text_is_left_out():
     assert apply_stop_sequences(content, [""]) == (content, None)
     thought = [{"type": "thinking", "thinking": "x", "signature": "s"}] + content
     assert apply_stop_sequences(thought, ["x"]) == ([thought[0]], "x")
+
+
+TWO_CALLS = {"content": [
+    {"type": "text", "text": "Reading both."},
+    {"type": "tool_use", "id": "toolu_1", "name": "read_file", "input": {"path": "a.py"}},
+    {"type": "tool_use", "id": "toolu_2", "name": "read_file", "input": {"path": "b.py"}}],
+    "stop_reason": "tool_use"}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("choice, calls", [
+    ({"type": "auto", "disable_parallel_tool_use": True}, ["toolu_1"]),
+    ({"type": "any", "disable_parallel_tool_use": True}, ["toolu_1"]),
+    ({"type": "auto", "disable_parallel_tool_use": False}, ["toolu_1", "toolu_2"]),
+    ({"type": "auto"}, ["toolu_1", "toolu_2"]),
+])
+def test_disabling_parallel_tool_use_leaves_one_call(stream, choice, calls):
+    client = offline_client(ScriptedBrain([TWO_CALLS]))
+    params = {"model": SONNET, "max_tokens": 500, "messages": ASK, "tools": [TOOL],
+              "tool_choice": choice}
+    if stream:
+        with client.messages.stream(**params) as events:
+            reply = events.get_final_message()
+    else:
+        reply = client.messages.create(**params)
+    assert [b.id for b in reply.content if b.type == "tool_use"] == calls
+    assert reply.content[0].text == "Reading both."
+    assert reply.stop_reason == "tool_use"
+    # output_tokens counts only what was generated
+    sent = [b.model_dump(exclude_none=True) for b in reply.content]
+    for block in sent:
+        block.pop("caller", None)
+    assert reply.usage.output_tokens == approx_tokens({"role": "assistant", "content": sent})
