@@ -3,7 +3,8 @@
 With ``stop_sequences`` the reply stops before the first sequence its text generates,
 ``stop_reason`` is ``"stop_sequence"``, ``stop_sequence`` names the match (JSON and SSE alike),
 later blocks are never generated and ``output_tokens`` counts only what was. With
-``tool_choice.disable_parallel_tool_use`` the reply holds at most one tool call.
+``tool_choice.disable_parallel_tool_use`` the reply holds at most one tool call, with
+``tool_choice: none`` none.
 """
 
 import pytest
@@ -95,3 +96,18 @@ def test_disabling_parallel_tool_use_leaves_one_call(stream, choice, calls):
     for block in sent:
         block.pop("caller", None)
     assert reply.usage.output_tokens == approx_tokens({"role": "assistant", "content": sent})
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_tool_choice_none_leaves_the_calls_out(stream):
+    client = offline_client(ScriptedBrain([TWO_CALLS]))
+    params = {"model": SONNET, "max_tokens": 500, "messages": ASK, "tools": [TOOL],
+              "tool_choice": {"type": "none"}}
+    if stream:
+        with client.messages.stream(**params) as events:
+            reply = events.get_final_message()
+    else:
+        reply = client.messages.create(**params)
+    assert [b.type for b in reply.content] == ["text"]
+    assert reply.stop_reason == "end_turn"
+    assert reply.usage.output_tokens == approx_tokens("Reading both.")

@@ -8,15 +8,17 @@ tokenizer). Taught in ``notebooks/01_agent_loop.ipynb`` and ``03_observation_mas
 
 :func:`one_tool_use` ends a reply after its first tool call when the request's
 ``tool_choice`` sets ``disable_parallel_tool_use`` ("the model will output at most one tool
-use"). :func:`apply_stop_sequences` ends a reply at the first of the request's ``stop_sequences`` in
-its text, as the API does (``stop_reason: "stop_sequence"``, the matched string in
+use"), and leaves tool calls out when it is ``none``. :func:`apply_stop_sequences` ends a
+reply at the first of the request's ``stop_sequences`` in its text, as the API does (``stop_reason: "stop_sequence"``, the matched string in
 ``stop_sequence``, the sequence itself left out of the text).
 
 Source: Anthropic "Messages" docs (``stop_reason: "max_tokens"``; ``stop_sequences``: "the
 response stop_reason value will be "stop_sequence" and the response stop_sequence value
 will contain the matched stop sequence"); the SDK's stream accumulator
-(``input_json_delta`` parsed in partial mode). ASSUMPTIONS: stop sequences are matched in
-text blocks only (not in thinking or tool input), and a text block cut to nothing is left out.
+(``input_json_delta`` parsed in partial mode); ``ToolChoiceAutoParam`` ("If set to true, the
+model will output at most one tool use"), ``ToolChoiceNoneParam`` ("The model will not be
+allowed to use tools"). ASSUMPTIONS: stop sequences are matched in text blocks only (not in
+thinking or tool input), and a text block cut to nothing is left out.
 """
 
 from __future__ import annotations
@@ -117,6 +119,9 @@ def apply_stop_sequences(content: list[dict], stop_sequences: list[str] | None
 def one_tool_use(content: list[dict], tool_choice: Any) -> list[dict]:
     """Keep a reply up to its first tool call when parallel tool use is disabled.
 
+    With ``tool_choice: {"type": "none"}`` the model calls no tool: every ``tool_use`` block
+    is left out (ASSUMPTION: the rest of the reply is what the model says instead).
+
     Args:
         content: the brain's reply blocks, in generation order (not mutated).
         tool_choice: the request's ``tool_choice`` (None, or a dict whose
@@ -125,13 +130,16 @@ def one_tool_use(content: list[dict], tool_choice: Any) -> list[dict]:
     Returns:
         The blocks up to and including the first ``tool_use`` when
         ``disable_parallel_tool_use`` is True (ASSUMPTION: the model stops there, nothing
-        after it is generated); otherwise a copy of ``content``.
+        after it is generated); the blocks other than ``tool_use`` for ``none``; otherwise a
+        copy of ``content``.
 
     >>> one_tool_use([{"type": "tool_use", "id": "a"}, {"type": "tool_use", "id": "b"}],
     ...              {"type": "auto", "disable_parallel_tool_use": True})
     [{'type': 'tool_use', 'id': 'a'}]
     """
     blocks = [dict(b) for b in content]
+    if isinstance(tool_choice, dict) and tool_choice.get("type") == "none":
+        return [b for b in blocks if b.get("type") != "tool_use"]
     if not isinstance(tool_choice, dict) or tool_choice.get("disable_parallel_tool_use") \
             is not True:
         return blocks

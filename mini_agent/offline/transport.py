@@ -29,7 +29,7 @@ transport plays the API's part:
   and, when ``request_transforms`` are given, applies those in
   place of the API's own context management (the plug-in style of episodes 04 and 05);
 * ends the brain's reply after its first tool call when ``tool_choice`` disables parallel
-  tool use, and at the first of the request's ``stop_sequences`` in its text
+  tool use (and leaves its calls out for ``tool_choice: none``), and at the first of the request's ``stop_sequences`` in its text
   (``stop_reason: "stop_sequence"``, the match in ``stop_sequence``), enforces ``max_tokens``
   on it (cutting text or a tool_use's JSON mid-way, with ``stop_reason: "max_tokens"``) and
   injects faults on chosen requests.
@@ -316,9 +316,12 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         reply = self.brain.respond(body)
         content, matched = apply_stop_sequences(
             one_tool_use(reply["content"], body.get("tool_choice")), body.get("stop_sequences"))
+        said = reply.get("stop_reason", "end_turn")
+        if said == "tool_use" and not any(b.get("type") == "tool_use" for b in content):
+            said = "end_turn"   # tool_choice none left the calls out
         content, stop_reason, partial_json = enforce_max_tokens(
-            content, "stop_sequence" if matched else reply.get("stop_reason", "end_turn"),
-            body["max_tokens"], self.faults.max_tokens_at.get(number))
+            content, "stop_sequence" if matched else said, body["max_tokens"],
+            self.faults.max_tokens_at.get(number))
         return (head + content, stop_reason, matched if stop_reason == "stop_sequence" else None,
                 {i + len(head): text for i, text in partial_json.items()})
 
