@@ -8,7 +8,6 @@ inference geo and speed echoed, ``server_tool_use`` only with a server tool.
 
 import json
 
-import anthropic
 import pytest
 from anthropic.types import MessageDeltaUsage, Usage
 from anthropic.types.beta import BetaUsage
@@ -41,7 +40,7 @@ def test_every_field_of_the_sdk_usage_is_in_the_raw_reply():
     assert usage["output_tokens_details"] == {"thinking_tokens": 0}
     assert usage["cache_creation"] == {"ephemeral_5m_input_tokens": 0,
                                        "ephemeral_1h_input_tokens": 0}
-    # the beta model has two more: iterations (compaction only) and fallback_credit (only
+    # the beta model has two more: iterations (beta requests) and fallback_credit (only
     # with a fallback_credit_token)
     assert set(BetaUsage.model_fields) - set(usage) == {"iterations", "fallback_credit"}
 
@@ -161,10 +160,23 @@ def test_response_usage_keeps_extra_keys_and_caps_thinking():
     assert "iterations" not in start and delta["iterations"] == []
 
 
-def test_the_beta_client_parses_the_same_fields():
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_beta_request_reports_its_one_sampling_iteration(stream):
     client = offline_client()
-    reply = client.beta.messages.create(model=SONNET, max_tokens=50, messages=ASK,
-                                        betas=["context-management-2025-06-27"])
-    assert isinstance(reply.usage, anthropic.types.beta.BetaUsage)
+    params = {"model": SONNET, "max_tokens": 50, "messages": ASK,
+              "system": [{"type": "text", "text": SYSTEM, "cache_control": HOUR}],
+              "betas": ["context-management-2025-06-27"]}
+    if stream:
+        with client.beta.messages.stream(**params) as events:
+            reply = events.get_final_message()
+    else:
+        reply = client.beta.messages.create(**params)
+    assert isinstance(reply.usage, BetaUsage)
     assert (reply.usage.service_tier, reply.usage.inference_geo) == ("standard", "global")
     assert reply.usage.output_tokens_details.thinking_tokens == 0
+    [only] = reply.usage.iterations
+    assert only.type == "message"
+    assert (only.input_tokens, only.output_tokens, only.cache_creation_input_tokens,
+            only.cache_read_input_tokens) == (
+        reply.usage.input_tokens, reply.usage.output_tokens, 1280, 0)
+    assert only.cache_creation.ephemeral_1h_input_tokens == 1280

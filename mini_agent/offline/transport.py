@@ -18,8 +18,11 @@ transport plays the API's part:
   top-level automatic ``cache_control``; ``max_tokens: 0`` only warms the cache), and the
   ``context_management`` edits a request asks for with their beta flag
   (``clear_tool_uses_20250919``; ``compact_20260112``, whose ``compaction`` block leads the
-  reply and whose cost is reported in ``usage.iterations``); ``count_tokens`` applies the
-  same edits and reports ``context_management.original_input_tokens``;
+  reply and whose cost is reported in ``usage.iterations``; a beta request, one with an
+  ``anthropic-beta`` flag or on ``?beta=true``, gets its one sampling iteration there, as
+  recorded beta replies do; ASSUMPTION: other requests get no ``iterations``);
+  ``count_tokens`` applies the same edits and
+  reports ``context_management.original_input_tokens``;
 * serves ``POST /v1/messages`` as JSON, or as SSE when ``"stream": true`` (the beta path
   ``/v1/messages?beta=true`` too), and ``POST /v1/messages/count_tokens``;
 * fills the input side of ``usage`` through a pluggable ``usage_model`` (pass your own
@@ -161,7 +164,9 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if path == "/v1/messages/count_tokens":
             return self._count_tokens(body, version=version, betas=betas)
         if path == "/v1/messages":
-            return self._messages(body, is_async=is_async, version=version, betas=betas)
+            return self._messages(body, is_async=is_async, version=version, betas=betas,
+                                  beta=bool(betas) or
+                                  request.url.params.get("beta") == "true")
         return api_error(404, "not_found_error", f"Not found: {path}")
 
     def _check(self, body: dict[str, Any], *, count_tokens: bool, version: str,
@@ -243,7 +248,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         return body, extras, compaction
 
     def _messages(self, body: dict[str, Any], *, is_async: bool, version: str = API_VERSION,
-                  betas: tuple[str, ...] = ()) -> httpx2.Response:
+                  betas: tuple[str, ...] = (), beta: bool = False) -> httpx2.Response:
         with self._lock:
             self.request_count += 1
             number = self.request_count
@@ -283,12 +288,13 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             counted, body, thinking=thinking_tokens(sampled),
             output_tokens=approx_tokens({"role": "assistant", "content": sampled})
             if sampled else 0)
+        sampling = {"type": "message", **{k: usage.get(k, 0) for k in (
+            "input_tokens", "output_tokens", "cache_creation_input_tokens",
+            "cache_read_input_tokens", "cache_creation")}}
         if compaction is not None:   # its tokens are not in the top-level usage fields
-            usage["iterations"] = [{"type": "compaction", **compaction["usage"]},
-                                   {"type": "message", **{k: usage.get(k, 0) for k in (
-                                       "input_tokens", "output_tokens",
-                                       "cache_creation_input_tokens",
-                                       "cache_read_input_tokens", "cache_creation")}}]
+            usage["iterations"] = [{"type": "compaction", **compaction["usage"]}, sampling]
+        elif beta and "iterations" not in usage:
+            usage["iterations"] = [sampling]
         message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
                    "model": body["model"], "content": content, "stop_reason": stop_reason,
                    "stop_sequence": stop_sequence,

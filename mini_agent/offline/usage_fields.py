@@ -14,7 +14,8 @@ the input side; :func:`response_usage` adds what the API adds for a standard-tie
 * ``service_tier``: ``"standard"``; ``inference_geo``: the request's ``inference_geo``, else
   ``"global"``; ``speed``: the request's ``speed``, else ``"standard"``.
 
-:func:`stream_usages` splits it into the ``message_start`` usage (everything but the output
+The transport adds ``iterations`` (a compaction's cost; a beta request's one sampling
+iteration). :func:`stream_usages` splits it into the ``message_start`` usage (everything but the output
 side, ``output_tokens`` 1) and the ``message_delta`` usage (the SDK's ``MessageDeltaUsage``
 fields, cumulative), so the SDK's stream accumulator ends with the same usage as the JSON
 reply. Pure: no IO. Used by :mod:`mini_agent.offline.transport` and
