@@ -96,9 +96,20 @@ def test_non_empty_citations_on_a_user_text_block_are_refused(client):
 @pytest.mark.parametrize("content", ["The answer is ", "Done.\n",
                                      [{"type": "text", "text": "Thinking it over\t"}]])
 def test_final_assistant_content_cannot_end_with_whitespace(client, content):
-    message = refusal(client.messages.create, model=SONNET, max_tokens=16, messages=[
+    # Haiku 4.5 still takes a prefill (a final assistant turn); 4.6 and later refuse any
+    message = refusal(client.messages.create, model=HAIKU, max_tokens=16, messages=[
         *HELLO, {"role": "assistant", "content": content}])
     assert message == "final assistant content cannot end with trailing whitespace"
+
+
+def test_a_prefill_is_refused_on_the_current_models(client):
+    message = refusal(client.messages.create, model=SONNET, max_tokens=16, messages=[
+        *HELLO, {"role": "assistant", "content": "The answer is"}])
+    assert message == ("This model does not support assistant message prefill. The "
+                       "conversation must end with a user message.")
+    reply = client.messages.create(model=HAIKU, max_tokens=16, messages=[
+        *HELLO, {"role": "assistant", "content": "The answer is"}])
+    assert reply.stop_reason in ("end_turn", "max_tokens")
 
 
 def test_trailing_whitespace_is_fine_before_the_final_turn(client):

@@ -62,6 +62,16 @@ REFUSED = [
      "Thinking may not be enabled when tool_choice forces tool use."),
     ({"stop_sequences": "STOP"}, "stop_sequences: Input should be a valid list"),
     ({"stop_sequences": [5]}, "stop_sequences.0: Input should be a valid string"),
+    ({"stop_sequences": ["END", ""]}, "stop_sequences: each stop sequence must be non-empty"),
+    ({"stop_sequences": ["END", "\n"]},
+     "stop_sequences: each stop sequence must contain non-whitespace"),
+    ({"tools": [TOOL], "tool_choice": {"type": "auto", "disable_parallel_tool_use": "yes"}},
+     "tool_choice.auto.disable_parallel_tool_use: Input should be a valid boolean"),
+    ({"tools": [TOOL], "tool_choice": {"type": "none", "disable_parallel_tool_use": True}},
+     "tool_choice.none.disable_parallel_tool_use: Extra inputs are not permitted"),
+    ({"tools": [TOOL], "tool_choice": {"type": "any", "name": "read_file"}},
+     "tool_choice.any.name: Extra inputs are not permitted"),
+    ({"inference_geo": "eu"}, "inference_geo: Input should be 'global' or 'us'"),
     ({"stream": "yes"}, "stream: Input should be a valid boolean"),
     ({"metadata": {"user_id": 5}}, "metadata.user_id: Input should be a valid string"),
     ({"metadata": {"team": "x"}}, "metadata.team: Extra inputs are not permitted"),
@@ -86,8 +96,11 @@ def test_the_offline_api_refuses_what_the_real_api_refuses(extra, message):
     {"tools": [TOOL], "tool_choice": {"type": "none"}},
     {"tools": [TOOL, {"type": "memory_20250818", "name": "memory"}]},
     {"tools": [{**TOOL, "name": "a" * 128, "cache_control": {"type": "ephemeral", "ttl": "1h"}}]},
-    {"stop_sequences": ["STOP"], "stream": False, "metadata": {"user_id": "u-1"},
-     "service_tier": "auto"},
+    {"stop_sequences": ["STOP", " END\n"], "stream": False, "metadata": {"user_id": "u-1"},
+     "service_tier": "auto", "inference_geo": "us"},
+    {"tools": [TOOL], "tool_choice": {"type": "tool", "name": "read_file",
+                                      "disable_parallel_tool_use": True},
+     "inference_geo": "global"},
     {"metadata": {"user_id": None}},
     {"tools": [TOOL], "messages": _turn("toolu_01A-b_c", is_error=True)},
 ])
@@ -135,7 +148,8 @@ THINKING_REFUSED = [
 
 @pytest.mark.parametrize("extra, message", THINKING_REFUSED, ids=range(len(THINKING_REFUSED)))
 def test_thinking_blocks_out_of_place_are_refused_as_the_api_refuses_them(extra, message):
-    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    # a model that still takes a final assistant turn (a prefill), so every rule is reachable
+    body = {"model": "claude-haiku-4-5", "max_tokens": 100, "messages": USER, **extra}
     status, text = _post(body)
     assert status == 400 and text.startswith(message), text
 
@@ -149,8 +163,58 @@ def test_thinking_blocks_out_of_place_are_refused_as_the_api_refuses_them(extra,
     {**ON, "messages": USER + [{"role": "assistant", "content": [THINK, TEXT]}]},
 ])
 def test_thinking_blocks_in_place_are_accepted(extra):
+    body = {"model": "claude-haiku-4-5", "max_tokens": 100, "messages": USER, **extra}
+    assert _post(body) == (200, None)
+
+
+ADAPTIVE = {"thinking": {"type": "adaptive"}, "max_tokens": 2000}
+
+
+@pytest.mark.parametrize("extra", [
+    {**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(TEXT)},   # the model chose not to think
+    {**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(THINK, TEXT)},
+    {**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [TEXT]},
+                                     {"role": "user", "content": "next"}]},
+    {**ADAPTIVE, "tools": [TOOL], "tool_choice": {"type": "any"}},   # forced use is fine here
+    {"thinking": {"type": "between_tools"}, "tools": [TOOL], "messages": _tool_loop(TEXT)},
+])
+def test_adaptive_thinking_may_skip_thinking_and_force_tools(extra):
     body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
     assert _post(body) == (200, None)
+
+
+@pytest.mark.parametrize("extra, message", [
+    ({**ADAPTIVE, "messages": USER + [{"role": "assistant", "content": [TEXT, THINK]},
+                                      {"role": "user", "content": "go on"}]},
+     "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
+     "block must be thinking or redacted_thinking. Found text."),
+    ({**ADAPTIVE, "tools": [TOOL], "messages": _tool_loop(TEXT, THINK)},
+     "messages.1.content.0: If an assistant message contains any thinking blocks, the first "
+     "block must be thinking or redacted_thinking. Found text."),
+    ({**ON, "tools": [TOOL], "tool_choice": {"type": "any"}},
+     "Thinking may not be enabled when tool_choice forces tool use."),
+])
+def test_adaptive_thinking_keeps_the_other_placement_rules(extra, message):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 100, "messages": USER, **extra}
+    status, text = _post(body)
+    assert status == 400 and text.startswith(message), text
+
+
+@pytest.mark.parametrize("model, status", [
+    ("claude-sonnet-4-6", 400), ("claude-sonnet-5-5", 400), ("claude-opus-4-8", 400),
+    ("claude-opus-4-5", 200), ("claude-haiku-4-5", 200),
+])
+def test_a_final_assistant_turn_is_a_prefill_the_4_6_and_later_models_refuse(model, status):
+    body = {"model": model, "max_tokens": 100,
+            "messages": USER + [{"role": "assistant", "content": '{"answer":'}]}
+    code, text = _post(body)
+    assert code == status
+    if status == 400:
+        assert text == ("This model does not support assistant message prefill. The "
+                        "conversation must end with a user message.")
+    # a tool loop ends with the user's tool_result: no prefill on any model
+    loop = {"model": model, "max_tokens": 100, "tools": [TOOL], "messages": _tool_loop(TEXT)}
+    assert _post(loop) == (200, None)
 
 
 CM_BETA = {"anthropic-beta": "context-management-2025-06-27"}
@@ -222,6 +286,21 @@ def test_context_management_edits_of_the_sdks_shapes_are_accepted(config):
     body = {"model": "claude-sonnet-4-6", "max_tokens": 2000, "messages": USER,
             "thinking": {"type": "enabled", "budget_tokens": 1024}, "context_management": config}
     assert _post_beta(body) == (200, None)
+
+
+@pytest.mark.parametrize("thinking, status", [
+    (None, 400), ({"type": "disabled"}, 400), ({"type": "enabled", "budget_tokens": 1024}, 200),
+    ({"type": "adaptive"}, 200),
+])
+def test_clearing_thinking_needs_thinking_on(thinking, status):
+    body = {"model": "claude-sonnet-4-6", "max_tokens": 2000, "messages": USER,
+            "context_management": {"edits": [{"type": "clear_thinking_20251015"}]}}
+    if thinking is not None:
+        body["thinking"] = thinking
+    code, text = _post_beta(body)
+    assert code == status
+    if status == 400:
+        assert text == "`clear_thinking_20251015` strategy requires `thinking` to be enabled"
 
 
 PNG = "iVBORw0KGgo="   # the 8 bytes of the PNG signature

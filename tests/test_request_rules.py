@@ -2,6 +2,8 @@
 
 from types import SimpleNamespace
 
+import pytest
+
 from anthropic.types import message_count_tokens_params, message_create_params
 from anthropic.types.beta import message_create_params as beta_create_params
 
@@ -10,6 +12,7 @@ from mini_agent.core import request_rules as rules
 SONNET = SimpleNamespace(max_output_tokens=128_000, manual_thinking=False,
                          adaptive_thinking=True)
 HAIKU = SimpleNamespace(max_output_tokens=64_000, manual_thinking=True, adaptive_thinking=False)
+BOTH = SimpleNamespace(max_output_tokens=64_000, manual_thinking=True, adaptive_thinking=True)
 
 
 def test_field_lists_match_the_installed_sdk():
@@ -52,6 +55,84 @@ def test_thinking_rules():
         {"max_tokens": 9000, "thinking": enabled}, SONNET)
     assert rules.thinking_problem({"thinking": {"type": "adaptive"}}, HAIKU) == \
         "adaptive thinking is not supported on this model."
+
+
+@pytest.mark.parametrize("thinking, message", [
+    ({"type": "enabled"}, "thinking.enabled.budget_tokens: Field required"),
+    ({"type": "enabled", "budget_tokens": "2048"},
+     "thinking.enabled.budget_tokens: Input should be a valid integer"),
+    ({"type": "enabled", "budget_tokens": True},
+     "thinking.enabled.budget_tokens: Input should be a valid integer"),
+    ({"type": "enabled", "budget_tokens": 2048, "effort": "high"},
+     "thinking.enabled.effort: Extra inputs are not permitted"),
+    ({"type": "adaptive", "budget_tokens": 2048},
+     "thinking.adaptive.budget_tokens: Extra inputs are not permitted"),
+    ({"type": "disabled", "budget_tokens": 2048},
+     "thinking.disabled.budget_tokens: Extra inputs are not permitted"),
+    ({"type": "adaptive", "display": "full"},
+     "thinking.adaptive.display: Input should be 'summarized' or 'omitted'"),
+    ({"type": "on"}, "thinking: Input tag 'on' found using 'type' does not match any of the "
+                     "expected tags: 'enabled', 'disabled', 'between_tools', 'adaptive'"),
+    ("enabled", "thinking: Input should be a valid dictionary or object to extract fields "
+                "from"),
+])
+def test_thinking_settings_of_the_wrong_shape_are_refused(thinking, message):
+    assert rules.thinking_problem({"max_tokens": 9000, "thinking": thinking}, BOTH) == message
+
+
+@pytest.mark.parametrize("thinking", [
+    {"type": "enabled", "budget_tokens": 8999, "display": "omitted"},
+    {"type": "adaptive", "display": "summarized"}, {"type": "adaptive"},
+    {"type": "disabled"}, {"type": "between_tools"}, None,
+])
+def test_well_formed_thinking_settings_pass(thinking):
+    assert rules.thinking_problem({"max_tokens": 9000, "thinking": thinking}, BOTH) is None
+
+
+def test_the_budget_must_stay_below_max_tokens_on_both_sides_of_the_line():
+    body = {"thinking": {"type": "enabled", "budget_tokens": 4096}}
+    assert rules.thinking_problem({**body, "max_tokens": 4097}, HAIKU) is None
+    assert rules.thinking_problem({**body, "max_tokens": 4096}, HAIKU).startswith(
+        "`max_tokens` must be greater than `thinking.budget_tokens`.")
+    low = {"thinking": {"type": "enabled", "budget_tokens": 1023}, "max_tokens": 9000}
+    assert rules.thinking_problem(low, HAIKU) == (
+        "thinking.enabled.budget_tokens: Input should be greater than or equal to 1024")
+
+
+@pytest.mark.parametrize("sampling, refused", [
+    ({"temperature": 0.2}, "`temperature` may only be set to 1 when thinking is enabled."),
+    ({"temperature": 1}, None), ({"temperature": 1.0}, None),
+    ({"top_k": 40}, "`top_k` must be unset when thinking is enabled."),
+    ({"top_p": 0.9}, "`top_p` must be between 0.95 and 1, or unset, when thinking is enabled."),
+    ({"top_p": 0.95}, None), ({"top_p": 1}, None),
+])
+@pytest.mark.parametrize("thinking", [{"type": "enabled", "budget_tokens": 1024},
+                                      {"type": "adaptive"}])
+def test_the_legacy_version_refuses_sampling_changes_with_thinking_on(sampling, refused,
+                                                                      thinking):
+    body = {"model": "m", "max_tokens": 4000, "messages": [], "thinking": thinking, **sampling}
+    problem = rules.request_problem(body, api_version=rules.LEGACY_API_VERSION, limits=BOTH)
+    if refused is None:
+        assert problem is None
+    else:
+        assert problem.startswith(refused)
+        assert problem.endswith("extended-thinking#important-considerations-when-using-"
+                                "extended-thinking")
+    # thinking off: every value is the caller's; the current version refuses the field itself
+    off = {**body, "thinking": {"type": "disabled"}}
+    assert rules.request_problem(off, api_version=rules.LEGACY_API_VERSION, limits=BOTH) is None
+    field = next(iter(sampling))
+    assert rules.request_problem(body, limits=BOTH) == \
+        f"{field}: Extra inputs are not permitted"
+
+
+def test_an_unknown_effort_level_is_refused():
+    body = {"model": "m", "max_tokens": 10, "messages": [], "thinking": {"type": "adaptive"}}
+    assert rules.request_problem({**body, "output_config": {"effort": "xhigh"}},
+                                 limits=SONNET) is None
+    assert rules.request_problem({**body, "output_config": {"effort": "extreme"}},
+                                 limits=SONNET) == (
+        "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'")
 
 
 def test_context_management_needs_its_flag_and_a_large_enough_trigger():

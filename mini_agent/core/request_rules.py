@@ -2,7 +2,10 @@
 
 What the API refuses before it looks at the conversation: fields the version does not accept
 (``temperature``, ``top_p`` and ``top_k`` are gone, "even at default values"), a ``max_tokens``
-above the model's ceiling, a thinking budget out of range, ``document`` blocks in assistant
+above the model's ceiling, a ``thinking`` setting of the wrong shape, a mode the model does
+not take or a budget out of range, ``temperature`` other than 1, ``top_k`` or a ``top_p``
+under 0.95 with thinking on (legacy version only: the current one refuses the three
+outright), an unknown ``output_config.effort``, ``document`` blocks in assistant
 turns and citations on user text (both refused since 2026-10-21), context-management edits
 sent without their beta flag, a compaction trigger under 50,000 tokens, a ``role: "system"``
 message on a model that does not take one, or misplaced
@@ -22,10 +25,15 @@ Source: API migration guide for 2026-10-21 (platform.claude.com/docs/en/api/
 migration-2026-10-21, read 2026-12-01); the SDK 2.14 param types
 (``MessageCreateParamsBase``, ``BetaCompact20260112EditParam``, ``ThinkingConfigParam``:
 "a budget_tokens of at least 1,024"); 400 bodies quoted in public bug reports for the
-max_tokens ceiling, the thinking budget, manual thinking on current models and the TTL order.
+max_tokens ceiling, the thinking budget, manual thinking on current models and the TTL order,
+and for ``temperature`` / ``top_k`` with thinking (danny-avila/LibreChat#6023,
+quarkiverse/quarkus-langchain4j#1812, MartialBE/one-hub#529); the extended-thinking docs
+("Feature compatibility": top_p between 0.95 and 1); ``OutputConfigParam`` (effort levels).
 ASSUMPTIONS (the docs give no wording): the texts of :data:`DOCUMENT_IN_ASSISTANT`,
-:data:`CITATIONS_IN_USER_TEXT`, :func:`context_management_problem` and the top-level
-``cache_control`` refusals; other beta-only fields are accepted with any beta flag.
+:data:`CITATIONS_IN_USER_TEXT`, :func:`context_management_problem`, the top-level
+``cache_control``, the ``thinking`` shape, the ``top_p`` and the effort refusals; the
+sampling rule applies to adaptive thinking too (a client fix "verified against the API",
+dotCipher/opencode-claude-bridge#1); other beta-only fields are accepted with any beta flag.
 """
 
 from __future__ import annotations
@@ -57,6 +65,22 @@ MIN_COMPACTION_TRIGGER_TOKENS = 50_000
 MIN_THINKING_BUDGET_TOKENS = 1024
 """``thinking.budget_tokens`` must be at least this (SDK ``ThinkingConfigEnabledParam``)."""
 
+THINKING_FIELDS = {"enabled": frozenset({"type", "budget_tokens", "display"}),
+                   "disabled": frozenset({"type"}),
+                   "between_tools": frozenset({"type"}),
+                   "adaptive": frozenset({"type", "display"})}
+"""``thinking.type`` -> the fields that type takes (SDK ``ThinkingConfigParam`` union)."""
+
+THINKING_DISPLAYS = ("summarized", "omitted")
+"""Values of ``thinking.display`` (SDK ``ThinkingConfigEnabledParam`` / ``...AdaptiveParam``)."""
+
+EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
+"""Values of ``output_config.effort`` (SDK ``OutputConfigParam``)."""
+
+_SAMPLING_DOCS = ("Please consult our documentation at https://docs.claude.com/en/docs/"
+                  "build-with-claude/extended-thinking#important-considerations-when-using-"
+                  "extended-thinking")
+
 MESSAGES_FIELDS = frozenset({
     "cache_control", "container", "diagnostics", "inference_geo", "max_tokens", "messages",
     "metadata", "model", "output_config", "service_tier", "speed", "stop_sequences", "stream",
@@ -77,6 +101,10 @@ DOCUMENT_IN_ASSISTANT = "document blocks are not supported in assistant messages
 
 CITATIONS_IN_USER_TEXT = "citations are not supported on text blocks in user messages"
 """ASSUMPTION: wording of the 400 for non-empty ``citations`` on a user text block."""
+
+PREFILL_REFUSED = ("This model does not support assistant message prefill. The conversation "
+                   "must end with a user message.")
+"""The API's 400 for a final assistant turn on Claude 4.6 and later (public bug reports)."""
 
 NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
 """Block types that cannot carry ``cache_control``; automatic caching walks back over them."""
@@ -144,38 +172,137 @@ def max_tokens_problem(body: Mapping[str, Any], model: str,
     return None
 
 
+def _thinking_shape_problem(thinking: Any) -> str | None:
+    """The SDK's ``ThinkingConfigParam`` shape: a known ``type`` and only its own fields."""
+    if not isinstance(thinking, Mapping):
+        return "thinking: Input should be a valid dictionary or object to extract fields from"
+    kind = thinking.get("type")
+    if kind not in THINKING_FIELDS:
+        tags = ", ".join(f"'{t}'" for t in THINKING_FIELDS)
+        return (f"thinking: Input tag '{kind}' found using 'type' does not match any of the "
+                f"expected tags: {tags}")
+    extra = sorted(set(thinking) - THINKING_FIELDS[kind])
+    if extra:
+        return f"thinking.{kind}.{extra[0]}: Extra inputs are not permitted"
+    display = thinking.get("display")
+    if display is not None and display not in THINKING_DISPLAYS:
+        return f"thinking.{kind}.display: Input should be 'summarized' or 'omitted'"
+    return None
+
+
+def _budget_problem(body: Mapping[str, Any], thinking: Mapping[str, Any]) -> str | None:
+    """``thinking.enabled.budget_tokens``: an integer, at least 1,024, below ``max_tokens``."""
+    if "budget_tokens" not in thinking:
+        return "thinking.enabled.budget_tokens: Field required"
+    budget = thinking["budget_tokens"]
+    if not isinstance(budget, int) or isinstance(budget, bool):
+        return "thinking.enabled.budget_tokens: Input should be a valid integer"
+    if budget < MIN_THINKING_BUDGET_TOKENS:
+        return (f"thinking.enabled.budget_tokens: Input should be greater than or equal "
+                f"to {MIN_THINKING_BUDGET_TOKENS}")
+    max_tokens = body.get("max_tokens")
+    if isinstance(max_tokens, int) and max_tokens <= budget:
+        return ("`max_tokens` must be greater than `thinking.budget_tokens`. Please "
+                "consult our documentation at https://docs.claude.com/en/docs/"
+                "build-with-claude/extended-thinking#max-tokens-and-context-window-size")
+    return None
+
+
+def sampling_with_thinking_problem(body: Mapping[str, Any]) -> str | None:
+    """Return the refusal of a sampling parameter the thinking setting rules out, or None.
+
+    Only the legacy version (2023-06-01) accepts ``temperature``, ``top_p`` and ``top_k`` at
+    all; with thinking on (``enabled``, or ``adaptive`` / ``between_tools``: ASSUMPTION, the
+    same rule) ``temperature`` may only be 1, ``top_k`` must be unset and ``top_p`` must lie
+    between 0.95 and 1 ("Thinking isn't compatible with temperature or top_k modifications";
+    "you can set top_p to values between 1 and 0.95").
+
+    Args:
+        body: the JSON request body.
+
+    Returns:
+        The API's message for ``temperature`` and ``top_k`` (as quoted in public bug
+        reports); for ``top_p`` an ASSUMPTION worded like them. None when thinking is off or
+        the values are allowed.
+
+    >>> sampling_with_thinking_problem({"thinking": {"type": "adaptive"}, "top_k": 5})[:42]
+    '`top_k` must be unset when thinking is ena'
+    """
+    thinking = body.get("thinking")
+    if not isinstance(thinking, Mapping) or thinking.get("type") in (None, "disabled"):
+        return None
+    temperature = body.get("temperature")
+    if temperature is not None and temperature != 1:
+        return f"`temperature` may only be set to 1 when thinking is enabled. {_SAMPLING_DOCS}"
+    if body.get("top_k") is not None:
+        return f"`top_k` must be unset when thinking is enabled. {_SAMPLING_DOCS}"
+    top_p = body.get("top_p")
+    if top_p is not None and not (isinstance(top_p, (int, float)) and 0.95 <= top_p <= 1):
+        return (f"`top_p` must be between 0.95 and 1, or unset, when thinking is enabled. "
+                f"{_SAMPLING_DOCS}")
+    return None
+
+
+def effort_problem(body: Mapping[str, Any]) -> str | None:
+    """Return the refusal of an ``output_config.effort`` outside the SDK's values, or None.
+
+    ASSUMPTION: the wording (pydantic style, like the API's other field errors).
+
+    Args:
+        body: the JSON request body.
+
+    Returns:
+        ``"output_config.effort: Input should be ..."`` for an unknown level, else None.
+
+    >>> effort_problem({"output_config": {"effort": "extreme"}})
+    "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
+    """
+    config = body.get("output_config")
+    if not isinstance(config, Mapping) or config.get("effort") is None:
+        return None
+    if config["effort"] not in EFFORT_LEVELS:
+        levels = ", ".join(f"'{e}'" for e in EFFORT_LEVELS[:-1])
+        return f"output_config.effort: Input should be {levels} or '{EFFORT_LEVELS[-1]}'"
+    return None
+
+
 def thinking_problem(body: Mapping[str, Any], limits: ModelLimits | None) -> str | None:
     """Return the refusal of a ``thinking`` setting, or None.
+
+    Checks the shape (a known ``type``, only that type's fields, ``display`` summarized or
+    omitted), the mode against the model (manual ``enabled`` or ``adaptive``), the manual
+    budget (an integer, at least 1,024 and below ``max_tokens``), then the sampling
+    parameters thinking rules out (:func:`sampling_with_thinking_problem`).
 
     Args:
         body: the JSON request body.
         limits: the model's limits (which thinking modes it takes), or None.
 
     Returns:
-        The message for a mode the model does not take or a budget out of range (at least
-        1,024 and below ``max_tokens``), else None.
+        The API's message (pydantic style for the shape: ASSUMPTION), else None.
+
+    >>> thinking_problem({"max_tokens": 4000, "thinking": {"type": "adaptive",
+    ...                   "budget_tokens": 2048}}, None)
+    'thinking.adaptive.budget_tokens: Extra inputs are not permitted'
     """
-    thinking = body.get("thinking")
-    if not isinstance(thinking, Mapping):
+    if body.get("thinking") is None:
         return None
+    thinking = body["thinking"]
+    problem = _thinking_shape_problem(thinking)
+    if problem:
+        return problem
     kind = thinking.get("type")
     if kind == "enabled":
         if limits is not None and not limits.manual_thinking:
             return ('"thinking.type.enabled" is not supported for this model. Use '
                     '"thinking.type.adaptive" and "output_config.effort" to control '
                     'thinking behavior.')
-        budget = thinking.get("budget_tokens")
-        if not isinstance(budget, int) or budget < MIN_THINKING_BUDGET_TOKENS:
-            return (f"thinking.enabled.budget_tokens: Input should be greater than or equal "
-                    f"to {MIN_THINKING_BUDGET_TOKENS}")
-        max_tokens = body.get("max_tokens")
-        if isinstance(max_tokens, int) and max_tokens <= budget and "max_tokens" in body:
-            return ("`max_tokens` must be greater than `thinking.budget_tokens`. Please "
-                    "consult our documentation at https://docs.claude.com/en/docs/"
-                    "build-with-claude/extended-thinking#max-tokens-and-context-window-size")
+        problem = _budget_problem(body, thinking)
+        if problem:
+            return problem
     elif kind == "adaptive" and limits is not None and not limits.adaptive_thinking:
         return "adaptive thinking is not supported on this model."
-    return None
+    return sampling_with_thinking_problem(body)
 
 
 def version_content_problem(messages: Any) -> str | None:
@@ -202,6 +329,34 @@ def version_content_problem(messages: Any) -> str | None:
             if (message.get("role") == "user" and block.get("type") == "text"
                     and block.get("citations")):
                 return f"messages.{i}.content.{j}.citations: {CITATIONS_IN_USER_TEXT}"
+    return None
+
+
+def prefill_problem(messages: Any, limits: ModelLimits | None) -> str | None:
+    """Return the refusal of an assistant prefill on a model that no longer takes one, or None.
+
+    "Prefilling assistant messages returns a 400 error on Claude 4.6 models" (migration
+    guide); the later models refuse it too. ASSUMPTION: the models that refuse it are those
+    that take adaptive thinking (Claude 4.6 and later); the 4.5 and older models still take a
+    prefill, and a model the kit does not know is given the benefit of the doubt.
+
+    Args:
+        messages: the request's messages (anything; non-lists are left to other checks).
+        limits: the model's limits, or None for an unknown model.
+
+    Returns:
+        The API's message (quoted in public bug reports) when the last message is an
+        assistant turn on such a model, else None.
+
+    >>> prefill_problem([{"role": "user", "content": "hi"}, {"role": "assistant",
+    ...                  "content": "{"}], None) is None
+    True
+    """
+    if limits is None or not limits.adaptive_thinking or not isinstance(messages, list) \
+            or not messages or not isinstance(messages[-1], Mapping):
+        return None
+    if messages[-1].get("role") == "assistant":
+        return PREFILL_REFUSED
     return None
 
 
@@ -362,8 +517,9 @@ def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
                     limits: ModelLimits | None = None) -> str | None:
     """Run every top-level rule, in the order the API checks them.
 
-    ASSUMPTION on the order: fields, model, max_tokens, thinking, cache_control, context
-    management, system messages, content.
+    ASSUMPTION on the order: fields, model, max_tokens, thinking (shape, mode, budget,
+    sampling), effort, cache_control, context management, system messages, content, prefill
+    (not on ``count_tokens``: ASSUMPTION).
 
     Args:
         body: the JSON request body.
@@ -385,7 +541,9 @@ def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,
         problem = max_tokens_problem(body, body["model"], limits)
         if problem:
             return problem
-    return (thinking_problem(body, limits) or automatic_cache_control_problem(body)
+    return (thinking_problem(body, limits) or effort_problem(body)
+            or automatic_cache_control_problem(body)
             or context_management_problem(body, betas)
             or system_messages_problem(body.get("messages"), body["model"])
-            or version_content_problem(body.get("messages")))
+            or version_content_problem(body.get("messages"))
+            or (None if count_tokens else prefill_problem(body.get("messages"), limits)))

@@ -47,7 +47,10 @@ class UsageModel(Protocol):
             now: the transport clock's time (seconds), for cache lifetimes.
 
         Returns:
-            ``{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}``.
+            ``{"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}``,
+            optionally ``"cache_creation"`` (the writes split by TTL; without it every write
+            counts at 5 minutes). The transport adds the rest of the API's ``usage``
+            (:func:`mini_agent.offline.usage_fields.response_usage`).
         """
         ...  # pragma: no cover - protocol
 

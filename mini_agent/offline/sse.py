@@ -7,6 +7,8 @@ that can break mid-way.
 httpx2 one per chunk, paced, and injects the stream faults of a ``FaultPlan`` (an ``error``
 event, a dropped connection). Used by :mod:`mini_agent.offline.transport`; the SDK's own
 stream parser reads what it produces.
+``message_start`` carries the reply's usage without its output side, ``message_delta`` the
+cumulative counts (:func:`mini_agent.offline.usage_fields.stream_usages`).
 Source: Anthropic "Streaming Messages" docs; the SDK's
 ``BetaCompactionContentBlockDelta`` (a compaction block starts empty and arrives in one
 ``compaction_delta``).
@@ -21,6 +23,8 @@ import time
 from typing import Any, Iterator
 
 import httpx2
+
+from mini_agent.offline.usage_fields import stream_usages
 
 
 class EventStream(httpx2.SyncByteStream, httpx2.AsyncByteStream):
@@ -121,9 +125,7 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
     """
     rng = random.Random(seed)
     partial_json = partial_json or {}
-    usage = message["usage"]
-    start_usage = {k: v for k, v in usage.items() if k not in ("output_tokens", "iterations")}
-    start_usage["output_tokens"] = 1
+    start_usage, delta_usage = stream_usages(message["usage"])
     head = {k: v for k, v in message.items() if k not in ("content", "stop_reason", "usage")}
     head.update(content=[], stop_reason=None, stop_sequence=None, usage=start_usage)
     extras = {k: message[k] for k in ("context_management",) if k in message}
@@ -155,11 +157,8 @@ def sse_events(message: dict[str, Any], *, partial_json: dict[int, str] | None =
         else:
             yield start(block)
         yield sse_frame("content_block_stop", {"type": "content_block_stop", "index": index})
-    delta_usage = {"output_tokens": usage["output_tokens"]}
-    if "iterations" in usage:
-        delta_usage["iterations"] = usage["iterations"]
     yield sse_frame("message_delta", {"type": "message_delta",
                                       "delta": {"stop_reason": message["stop_reason"],
-                                                "stop_sequence": None},
+                                                "stop_sequence": message.get("stop_sequence")},
                                       "usage": delta_usage, **extras})
     yield sse_frame("message_stop", {"type": "message_stop"})

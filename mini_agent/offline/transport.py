@@ -18,15 +18,24 @@ transport plays the API's part:
   top-level automatic ``cache_control``; ``max_tokens: 0`` only warms the cache), and the
   ``context_management`` edits a request asks for with their beta flag
   (``clear_tool_uses_20250919``; ``compact_20260112``, whose ``compaction`` block leads the
-  reply and whose cost is reported in ``usage.iterations``); ``count_tokens`` applies the
-  same edits and reports ``context_management.original_input_tokens``;
+  reply and whose cost is reported in ``usage.iterations``; a beta request, one with an
+  ``anthropic-beta`` flag or on ``?beta=true``, gets its one sampling iteration there, as
+  recorded beta replies do; ASSUMPTION: other requests get no ``iterations``);
+  ``count_tokens`` applies the same edits and
+  reports ``context_management.original_input_tokens``;
 * serves ``POST /v1/messages`` as JSON, or as SSE when ``"stream": true`` (the beta path
   ``/v1/messages?beta=true`` too), and ``POST /v1/messages/count_tokens``;
-* fills ``usage`` through a pluggable ``usage_model`` (pass your own simulator to inspect
-  its log or advance a clock) and, when ``request_transforms`` are given, applies those in
+* fills the input side of ``usage`` through a pluggable ``usage_model`` (pass your own
+  simulator to inspect its log or advance a clock), and the rest as the API does
+  (``cache_creation`` by TTL, ``output_tokens_details``, ``server_tool_use``,
+  ``service_tier``, ``inference_geo``, ``speed``: :mod:`mini_agent.offline.usage_fields`),
+  and, when ``request_transforms`` are given, applies those in
   place of the API's own context management (the plug-in style of episodes 04 and 05);
-* enforces ``max_tokens`` on the brain's reply (cutting text or a tool_use's JSON mid-way,
-  with ``stop_reason: "max_tokens"``) and injects faults on chosen requests.
+* ends the brain's reply after its first tool call when ``tool_choice`` disables parallel
+  tool use (and leaves its calls out for ``tool_choice: none``), and at the first of the request's ``stop_sequences`` in its text
+  (``stop_reason: "stop_sequence"``, the match in ``stop_sequence``), enforces ``max_tokens``
+  on it (cutting text or a tool_use's JSON mid-way, with ``stop_reason: "max_tokens"``) and
+  injects faults on chosen requests.
 
 The brain is any object with ``respond(request: dict) -> {"content": [...], "stop_reason":
 str}``; see :mod:`mini_agent.offline.brains` and :mod:`mini_agent.offline.demo_brain`.
@@ -58,10 +67,12 @@ from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
 from mini_agent.core.wire_rules import tools_required_problem
-from mini_agent.offline.max_tokens import enforce_max_tokens
+from mini_agent.offline.max_tokens import (apply_stop_sequences, enforce_max_tokens,
+                                           one_tool_use)
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
 from mini_agent.offline.sse import EventStream, sse_events
+from mini_agent.offline.usage_fields import response_usage, thinking_tokens
 from mini_agent.offline.wire_shapes import shape_problem
 
 __all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "OfflineTransport",
@@ -153,7 +164,9 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if path == "/v1/messages/count_tokens":
             return self._count_tokens(body, version=version, betas=betas)
         if path == "/v1/messages":
-            return self._messages(body, is_async=is_async, version=version, betas=betas)
+            return self._messages(body, is_async=is_async, version=version, betas=betas,
+                                  beta=bool(betas) or
+                                  request.url.params.get("beta") == "true")
         return api_error(404, "not_found_error", f"Not found: {path}")
 
     def _check(self, body: dict[str, Any], *, count_tokens: bool, version: str,
@@ -235,7 +248,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         return body, extras, compaction
 
     def _messages(self, body: dict[str, Any], *, is_async: bool, version: str = API_VERSION,
-                  betas: tuple[str, ...] = ()) -> httpx2.Response:
+                  betas: tuple[str, ...] = (), beta: bool = False) -> httpx2.Response:
         with self._lock:
             self.request_count += 1
             number = self.request_count
@@ -267,20 +280,25 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return api_error(400, "invalid_request_error",
                              f"prompt is too long: {input_estimate} tokens > {window} maximum")
         self.requests.append(body)
-        usage = dict(self.usage_model.usage(body, now=self.clock.now()))
-        content, stop_reason, partial_json = self._reply(body, number, compaction)
+        counted = self.usage_model.usage(body, now=self.clock.now())
+        content, stop_reason, stop_sequence, partial_json = self._reply(body, number,
+                                                                        compaction)
         sampled = content[1:] if compaction is not None else content
-        usage["output_tokens"] = approx_tokens({"role": "assistant", "content": sampled}) \
-            if sampled else 0
+        usage = response_usage(
+            counted, body, thinking=thinking_tokens(sampled),
+            output_tokens=approx_tokens({"role": "assistant", "content": sampled})
+            if sampled else 0)
+        sampling = {"type": "message", **{k: usage.get(k, 0) for k in (
+            "input_tokens", "output_tokens", "cache_creation_input_tokens",
+            "cache_read_input_tokens", "cache_creation")}}
         if compaction is not None:   # its tokens are not in the top-level usage fields
-            usage["iterations"] = [{"type": "compaction", **compaction["usage"]},
-                                   {"type": "message", **{k: usage.get(k, 0) for k in (
-                                       "input_tokens", "output_tokens",
-                                       "cache_creation_input_tokens",
-                                       "cache_read_input_tokens")}}]
+            usage["iterations"] = [{"type": "compaction", **compaction["usage"]}, sampling]
+        elif beta and "iterations" not in usage:
+            usage["iterations"] = [sampling]
         message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
                    "model": body["model"], "content": content, "stop_reason": stop_reason,
-                   "stop_sequence": None, "usage": usage, **extras}
+                   "stop_sequence": stop_sequence,
+                   "usage": usage, **extras}
         headers = {"request-id": f"req_offline_{number:04d}"}
         if not body.get("stream"):
             return httpx2.Response(200, json=message, headers=headers)
@@ -292,20 +310,26 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         return httpx2.Response(200, headers=headers, stream=stream)
 
     def _reply(self, body: dict[str, Any], number: int, compaction: dict | None
-               ) -> tuple[list[dict], str, dict[int, str]]:
-        """The assistant content: the compaction block (if any), then the brain's reply cut
-        to ``max_tokens``; ``max_tokens: 0`` only warms the cache (empty content)."""
+               ) -> tuple[list[dict], str, str | None, dict[int, str]]:
+        """The assistant content: the compaction block (if any), then the brain's reply ended
+        at a stop sequence and cut to ``max_tokens``; ``max_tokens: 0`` only warms the cache
+        (empty content). Returns ``(content, stop_reason, stop_sequence, partial_json)``."""
         head = [compaction_block(compaction)] if compaction is not None else []
         if compaction is not None and compaction["pause"]:
-            return head, "compaction", {}
+            return head, "compaction", None, {}
         if body["max_tokens"] == 0:
-            return head, "max_tokens", {}
+            return head, "max_tokens", None, {}
         reply = self.brain.respond(body)
+        content, matched = apply_stop_sequences(
+            one_tool_use(reply["content"], body.get("tool_choice")), body.get("stop_sequences"))
+        said = reply.get("stop_reason", "end_turn")
+        if said == "tool_use" and not any(b.get("type") == "tool_use" for b in content):
+            said = "end_turn"   # tool_choice none left the calls out
         content, stop_reason, partial_json = enforce_max_tokens(
-            reply["content"], reply.get("stop_reason", "end_turn"), body["max_tokens"],
+            content, "stop_sequence" if matched else said, body["max_tokens"],
             self.faults.max_tokens_at.get(number))
-        return head + content, stop_reason, {i + len(head): text
-                                             for i, text in partial_json.items()}
+        return (head + content, stop_reason, matched if stop_reason == "stop_sequence" else None,
+                {i + len(head): text for i, text in partial_json.items()})
 
 
 # ------------------------------------------------------------------ client factories

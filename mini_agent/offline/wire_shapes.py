@@ -2,16 +2,19 @@
 
 :func:`shape_problem` returns the 400 message for: a custom tool whose name does not match
 :data:`TOOL_NAME_PATTERN`, two tools of one name, a custom tool without an object
-``input_schema``, a system block that is not a text block of the SDK's
-``TextBlockParam`` shape, an invalid ``cache_control`` on a system block or a tool, an empty
-system text block, a ``tool_choice`` that is not an object, of an unknown type, naming a tool the
-request does not define or given without tools, thinking with a ``tool_choice`` that forces
-tool use, ``stop_sequences`` / ``stream`` / ``metadata`` / ``service_tier`` of the wrong type,
-a ``tool_use`` id outside ``[a-zA-Z0-9_-]``, and a ``tool_result`` whose ``is_error`` is not a
-boolean, a base64 image whose data does not decode or match its media type (the
-API's "Image does not match the provided media type image/png"), thinking blocks out of place (:func:`thinking_order_problem`) and a
-``context_management`` whose edits do not have the SDK's shapes
-(:func:`context_management_problem`). The offline API (:mod:`mini_agent.offline.transport`) runs it after
+``input_schema``, a system block that is not a text block of the SDK's ``TextBlockParam``
+shape, an invalid ``cache_control`` on a system block or a tool, an empty system text block, a
+``tool_choice`` that is not an object, of an unknown type, with a field its type does not
+take, a non-boolean ``disable_parallel_tool_use``, naming a tool the request does not define
+or given without tools, manual thinking with a ``tool_choice`` that forces tool use,
+``stop_sequences`` / ``stream`` / ``metadata`` / ``service_tier`` of the wrong type, a stop
+sequence that is empty or whitespace only, an ``inference_geo`` other than ``global`` or
+``us``, a ``tool_use`` id outside ``[a-zA-Z0-9_-]``, a ``tool_result`` whose ``is_error`` is
+not a boolean, a base64 image whose data does not decode or match its media type (the API's
+"Image does not match the provided media type image/png"), thinking blocks out of place
+(:func:`thinking_order_problem`) and a ``context_management`` whose edits do not have the
+SDK's shapes or that clears thinking with thinking off (:func:`context_management_problem`).
+The offline API (:mod:`mini_agent.offline.transport`) runs it after
 :func:`mini_agent.core.request_rules.request_problem`, so a request the real API would refuse
 is refused offline too, with a 400 rather than a crash of the usage model.
 
@@ -20,11 +23,15 @@ Pure: no IO. Taught with ``notebooks/01_agent_loop.ipynb`` (what the API refuses
 Source: Anthropic Messages API reference (tool ``name`` pattern ``^[a-zA-Z0-9_-]{1,128}$``,
 ``input_schema`` required, ``tool_choice`` types auto/any/tool/none, ``metadata.user_id``,
 ``service_tier`` auto/standard_only); extended-thinking docs ("tool_choice any or tool ...
-will result in an error" with thinking on); the thinking-order refusals as the API words them
-(quoted in public bug reports: anthropics/claude-code#20705, #11978; tailcallhq/forgecode#2107,
-#1853). ASSUMPTIONS (wording not documented): the texts
-of the duplicate-name, unknown-tool, tool_choice-without-tools and empty-system-text
-refusals, and the field paths of the tool_use id and is_error refusals (pydantic style).
+will result in an error" with thinking on; "Thinking in tool and multi-turn workflows":
+forced tool use errors with manual ``enabled`` thinking only, "adaptive thinking supports
+forced tool use"); the thinking-order refusals as the API words them (quoted in public bug
+reports: anthropics/claude-code#20705, #11978; tailcallhq/forgecode#2107, #1853) and the
+clear-thinking refusal (anthropics/claude-code#11971); the stop-sequence refusals
+(BerriAI/litellm#3286, MegaGrindStone/mcp-web-ui#5); ``BetaAllowedInferenceGeo`` ("global",
+"us"). ASSUMPTIONS (wording not documented): the texts of the duplicate-name, unknown-tool,
+tool_choice-without-tools, empty-system-text and ``inference_geo`` refusals, and the field
+paths of the tool_use id, is_error and ``tool_choice`` field refusals (pydantic style).
 """
 
 from __future__ import annotations
@@ -38,6 +45,13 @@ __all__ = ["TOOL_NAME_PATTERN", "TOOL_USE_ID_PATTERN", "shape_problem", "thinkin
            "context_management_problem"]
 
 TOOL_CHOICE_TYPES = ("auto", "any", "tool", "none")
+TOOL_CHOICE_FIELDS = {"auto": frozenset({"type", "disable_parallel_tool_use"}),
+                      "any": frozenset({"type", "disable_parallel_tool_use"}),
+                      "tool": frozenset({"type", "name", "disable_parallel_tool_use"}),
+                      "none": frozenset({"type"})}
+"""``tool_choice.type`` -> the fields it takes (SDK ``ToolChoice*Param``)."""
+INFERENCE_GEOS = ("global", "us")
+"""Values of ``inference_geo`` (SDK ``BetaAllowedInferenceGeo``; data residency docs)."""
 SERVICE_TIERS = ("auto", "standard_only")
 
 
@@ -57,6 +71,10 @@ def shape_problem(body: Mapping[str, Any]) -> str | None:
             or _blocks_problem(body.get("messages")) or thinking_order_problem(body)
             or context_management_problem(body))
 
+
+CLEAR_THINKING_NEEDS_THINKING = \
+    "`clear_thinking_20251015` strategy requires `thinking` to be enabled"
+"""The API's refusal of the clear-thinking edit without thinking (anthropics/claude-code#11971)."""
 
 _EDIT_FIELDS = {
     "clear_tool_uses_20250919": frozenset({"type", "trigger", "keep", "clear_at_least",
@@ -110,7 +128,8 @@ def context_management_problem(body: Mapping[str, Any]) -> str | None:
     (``tool_uses``), ``clear_at_least`` (``input_tokens``), ``exclude_tools`` (a list of
     names) and ``clear_tool_inputs`` (a boolean or a list of names); ``clear_thinking_20251015``
     takes ``keep`` (``{"type": "thinking_turns", "value": int}``, ``{"type": "all"}`` or
-    ``"all"``) and, with other edits, comes first. Unknown edit types are
+    ``"all"``), needs thinking on (``enabled``, or ``adaptive`` / ``between_tools``:
+    ASSUMPTION) and, with other edits, comes first. Unknown edit types are
     :func:`mini_agent.core.request_rules.request_problem`'s to refuse; the compaction edit's
     fields are checked where it is applied.
 
@@ -143,6 +162,9 @@ def context_management_problem(body: Mapping[str, Any]) -> str | None:
         if extra:
             return f"{where}.{extra[0]}: Extra inputs are not permitted"
         if kind == "clear_thinking_20251015":
+            thinking = body.get("thinking")
+            if not isinstance(thinking, Mapping) or thinking.get("type") in (None, "disabled"):
+                return CLEAR_THINKING_NEEDS_THINKING
             if i > 0:
                 return (f"context_management.edits.{i}: the clear_thinking_20251015 edit must "
                         "be listed first in edits")
@@ -182,6 +204,9 @@ def thinking_order_problem(body: Mapping[str, Any]) -> str | None:
     (the last message, or the one whose ``tool_use`` the trailing ``tool_result`` user turn
     answers) starts with a thinking block, so a tool loop must send back the thinking it got;
     and an assistant message in the final position does not end with a thinking block.
+    With ``adaptive`` (or ``between_tools``) thinking the model may skip thinking, so the
+    start-with-thinking rule is not applied (ASSUMPTION: the docs say the round-trip rules
+    are "identical" but that thinking is optional in that mode); the other rules are.
 
     Args:
         body: the request body; ``messages`` a list (other shapes are skipped); never mutated.
@@ -300,6 +325,12 @@ def _tool_choice_problem(body: Mapping[str, Any]) -> str | None:
     kind = choice.get("type")
     if kind not in TOOL_CHOICE_TYPES:
         return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"
+    extra = sorted(set(choice) - TOOL_CHOICE_FIELDS[kind])
+    if extra:
+        return f"tool_choice.{kind}.{extra[0]}: Extra inputs are not permitted"
+    if "disable_parallel_tool_use" in choice and \
+            not isinstance(choice["disable_parallel_tool_use"], bool):
+        return f"tool_choice.{kind}.disable_parallel_tool_use: Input should be a valid boolean"
     tools = body.get("tools") or []
     if kind in ("any", "tool") and not tools:
         return "tool_choice: may only be specified while providing tools"
@@ -320,6 +351,10 @@ def _scalars_problem(body: Mapping[str, Any]) -> str | None:
         for i, stop in enumerate(stops):
             if not isinstance(stop, str):
                 return f"stop_sequences.{i}: Input should be a valid string"
+        if any(stop == "" for stop in stops):
+            return "stop_sequences: each stop sequence must be non-empty"
+        if any(not stop.strip() for stop in stops):
+            return "stop_sequences: each stop sequence must contain non-whitespace"
     if "stream" in body and not isinstance(body["stream"], bool):
         return "stream: Input should be a valid boolean"
     metadata = body.get("metadata")
@@ -331,6 +366,9 @@ def _scalars_problem(body: Mapping[str, Any]) -> str | None:
                 return f"metadata.{key}: Extra inputs are not permitted"
             if value is not None and not isinstance(value, str):
                 return "metadata.user_id: Input should be a valid string"
+    geo = body.get("inference_geo")
+    if geo is not None and geo not in INFERENCE_GEOS:
+        return "inference_geo: Input should be 'global' or 'us'"
     tier = body.get("service_tier")
     if tier is not None and tier not in SERVICE_TIERS:
         return "service_tier: Input should be 'auto' or 'standard_only'"
