@@ -184,7 +184,7 @@ def test_structured_summary_files_intentions_under_next_steps_not_decisions():
 
 def test_model_summarizer_offline_goes_through_the_sdk():
     client = offline_client(SummaryBrain())
-    summarize = model_summarizer(client, model="claude-test")
+    summarize = model_summarizer(client, model="claude-sonnet-5-5")
     h, _ = long_session(6)
     s = summarize(h[:-1])
     assert s.startswith("## Task") and "src/parser.py" in s
@@ -274,11 +274,11 @@ def test_reactive_compaction_makes_the_retry_fit():
              for n in ("read_file", "grep", "run_bash", "edit_file")]
     client = offline_client(EchoBrain(), context_window_tokens=5_000, max_retries=0)
     with pytest.raises(anthropic.BadRequestError, match="prompt is too long"):
-        client.messages.create(model="m", max_tokens=50, messages=h, tools=tools)
+        client.messages.create(model="claude-sonnet-5-5", max_tokens=50, messages=h, tools=tools)
     policy = small_policy()
     view = policy.on_context_overflow(h, ctx_for(h, times, times[-1]))
     assert policy.records[-1]["stage"] == "reactive"
-    reply = client.messages.create(model="m", max_tokens=50, messages=view, tools=tools)
+    reply = client.messages.create(model="claude-sonnet-5-5", max_tokens=50, messages=view, tools=tools)
     assert reply.stop_reason in ("end_turn", "max_tokens")
     assert view[0]["content"][0]["text"] == h[0]["content"]
 
@@ -292,7 +292,7 @@ def test_server_compaction_simulated():
              for n in ("read_file", "grep", "run_bash", "edit_file")]
     cm = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens",
                                                              "value": 50_000}}]}
-    r = client.beta.messages.create(model="m", max_tokens=200, messages=h, tools=tools,
+    r = client.beta.messages.create(model="claude-sonnet-5-5", max_tokens=200, messages=h, tools=tools,
                                     context_management=cm, betas=["compact-2026-01-12"])
     assert [b.type for b in r.content] == ["compaction", "text"]
     assert r.content[0].content.startswith("## Task")
@@ -304,7 +304,7 @@ def test_server_compaction_simulated():
                   {"role": "user", "content": "continue"}]
     cm2 = {"edits": [{"type": "compact_20260112", "trigger": {"type": "input_tokens",
                                                               "value": 100_000}}]}
-    r2 = client.beta.messages.create(model="m", max_tokens=200, messages=follow, tools=tools,
+    r2 = client.beta.messages.create(model="claude-sonnet-5-5", max_tokens=200, messages=follow, tools=tools,
                                      context_management=cm2, betas=["compact-2026-01-12"])
     assert r2.content[0].text == "You said: continue"
     seen = client._client._transport.requests[-1]["messages"] if hasattr(client, "_client") \
@@ -313,7 +313,7 @@ def test_server_compaction_simulated():
         assert seen[0]["content"][0]["text"].startswith(SUMMARY_PREFIX) and len(seen) == 3
     # pause_after_compaction: the block alone, stop_reason "compaction"
     cm3 = {"edits": [{**cm["edits"][0], "pause_after_compaction": True}]}
-    r3 = client.beta.messages.create(model="m", max_tokens=200, messages=h, tools=tools,
+    r3 = client.beta.messages.create(model="claude-sonnet-5-5", max_tokens=200, messages=h, tools=tools,
                                      context_management=cm3, betas=["compact-2026-01-12"])
     assert r3.stop_reason == "compaction" and [b.type for b in r3.content] == ["compaction"]
 
@@ -377,7 +377,7 @@ def test_metadata_in_a_block_is_refused_like_the_api():
     h[2]["content"][0]["timestamp"] = T0
     client = offline_client(EchoBrain(), max_retries=0)
     with pytest.raises(anthropic.BadRequestError, match="unexpected keys"):
-        client.messages.create(model="m", max_tokens=50, messages=h, tools=[
+        client.messages.create(model="claude-sonnet-5-5", max_tokens=50, messages=h, tools=[
             {"name": "read_file", "description": "r", "input_schema": {"type": "object"}}])
 
 

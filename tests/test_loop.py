@@ -262,7 +262,7 @@ def test_interrupting_mid_drain_leaves_a_valid_history():
 
     async def main():
         history = [{"role": "user", "content": "go"}]
-        model = sdk_model(offline_async_client(brain), model="m", max_tokens=500, tools=tools)
+        model = sdk_model(offline_async_client(brain), model="claude-sonnet-5-5", max_tokens=500, tools=tools)
         events = run_loop(model, history, tools=tools)
         async for event in events:
             if isinstance(event, ToolResult) and len(history) == 2:
@@ -284,7 +284,7 @@ def test_stopping_at_an_append_leaves_a_valid_history(role):
 
     async def main():
         history = [{"role": "user", "content": "go"}]
-        model = sdk_model(offline_async_client(brain), model="m", max_tokens=500, tools=tools)
+        model = sdk_model(offline_async_client(brain), model="claude-sonnet-5-5", max_tokens=500, tools=tools)
         events = run_loop(model, history, tools=tools)
         async for event in events:
             if isinstance(event, MessageAppended) and event.message["role"] == role:

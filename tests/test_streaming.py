@@ -58,7 +58,7 @@ def test_sdk_event_objects_are_accepted_as_well_as_dicts():
     client = anthropic.Anthropic(api_key="t", base_url="http://fixture.invalid", http_client=(
         httpx2.Client(transport=httpx2.MockTransport(lambda r: httpx2.Response(
             200, headers={"content-type": "text/event-stream"}, content=body)))))
-    raw = list(client.messages.create(model="m", max_tokens=10, stream=True,
+    raw = list(client.messages.create(model="claude-sonnet-5-5", max_tokens=10, stream=True,
                                       messages=[{"role": "user", "content": "hi"}]))
     from_objects, _ = assemble(raw)
     from_dicts, _ = assemble(read_events("parallel_tools.sse"))
