@@ -43,3 +43,13 @@ def test_a_root_with_a_tilde_is_the_home_folder(tmp_path, monkeypatch):
     from mini_agent.grading.grader import resolve_root
     monkeypatch.setenv("HOME", str(tmp_path))
     assert resolve_root("exercises", "~/kit") == (tmp_path / "kit").resolve()
+
+
+def test_a_missing_exercises_folder_names_the_option_for_python_and_the_command_line(tmp_path):
+    from mini_agent.grading import find_root
+    with pytest.raises(FileNotFoundError) as caught:
+        find_root(tmp_path)
+    assert str(caught.value).endswith("(--root DIR on the command line, root=DIR in Python)")
+    with pytest.raises(FileNotFoundError) as caught:
+        find_file("exercises", "03", root=tmp_path / "nowhere")
+    assert "(--root DIR, or root=DIR in Python)" in str(caught.value)

@@ -215,7 +215,7 @@ def test_root_pointing_at_exercises_itself_says_to_pass_the_folder_above(copy, c
     with pytest.raises(FileNotFoundError, match=r"is exercises/ itself; pass the folder that "
                        r"holds it \(--root .*\)$") as caught:
         grade("03", root=copy / "exercises")
-    assert str(caught.value).endswith(f"(--root {copy})")
+    assert str(caught.value).endswith(f"(--root {copy}, or root= in Python)")
 
 
 def test_exercise_files_copied_without_their_folder_are_named(tmp_path, monkeypatch):

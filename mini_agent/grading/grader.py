@@ -35,7 +35,8 @@ def find_root(start: Path | str | None = None, folder: str = "exercises") -> Pat
         An absolute path.
     Raises:
         FileNotFoundError: no such folder up to the file system's root; the message says
-            to run inside the copy of the kit or to pass ``--root``.
+            to run inside the copy of the kit or to pass the folder (``--root`` on the
+            command line, ``root=`` in Python).
     """
     here = Path(start or Path.cwd()).resolve()
     for candidate in (here, *here.parents):
@@ -49,7 +50,8 @@ def find_root(start: Path | str | None = None, folder: str = "exercises") -> Pat
             f"named {folder}/ (mkdir {folder} && mv [0-9][0-9]_*.py {folder}/) and run from "
             "the folder that holds it")
     raise FileNotFoundError(f"no {folder}/ folder in {here} or any folder above it: run this "
-                            "inside your copy of the kit, or pass --root DIR")
+                            "inside your copy of the kit, or pass the folder that holds it (--root DIR on "
+                            "the command line, root=DIR in Python)")
 
 
 def find_file(folder: str, exercise: str, *, root: Path) -> Path:
@@ -76,10 +78,10 @@ def find_file(folder: str, exercise: str, *, root: Path) -> Path:
     if not root.is_dir():
         what = "a file, not a folder" if root.exists() else "not there (no such folder)"
         raise FileNotFoundError(f"the folder to grade, {root}, is {what}: pass the folder "
-                                f"that holds {folder}/ (--root DIR)")
+                                f"that holds {folder}/ (--root DIR, or root=DIR in Python)")
     how = ""
     if root.name == folder and any(root.glob("[0-9][0-9]_*.py")):
-        how = f": {root} is {folder}/ itself; pass the folder that holds it (--root {root.parent})"
+        how = f": {root} is {folder}/ itself; pass the folder that holds it (--root {root.parent}, or root= in Python)"
     elif folder == "exercises" and (root / "solutions").is_dir():
         how = "; `mini-agent make-exercises` creates the missing exercise files"
     elif folder == "exercises":
