@@ -30,7 +30,7 @@ Source: 000_86e3ff2076a5ae37.txt (turn, /stats, /history),
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import contextlib
 import inspect
 import json
 import os
@@ -48,6 +48,7 @@ from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.harness.config import DEFAULT_MAX_TOKENS, model_name
 from mini_agent.harness.loop import (DEFAULT_MAX_TURNS, LoopEnd, LoopEvent, MessageAppended,
                                      ToolResult, TurnEnd, TurnStart, run_loop, view_context)
+from mini_agent.harness.loop_events import RunResult  # noqa: F401 - public from here too
 from mini_agent.harness.hooks import HookFields
 from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, ContextOverflowError,  # noqa: F401
                                       StreamFaultError, sdk_model)
@@ -59,27 +60,6 @@ from mini_agent.harness.stop_hook import DEFAULT_MAX_STOP_HOOK_BLOCKS
 DEFAULT_SYSTEM = ("You are a careful coding agent working in a small repository. Use the tools "
                   "to explore before you edit, keep edits minimal, and run the tests to check "
                   "your work. Answer briefly when you are done.")
-
-
-@dataclasses.dataclass
-class RunResult:
-    """What one ``run``/``arun`` produced.
-
-    Attributes:
-        text: the last step's assistant text (continued pieces joined).
-        exit_status: how the loop ended: "completed" | "max_turns_reached" | "prompt_blocked"
-            | "hook_stopped" | "stop_hook_limit".
-        turns: model requests made.
-        events: every event, in order.
-    """
-
-    text: str
-    exit_status: str
-    turns: int
-    events: list = dataclasses.field(default_factory=list, repr=False)
-
-    def __str__(self) -> str:
-        return self.text
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -242,6 +222,10 @@ class Agent:
     async def arun(self, text: str, *, on_event: Callable | None = None) -> RunResult:
         """Run one user prompt to the end; ``on_event(event)`` (sync or async) sees each event.
 
+        An ``on_event`` that raises, or a cancellation while it is awaited, ends the run
+        settled: the loop is closed (its tools settled, every tool_use answered in the
+        history and the session) before the error reaches the caller.
+
         Args:
             text: the user's prompt.
             on_event: ``event -> None`` called with each event, or None.
@@ -250,20 +234,22 @@ class Agent:
             A :class:`RunResult`.
 
         Raises:
-            ValueError: an empty prompt (and the errors of :meth:`astream`).
+            ValueError: an empty prompt (and the errors of :meth:`astream` and ``on_event``).
         """
         events: list = []
         step_text: list[str] = []
         end = LoopEnd("completed", 0)
-        async for event in self.astream(text):
-            if isinstance(event, TurnStart) and not (events and isinstance(events[-1], Continuing)):
-                step_text = []  # a new step; a continued reply keeps its text
-            events.append(event)
-            if isinstance(event, TextDelta):
-                step_text.append(event.text)
-            elif isinstance(event, LoopEnd):
-                end = event
-            await _maybe_await(on_event and on_event(event))
+        async with contextlib.aclosing(self.astream(text)) as stream:  # settled before errors
+            async for event in stream:
+                if isinstance(event, TurnStart) and not (events
+                                                         and isinstance(events[-1], Continuing)):
+                    step_text = []  # a new step; a continued reply keeps its text
+                events.append(event)
+                if isinstance(event, TextDelta):
+                    step_text.append(event.text)
+                elif isinstance(event, LoopEnd):
+                    end = event
+                await _maybe_await(on_event and on_event(event))
         return RunResult("".join(step_text).strip(), end.exit_status, end.turns, events)
 
     def run(self, text: str, *, on_event: Callable | None = None) -> RunResult:

@@ -1,0 +1,94 @@
+"""Hostile and careless use of the Agent: each case has a named behaviour and leaves a valid history.
+
+* An ``on_event`` callback that raises (or a Ctrl-C / cancellation while an async callback
+  runs) ends the run at once, settled: the loop is closed before the error reaches the
+  caller, every tool_use is answered in the history and the session, and the next run's
+  request satisfies the API's rules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from mini_agent.core.messages import validate_messages
+from mini_agent.core.session_entries import rebuild_history
+from mini_agent.harness.agent import Agent
+from mini_agent.harness.executor import INTERRUPTED_TEXT
+from mini_agent.harness.session import SessionWriter, resume_session
+from mini_agent.harness.tools import Tool
+from mini_agent.offline import ScriptedBrain, offline_async_client
+
+
+def use(i: int) -> dict:
+    return {"type": "tool_use", "id": f"toolu_{i:02d}", "name": "r", "input": {"x": i}}
+
+
+REPLY = {"content": [{"type": "text", "text": "Two reads."}, use(1), use(2)],
+         "stop_reason": "tool_use"}
+
+
+def read_tool(ran: list) -> dict[str, Tool]:
+    return {"r": Tool("r", "reads", {"type": "object", "properties": {}}, "read-only",
+                      lambda i: ran.append(i["x"]) or f"read {i['x']}", latency_seconds=0.05)}
+
+
+class CallbackBug(Exception):
+    """What a careless ``on_event`` raises."""
+
+
+def shape(history: list[dict]) -> list[tuple[str, list[str]]]:
+    return [(m["role"], [b["type"] for b in m["content"]]) for m in history]
+
+
+@pytest.mark.parametrize("mode", ["sync", "async"])
+def test_a_callback_that_raises_leaves_the_run_settled_before_the_error_arrives(tmp_path, mode):
+    ran: list[int] = []
+    writer = SessionWriter(tmp_path)
+    agent = Agent(offline_async_client(ScriptedBrain([REPLY, "Done."])), tools=read_tool(ran),
+                  session=writer)
+
+    def sync_bug(event):
+        if type(event).__name__ == "ToolUseReady":
+            raise CallbackBug("a bug in the caller's callback")
+
+    async def async_bug(event):
+        sync_bug(event)
+
+    async def main():
+        with pytest.raises(CallbackBug):
+            await agent.arun("go", on_event=sync_bug if mode == "sync" else async_bug)
+        # settled at once: the tool_use that arrived is stored and answered
+        assert shape(agent.history) == [("user", ["text"]), ("assistant", ["text", "tool_use"]),
+                                        ("user", ["tool_result"])]
+        answer = agent.history[2]["content"][0]
+        assert answer["tool_use_id"] == "toolu_01"
+        assert answer["content"] in ("read 1", INTERRUPTED_TEXT)
+        validate_messages(agent.history)
+        logged, _ = rebuild_history(resume_session(writer.path)[0])[:2]
+        assert logged == agent.history   # the session holds the same settled history
+        result = await agent.arun("go on")
+        assert result.exit_status == "completed"
+        validate_messages(agent.history)
+    asyncio.run(main())
+    assert ran in ([], [1])   # toolu_02 never ran: it arrived after the callback broke
+
+
+def test_a_cancel_while_an_async_callback_awaits_settles_the_run(tmp_path):
+    agent = Agent(offline_async_client(ScriptedBrain([REPLY, "Done."])), tools=read_tool([]))
+
+    async def slow_callback(event):
+        if type(event).__name__ == "ToolUseReady":
+            await asyncio.sleep(10)
+
+    async def main():
+        task = asyncio.ensure_future(agent.arun("go", on_event=slow_callback))
+        await asyncio.sleep(0.2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        validate_messages(agent.history)
+        assert shape(agent.history)[-1] == ("user", ["tool_result"])
+        assert (await agent.arun("go on")).exit_status == "completed"
+    asyncio.run(main())
