@@ -92,3 +92,19 @@ def test_a_cancel_while_an_async_callback_awaits_settles_the_run(tmp_path):
         assert shape(agent.history)[-1] == ("user", ["tool_result"])
         assert (await agent.arun("go on")).exit_status == "completed"
     asyncio.run(main())
+
+
+@pytest.mark.parametrize("model, why", [("claude-sonnet-4-5", "retired"),
+                                        ("claude-nonsense-9", "not a model the kit knows")])
+def test_the_cli_names_an_unserved_model_and_the_variable_that_chose_it(
+        model, why, tmp_path, monkeypatch, capsys):
+    import io
+    from mini_agent import cli
+    monkeypatch.setenv("MINI_AGENT_MODEL", model)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    assert cli.main(["demo", "--workspace", str(tmp_path)], out=io.StringIO()) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    assert err == (f"mini-agent: the Anthropic API does not serve the model {model} ({why}; "
+                   f"404 not_found_error: model: {model}); set MINI_AGENT_MODEL to a served "
+                   "model or unset it to use the default, claude-sonnet-5-5\n")
