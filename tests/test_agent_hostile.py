@@ -108,3 +108,54 @@ def test_the_cli_names_an_unserved_model_and_the_variable_that_chose_it(
     assert err == (f"mini-agent: the Anthropic API does not serve the model {model} ({why}; "
                    f"404 not_found_error: model: {model}); set MINI_AGENT_MODEL to a served "
                    "model or unset it to use the default, claude-sonnet-5-5\n")
+
+
+def tool_use_reply(name: str = "r") -> dict:
+    return {"content": [{"type": "tool_use", "id": "toolu_01", "name": name, "input": {"x": 1}}],
+            "stop_reason": "tool_use"}
+
+
+def _exits(code):
+    def handler(payload):
+        raise SystemExit(code)   # "exit 2 blocks", copied from the command hooks
+    return handler
+
+
+def _interrupts(payload):
+    raise KeyboardInterrupt
+
+
+async def _async_exits(payload):
+    raise SystemExit(2)
+
+
+@pytest.mark.parametrize("handler, raised", [(_exits(2), "SystemExit(2)"),
+                                             (_interrupts, "KeyboardInterrupt()"),
+                                             (_async_exits, "SystemExit(2)")])
+def test_a_hook_handler_that_exits_blocks_its_tool_call_and_the_run_goes_on(handler, raised):
+    from mini_agent.harness.hooks import HookManager
+    ran: list[int] = []
+    hooks = HookManager()
+    hooks.on("PreToolUse", handler, timeout_seconds=5)
+    agent = Agent(offline_async_client(ScriptedBrain([tool_use_reply(), "Done."])),
+                  tools=read_tool(ran), hooks=hooks)
+    result = agent.run("go")   # before: the agent's event-loop thread died and this hung
+    assert result.exit_status == "completed" and ran == []
+    answer = agent.history[2]["content"][0]
+    assert answer["is_error"] is True
+    assert answer["content"].startswith(
+        f"Blocked by hook: PreToolUse hook {handler.__name__} raised {raised} instead of "
+        "returning an answer")
+    assert answer["content"].endswith("blocked to be safe (fail closed)")
+    validate_messages(agent.history)
+
+
+def test_a_post_tool_use_handler_that_exits_is_a_reported_error():
+    from mini_agent.harness.hooks import HookManager
+    hooks = HookManager()
+    hooks.on("PostToolUse", _exits(1))
+    result = asyncio.run(hooks.fire("PostToolUse", {"tool_name": "r", "tool_input": {}}))
+    assert not result.blocked
+    assert result.errors == ["PostToolUse hook handler raised SystemExit(1) instead of "
+                             "returning an answer (return {\"decision\": \"block\", "
+                             "\"reason\": ...} to block); ignored"]
