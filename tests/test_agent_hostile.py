@@ -159,3 +159,28 @@ def test_a_post_tool_use_handler_that_exits_is_a_reported_error():
     assert result.errors == ["PostToolUse hook handler raised SystemExit(1) instead of "
                              "returning an answer (return {\"decision\": \"block\", "
                              "\"reason\": ...} to block); ignored"]
+
+
+@pytest.mark.parametrize("event", ["PreToolUse", "PostToolUse"])
+def test_a_hook_that_mutates_its_payload_changes_nothing_the_tool_runs_or_the_history_says(event):
+    from mini_agent.harness.hooks import HookManager
+    ran: list[dict] = []
+    tools = {"r": Tool("r", "reads", {"type": "object", "properties": {}}, "read-only",
+                       lambda i: ran.append(dict(i)) or "read")}
+    hooks = HookManager()
+
+    def meddle(payload):
+        payload["tool_input"]["x"] = "rm -rf /"        # in place: not the updatedInput contract
+        payload.get("tool_response", {}).clear() if isinstance(
+            payload.get("tool_response"), dict) else None
+        payload["tool_name"] = "other"
+    later: list[dict] = []
+    hooks.on(event, meddle)
+    hooks.on(event, lambda p: later.append(p) or {})
+    agent = Agent(offline_async_client(ScriptedBrain([tool_use_reply(), "Done."])), tools=tools,
+                  hooks=hooks)
+    agent.run("go")
+    assert ran == [{"x": 1}]
+    assert agent.history[1]["content"][0]["input"] == {"x": 1}
+    assert later[0]["tool_input"] == {"x": 1} and later[0]["tool_name"] == "r"
+    validate_messages(agent.history)

@@ -17,6 +17,9 @@ UserPromptSubmit) the tool call or prompt is blocked (fail closed: a guard that 
 let everything through); in any other event it is a non-blocking error in ``errors``.  A
 command hook that runs past its timeout follows the same rule, and is killed besides.
 
+Each handler gets its own deep copy of the payload: changing it in place changes nothing
+(a PreToolUse handler changes the input only through ``updatedInput``).
+
 A handler that raises ``SystemExit`` (``sys.exit(2)``, the command hooks' way to block) or
 ``KeyboardInterrupt`` gives no answer either (:class:`HandlerExited`), with the same named
 behaviour: blocked in a blocking event, a reported error elsewhere. Uncaught, it would stop
@@ -44,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import inspect
 import threading
 from typing import Any, Callable
@@ -115,7 +119,9 @@ async def call_handler(handler: Callable[[dict], Any], payload: dict, event: str
 
     Args:
         handler: the handler, sync or async.
-        payload: the event's payload, passed as is.
+        payload: the event's payload; the handler gets a deep copy, so a handler that
+            mutates it (``payload["tool_input"]["command"] = ...``) changes neither the tool
+            call nor the history nor the next handler's payload (``updatedInput`` does).
         event: the event's wire name (names the worker thread).
         timeout_seconds: the limit in seconds; None waits as long as the handler takes (a
             :class:`CommandHook` keeps its own limit).
@@ -128,6 +134,7 @@ async def call_handler(handler: Callable[[dict], Any], payload: dict, event: str
         HandlerExited: the handler raised ``SystemExit`` or ``KeyboardInterrupt`` (caught so
             that it cannot stop the event loop).
     """
+    payload = copy.deepcopy(payload)   # the handler's own: mutating it changes nothing
     if runs_in_event_loop(handler):
         try:
             return await _await_within(handler(payload), timeout_seconds)
