@@ -184,3 +184,46 @@ def test_a_hook_that_mutates_its_payload_changes_nothing_the_tool_runs_or_the_hi
     assert agent.history[1]["content"][0]["input"] == {"x": 1}
     assert later[0]["tool_input"] == {"x": 1} and later[0]["tool_name"] == "r"
     validate_messages(agent.history)
+
+
+def test_a_second_cancel_while_the_run_settles_still_leaves_a_valid_history(tmp_path):
+    import time
+    effects: list[str] = []
+
+    def slow(_input):
+        time.sleep(0.4)
+        effects.append("slow")
+        return "slow done"
+    tools = {"s": Tool("s", "slow read", {"type": "object", "properties": {}}, "read-only", slow),
+             "w": Tool("w", "write", {"type": "object", "properties": {}}, "write",
+                       lambda i: effects.append("w") or "written")}
+    reply = {"content": [{"type": "tool_use", "id": "toolu_01", "name": "s", "input": {}},
+                         {"type": "tool_use", "id": "toolu_02", "name": "w", "input": {}}],
+             "stop_reason": "tool_use"}
+    writer = SessionWriter(tmp_path)
+    agent = Agent(offline_async_client(ScriptedBrain([reply, "Done."])), tools=tools,
+                  session=writer)
+    started = asyncio.Event()
+
+    async def main():
+        task = asyncio.ensure_future(agent.arun(
+            "go", on_event=lambda e: type(e).__name__ == "MessageAppended" and len(
+                agent.history) == 2 and started.set()))
+        await started.wait()
+        await asyncio.sleep(0.05)
+        task.cancel()          # the slow read runs: the run settles (waits for it)
+        await asyncio.sleep(0.05)
+        task.cancel()          # impatient: a second cancel while it settles
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert shape(agent.history) == [("user", ["text"]), ("assistant", ["tool_use", "tool_use"]),
+                                        ("user", ["tool_result", "tool_result"])]
+        first, second = agent.history[2]["content"]
+        assert first["content"] == "slow done"   # the running read finished and is kept
+        assert second["is_error"] and second["content"] == INTERRUPTED_TEXT
+        validate_messages(agent.history)
+        logged = rebuild_history(resume_session(writer.path)[0])[0]
+        assert logged == agent.history
+        assert (await agent.arun("go on")).exit_status == "completed"
+    asyncio.run(main())
+    assert effects == ["slow"]   # the queued write never ran

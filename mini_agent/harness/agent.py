@@ -214,10 +214,12 @@ class Agent:
         finally:
             # interrupted (aclose, cancel, Ctrl-C) or failed: close the loop NOW, so it settles
             # its tools and answers every call, then log what it appended without an event
-            await events.aclose()
-            if recorder:
-                for message in self.history[logged:]:
-                    recorder.record(MessageAppended(message))
+            try:
+                await events.aclose()   # a second cancel is raised only once it settled
+            finally:
+                if recorder:
+                    for message in self.history[logged:]:
+                        recorder.record(MessageAppended(message))
 
     async def arun(self, text: str, *, on_event: Callable | None = None) -> RunResult:
         """Run one user prompt to the end; ``on_event(event)`` (sync or async) sees each event.

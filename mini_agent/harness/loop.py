@@ -46,7 +46,8 @@ cancelled, Ctrl-C): tools not yet started never start (they answer
 :data:`~mini_agent.harness.executor.INTERRUPTED_TEXT`, ``is_error``), running ones are asked
 to stop (run_bash and grep kill their processes; other tools finish), a reply still
 streaming keeps its complete tool calls as above, and the step's results are
-appended as ONE user message before the generator closes, so the history stays valid. That
+appended as ONE user message before the generator closes, so the history stays valid (a
+second cancellation while this settles waits for it: :func:`settle_to_the_end`). That
 message is appended without an event (a closing generator cannot yield): the caller reads it
 from ``history`` (the Agent logs it to the session).
 
@@ -67,7 +68,8 @@ Source: 002_4516104fd432e704.txt sections 1-2 (runLoop, flushText, drainReady/dr
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Callable, Mapping
+import asyncio
+from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
 
 from mini_agent.core.clock import Clock
 from mini_agent.core.continuation import (MAX_CONTINUE_ATTEMPTS, Continuation, Continuing,
@@ -303,8 +305,9 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                                      clock.now())
         finally:
             if not finished:   # interrupted (closed, cancelled, Ctrl-C) or an error
-                await _settle_interrupted(history, times, clock.now(), executor, results,
-                                          [] if stored else kept_reply(reply.pieces, piece))
+                await settle_to_the_end(_settle_interrupted(
+                    history, times, clock.now(), executor, results,
+                    [] if stored else kept_reply(reply.pieces, piece)))
         if given_up is not None:
             raise given_up
         # 5. decide
@@ -355,6 +358,35 @@ def kept_reply(pieces: list[list[Block]], piece: list[Block]) -> list[Block]:
     return merged if any(b.get("type") == "tool_use" for b in merged) else []
 
 
+async def settle_to_the_end(settling: Awaitable[None]) -> None:
+    """Await ``settling`` to its end even when the task is cancelled again meanwhile.
+
+    An impatient caller (a second ``task.cancel()``, a timeout around a cancelled run) must
+    not stop the settling half-way: the history would end with tool calls and no answers,
+    and every later request would be refused. Each cancellation that arrives meanwhile is
+    held until the settling is done, then raised.
+
+    Args:
+        settling: the coroutine that leaves the history valid.
+
+    Raises:
+        asyncio.CancelledError: the task was cancelled while ``settling`` ran (raised once it
+            finished). The settling's own errors propagate.
+    """
+    task = asyncio.ensure_future(settling)
+    cancelled: asyncio.CancelledError | None = None
+    while not task.done():
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError as exc:
+            if task.cancelled():
+                raise
+            cancelled = exc
+    task.result()
+    if cancelled is not None:
+        raise cancelled
+
+
 async def _settle_interrupted(history: list[Message], times: list[float], now: float,
                               executor: StreamingExecutor, results: list[ToolOutcome],
                               kept: list[Block]) -> None:
@@ -374,4 +406,4 @@ async def _settle_interrupted(history: list[Message], times: list[float], now: f
 
 __all__ = ["DEFAULT_MAX_TURNS", "DROPPED_NOTE", "LoopEnd", "LoopEvent", "MessageAppended",
            "StopBlocked", "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message", "kept_reply",
-           "run_loop", "view_context"]
+           "run_loop", "settle_to_the_end", "view_context"]
