@@ -227,3 +227,39 @@ def test_a_second_cancel_while_the_run_settles_still_leaves_a_valid_history(tmp_
         assert (await agent.arun("go on")).exit_status == "completed"
     asyncio.run(main())
     assert effects == ["slow"]   # the queued write never ran
+
+
+ONE_CALL = {"content": [{"type": "tool_use", "id": "toolu_01", "name": "r", "input": {"x": 1}}],
+            "stop_reason": "tool_use"}
+BUSY = "this agent is running a prompt already"
+
+
+def test_a_second_concurrent_run_is_refused_and_the_first_one_is_untouched():
+    agent = Agent(offline_async_client(ScriptedBrain([ONE_CALL, "Done."])), tools=read_tool([]))
+
+    async def main():
+        return await asyncio.gather(agent.arun("one"), agent.arun("two"),
+                                    return_exceptions=True)
+    first, second = asyncio.run(main())
+    assert first.exit_status == "completed"
+    assert isinstance(second, RuntimeError) and str(second).startswith(BUSY)
+    assert shape(agent.history) == [("user", ["text"]), ("assistant", ["tool_use"]),
+                                    ("user", ["tool_result"]), ("assistant", ["text"])]
+    assert agent.history[0]["content"][0]["text"] == "one"
+    validate_messages(agent.history)
+    assert agent.run("three").exit_status == "completed"   # the agent is free again
+
+
+def test_run_called_from_inside_a_callback_raises_instead_of_hanging():
+    agent = Agent(offline_async_client(ScriptedBrain(["Hi."])))
+    errors: list[BaseException] = []
+
+    def nested(event):
+        if type(event).__name__ == "LoopEnd":
+            try:
+                agent.run("again")   # before: the agent's own loop thread waited on itself
+            except RuntimeError as exc:
+                errors.append(exc)
+    assert agent.run("go", on_event=nested).exit_status == "completed"
+    assert len(errors) == 1 and str(errors[0]).startswith(BUSY)
+    assert len(agent.history) == 2

@@ -47,7 +47,7 @@ cancelled, Ctrl-C): tools not yet started never start (they answer
 to stop (run_bash and grep kill their processes; other tools finish), a reply still
 streaming keeps its complete tool calls as above, and the step's results are
 appended as ONE user message before the generator closes, so the history stays valid (a
-second cancellation while this settles waits for it: :func:`settle_to_the_end`). That
+second cancellation while this settles waits for it: :func:`~mini_agent.harness.loop_settle.settle_to_the_end`). That
 message is appended without an event (a closing generator cannot yield): the caller reads it
 from ``history`` (the Agent logs it to the session).
 
@@ -68,15 +68,13 @@ Source: 002_4516104fd432e704.txt sections 1-2 (runLoop, flushText, drainReady/dr
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, AsyncIterator, Awaitable, Callable, Mapping
+from typing import Any, AsyncIterator, Callable, Mapping
 
 from mini_agent.core.clock import Clock
 from mini_agent.core.continuation import (MAX_CONTINUE_ATTEMPTS, Continuation, Continuing,
                                           merge_pieces)
 from mini_agent.core.hook_output import hook_notices
-from mini_agent.core.messages import (NO_RESULT_TEXT, Block, Message, content_blocks,
-                                      tool_result_block, tool_uses)
+from mini_agent.core.messages import Block, Message, content_blocks, tool_uses
 from mini_agent.core.streaming import StreamDone, TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, full_view
@@ -84,6 +82,7 @@ from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.executor import StreamingExecutor, ToolOutcome
 from mini_agent.harness.loop_events import (LoopEnd, LoopEvent, MessageAppended, StopBlocked,
                                             StreamRetry, ToolResult, TurnEnd, TurnStart)
+from mini_agent.harness.loop_settle import settle_interrupted, settle_to_the_end
 from mini_agent.harness.result_text import encodable_blocks
 from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, Model, StreamFaultError,
                                       open_request, stream_fault_kind)
@@ -305,7 +304,7 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                                      clock.now())
         finally:
             if not finished:   # interrupted (closed, cancelled, Ctrl-C) or an error
-                await settle_to_the_end(_settle_interrupted(
+                await settle_to_the_end(settle_interrupted(
                     history, times, clock.now(), executor, results,
                     [] if stored else kept_reply(reply.pieces, piece)))
         if given_up is not None:
@@ -358,52 +357,6 @@ def kept_reply(pieces: list[list[Block]], piece: list[Block]) -> list[Block]:
     return merged if any(b.get("type") == "tool_use" for b in merged) else []
 
 
-async def settle_to_the_end(settling: Awaitable[None]) -> None:
-    """Await ``settling`` to its end even when the task is cancelled again meanwhile.
-
-    An impatient caller (a second ``task.cancel()``, a timeout around a cancelled run) must
-    not stop the settling half-way: the history would end with tool calls and no answers,
-    and every later request would be refused. Each cancellation that arrives meanwhile is
-    held until the settling is done, then raised.
-
-    Args:
-        settling: the coroutine that leaves the history valid.
-
-    Raises:
-        asyncio.CancelledError: the task was cancelled while ``settling`` ran (raised once it
-            finished). The settling's own errors propagate.
-    """
-    task = asyncio.ensure_future(settling)
-    cancelled: asyncio.CancelledError | None = None
-    while not task.done():
-        try:
-            await asyncio.shield(task)
-        except asyncio.CancelledError as exc:
-            if task.cancelled():
-                raise
-            cancelled = exc
-    task.result()
-    if cancelled is not None:
-        raise cancelled
-
-
-async def _settle_interrupted(history: list[Message], times: list[float], now: float,
-                              executor: StreamingExecutor, results: list[ToolOutcome],
-                              kept: list[Block]) -> None:
-    """Leave the history valid after an interrupted step: no tool starts afterwards, the
-    running ones are asked to stop, and every tool_use of the stored reply gets its answer."""
-    if kept:   # the reply was still streaming: its complete tool calls may have run
-        history.append({"role": "assistant", "content": kept})
-        times.append(now)
-    settled = await executor.settle()
-    if history and history[-1]["role"] == "assistant" and tool_uses(history[-1]):
-        answers = {o.tool_use_id: o.block for o in [*results, *settled]}
-        history.append({"role": "user", "content": [
-            answers.get(b["id"]) or tool_result_block(b["id"], NO_RESULT_TEXT, is_error=True)
-            for b in tool_uses(history[-1])]})
-        times.append(now)
-
-
 __all__ = ["DEFAULT_MAX_TURNS", "DROPPED_NOTE", "LoopEnd", "LoopEvent", "MessageAppended",
-           "StopBlocked", "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message", "kept_reply",
-           "run_loop", "settle_to_the_end", "view_context"]
+           "StopBlocked", "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message",
+           "kept_reply", "run_loop", "view_context"]
