@@ -1,9 +1,14 @@
-"""Hostile and careless use of the Agent: each case has a named behaviour and leaves a valid history.
+"""Hostile and careless use of the Agent: each case has a named behaviour, the history stays valid.
 
 * An ``on_event`` callback that raises (or a Ctrl-C / cancellation while an async callback
   runs) ends the run at once, settled: the loop is closed before the error reaches the
   caller, every tool_use is answered in the history and the session, and the next run's
   request satisfies the API's rules.
+* A second cancellation while an interrupted run settles waits for the settling.
+* A second run at once, or ``run`` from the Agent's own callback, is refused (RuntimeError).
+* A hook handler that raises SystemExit / KeyboardInterrupt gives no answer (fail closed in
+  PreToolUse); one that mutates its payload changes nothing.
+* MINI_AGENT_MODEL naming a retired or unknown model: one CLI line naming the variable.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What ``/stats``, ``/history`` and the widgets read of an Agent: its view, counts and history text.
+"""What ``/stats``, ``/history`` and the widgets read of an Agent: view, counts, history text.
 
 :class:`AgentInspection` is a mixin of :class:`~mini_agent.harness.agent.Agent` (kept apart
 from the running code, which it never calls): it reads ``history``, ``times``, ``requests``,
@@ -75,8 +75,9 @@ class AgentInspection:
         """
         s = self.stats()
         since = " since resume" if self._resumed else ""
-        return (f"turns: {s['turns']}{since}   messages: {s['messages']}   raw: ~{s['raw_tokens']} tok"
-                f"   view: ~{s['view_tokens']} tok   masked: {s['masked_count']}")
+        return (f"turns: {s['turns']}{since}   messages: {s['messages']}   "
+                f"raw: ~{s['raw_tokens']} tok   view: ~{s['view_tokens']} tok   "
+                f"masked: {s['masked_count']}")
 
     def history_text(self, limit_chars: int = 2000) -> str:
         """Format the FULL history as indented JSON, as ``/history`` prints it.

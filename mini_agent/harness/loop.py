@@ -47,9 +47,10 @@ cancelled, Ctrl-C): tools not yet started never start (they answer
 to stop (run_bash and grep kill their processes; other tools finish), a reply still
 streaming keeps its complete tool calls as above, and the step's results are
 appended as ONE user message before the generator closes, so the history stays valid (a
-second cancellation while this settles waits for it: :func:`~mini_agent.harness.loop_settle.settle_to_the_end`). That
-message is appended without an event (a closing generator cannot yield): the caller reads it
-from ``history`` (the Agent logs it to the session).
+second cancellation while this settles waits for it:
+:func:`~mini_agent.harness.loop_settle.settle_to_the_end`). That message is appended
+without an event (a closing generator cannot yield): the caller reads it from ``history``
+(the Agent logs it to the session).
 
 Events, in order: :class:`TurnStart`, the stream chunks as they come
 (:class:`~mini_agent.core.streaming.TextDelta`, :class:`~mini_agent.core.streaming.ToolUseReady`,
