@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 _PUBLIC = {
     # the agent and its loop (episodes 01-02)
     "Agent": "mini_agent.harness.agent",
-    "RunResult": "mini_agent.harness.agent",
+    "RunResult": "mini_agent.harness.loop_events",
     "run_loop": "mini_agent.harness.loop",
     "sdk_model": "mini_agent.harness.model",
     "ContextOverflowError": "mini_agent.harness.model",

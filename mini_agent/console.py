@@ -48,11 +48,16 @@ def api_error_line(error: BaseException) -> str:
     Args:
         error: the SDK error: ``anthropic.AuthenticationError`` (401) -> the key was rejected;
             ``APIConnectionError`` (timeouts included) -> the API could not be reached; any
-            other ``APIStatusError`` -> its status, error type and message; any other
+            404 ``not_found_error`` ``"model: X"`` -> the model is not served (retired, or
+            unknown to the kit's table) and ``MINI_AGENT_MODEL`` chose it; any other
+            ``APIStatusError`` -> its status, error type and message; any other
             ``APIError`` -> its message.
 
     Returns:
-        ``"mini-agent: <what failed>; <what to do>, or unset ANTHROPIC_API_KEY to run offline"``.
+        ``"mini-agent: <what failed>; <what to do>, or unset ANTHROPIC_API_KEY to run offline"``;
+        for an unserved model ``"...; set MINI_AGENT_MODEL to a served model or unset it to
+        use the default, <DEFAULT_MODEL>"`` (going offline would not help: the offline API
+        answers the same 404).
 
     >>> import anthropic, httpx2
     >>> error = anthropic.APIConnectionError(request=httpx2.Request("POST", "https://x"))
@@ -69,6 +74,9 @@ def api_error_line(error: BaseException) -> str:
         detail = body.get("error") if isinstance(body.get("error"), dict) else {}
         kind = detail.get("type") or type(error).__name__
         message = detail.get("message") or error.message
+        unserved = _unserved_model(error.status_code, kind, message)
+        if unserved is not None:
+            return unserved
         if isinstance(error, anthropic.AuthenticationError):
             what = f"the Anthropic API rejected the key ({error.status_code} {kind}: {message})"
             fix = "fix ANTHROPIC_API_KEY"
@@ -79,6 +87,21 @@ def api_error_line(error: BaseException) -> str:
         what = f"the Anthropic API request failed ({getattr(error, 'message', error)})"
         fix = "try again"
     return f"mini-agent: {' '.join(what.split())}; {fix}, or unset ANTHROPIC_API_KEY to run offline"
+
+
+def _unserved_model(status: int, kind: str, message: str) -> str | None:
+    """The line for a 404 ``model: X`` (a retired or unknown model id), else None."""
+    from mini_agent.core.models import DEFAULT_MODEL, UnknownModelError, model_spec
+    if status != 404 or kind != "not_found_error" or not message.startswith("model: "):
+        return None
+    model = message[len("model: "):].strip()
+    try:
+        why = "retired" if model_spec(model).retired else "listed as served by the kit"
+    except UnknownModelError:
+        why = "not a model the kit knows"
+    return (f"mini-agent: the Anthropic API does not serve the model {model} ({why}; "
+            f"{status} {kind}: {message}); set MINI_AGENT_MODEL to a served model or unset "
+            f"it to use the default, {DEFAULT_MODEL}")
 
 
 def stream_retry_line(event: StreamRetry) -> str:

@@ -30,9 +30,8 @@ Source: 000_86e3ff2076a5ae37.txt (turn, /stats, /history),
 from __future__ import annotations
 
 import asyncio
-import dataclasses
+import contextlib
 import inspect
-import json
 import os
 import threading
 from pathlib import Path
@@ -41,13 +40,14 @@ from typing import Any, AsyncIterator, Callable, Mapping, Sequence
 from mini_agent.core.continuation import Continuing
 from mini_agent.core.hook_output import hook_notices
 from mini_agent.core.masking import ThresholdMasking
-from mini_agent.core.messages import Message, tool_results
+from mini_agent.core.messages import Message
 from mini_agent.core.streaming import TextDelta
-from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.harness.config import DEFAULT_MAX_TOKENS, model_name
 from mini_agent.harness.loop import (DEFAULT_MAX_TURNS, LoopEnd, LoopEvent, MessageAppended,
-                                     ToolResult, TurnEnd, TurnStart, run_loop, view_context)
+                                     ToolResult, TurnEnd, TurnStart, run_loop)
+from mini_agent.harness.loop_events import RunResult  # noqa: F401 - public from here too
+from mini_agent.harness.agent_inspection import AgentInspection
 from mini_agent.harness.hooks import HookFields
 from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, ContextOverflowError,  # noqa: F401
                                       StreamFaultError, sdk_model)
@@ -56,30 +56,14 @@ from mini_agent.harness.result_text import encodable_text
 from mini_agent.harness.session import SessionRecorder
 from mini_agent.harness.stop_hook import DEFAULT_MAX_STOP_HOOK_BLOCKS
 
+BUSY_TEXT = "this agent is running a prompt already"
+"""How the RuntimeError of a second run at once begins."""
+LOOP_THREAD_NAME = "mini-agent-loop"
+"""The name of the thread that runs the event loop of :meth:`Agent.run`."""
+
 DEFAULT_SYSTEM = ("You are a careful coding agent working in a small repository. Use the tools "
                   "to explore before you edit, keep edits minimal, and run the tests to check "
                   "your work. Answer briefly when you are done.")
-
-
-@dataclasses.dataclass
-class RunResult:
-    """What one ``run``/``arun`` produced.
-
-    Attributes:
-        text: the last step's assistant text (continued pieces joined).
-        exit_status: how the loop ended: "completed" | "max_turns_reached" | "prompt_blocked"
-            | "hook_stopped" | "stop_hook_limit".
-        turns: model requests made.
-        events: every event, in order.
-    """
-
-    text: str
-    exit_status: str
-    turns: int
-    events: list = dataclasses.field(default_factory=list, repr=False)
-
-    def __str__(self) -> str:
-        return self.text
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -87,7 +71,7 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
-class Agent:
+class Agent(AgentInspection):
     """A coding agent over the Messages API (see the module docstring for the data flow).
 
     Args:
@@ -156,6 +140,7 @@ class Agent:
         self._resumed = False
         self._loop: asyncio.AbstractEventLoop | None = None
         self._loop_lock = threading.Lock()
+        self._running = False
 
     # ------------------------------------------------------------------ running
     async def astream(self, text: str) -> AsyncIterator[LoopEvent]:
@@ -175,10 +160,24 @@ class Agent:
 
         Raises:
             ValueError: an empty prompt.
+            RuntimeError: a run of this agent is in progress (one history, one run at a
+                time: two at once would interleave their messages); nothing is touched.
             ContextOverflowError, StreamFaultError and the SDK's errors propagate from the loop.
         """
         if not text or not text.strip():
             raise ValueError("the prompt is empty (the API rejects empty text blocks)")
+        if self._running:
+            raise RuntimeError(f"{BUSY_TEXT}; wait for it to end (one run at a time)")
+        self._running = True
+        try:
+            async with contextlib.aclosing(self._stream(text)) as events:
+                async for event in events:
+                    yield event
+        finally:
+            self._running = False
+
+    async def _stream(self, text: str) -> AsyncIterator[LoopEvent]:
+        """The body of :meth:`astream`, once the run is known to be the only one."""
         first_run, self._started = not self._started, True
         recorder = SessionRecorder(self.session, self.clock) if self.session else None
         if recorder and first_run and not self._resumed:
@@ -234,13 +233,19 @@ class Agent:
         finally:
             # interrupted (aclose, cancel, Ctrl-C) or failed: close the loop NOW, so it settles
             # its tools and answers every call, then log what it appended without an event
-            await events.aclose()
-            if recorder:
-                for message in self.history[logged:]:
-                    recorder.record(MessageAppended(message))
+            try:
+                await events.aclose()   # a second cancel is raised only once it settled
+            finally:
+                if recorder:
+                    for message in self.history[logged:]:
+                        recorder.record(MessageAppended(message))
 
     async def arun(self, text: str, *, on_event: Callable | None = None) -> RunResult:
         """Run one user prompt to the end; ``on_event(event)`` (sync or async) sees each event.
+
+        An ``on_event`` that raises, or a cancellation while it is awaited, ends the run
+        settled: the loop is closed (its tools settled, every tool_use answered in the
+        history and the session) before the error reaches the caller.
 
         Args:
             text: the user's prompt.
@@ -250,20 +255,22 @@ class Agent:
             A :class:`RunResult`.
 
         Raises:
-            ValueError: an empty prompt (and the errors of :meth:`astream`).
+            ValueError: an empty prompt (and the errors of :meth:`astream` and ``on_event``).
         """
         events: list = []
         step_text: list[str] = []
         end = LoopEnd("completed", 0)
-        async for event in self.astream(text):
-            if isinstance(event, TurnStart) and not (events and isinstance(events[-1], Continuing)):
-                step_text = []  # a new step; a continued reply keeps its text
-            events.append(event)
-            if isinstance(event, TextDelta):
-                step_text.append(event.text)
-            elif isinstance(event, LoopEnd):
-                end = event
-            await _maybe_await(on_event and on_event(event))
+        async with contextlib.aclosing(self.astream(text)) as stream:  # settled before errors
+            async for event in stream:
+                if isinstance(event, TurnStart) and not (events
+                                                         and isinstance(events[-1], Continuing)):
+                    step_text = []  # a new step; a continued reply keeps its text
+                events.append(event)
+                if isinstance(event, TextDelta):
+                    step_text.append(event.text)
+                elif isinstance(event, LoopEnd):
+                    end = event
+                await _maybe_await(on_event and on_event(event))
         return RunResult("".join(step_text).strip(), end.exit_status, end.turns, events)
 
     def run(self, text: str, *, on_event: Callable | None = None) -> RunResult:
@@ -285,6 +292,8 @@ class Agent:
 
         Raises:
             KeyboardInterrupt: Ctrl-C, once the run has settled. Otherwise as :meth:`astream`.
+            RuntimeError: a run of this agent is in progress, or ``run`` is called from one
+                of its callbacks (it would wait for itself forever).
         """
         settled = threading.Event()
 
@@ -293,6 +302,8 @@ class Agent:
                 return await self.arun(text, on_event=on_event)
             finally:
                 settled.set()
+        if self._running or threading.current_thread().name == LOOP_THREAD_NAME:
+            raise RuntimeError(f"{BUSY_TEXT}; run() cannot wait for it from its own callbacks")
         future = asyncio.run_coroutine_threadsafe(main(), self._background_loop())
         try:
             return future.result()
@@ -310,70 +321,10 @@ class Agent:
         with self._loop_lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="mini-agent-loop",
+                threading.Thread(target=loop.run_forever, name=LOOP_THREAD_NAME,
                                  daemon=True).start()
                 self._loop = loop
             return self._loop
-
-    # ------------------------------------------------------------------ inspection
-    def view(self) -> list[Message]:
-        """Build the view the next request would send (the policy applied to the full history).
-
-        Returns:
-            The messages the view policy returns now (the history itself is not changed).
-        """
-        ctx = view_context(self.times, len(self.history), now=self.clock.now(),
-                           turn=len(self.requests) + 1)
-        return self.view_policy(list(self.history), ctx)
-
-    def stats(self) -> dict[str, int]:
-        """Count what ``/stats`` shows.
-
-        turns = model requests made; messages = messages in the history (the seed's
-        "turns"); tokens are approx tokens of the full history and of the current view;
-        masked_count = tool results whose content the view changed.
-
-        Returns:
-            ``{"turns", "messages", "raw_tokens", "view_tokens", "masked_count"}``.
-
-        Source: 000_86e3ff2076a5ae37.txt ("/stats").
-        """
-        view = self.view()
-        masked = 0
-        if len(view) == len(self.history):
-            for full, sent in zip(self.history, view):
-                masked += sum(1 for a, b in zip(tool_results(full), tool_results(sent))
-                              if a.get("content") != b.get("content"))
-        return {"turns": len(self.requests), "messages": len(self.history),
-                "raw_tokens": approx_tokens(self.history), "view_tokens": approx_tokens(view),
-                "masked_count": masked}
-
-    def stats_line(self) -> str:
-        """Format :meth:`stats` on one line, as ``/stats`` prints it.
-
-        Returns:
-            ``turns: 13   messages: 26   raw: ~9077 tok   view: ~2026 tok   masked: 14``;
-            after :meth:`resume` the count reads ``turns: 2 since resume`` (the session log
-            holds messages, not the requests that produced them).
-        """
-        s = self.stats()
-        since = " since resume" if self._resumed else ""
-        return (f"turns: {s['turns']}{since}   messages: {s['messages']}   raw: ~{s['raw_tokens']} tok"
-                f"   view: ~{s['view_tokens']} tok   masked: {s['masked_count']}")
-
-    def history_text(self, limit_chars: int = 2000) -> str:
-        """Format the FULL history as indented JSON, as ``/history`` prints it.
-
-        Args:
-            limit_chars: the most characters shown (default 2000); the rest is counted.
-
-        Returns:
-            The JSON text, cut with ``... [N more characters]`` when longer.
-        """
-        text = json.dumps(self.history, indent=2, ensure_ascii=False)
-        if len(text) > limit_chars:
-            return text[:limit_chars] + f"\n... [{len(text) - limit_chars} more characters]"
-        return text
 
     # ------------------------------------------------------------------ sessions
     def resume(self, session_id: str, *, directory: str | Path | None = None) -> Any:

@@ -17,6 +17,14 @@ UserPromptSubmit) the tool call or prompt is blocked (fail closed: a guard that 
 let everything through); in any other event it is a non-blocking error in ``errors``.  A
 command hook that runs past its timeout follows the same rule, and is killed besides.
 
+Each handler gets its own deep copy of the payload: changing it in place changes nothing
+(a PreToolUse handler changes the input only through ``updatedInput``).
+
+A handler that raises ``SystemExit`` (``sys.exit(2)``, the command hooks' way to block) or
+``KeyboardInterrupt`` gives no answer either (:class:`HandlerExited`), with the same named
+behaviour: blocked in a blocking event, a reported error elsewhere. Uncaught, it would stop
+the agent's event-loop thread and hang ``Agent.run``.
+
 An ``async def`` handler that blocks without awaiting (``time.sleep`` inside it) blocks the
 event loop itself; no timeout can interrupt it. Write blocking handlers as plain functions.
 
@@ -39,6 +47,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import copy
 import inspect
 import threading
 from typing import Any, Callable
@@ -69,6 +78,27 @@ class HandlerTimeout(Exception):
         self.thread_left = thread_left
 
 
+class HandlerExited(Exception):
+    """A Python hook handler raised ``SystemExit`` or ``KeyboardInterrupt`` instead of answering.
+
+    ``sys.exit(2)`` is how a command hook blocks; in a Python handler it answers nothing, and
+    raised in the event loop's thread it would stop that loop (the agent would hang). It is
+    caught and turned into this error, which counts as no answer (see :func:`timeout_result`).
+
+    Attributes:
+        raised: the caught exception, e.g. ``SystemExit(2)``.
+    """
+
+    def __init__(self, raised: BaseException) -> None:
+        """Record what the handler raised.
+
+        Args:
+            raised: the ``SystemExit`` or ``KeyboardInterrupt`` instance.
+        """
+        super().__init__(f"raised {raised!r} instead of returning an answer")
+        self.raised = raised
+
+
 def runs_in_event_loop(handler: Callable[..., Any]) -> bool:
     """Tell an async handler (awaited in the event loop) from a sync one (run in a thread).
 
@@ -89,7 +119,9 @@ async def call_handler(handler: Callable[[dict], Any], payload: dict, event: str
 
     Args:
         handler: the handler, sync or async.
-        payload: the event's payload, passed as is.
+        payload: the event's payload; the handler gets a deep copy, so a handler that
+            mutates it (``payload["tool_input"]["command"] = ...``) changes neither the tool
+            call nor the history nor the next handler's payload (``updatedInput`` does).
         event: the event's wire name (names the worker thread).
         timeout_seconds: the limit in seconds; None waits as long as the handler takes (a
             :class:`CommandHook` keeps its own limit).
@@ -99,9 +131,15 @@ async def call_handler(handler: Callable[[dict], Any], payload: dict, event: str
 
     Raises:
         HandlerTimeout: the limit passed first.
+        HandlerExited: the handler raised ``SystemExit`` or ``KeyboardInterrupt`` (caught so
+            that it cannot stop the event loop).
     """
+    payload = copy.deepcopy(payload)   # the handler's own: mutating it changes nothing
     if runs_in_event_loop(handler):
-        return await _await_within(handler(payload), timeout_seconds)
+        try:
+            return await _await_within(handler(payload), timeout_seconds)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            raise HandlerExited(exc) from None
     loop = asyncio.get_running_loop()
     answer: asyncio.Future[Any] = loop.create_future()
     context = contextvars.copy_context()
@@ -117,6 +155,8 @@ async def call_handler(handler: Callable[[dict], Any], payload: dict, event: str
     def work() -> None:
         try:
             value, error = context.run(handler, payload), None
+        except (SystemExit, KeyboardInterrupt) as exc:   # would stop the event loop
+            value, error = None, HandlerExited(exc)
         except BaseException as exc:  # noqa: BLE001 - handed to the waiting coroutine
             value, error = None, exc
         try:
@@ -131,7 +171,10 @@ async def call_handler(handler: Callable[[dict], Any], payload: dict, event: str
     except TimeoutError:
         raise HandlerTimeout(timeout_seconds or 0.0, thread_left=True) from None
     if inspect.isawaitable(output):   # a sync function that returned a coroutine
-        return await _await_within(output, timeout_seconds)
+        try:
+            return await _await_within(output, timeout_seconds)
+        except (SystemExit, KeyboardInterrupt) as exc:
+            raise HandlerExited(exc) from None
     return output
 
 
@@ -144,25 +187,31 @@ async def _await_within(awaitable: Any, timeout_seconds: float | None) -> Any:
         raise HandlerTimeout(timeout_seconds or 0.0, thread_left=False) from None
 
 
-def timeout_result(event: str, name: str, timeout: HandlerTimeout) -> HookResult:
-    """Say what a handler that timed out means: a block in a blocking event, else an error.
+def timeout_result(event: str, name: str,
+                   timeout: HandlerTimeout | HandlerExited) -> HookResult:
+    """Say what a handler that gave no answer means: a block in a blocking event, else an error.
 
     Args:
         event: the event's wire name.
         name: the handler's name, for the message.
-        timeout: the :class:`HandlerTimeout` raised.
+        timeout: the :class:`HandlerTimeout` or :class:`HandlerExited` raised (an exit reads
+            ``"... raised SystemExit(2) instead of returning an answer (return {"decision":
+            "block", "reason": ...} to block)"``).
 
     Returns:
         In a :data:`BLOCKING_EVENTS` event a blocked :class:`HookResult` whose reason ends
         ``"blocked to be safe (fail closed)"``; elsewhere one whose only field is the error
-        ``"... ; ignored"``. Both name the limit and, for a sync handler, that its daemon
-        thread was left running.
+        ``"... ; ignored"``. For a timeout both name the limit and, for a sync handler,
+        that its daemon thread was left running; for an exit, what was raised.
     """
-    what = f"{event} hook {name} did not return within {timeout.seconds:g} s"
-    if timeout.thread_left:
-        what += " (its thread is left running as a daemon: Python cannot stop it)"
+    if isinstance(timeout, HandlerExited):
+        what = (f"{event} hook {name} {timeout} (return {{\"decision\": \"block\", "
+                "\"reason\": ...} to block)")
+    elif timeout.thread_left:
+        what = (f"{event} hook {name} did not return within {timeout.seconds:g} s (its thread "
+                "is left running as a daemon: Python cannot stop it)")
     else:
-        what += " and was cancelled"
+        what = f"{event} hook {name} did not return within {timeout.seconds:g} s and was cancelled"
     if event in BLOCKING_EVENTS:
         return HookResult(blocked=True, reason=f"{what}; blocked to be safe (fail closed)",
                           errors=[f"{what}; blocked"])

@@ -54,7 +54,8 @@ from mini_agent.core.hook_output import (BLOCKING_EVENTS, EVENTS,  # noqa: F401
                                          tool_output_problem)
 from mini_agent.harness.command_hooks import (DEFAULT_TIMEOUT_SECONDS, CommandHook,
                                              check_timeout_seconds)
-from mini_agent.harness.hook_calls import HandlerTimeout, call_handler, timeout_result
+from mini_agent.harness.hook_calls import (HandlerExited, HandlerTimeout, call_handler,
+                                           timeout_result)
 from mini_agent.harness.hook_settings import add_settings_hooks
 from mini_agent.harness.threads import call_outside_event_loop
 
@@ -211,7 +212,8 @@ class HookManager:
         that returns something other than a dict, a HookResult or None blocks in a
         PreToolUse or UserPromptSubmit event (fail closed) and is a reported error elsewhere.
         So does one that does not answer within its ``timeout_seconds`` (see :meth:`on`;
-        a sync handler's thread is left running as a daemon, the event goes on without it).
+        a sync handler's thread is left running as a daemon, the event goes on without it),
+        and one that raises ``SystemExit`` or ``KeyboardInterrupt`` (``sys.exit(2)``).
 
         Args:
             event: the event's wire name.
@@ -235,7 +237,7 @@ class HookManager:
             try:
                 output = await call_handler(handler, payload, event, limit)
                 result = _as_result(output, event, name)
-            except HandlerTimeout as timeout:
+            except (HandlerTimeout, HandlerExited) as timeout:   # no answer
                 result = timeout_result(event, name, timeout)
                 log.info(result.errors[-1])
             except Exception as exc:  # noqa: BLE001 - a broken hook must not break the run

@@ -46,9 +46,11 @@ cancelled, Ctrl-C): tools not yet started never start (they answer
 :data:`~mini_agent.harness.executor.INTERRUPTED_TEXT`, ``is_error``), running ones are asked
 to stop (run_bash and grep kill their processes; other tools finish), a reply still
 streaming keeps its complete tool calls as above, and the step's results are
-appended as ONE user message before the generator closes, so the history stays valid. That
-message is appended without an event (a closing generator cannot yield): the caller reads it
-from ``history`` (the Agent logs it to the session).
+appended as ONE user message before the generator closes, so the history stays valid (a
+second cancellation while this settles waits for it:
+:func:`~mini_agent.harness.loop_settle.settle_to_the_end`). That message is appended
+without an event (a closing generator cannot yield): the caller reads it from ``history``
+(the Agent logs it to the session).
 
 Events, in order: :class:`TurnStart`, the stream chunks as they come
 (:class:`~mini_agent.core.streaming.TextDelta`, :class:`~mini_agent.core.streaming.ToolUseReady`,
@@ -73,8 +75,7 @@ from mini_agent.core.clock import Clock
 from mini_agent.core.continuation import (MAX_CONTINUE_ATTEMPTS, Continuation, Continuing,
                                           merge_pieces)
 from mini_agent.core.hook_output import hook_notices
-from mini_agent.core.messages import (NO_RESULT_TEXT, Block, Message, content_blocks,
-                                      tool_result_block, tool_uses)
+from mini_agent.core.messages import Block, Message, content_blocks, tool_uses
 from mini_agent.core.streaming import StreamDone, TextDelta, ToolUseReady, ToolUseTruncated
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, full_view
@@ -82,6 +83,7 @@ from mini_agent.harness.clock import SystemClock
 from mini_agent.harness.executor import StreamingExecutor, ToolOutcome
 from mini_agent.harness.loop_events import (LoopEnd, LoopEvent, MessageAppended, StopBlocked,
                                             StreamRetry, ToolResult, TurnEnd, TurnStart)
+from mini_agent.harness.loop_settle import settle_interrupted, settle_to_the_end
 from mini_agent.harness.result_text import encodable_blocks
 from mini_agent.harness.model import (DEFAULT_STREAM_RETRIES, Model, StreamFaultError,
                                       open_request, stream_fault_kind)
@@ -303,8 +305,9 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
                                      clock.now())
         finally:
             if not finished:   # interrupted (closed, cancelled, Ctrl-C) or an error
-                await _settle_interrupted(history, times, clock.now(), executor, results,
-                                          [] if stored else kept_reply(reply.pieces, piece))
+                await settle_to_the_end(settle_interrupted(
+                    history, times, clock.now(), executor, results,
+                    [] if stored else kept_reply(reply.pieces, piece)))
         if given_up is not None:
             raise given_up
         # 5. decide
@@ -355,23 +358,6 @@ def kept_reply(pieces: list[list[Block]], piece: list[Block]) -> list[Block]:
     return merged if any(b.get("type") == "tool_use" for b in merged) else []
 
 
-async def _settle_interrupted(history: list[Message], times: list[float], now: float,
-                              executor: StreamingExecutor, results: list[ToolOutcome],
-                              kept: list[Block]) -> None:
-    """Leave the history valid after an interrupted step: no tool starts afterwards, the
-    running ones are asked to stop, and every tool_use of the stored reply gets its answer."""
-    if kept:   # the reply was still streaming: its complete tool calls may have run
-        history.append({"role": "assistant", "content": kept})
-        times.append(now)
-    settled = await executor.settle()
-    if history and history[-1]["role"] == "assistant" and tool_uses(history[-1]):
-        answers = {o.tool_use_id: o.block for o in [*results, *settled]}
-        history.append({"role": "user", "content": [
-            answers.get(b["id"]) or tool_result_block(b["id"], NO_RESULT_TEXT, is_error=True)
-            for b in tool_uses(history[-1])]})
-        times.append(now)
-
-
 __all__ = ["DEFAULT_MAX_TURNS", "DROPPED_NOTE", "LoopEnd", "LoopEvent", "MessageAppended",
-           "StopBlocked", "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message", "kept_reply",
-           "run_loop", "view_context"]
+           "StopBlocked", "StreamRetry", "ToolResult", "TurnEnd", "TurnStart", "append_message",
+           "kept_reply", "run_loop", "view_context"]

@@ -5,7 +5,7 @@
 :class:`~mini_agent.core.streaming.ToolUseTruncated`),
 :class:`ToolResult`, :class:`TurnEnd`, :class:`~mini_agent.core.continuation.Continuing`,
 :class:`StreamRetry`, :class:`MessageAppended`, :class:`StopBlocked`, and last
-:class:`LoopEnd`. Plain frozen
+:class:`LoopEnd`; and :class:`RunResult`, what the Agent's ``run`` gathers of them. Plain
 dataclasses: the Agent, the session recorder and the CLI read them; nothing here does IO.
 Taught in ``notebooks/01_agent_loop.ipynb``.
 Source: 002_4516104fd432e704.txt section 1 (the loop's events).
@@ -149,6 +149,32 @@ class LoopEnd:
 
     exit_status: str
     turns: int
+
+
+@dataclasses.dataclass
+class RunResult:
+    """What one ``run``/``arun`` produced.
+
+    Attributes:
+        text: the last step's assistant text (continued pieces joined).
+        exit_status: how the loop ended: "completed" | "max_turns_reached" | "prompt_blocked"
+            | "hook_stopped" | "stop_hook_limit".
+        turns: model requests made.
+        events: every event, in order.
+    """
+
+    text: str
+    exit_status: str
+    turns: int
+    events: list = dataclasses.field(default_factory=list, repr=False)
+
+    def __str__(self) -> str:
+        """Show the text, so ``print(agent.run(...))`` prints the answer.
+
+        Returns:
+            ``text``.
+        """
+        return self.text
 
 
 LoopEvent = (TurnStart | TextDelta | ToolUseReady | ToolUseTruncated | ToolResult | TurnEnd
