@@ -37,7 +37,7 @@ from mini_agent.core.output_kind import (  # noqa: F401 (the line tests read the
     _CODE_CHAR_RE, _CODE_LINE_RE, _CODE_START_RE, output_kind as _output_kind,
     output_kind_by_lines as _output_kind_by_lines)
 from mini_agent.core.session_scale import real_input_tokens, scaled_estimates
-from mini_agent.core.tokens import image_tokens
+from mini_agent.core.tokens import image_tokens, tool_input_json
 
 KINDS = ("prose", "code", "json", "tool_output", "cjk")
 """Content kinds whose characters are counted separately."""
@@ -66,9 +66,6 @@ around tool results that the transcript does not show)."""
 _CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
 _FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _COUNTS = FEATURES + ("image_tokens",)
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""``json.dumps(value, ensure_ascii=False)`` is ``_JSON.encode(value)`` (one encoder, not one
-per call)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,7 +155,7 @@ def _count_message(message: Message, out: dict[str, int]) -> None:
         elif kind == "thinking":
             _split_text(block.get("thinking", ""), "prose", out)
         elif kind == "tool_use":
-            _split_text(block.get("name", "") + _JSON.encode(block.get("input", {})), "json", out)
+            _split_text(block.get("name", "") + tool_input_json(block), "json", out)
         elif kind == "tool_result":
             text = tool_result_text(block)
             _split_text(text, _output_kind(text), out)

@@ -11,15 +11,12 @@ Source: 003_85ccd58041fa7231.txt (relevance to the current topic keeps an exchan
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Collection, Sequence
 
 from mini_agent.core.messages import Message, content_blocks
 from mini_agent.core.text_scan import findall_in_words
-
-_JSON = json.JSONEncoder(ensure_ascii=False)
-"""``_JSON.encode(x) == json.dumps(x, ensure_ascii=False)``: ``dumps`` builds this encoder per call."""
+from mini_agent.core.tokens import tool_input_json
 
 _IDENT_RE = re.compile(r"(?:[\w.-]+/)+[\w.-]+|[\w-]+\.[A-Za-z]{1,5}\b|\b[A-Za-z_]\w*(?=\()")
 
@@ -86,7 +83,7 @@ def exchange_texts(messages: Sequence[Message]) -> list[str]:
             if kind == "text":
                 texts.append(b["text"] or "")
             elif kind == "tool_use":
-                texts.append(_JSON.encode(b.get("input", {})))
+                texts.append(tool_input_json(b))
     return texts
 
 

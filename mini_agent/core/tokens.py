@@ -129,21 +129,45 @@ with a non-default option builds a new encoder on every call)."""
 def _tool_use_chars(block: dict[str, Any]) -> int:
     """Characters of a tool_use block: ``len(json.dumps(input))`` + name + 20.
 
-    The JSON dump is the dear part of counting a history, and the same block is counted by
-    several parts of a replay (the fast replay's memo, the masking scans): inside
-    :func:`token_memo` the count is kept per block object (``("tool_use", id)`` key, the
-    block and its input held, so a replaced input is counted again).
+    The JSON text comes from :func:`tool_input_json`, which inside :func:`token_memo` dumps
+    each block's input once for every part of a replay that reads it.
     """
+    return (len(tool_input_json(block)) + len(block.get("name", ""))
+            + TOOL_USE_OVERHEAD_CHARS)
+
+
+_NO_INPUT: dict = {}
+"""What a tool_use block without ``input`` dumps as (one object, so a memo hit can ask ``is``;
+never changed)."""
+
+
+def tool_input_json(block: dict[str, Any]) -> str:
+    """Return a tool_use block's input as JSON text: ``json.dumps(input, ensure_ascii=False)``.
+
+    The dump is the dear part of counting a history, and several parts of a replay read the
+    same block's input as JSON (this module's counts, the calibrated estimate's features, the
+    lifecycle's identifiers): inside :func:`token_memo` the text is kept per block object
+    (``("tool_use", id)`` key, the block and its input held, so a replaced input is dumped
+    again) and each input is dumped once per session. Outside one, it is dumped every call.
+
+    Args:
+        block: a ``tool_use`` block; a missing ``input`` dumps as ``{}``; never mutated.
+
+    Returns:
+        The same text as ``json.dumps(block.get("input", {}), ensure_ascii=False)``.
+    """
+    value = block.get("input", _NO_INPUT)
     memo = _MEMO.get()
-    if memo is not None:
-        hit = memo.get(("tool_use", id(block)))
-        if hit is not None and hit[0] is block and hit[1] is block.get("input"):
-            return hit[2]
-    chars = (len(_input_json(block.get("input", {})))
-             + len(block.get("name", "")) + TOOL_USE_OVERHEAD_CHARS)
-    if memo is not None:
-        remember(memo, ("tool_use", id(block)), (block, block.get("input"), chars))
-    return chars
+    if memo is None:
+        return _input_json(value)
+    key = ("tool_use", id(block))
+    hit = memo.get(key)
+    if hit is not None and hit[0] is block and hit[1] is value:
+        return hit[2]
+    text = _input_json(value)
+    remember(memo, key, (block, value, text))
+    return text
+
 
 SCANS_KEY = "history_scans"
 """Where :mod:`mini_agent.core.history_scan` keeps its scans in the memo: ``{id(first

@@ -140,11 +140,10 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
         entries = parse_jsonl(text, repairs)
         if not entries:
             raise TranscriptError(f"{label}: not a transcript (no JSON lines found)")
-        if any(e.get("type") == "message" and "uuid" not in e for _, e in entries):
-            fmt, system = "mini-agent-session", None
+        fmt, system = _jsonl_format(entries), None
+        if fmt == "mini-agent-session":
             drafts = _session_drafts(entries, repairs, info)
-        elif any(e.get("type") in ("user", "assistant") for _, e in entries):
-            fmt, system = "claude-code", None
+        elif fmt == "claude-code":
             drafts = claude_code_drafts(entries, repairs, info, compaction)
         else:
             raise TranscriptError(f"{label}: unknown JSONL format (no user/assistant entries)")
@@ -167,6 +166,20 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
     return Transcript(messages=messages, usage=usage, repairs=repairs, source_format=fmt,
                       model=models.most_common(1)[0][0] if models else None, path=path,
                       system=system, info=info, times=times)
+
+
+def _jsonl_format(entries: list[tuple[int, dict]]) -> str | None:
+    """Tell the JSONL format in one pass: ``"mini-agent-session"`` when an entry is a
+    ``message`` without a ``uuid``, else ``"claude-code"`` when one is a user or assistant
+    entry, else None (the two ``any()`` scans this replaces, asked in that order)."""
+    chat = False
+    for _, e in entries:
+        kind = e.get("type")
+        if kind == "message" and "uuid" not in e:
+            return "mini-agent-session"
+        if not chat and kind in ("user", "assistant"):
+            chat = True
+    return "claude-code" if chat else None
 
 
 def _session_drafts(entries: list[tuple[int, dict]], repairs: list[str],

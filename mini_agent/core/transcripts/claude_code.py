@@ -126,15 +126,24 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     skipped: collections.Counter = collections.Counter()
     sidechain = 0
     for n, e in entries:  # one pass: clean the ids, index by uuid, sort the entries out
-        e = _clean_ids(n, e, repairs)
-        uuid, message = e.get("uuid"), e.get("message")
+        get = e.get
+        uuid, message = get("uuid"), get("message")
+        # _clean_ids' usual entry, asked here (it returns such an entry as it is): every
+        # link id a str or missing, exact types first, as JSON gives them
+        if not (type(uuid) in _ID_TYPES and type(get("parentUuid")) in _ID_TYPES
+                and type(get("logicalParentUuid")) in _ID_TYPES
+                and (not isinstance(message, dict) or type(message.get("id")) in _ID_TYPES)):
+            e = _clean_ids(n, e, repairs)
+            get = e.get
+            uuid, message = get("uuid"), get("message")
         if isinstance(uuid, str):
             by_uuid[uuid] = (n, e)
-        side = e.get("isSidechain")
+        side = get("isSidechain")
         if side:
             sidechain += 1
-        if not (e.get("type") in ("user", "assistant") and isinstance(message, dict)):
-            skipped[e.get("type")] += 1  # not a message entry
+        kind = get("type")
+        if not (kind in ("user", "assistant") and isinstance(message, dict)):
+            skipped[kind] += 1  # not a message entry
         elif not side:
             candidates.append((n, e))
     info["skipped_entries"] = dict(skipped)
@@ -145,10 +154,11 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     n, entry = candidates[-1]
     compactions = 0
     while True:
-        if entry.get("uuid") in chain:
+        uuid = entry.get("uuid")
+        if uuid in chain:
             repairs.append(f"line {n}: parentUuid cycle; the chain stops here")
             break
-        chain.add(entry.get("uuid"))
+        chain.add(uuid)
         parent = entry.get("parentUuid")
         if entry.get("type") == "system" and entry.get("subtype") == "compact_boundary":
             compactions += 1
@@ -179,27 +189,29 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     synthetic: list[int] = []
     for n, e in candidates:
         message = e["message"]
-        on_chain = e.get("uuid") in chain
+        uuid = e.get("uuid")
+        on_chain = uuid in chain
         if e["type"] == "assistant":
-            if not on_chain and message.get("id") not in chain_ids:
+            mid = message.get("id")
+            if not on_chain and mid not in chain_ids:
                 continue
-            included.add(e.get("uuid"))
-            if message.get("model") == SYNTHETIC_MODEL:
+            included.add(uuid)
+            model = message.get("model")
+            if model == SYNTHETIC_MODEL:
                 synthetic.append(n)
                 continue
-            models.append(message.get("model"))
-            mid = message.get("id")
+            models.append(model)
             api_turns.add(mid or f"line {n}")
             drafts.append(MessageDraft("assistant", content_blocks(message.get("content")), "line",
                                        [n], message.get("usage"), mid,
                                        seconds(e.get("timestamp"))))
         else:
             blocks = content_blocks(message.get("content"))
-            results_only = bool(blocks) and all(b.get("type") == "tool_result" for b in blocks)
-            sibling = results_only and e.get("parentUuid") in included
-            if not (on_chain or sibling):
+            # off the chain, only a sibling is kept: results only, its parent included
+            if not on_chain and not (blocks and e.get("parentUuid") in included and all(
+                    b.get("type") == "tool_result" for b in blocks)):
                 continue
-            included.add(e.get("uuid"))
+            included.add(uuid)
             drafts.append(MessageDraft("user", blocks, "line", [n],
                                        time=seconds(e.get("timestamp"))))
     if synthetic:

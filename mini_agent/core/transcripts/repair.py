@@ -138,9 +138,12 @@ def _merge(drafts: list[MessageDraft], repairs: list[str]) -> list[MessageDraft]
 def _pair(drafts: list[MessageDraft], repairs: list[str]) -> bool:
     """Fix tool_use/tool_result pairing in place; return True when anything changed."""
     changed = False
+    asked: list = []  # the tool_use ids of the assistant draft just before (none: [])
     for i, draft in enumerate(drafts):
         if draft.role == "assistant":
-            ids = [b.get("id") for b in draft.blocks if b.get("type") == "tool_use"]
+            ids = asked = [b.get("id") for b in draft.blocks if b.get("type") == "tool_use"]
+            if not ids:  # nothing to answer (the next draft is read for nothing else)
+                continue
             nxt = drafts[i + 1] if i + 1 < len(drafts) and drafts[i + 1].role == "user" else None
             answered = {b.get("tool_use_id") for b in nxt.blocks} if nxt else set()
             missing = [x for x in ids if x not in answered]
@@ -155,10 +158,12 @@ def _pair(drafts: list[MessageDraft], repairs: list[str]) -> bool:
                                "added an is_error result saying so")
                 changed = True
         else:
-            previous = drafts[i - 1] if i > 0 and drafts[i - 1].role == "assistant" else None
-            asked = {b.get("id") for b in previous.blocks
-                     if b.get("type") == "tool_use"} if previous else set()
-            kept, seen = [], set()
+            # ``asked``: the previous draft's tool_use ids when it is an assistant draft (its
+            # blocks are not changed here), else none
+            if not (i > 0 and drafts[i - 1].role == "assistant"):
+                asked = []
+            results, others, seen = [], [], set()
+            moved = False  # a tool_result after another block: the results are moved first
             for block in draft.blocks:
                 if block.get("type") == "tool_result":
                     tid = block.get("tool_use_id")
@@ -172,13 +177,15 @@ def _pair(drafts: list[MessageDraft], repairs: list[str]) -> bool:
                         changed = True
                         continue
                     seen.add(tid)
-                kept.append(block)
-            results = [b for b in kept if b.get("type") == "tool_result"]
-            others = [b for b in kept if b.get("type") != "tool_result"]
-            if kept != results + others:
+                    results.append(block)
+                    moved = moved or bool(others)
+                else:
+                    others.append(block)
+            if moved:
                 repairs.append(f"{draft.where}: tool_result blocks moved before the user's text")
                 changed = True
             draft.blocks = results + others
+            asked = []
     return changed
 
 
