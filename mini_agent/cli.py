@@ -1,6 +1,7 @@
 """The ``mini-agent`` command: a REPL and the kit's subcommands.
 
     mini-agent                       REPL (/stats, /history, /quit)
+    mini-agent --settings FILE [demo]  the same, with the command hooks of a settings JSON
     mini-agent --resume ID           continue a logged session in the REPL
     mini-agent demo                  fix the demo project's two planted bugs, live, then /stats
     mini-agent analyze PATH [--keep N] [--json]   what masking would save on a real transcript
@@ -47,6 +48,12 @@ def _mode_line() -> str:
     if config.is_online():
         return f"online: the real Anthropic API, model {config.model_name()}"
     return "offline: no ANTHROPIC_API_KEY, the offline Claude answers (set a key to go online)"
+
+
+def _say_hooks(args: argparse.Namespace, hooks: Any, out: TextIO) -> None:
+    if hooks is not None:
+        print(f"hooks: the command hooks of {args.settings} (--settings; run in {Path.cwd()})",
+              file=out)
 
 
 def copy_demo_project(parent: Path | None = None) -> Path:
@@ -109,20 +116,22 @@ def build_agent(workspace: Path, *, session: Any = None, **kwargs: Any) -> Any:
 
 # ------------------------------------------------------------------ subcommands
 
-def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
+def cmd_demo(args: argparse.Namespace, out: TextIO, *, hooks: Any = None) -> int:
     """Run the demo task in a fresh copy of the demo project; print transcript and stats.
 
     Args:
         args: the parsed command line (``workspace``, ``keep_workspace``, ``max_turns``).
         out: where the transcript goes.
+        hooks: the HookManager of ``--settings``, or None (no hooks).
 
     Returns:
         0 when the run ended; 1 on an API error (its line on stderr).
     """
     from mini_agent.console import anthropic_errors, api_error_line, event_printer
     print(_mode_line(), file=out)
+    _say_hooks(args, hooks, out)
     workspace = copy_demo_project(Path(args.workspace) if args.workspace else None)
-    agent = build_agent(workspace, max_turns=args.max_turns)
+    agent = build_agent(workspace, max_turns=args.max_turns, hooks=hooks)
     print(f"task: {demo_task()}", file=out)
     show = event_printer(out)
     try:
@@ -142,7 +151,8 @@ def cmd_demo(args: argparse.Namespace, out: TextIO) -> int:
             shutil.rmtree(workspace if args.workspace else workspace.parent, ignore_errors=True)
 
 
-def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) -> int:
+def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str], *,
+             hooks: Any = None) -> int:
     """Run the interactive REPL, in the workspace that fits.
 
     The workspace is ``--workspace``, else the one a resumed session recorded, else the current
@@ -152,12 +162,14 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
         args: the parsed command line (``workspace``, ``resume``, ``sessions_dir``).
         out: where the transcript goes.
         read: reads one line after a prompt.
+        hooks: the HookManager of ``--settings``, or None (no hooks).
 
     Returns:
         The REPL's exit code: 0, or 2 when a session cannot be resumed.
     """
     from mini_agent.harness.session import recorded_workspace
     print(_mode_line(), file=out)
+    _say_hooks(args, hooks, out)
     scratch = None
     tools_note = "the agent can edit files and run commands there"
     recorded = (recorded_workspace(args.sessions_dir, args.resume)
@@ -186,19 +198,20 @@ def cmd_repl(args: argparse.Namespace, out: TextIO, read: Callable[[str], str]) 
                          "longer exists; working in the current folder instead")
     try:
         return _start_repl(args, workspace, out=out, read=read,
-                           workspace_lines=lines)
+                           workspace_lines=lines, hooks=hooks)
     finally:
         if scratch is not None:
             shutil.rmtree(scratch.parent, ignore_errors=True)
 
 
 def _start_repl(args: argparse.Namespace, workspace: Path, *, out: TextIO,
-                read: Callable[[str], str], workspace_lines: Sequence[str]) -> int:
+                read: Callable[[str], str], workspace_lines: Sequence[str],
+                hooks: Any = None) -> int:
     """Build the agent, resume or open a session, say where it works, run the REPL; 2 when it
     cannot start."""
     from mini_agent.console import repl
     from mini_agent.harness.session import SessionWriter
-    agent = build_agent(workspace)
+    agent = build_agent(workspace, hooks=hooks)
     if args.resume:
         try:
             report = agent.resume(args.resume, directory=args.sessions_dir)
@@ -292,8 +305,20 @@ def _main(argv: Sequence[str] | None, *, out: TextIO | None,
             from mini_agent.grading.command import error_document
             print(json.dumps(error_document(str(exc)), indent=1), file=out)
         return 2
+    hooks = None
+    if args.settings:
+        if args.command not in (None, "demo"):
+            print(f"mini-agent: error: --settings applies to the REPL and demo, not "
+                  f"{args.command}", file=sys.stderr)
+            return 2
+        from mini_agent.cli_settings import SettingsFileError, load_settings_hooks
+        try:
+            hooks = load_settings_hooks(args.settings)
+        except SettingsFileError as exc:
+            print(exc, file=sys.stderr)
+            return 2
     if args.command == "demo":
-        return cmd_demo(args, out)
+        return cmd_demo(args, out, hooks=hooks)
     if args.command == "analyze":
         from mini_agent.harness.analyze import main_analyze
         return main_analyze(args.path, keep=args.keep, as_json=args.json)
@@ -331,7 +356,7 @@ def _main(argv: Sequence[str] | None, *, out: TextIO | None,
             print(no_sessions_text(args.sessions_dir), file=out)
             return 0
         return main_sessions(args.sessions_dir)
-    return cmd_repl(args, out, read)
+    return cmd_repl(args, out, read, hooks=hooks)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -52,6 +52,10 @@ def build_parser() -> argparse.ArgumentParser:
     sessions_dir_help = f"where session logs live (default: ./{SESSIONS_DIR})"
     parser.add_argument("--sessions-dir", metavar="DIR", default=SESSIONS_DIR,
                         help=sessions_dir_help)
+    settings_help = ("run the command hooks of this Claude-Code-shaped settings JSON "
+                     "(PreToolUse, Stop...; they run in the current folder). Never read by "
+                     "itself: not even .claude/settings.json, so a demo runs no stray hook")
+    parser.add_argument("--settings", metavar="FILE", help=settings_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     def command(name: str, help: str) -> argparse.ArgumentParser:
@@ -64,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="keep the copy of the demo project (its path is printed)")
     demo.add_argument("--workspace", metavar="DIR",
                       help="copy the demo project under this directory (default: a temp dir)")
+    demo.add_argument("--settings", metavar="FILE", default=argparse.SUPPRESS,
+                      help=settings_help)
     analyze = command("analyze", "what masking would save on a real transcript")
     analyze.add_argument("path", help="a Claude Code session .jsonl, a mini-swe-agent "
                                       ".traj.json, a SWE-agent .traj or a messages .json")
