@@ -14,7 +14,9 @@ API does before checking the conversation: it combines consecutive same-role tur
 places the automatic ``cache_control`` of a request that has one at the top level.
 
 Each check returns the API's 400 ``error.message`` or None; :func:`request_problem` runs them
-in order. The conversation itself is checked by :func:`mini_agent.core.messages
+in order. The thinking, sampling and effort checks live in :mod:`mini_agent.core.thinking_rules`
+and the automatic ``cache_control`` in :mod:`mini_agent.core.automatic_cache`; this module
+re-exports their names. The conversation itself is checked by :func:`mini_agent.core.messages
 .validate_messages` (tool pairing, empty text, breakpoints and TTL order). Pure: no IO, inputs
 never mutated; the model's limits come in as a :class:`~mini_agent.core.models.ModelSpec`.
 Used by the offline API (``mini_agent/offline/transport.py``); taught in
@@ -38,10 +40,16 @@ dotCipher/opencode-claude-bridge#1); other beta-only fields are accepted with an
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Mapping, Protocol
 
+from mini_agent.core.automatic_cache import (NOT_CACHEABLE,  # noqa: F401 (re-exported)
+                                             automatic_cache_control_problem, content_blocks,
+                                             place_automatic_cache_control)
 from mini_agent.core.system_messages import system_messages_problem
+from mini_agent.core.thinking_rules import (EFFORT_LEVELS,  # noqa: F401 (re-exported)
+                                            MIN_THINKING_BUDGET_TOKENS, THINKING_DISPLAYS,
+                                            THINKING_FIELDS, effort_problem,
+                                            sampling_with_thinking_problem, thinking_problem)
 
 API_VERSION = "2026-10-21"
 """The ``anthropic-version`` the installed SDK (2.x) sends."""
@@ -61,25 +69,6 @@ EDIT_BETAS = {"clear_tool_uses_20250919": CONTEXT_MANAGEMENT_BETA,
 
 MIN_COMPACTION_TRIGGER_TOKENS = 50_000
 """The smallest ``compact_20260112`` trigger the API accepts (compaction docs)."""
-
-MIN_THINKING_BUDGET_TOKENS = 1024
-"""``thinking.budget_tokens`` must be at least this (SDK ``ThinkingConfigEnabledParam``)."""
-
-THINKING_FIELDS = {"enabled": frozenset({"type", "budget_tokens", "display"}),
-                   "disabled": frozenset({"type"}),
-                   "between_tools": frozenset({"type"}),
-                   "adaptive": frozenset({"type", "display"})}
-"""``thinking.type`` -> the fields that type takes (SDK ``ThinkingConfigParam`` union)."""
-
-THINKING_DISPLAYS = ("summarized", "omitted")
-"""Values of ``thinking.display`` (SDK ``ThinkingConfigEnabledParam`` / ``...AdaptiveParam``)."""
-
-EFFORT_LEVELS = ("low", "medium", "high", "xhigh", "max")
-"""Values of ``output_config.effort`` (SDK ``OutputConfigParam``)."""
-
-_SAMPLING_DOCS = ("Please consult our documentation at https://docs.claude.com/en/docs/"
-                  "build-with-claude/extended-thinking#important-considerations-when-using-"
-                  "extended-thinking")
 
 MESSAGES_FIELDS = frozenset({
     "cache_control", "container", "diagnostics", "inference_geo", "max_tokens", "messages",
@@ -106,8 +95,6 @@ PREFILL_REFUSED = ("This model does not support assistant message prefill. The c
                    "must end with a user message.")
 """The API's 400 for a final assistant turn on Claude 4.6 and later (public bug reports)."""
 
-NOT_CACHEABLE = frozenset({"thinking", "redacted_thinking"})
-"""Block types that cannot carry ``cache_control``; automatic caching walks back over them."""
 
 
 class ModelLimits(Protocol):
@@ -172,137 +159,6 @@ def max_tokens_problem(body: Mapping[str, Any], model: str,
     return None
 
 
-def _thinking_shape_problem(thinking: Any) -> str | None:
-    """The SDK's ``ThinkingConfigParam`` shape: a known ``type`` and only its own fields."""
-    if not isinstance(thinking, Mapping):
-        return "thinking: Input should be a valid dictionary or object to extract fields from"
-    kind = thinking.get("type")
-    if kind not in THINKING_FIELDS:
-        tags = ", ".join(f"'{t}'" for t in THINKING_FIELDS)
-        return (f"thinking: Input tag '{kind}' found using 'type' does not match any of the "
-                f"expected tags: {tags}")
-    extra = sorted(set(thinking) - THINKING_FIELDS[kind])
-    if extra:
-        return f"thinking.{kind}.{extra[0]}: Extra inputs are not permitted"
-    display = thinking.get("display")
-    if display is not None and display not in THINKING_DISPLAYS:
-        return f"thinking.{kind}.display: Input should be 'summarized' or 'omitted'"
-    return None
-
-
-def _budget_problem(body: Mapping[str, Any], thinking: Mapping[str, Any]) -> str | None:
-    """``thinking.enabled.budget_tokens``: an integer, at least 1,024, below ``max_tokens``."""
-    if "budget_tokens" not in thinking:
-        return "thinking.enabled.budget_tokens: Field required"
-    budget = thinking["budget_tokens"]
-    if not isinstance(budget, int) or isinstance(budget, bool):
-        return "thinking.enabled.budget_tokens: Input should be a valid integer"
-    if budget < MIN_THINKING_BUDGET_TOKENS:
-        return (f"thinking.enabled.budget_tokens: Input should be greater than or equal "
-                f"to {MIN_THINKING_BUDGET_TOKENS}")
-    max_tokens = body.get("max_tokens")
-    if isinstance(max_tokens, int) and max_tokens <= budget:
-        return ("`max_tokens` must be greater than `thinking.budget_tokens`. Please "
-                "consult our documentation at https://docs.claude.com/en/docs/"
-                "build-with-claude/extended-thinking#max-tokens-and-context-window-size")
-    return None
-
-
-def sampling_with_thinking_problem(body: Mapping[str, Any]) -> str | None:
-    """Return the refusal of a sampling parameter the thinking setting rules out, or None.
-
-    Only the legacy version (2023-06-01) accepts ``temperature``, ``top_p`` and ``top_k`` at
-    all; with thinking on (``enabled``, or ``adaptive`` / ``between_tools``: ASSUMPTION, the
-    same rule) ``temperature`` may only be 1, ``top_k`` must be unset and ``top_p`` must lie
-    between 0.95 and 1 ("Thinking isn't compatible with temperature or top_k modifications";
-    "you can set top_p to values between 1 and 0.95").
-
-    Args:
-        body: the JSON request body.
-
-    Returns:
-        The API's message for ``temperature`` and ``top_k`` (as quoted in public bug
-        reports); for ``top_p`` an ASSUMPTION worded like them. None when thinking is off or
-        the values are allowed.
-
-    >>> sampling_with_thinking_problem({"thinking": {"type": "adaptive"}, "top_k": 5})[:42]
-    '`top_k` must be unset when thinking is ena'
-    """
-    thinking = body.get("thinking")
-    if not isinstance(thinking, Mapping) or thinking.get("type") in (None, "disabled"):
-        return None
-    temperature = body.get("temperature")
-    if temperature is not None and temperature != 1:
-        return f"`temperature` may only be set to 1 when thinking is enabled. {_SAMPLING_DOCS}"
-    if body.get("top_k") is not None:
-        return f"`top_k` must be unset when thinking is enabled. {_SAMPLING_DOCS}"
-    top_p = body.get("top_p")
-    if top_p is not None and not (isinstance(top_p, (int, float)) and 0.95 <= top_p <= 1):
-        return (f"`top_p` must be between 0.95 and 1, or unset, when thinking is enabled. "
-                f"{_SAMPLING_DOCS}")
-    return None
-
-
-def effort_problem(body: Mapping[str, Any]) -> str | None:
-    """Return the refusal of an ``output_config.effort`` outside the SDK's values, or None.
-
-    ASSUMPTION: the wording (pydantic style, like the API's other field errors).
-
-    Args:
-        body: the JSON request body.
-
-    Returns:
-        ``"output_config.effort: Input should be ..."`` for an unknown level, else None.
-
-    >>> effort_problem({"output_config": {"effort": "extreme"}})
-    "output_config.effort: Input should be 'low', 'medium', 'high', 'xhigh' or 'max'"
-    """
-    config = body.get("output_config")
-    if not isinstance(config, Mapping) or config.get("effort") is None:
-        return None
-    if config["effort"] not in EFFORT_LEVELS:
-        levels = ", ".join(f"'{e}'" for e in EFFORT_LEVELS[:-1])
-        return f"output_config.effort: Input should be {levels} or '{EFFORT_LEVELS[-1]}'"
-    return None
-
-
-def thinking_problem(body: Mapping[str, Any], limits: ModelLimits | None) -> str | None:
-    """Return the refusal of a ``thinking`` setting, or None.
-
-    Checks the shape (a known ``type``, only that type's fields, ``display`` summarized or
-    omitted), the mode against the model (manual ``enabled`` or ``adaptive``), the manual
-    budget (an integer, at least 1,024 and below ``max_tokens``), then the sampling
-    parameters thinking rules out (:func:`sampling_with_thinking_problem`).
-
-    Args:
-        body: the JSON request body.
-        limits: the model's limits (which thinking modes it takes), or None.
-
-    Returns:
-        The API's message (pydantic style for the shape: ASSUMPTION), else None.
-
-    >>> thinking_problem({"max_tokens": 4000, "thinking": {"type": "adaptive",
-    ...                   "budget_tokens": 2048}}, None)
-    'thinking.adaptive.budget_tokens: Extra inputs are not permitted'
-    """
-    if body.get("thinking") is None:
-        return None
-    thinking = body["thinking"]
-    problem = _thinking_shape_problem(thinking)
-    if problem:
-        return problem
-    kind = thinking.get("type")
-    if kind == "enabled":
-        if limits is not None and not limits.manual_thinking:
-            return ('"thinking.type.enabled" is not supported for this model. Use '
-                    '"thinking.type.adaptive" and "output_config.effort" to control '
-                    'thinking behavior.')
-        problem = _budget_problem(body, thinking)
-        if problem:
-            return problem
-    elif kind == "adaptive" and limits is not None and not limits.adaptive_thinking:
-        return "adaptive thinking is not supported on this model."
-    return sampling_with_thinking_problem(body)
 
 
 def version_content_problem(messages: Any) -> str | None:
@@ -420,96 +276,13 @@ def combine_consecutive_turns(messages: list[dict]) -> list[dict]:
     for message in messages:
         if (out and isinstance(message, dict) and isinstance(out[-1], dict)
                 and message.get("role") == out[-1].get("role")):
-            out[-1] = {**out[-1], "content": _as_blocks(out[-1].get("content"))
-                       + _as_blocks(message.get("content"))}
+            out[-1] = {**out[-1], "content": content_blocks(out[-1].get("content"))
+                       + content_blocks(message.get("content"))}
         else:
             out.append(message)
     return out
 
 
-def _as_blocks(content: Any) -> list:
-    if isinstance(content, str):
-        return [{"type": "text", "text": content}] if content else []
-    return list(content) if isinstance(content, list) else []
-
-
-def _cacheable(block: Any) -> bool:
-    if not isinstance(block, Mapping) or block.get("type") in NOT_CACHEABLE:
-        return False
-    return block.get("type") != "text" or bool(str(block.get("text", "")).strip())
-
-
-def automatic_cache_control_problem(body: Mapping[str, Any]) -> str | None:
-    """Return the refusal of a malformed top-level ``cache_control``, or None.
-
-    ASSUMPTION: the wording (pydantic style, like the API's other field errors).
-
-    Args:
-        body: the JSON request body.
-
-    Returns:
-        The message, or None when there is none or it is well formed.
-    """
-    marker = body.get("cache_control")
-    if marker is None:
-        return None
-    if not isinstance(marker, Mapping) or marker.get("type") != "ephemeral":
-        return "cache_control.type: Input should be 'ephemeral'"
-    if marker.get("ttl", "5m") not in ("5m", "1h") or set(marker) - {"type", "ttl"}:
-        return "cache_control.ttl: Input should be '5m' or '1h'"
-    return None
-
-
-def place_automatic_cache_control(body: Mapping[str, Any]) -> dict[str, Any]:
-    """Put a body's top-level ``cache_control`` on its last cacheable block.
-
-    The last block of the prompt in the order tools, system, messages is marked; when it
-    cannot carry a marker (a thinking block, an empty text) the marker walks back to the
-    block before it. A string ``content`` or ``system`` becomes one text block. A block that
-    already has its own marker keeps it (ASSUMPTION: the automatic breakpoint then uses no
-    extra slot). Source: prompt caching docs, "Automatic caching": "the system automatically
-    applies the cache breakpoint to the last cacheable block".
-
-    Args:
-        body: the JSON request body (not mutated).
-
-    Returns:
-        A copy with the marker placed; a body without one comes back as a shallow copy.
-
-    >>> placed = place_automatic_cache_control({"cache_control": {"type": "ephemeral"},
-    ...     "messages": [{"role": "user", "content": "hi"}]})
-    >>> placed["messages"][0]["content"]
-    [{'type': 'text', 'text': 'hi', 'cache_control': {'type': 'ephemeral'}}]
-    """
-    new = dict(body)
-    marker = new.pop("cache_control", None)
-    if marker is None:
-        return new
-    new = copy.deepcopy(new)
-    messages = new.get("messages") if isinstance(new.get("messages"), list) else []
-    for message in reversed(messages):
-        if not isinstance(message, dict):
-            continue
-        blocks = _as_blocks(message.get("content"))
-        for k in range(len(blocks) - 1, -1, -1):
-            if _cacheable(blocks[k]):
-                blocks[k] = {**blocks[k], "cache_control": blocks[k].get("cache_control")
-                             or dict(marker)}
-                message["content"] = blocks
-                return new
-    system = new.get("system")
-    system_blocks = _as_blocks(system) if isinstance(system, (str, list)) else []
-    for k in range(len(system_blocks) - 1, -1, -1):
-        if _cacheable(system_blocks[k]):
-            system_blocks[k] = {**system_blocks[k], "cache_control":
-                                system_blocks[k].get("cache_control") or dict(marker)}
-            new["system"] = system_blocks
-            return new
-    tools = new.get("tools") if isinstance(new.get("tools"), list) else []
-    if tools and isinstance(tools[-1], dict):
-        tools[-1] = {**tools[-1], "cache_control": tools[-1].get("cache_control")
-                     or dict(marker)}
-    return new
 
 
 def request_problem(body: Mapping[str, Any], *, count_tokens: bool = False,

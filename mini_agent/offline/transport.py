@@ -5,7 +5,8 @@ OfflineTransport(...)))``. Everything above the transport (request building, str
 parsers, response types, retries, errors) is the SDK's own code, exactly as online. The
 transport plays the API's part:
 
-* validates each request body like the API of the version the SDK sends (2026-10-21:
+* validates each request body like the API of the version the SDK sends
+  (:mod:`mini_agent.offline.request_check`; 2026-10-21:
   :mod:`mini_agent.core.request_rules` for the top-level rules, then ``validate_messages``
   on the conversation with consecutive same-role turns combined, as the API combines them;
   ``role: "system"`` messages only on the models that take them,
@@ -56,27 +57,23 @@ import httpx2
 
 from mini_agent.core.clock import Clock
 from mini_agent.core.context_edits import clear_tool_uses_transform
-from mini_agent.core.messages import MessageValidationError, validate_messages
 from mini_agent.core.models import UnknownModelError, model_spec
 from mini_agent.core.prompt_cache import PromptCacheSimulator
 from mini_agent.core.request_rules import (API_VERSION, BETA_FIELDS, MESSAGES_FIELDS,
-                                           combine_consecutive_turns,
-                                           place_automatic_cache_control, request_problem)
-from mini_agent.core.system_messages import without_system_messages
+                                           place_automatic_cache_control)
 from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_request,
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
-from mini_agent.core.wire_rules import tools_required_problem
 from mini_agent.offline.max_tokens import (apply_stop_sequences, enforce_max_tokens,
                                            one_tool_use)
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
+from mini_agent.offline.request_check import not_served, request_refusal
 from mini_agent.offline.sse import EventStream, sse_events
 from mini_agent.offline.usage_fields import response_usage, thinking_tokens
-from mini_agent.offline.wire_shapes import shape_problem
 
 __all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "OfflineTransport",
-           "UsageModel", "api_error", "compaction_client", "offline_async_client",
+           "UsageModel", "api_error", "compaction_client", "not_served", "offline_async_client",
            "offline_client", "sse_events"]
 
 DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
@@ -172,39 +169,7 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
     def _check(self, body: dict[str, Any], *, count_tokens: bool, version: str,
                betas: tuple[str, ...]) -> str | None:
         """Return the API's error message for a malformed body, or None."""
-        if body.get("model") is not None and not isinstance(body["model"], str):
-            return "model: Input should be a valid string"
-        try:
-            limits = model_spec(body.get("model") or "")
-        except UnknownModelError:
-            limits = None   # an unknown id passes here and is a 404 once the body is valid
-        problem = request_problem(body, count_tokens=count_tokens, api_version=version,
-                                  betas=betas, limits=limits)
-        if problem:
-            return problem
-        messages = body.get("messages")
-        if not isinstance(messages, list):
-            return "messages: Field required"
-        system = body.get("system")
-        if system is not None and not isinstance(system, str) and not (
-                isinstance(system, list) and all(isinstance(b, dict) for b in system)):
-            return "system: Input should be a valid string or a list of text blocks"
-        tools = body.get("tools")
-        if tools is not None and not (isinstance(tools, list) and all(
-                isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
-            return "tools: Input should be a list of tool objects, each with a name"
-        problem = shape_problem(body)
-        if problem:
-            return problem
-        placed = place_automatic_cache_control(body)
-        try:   # system messages passed request_problem; the rest is checked without them
-            validate_messages(combine_consecutive_turns(without_system_messages(
-                placed["messages"])),
-                              system=placed.get("system"), tools=placed.get("tools"))
-        except MessageValidationError as exc:
-            return str(exc)
-        missing = tools_required_problem(messages, body.get("tools"))
-        return missing[1] if missing else None
+        return request_refusal(body, count_tokens=count_tokens, version=version, betas=betas)
 
     def _window_tokens(self, model: str) -> int:
         if self.context_window_tokens is not None:
@@ -333,23 +298,6 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
 
 
 # ------------------------------------------------------------------ client factories
-
-def not_served(model: str) -> bool:
-    """Tell whether the API answers a request for ``model`` with a 404, as it does today.
-
-    Args:
-        model: the request's ``model`` (already checked to be a string).
-
-    Returns:
-        True for an id the model table lacks or marks ``retired`` (its end-of-life date has
-        passed): the API's ``not_found_error``, message ``"model: <id>"``. The check comes after
-        the body's 400 checks, as the API validates the body before it looks the model up.
-    """
-    try:
-        return model_spec(model).retired
-    except UnknownModelError:
-        return True
-
 
 def _build(client_cls: Any, http_cls: Any, brain: Brain | None, max_retries: int,
            transport_kwargs: dict[str, Any]) -> Any:

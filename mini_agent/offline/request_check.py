@@ -1,0 +1,98 @@
+"""What the offline API refuses before it serves a request: the body's 400s and the 404 model.
+
+:func:`request_refusal` runs the API's checks on a ``/v1/messages`` or ``count_tokens`` body in
+the order the offline API applies them: the top-level rules
+(:func:`mini_agent.core.request_rules.request_problem`, with the model's limits when the kit
+knows the model), the types of ``messages``, ``system`` and ``tools``, the shapes
+(:func:`mini_agent.offline.wire_shapes.shape_problem`), then the conversation
+(``validate_messages`` with the automatic ``cache_control`` placed, ``role: "system"`` messages
+left out and consecutive same-role turns combined, as the API combines them) and the tools a
+history's ``tool_use`` blocks need. :func:`not_served` tells the 404 of a model the API no
+longer (or never) serves, checked after the body. Pure: no IO, the body never mutated. Used
+by :class:`mini_agent.offline.transport.OfflineTransport`, which re-exports :func:`not_served`.
+
+Source: Messages API reference and errors docs (400 ``invalid_request_error`` before the
+model lookup's 404 ``not_found_error``, message ``"model: <id>"``); models overview
+(retired models).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mini_agent.core.messages import MessageValidationError, validate_messages
+from mini_agent.core.models import UnknownModelError, model_spec
+from mini_agent.core.request_rules import (combine_consecutive_turns,
+                                           place_automatic_cache_control, request_problem)
+from mini_agent.core.system_messages import without_system_messages
+from mini_agent.core.wire_rules import tools_required_problem
+from mini_agent.offline.wire_shapes import shape_problem
+
+__all__ = ["not_served", "request_refusal"]
+
+
+def request_refusal(body: dict[str, Any], *, count_tokens: bool, version: str,
+                    betas: tuple[str, ...]) -> str | None:
+    """Return the API's 400 message for a malformed request body, or None.
+
+    Args:
+        body: the JSON request body (a dict; never mutated).
+        count_tokens: True for ``/v1/messages/count_tokens`` (no ``max_tokens``, fewer fields).
+        version: the request's ``anthropic-version`` header.
+        betas: the request's ``anthropic-beta`` flags.
+
+    Returns:
+        The first refusal's message (``"<field path>: <what is wrong>"`` or the API's own
+        wording), or None when the body passes; an unknown model id passes here (its 404
+        comes from :func:`not_served` once the body is valid).
+    """
+    if body.get("model") is not None and not isinstance(body["model"], str):
+        return "model: Input should be a valid string"
+    try:
+        limits = model_spec(body.get("model") or "")
+    except UnknownModelError:
+        limits = None   # an unknown id passes here and is a 404 once the body is valid
+    problem = request_problem(body, count_tokens=count_tokens, api_version=version,
+                              betas=betas, limits=limits)
+    if problem:
+        return problem
+    messages = body.get("messages")
+    if not isinstance(messages, list):
+        return "messages: Field required"
+    system = body.get("system")
+    if system is not None and not isinstance(system, str) and not (
+            isinstance(system, list) and all(isinstance(b, dict) for b in system)):
+        return "system: Input should be a valid string or a list of text blocks"
+    tools = body.get("tools")
+    if tools is not None and not (isinstance(tools, list) and all(
+            isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
+        return "tools: Input should be a list of tool objects, each with a name"
+    problem = shape_problem(body)
+    if problem:
+        return problem
+    placed = place_automatic_cache_control(body)
+    try:   # system messages passed request_problem; the rest is checked without them
+        validate_messages(combine_consecutive_turns(without_system_messages(
+            placed["messages"])),
+                          system=placed.get("system"), tools=placed.get("tools"))
+    except MessageValidationError as exc:
+        return str(exc)
+    missing = tools_required_problem(messages, body.get("tools"))
+    return missing[1] if missing else None
+
+
+def not_served(model: str) -> bool:
+    """Tell whether the API answers a request for ``model`` with a 404, as it does today.
+
+    Args:
+        model: the request's ``model`` (already checked to be a string).
+
+    Returns:
+        True for an id the model table lacks or marks ``retired`` (its end-of-life date has
+        passed): the API's ``not_found_error``, message ``"model: <id>"``. The check comes after
+        the body's 400 checks, as the API validates the body before it looks the model up.
+    """
+    try:
+        return model_spec(model).retired
+    except UnknownModelError:
+        return True
