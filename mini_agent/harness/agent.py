@@ -321,10 +321,36 @@ class Agent(AgentInspection):
         with self._loop_lock:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name=LOOP_THREAD_NAME,
-                                 daemon=True).start()
-                self._loop = loop
+                thread = threading.Thread(target=loop.run_forever, name=LOOP_THREAD_NAME,
+                                          daemon=True)
+                thread.start()
+                self._loop, self._loop_thread = loop, thread
             return self._loop
+
+    def close(self) -> None:
+        """Stop the background event loop :meth:`run` started, and its worker threads.
+
+        Each :meth:`run` goes through one event loop on a thread of its own, kept for the next
+        call; ``close`` ends it (the default executor's threads too), so an agent made for one
+        job (a subagent) leaves no thread behind. A later :meth:`run` starts a new loop.
+        Nothing happens when :meth:`run` was never called or a run is in progress.
+
+        Raises:
+            RuntimeError: called from the agent's own loop (a callback of its run), which
+                cannot wait for itself to stop.
+        """
+        with self._loop_lock:
+            loop, thread = self._loop, getattr(self, "_loop_thread", None)
+            if loop is None or self._running:
+                return
+            if threading.current_thread() is thread:
+                raise RuntimeError("close() cannot stop the agent's loop from that loop")
+            self._loop = None
+        asyncio.run_coroutine_threadsafe(loop.shutdown_default_executor(), loop).result()
+        loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join()
+        loop.close()
 
     # ------------------------------------------------------------------ sessions
     def resume(self, session_id: str, *, directory: str | Path | None = None) -> Any:

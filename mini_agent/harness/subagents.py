@@ -242,7 +242,10 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     agent = Agent(client, model=model, tools=own, view_policy=full_view, max_turns=max_turns,
                   system=SUBAGENT_SYSTEM.format(max_tokens=max_summary_tokens), hooks=wrapped,
                   max_stop_hook_blocks=max_stop_hook_blocks)
-    run = agent.run(brief)
+    try:
+        run = agent.run(brief)
+    finally:
+        agent.close()   # the subagent's loop and worker threads end with it
     summary, truncated = bound_summary(run.text or "(the subagent gave no summary)",
                                        max_summary_tokens)
     if truncated:
