@@ -194,7 +194,8 @@ def test_root_names_the_folder(copy, tmp_path_factory):
 
 def test_outside_any_copy_grading_says_where_it_looked(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(FileNotFoundError, match=r"no exercises/ folder in .* or pass --root"):
+    with pytest.raises(FileNotFoundError, match=r"no exercises/ folder in .* or pass the folder that "
+                       r"holds it \(--root DIR on the command line, root=DIR in Python\)"):
         grade("03")
     assert main_grade("03") == 2
     assert "no exercises/ folder" in capsys.readouterr().err
