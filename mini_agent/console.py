@@ -57,7 +57,10 @@ def api_error_line(error: BaseException) -> str:
         ``"mini-agent: <what failed>; <what to do>, or unset ANTHROPIC_API_KEY to run offline"``;
         for an unserved model ``"...; set MINI_AGENT_MODEL to a served model or unset it to
         use the default, <DEFAULT_MODEL>"`` (going offline would not help: the offline API
-        answers the same 404).
+        answers the same 404). When the error came from the offline API (its request went to
+        :data:`~mini_agent.offline.transport.OFFLINE_HOST`) the line names the offline API and
+        gives no key advice: ``"mini-agent: the offline API answered 400 ...; the real API
+        refuses such a request too"`` (a 4xx) or ``"...; try again"``.
 
     >>> import anthropic, httpx2
     >>> error = anthropic.APIConnectionError(request=httpx2.Request("POST", "https://x"))
@@ -74,12 +77,18 @@ def api_error_line(error: BaseException) -> str:
         detail = body.get("error") if isinstance(body.get("error"), dict) else {}
         kind = detail.get("type") or type(error).__name__
         message = detail.get("message") or error.message
-        unserved = _unserved_model(error.status_code, kind, message)
+        unserved = _unserved_model(error.status_code, kind, message, where=(
+            "the offline API" if _from_offline(error) else "the Anthropic API"))
         if unserved is not None:
             return unserved
         if isinstance(error, anthropic.AuthenticationError):
             what = f"the Anthropic API rejected the key ({error.status_code} {kind}: {message})"
             fix = "fix ANTHROPIC_API_KEY"
+        elif _from_offline(error):
+            what = f"the offline API answered {error.status_code} {kind}: {message}"
+            fix = ("the real API refuses such a request too" if 400 <= error.status_code < 500
+                   and error.status_code != 429 else "try again")
+            return f"mini-agent: {' '.join(what.split())}; {fix}"
         else:
             what = f"the Anthropic API answered {error.status_code} {kind}: {message}"
             fix = "try again later"
@@ -89,8 +98,26 @@ def api_error_line(error: BaseException) -> str:
     return f"mini-agent: {' '.join(what.split())}; {fix}, or unset ANTHROPIC_API_KEY to run offline"
 
 
-def _unserved_model(status: int, kind: str, message: str) -> str | None:
-    """The line for a 404 ``model: X`` (a retired or unknown model id), else None."""
+def _from_offline(error: BaseException) -> bool:
+    """Whether an SDK error's request went to the offline API (its base URL's host)."""
+    from mini_agent.offline.transport import OFFLINE_HOST
+    request = getattr(error, "request", None)
+    return getattr(getattr(request, "url", None), "host", None) == OFFLINE_HOST
+
+
+def _unserved_model(status: int, kind: str, message: str, *,
+                    where: str = "the Anthropic API") -> str | None:
+    """The line for a 404 ``model: X`` (a retired or unknown model id), else None.
+
+    Args:
+        status: the HTTP status.
+        kind: the error's type (``not_found_error``).
+        message: the error's message (``"model: claude-opus-4"``).
+        where: which API answered ("the Anthropic API" or "the offline API").
+
+    Returns:
+        The one line, or None for any other error.
+    """
     from mini_agent.core.models import DEFAULT_MODEL, UnknownModelError, model_spec
     if status != 404 or kind != "not_found_error" or not message.startswith("model: "):
         return None
@@ -99,7 +126,7 @@ def _unserved_model(status: int, kind: str, message: str) -> str | None:
         why = "retired" if model_spec(model).retired else "listed as served by the kit"
     except UnknownModelError:
         why = "not a model the kit knows"
-    return (f"mini-agent: the Anthropic API does not serve the model {model} ({why}; "
+    return (f"mini-agent: {where} does not serve the model {model} ({why}; "
             f"{status} {kind}: {message}); set MINI_AGENT_MODEL to a served model or unset "
             f"it to use the default, {DEFAULT_MODEL}")
 

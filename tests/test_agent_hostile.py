@@ -110,7 +110,7 @@ def test_the_cli_names_an_unserved_model_and_the_variable_that_chose_it(
     assert cli.main(["demo", "--workspace", str(tmp_path)], out=io.StringIO()) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
-    assert err == (f"mini-agent: the Anthropic API does not serve the model {model} ({why}; "
+    assert err == (f"mini-agent: the offline API does not serve the model {model} ({why}; "
                    f"404 not_found_error: model: {model}); set MINI_AGENT_MODEL to a served "
                    "model or unset it to use the default, claude-sonnet-5-5\n")
 

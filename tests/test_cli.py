@@ -194,7 +194,7 @@ def _failing_client(kind):
 API_FAILURES = {
     "invalid key": ("invalid", "rejected the key (401 authentication_error: invalid x-api-key)"),
     "unreachable": ("unreachable", "cannot reach the Anthropic API"),
-    "overloaded": ("overloaded", "answered 529 overloaded_error"),
+    "overloaded": ("overloaded", "the offline API answered 529 overloaded_error"),
 }
 
 
@@ -207,7 +207,9 @@ def test_demo_reports_an_api_error_in_one_line_and_exits_1(name, tmp_path, monke
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Traceback" not in err, err
     assert err.startswith("mini-agent: ") and what in err
-    assert err.rstrip().endswith("unset ANTHROPIC_API_KEY to run offline")
+    # the offline API's fault plan stands in for an overloaded API: no key advice there
+    assert err.rstrip().endswith("; try again" if kind == "overloaded"
+                                 else "unset ANTHROPIC_API_KEY to run offline")
     assert not (tmp_path / "project").exists()  # the copy is still cleaned up
 
 
@@ -393,3 +395,23 @@ def test_the_commands_that_run_no_agent_start_without_the_sdk(tmp_path):
                           text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "2 False"  # no 03 file: exit 2, no SDK
+
+
+@pytest.mark.parametrize("status, kind, fix", [
+    (400, "invalid_request_error", "the real API refuses such a request too"),
+    (529, "overloaded_error", "try again")])
+def test_an_offline_api_error_names_the_offline_api_and_gives_no_key_advice(status, kind, fix):
+    import anthropic
+    import httpx2
+
+    from mini_agent.console import api_error_line
+    from mini_agent.offline.transport import OFFLINE_HOST
+    request = httpx2.Request("POST", f"http://{OFFLINE_HOST}/v1/messages")
+    body = {"type": "error", "error": {"type": kind, "message": "no"}}
+    error = anthropic.APIStatusError("no", response=httpx2.Response(status, request=request,
+                                                                    json=body), body=body)
+    assert api_error_line(error) == f"mini-agent: the offline API answered {status} {kind}: no; {fix}"
+    online = httpx2.Request("POST", "https://api.anthropic.com/v1/messages")
+    error = anthropic.APIStatusError("no", response=httpx2.Response(status, request=online,
+                                                                    json=body), body=body)
+    assert api_error_line(error).endswith("or unset ANTHROPIC_API_KEY to run offline")

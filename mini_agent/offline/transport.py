@@ -79,6 +79,10 @@ __all__ = ["ALLOWED_REQUEST_KEYS", "Brain", "DefaultUsage", "FaultPlan", "Offlin
 DEFAULT_CONTEXT_WINDOW_TOKENS = 200_000
 """Context window for a model id the kit's table does not know (tokens)."""
 
+OFFLINE_HOST = "offline.invalid"
+"""The host of the offline client's base URL (``.invalid`` never resolves): an SDK error whose
+request went there came from the offline API, not from Anthropic's."""
+
 OFFLINE_API_KEY = "offline-no-key"
 """Placeholder key the offline client sends; it never leaves the process."""
 
@@ -304,7 +308,7 @@ def _build(client_cls: Any, http_cls: Any, brain: Brain | None, max_retries: int
     from mini_agent.offline.brains import EchoBrain
     transport = OfflineTransport(brain or EchoBrain(), **transport_kwargs)
     client = client_cls(api_key=OFFLINE_API_KEY, max_retries=max_retries,
-                        base_url="http://offline.invalid",
+                        base_url=f"http://{OFFLINE_HOST}",
                         http_client=http_cls(transport=transport))
     client.offline_transport = transport
     return client
