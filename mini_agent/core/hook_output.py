@@ -150,6 +150,28 @@ def hook_notices(event: str, result: Any) -> list[HookNotice]:
     return [HookNotice(event, message, errors)] if message or errors else []
 
 
+def no_answer(event: str, what: str, *, said: str | None = None,
+              ignored: str = "; ignored") -> HookResult:
+    """The outcome of a hook that gave no answer the kit can read (hung, exited, garbage).
+
+    Args:
+        event: the event's wire name.
+        what: what went wrong, e.g. ``"`sleep 5` timed out after 0.3 s and was killed"``.
+        said: the block's reason before ``"; blocked to be safe (fail closed)"`` when it
+            should differ from ``what`` (default ``what``).
+        ignored: appended to ``what`` for the error outside the blocking events.
+
+    Returns:
+        In a :data:`BLOCKING_EVENTS` event a block (fail closed: a guard that gave no answer
+        is not an allow) with the error ``"<what>; blocked"``; elsewhere a result whose only
+        field is the error ``"<what><ignored>"``.
+    """
+    if event in BLOCKING_EVENTS:
+        return HookResult(blocked=True, reason=f"{said or what}; blocked to be safe (fail closed)",
+                          errors=[f"{what}; blocked"])
+    return HookResult(errors=[f"{what}{ignored}"])
+
+
 def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     """Convert a handler's Claude-Code-shaped JSON output (a dict) into a :class:`HookResult`.
 

@@ -32,7 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from mini_agent.core.hook_output import (BLOCKING_EVENTS, MAX_HOOK_OUTPUT_CHARS, HookResult, cap_text,
+from mini_agent.core.hook_output import (MAX_HOOK_OUTPUT_CHARS, HookResult, cap_text, no_answer,
                                          parse_hook_output)
 
 log = logging.getLogger(__name__)
@@ -204,10 +204,7 @@ class CommandHook:
             the same rule as a Python handler past its limit. Claude Code reads this as a
             non-blocking error and goes on; the kit does that in every other event.
         """
-        if event not in BLOCKING_EVENTS:
-            return HookResult(errors=[failure])
-        return HookResult(blocked=True, reason=f"the {event} hook {failure}; blocked to be "
-                          "safe (fail closed)", errors=[f"{failure}; blocked"])
+        return no_answer(event, failure, said=f"the {event} hook {failure}", ignored="")
 
     def _printed_block(self, event: str, out: Any, failure: str) -> HookResult | None:
         """The block a hook printed on stdout before it failed (an exit code other than 0 and

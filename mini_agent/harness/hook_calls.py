@@ -52,7 +52,7 @@ import inspect
 import threading
 from typing import Any, Callable
 
-from mini_agent.core.hook_output import BLOCKING_EVENTS, HookResult
+from mini_agent.core.hook_output import HookResult, no_answer
 
 HANDLER_THREAD_PREFIX = "mini-agent-hook"
 """Name prefix of the daemon threads sync handlers run in (``mini-agent-hook-PreToolUse``)."""
@@ -212,7 +212,4 @@ def timeout_result(event: str, name: str,
                 "is left running as a daemon: Python cannot stop it)")
     else:
         what = f"{event} hook {name} did not return within {timeout.seconds:g} s and was cancelled"
-    if event in BLOCKING_EVENTS:
-        return HookResult(blocked=True, reason=f"{what}; blocked to be safe (fail closed)",
-                          errors=[f"{what}; blocked"])
-    return HookResult(errors=[f"{what}; ignored"])
+    return no_answer(event, what)

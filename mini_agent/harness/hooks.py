@@ -50,8 +50,8 @@ from typing import Any, Awaitable, Callable, Union
 
 from mini_agent.core.hook_output import (BLOCKING_EVENTS, EVENTS,  # noqa: F401
                                          MAX_HOOK_OUTPUT_CHARS, PERMISSION_DECISIONS, HookResult,
-                                         cap_text, check_result, parse_hook_output,
-                                         tool_output_problem)
+                                         cap_text, check_result, no_answer,
+                                         parse_hook_output, tool_output_problem)
 from mini_agent.harness.command_hooks import (DEFAULT_TIMEOUT_SECONDS, CommandHook,
                                              check_timeout_seconds)
 from mini_agent.harness.hook_calls import (HandlerExited, HandlerTimeout, call_handler,
@@ -117,10 +117,7 @@ def _as_result(output: Any, event: str, name: str = "a handler") -> HookResult:
         return parse_hook_output(output, event=event)
     why = (f"{event} hook {name} returned {type(output).__name__} {output!r:.60}, not a dict, "
            "a HookResult or None")
-    if event in BLOCKING_EVENTS:
-        return HookResult(blocked=True, reason=f"{why}; blocked to be safe (fail closed)",
-                          errors=[f"{why}; blocked"])
-    return HookResult(errors=[f"{why}; ignored"])
+    return no_answer(event, why)
 
 
 def _next_payload(event: str, payload: dict, result: HookResult) -> dict:
