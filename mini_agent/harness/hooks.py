@@ -26,7 +26,9 @@ Code's exit codes; :meth:`HookManager.from_settings` loads Claude-Code ``setting
 Hostile output: every field is checked against the contract above (a wrong or unknown
 field is ignored and reported in ``errors``, never raised, never sent to the API); a command
 hook's answer that is too large or too deeply nested to parse fails closed (the tool call or
-prompt is blocked, a PostToolUse output withheld).
+prompt is blocked, a PostToolUse output withheld), and so does a PreToolUse ``updatedInput``
+that is not an object (a list, a string: the call is blocked rather than run with the model's
+input; ``null`` is no change).
 
 What this module does not do: decide what a result means for the run (the Agent turns a blocked
 PreToolUse into an ``is_error`` tool_result, a blocked prompt into a refusal; the loop turns a
