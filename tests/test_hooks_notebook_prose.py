@@ -77,7 +77,10 @@ def test_the_notebook_names_the_python_handler_time_limit_and_subagent_stop():
     for row in ("mini-agent fires six events", "| `SubagentStop` |",
                 "the matcher is the `agent_type`",
                 "so does a handler that does not answer within its time limit",
-                "60 s by default", "one that never returns is left running",
+                "60 s by default", "a plain function that never returns",
+                "is left running and its late answer is dropped",
+                "a coroutine that blocks without awaiting",
+                "until it returns the handler is not called again",
                 "A command hook that runs past its timeout follows the same rule"):
         assert row in text, row
 
