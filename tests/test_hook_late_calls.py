@@ -171,3 +171,46 @@ def test_overlapping_calls_within_the_limit_still_run_side_by_side():
         return await asyncio.gather(hooks.fire("PreToolUse", dict(PAYLOAD)),
                                     hooks.fire("PreToolUse", dict(PAYLOAD)))
     assert [r.blocked for r in asyncio.run(both())] == [False, False]   # no deadlock
+
+
+def test_an_interrupted_fire_cancels_the_coroutine_in_its_thread():
+    seen = threading.Event()
+    started = threading.Event()
+    hooks = HookManager()
+
+    async def waits(payload):
+        started.set()
+        try:
+            await asyncio.sleep(5)
+        except asyncio.CancelledError:
+            seen.set()
+            raise
+    hooks.on("PreToolUse", waits, timeout_seconds=30)
+
+    async def main():
+        task = asyncio.ensure_future(hooks.fire("PreToolUse", dict(PAYLOAD)))
+        await asyncio.to_thread(started.wait, 2)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+    asyncio.run(main())
+    assert seen.wait(1)
+
+
+def test_tasks_a_coroutine_handler_leaves_behind_are_cancelled_with_its_loop():
+    stopped = threading.Event()
+    hooks = HookManager()
+
+    async def spawns(payload):
+        async def background():
+            try:
+                await asyncio.sleep(5)
+            except asyncio.CancelledError:
+                stopped.set()
+                raise
+        spawns.task = asyncio.ensure_future(background())   # never awaited
+        await asyncio.sleep(0)
+        return {"systemMessage": "spawned"}
+    hooks.on("Stop", spawns, timeout_seconds=5)
+    assert fire(hooks, "Stop", {})[0].system_message == "spawned"
+    assert stopped.wait(1)

@@ -210,6 +210,11 @@ class _Call:
                 task, self.own_loop, self.task = self.task, None, None
             if task is not None and task.done() and not task.cancelled():
                 task.exception()   # retrieved: raised here already (SystemExit), not logged
+            left = asyncio.all_tasks(own)   # tasks the handler started and left: as asyncio.run
+            for stray in left:
+                stray.cancel()
+            if left:
+                own.run_until_complete(asyncio.gather(*left, return_exceptions=True))
             own.close()
 
 
