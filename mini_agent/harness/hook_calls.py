@@ -348,8 +348,11 @@ def timeout_result(event: str, name: str,
     Returns:
         In a :data:`BLOCKING_EVENTS` event a blocked :class:`HookResult` whose reason ends
         ``"blocked to be safe (fail closed)"``; elsewhere one whose only field is the error
-        ``"... ; ignored"``. For a timeout both name the limit and, for a sync handler,
-        that its daemon thread was left running; for an exit, what was raised.
+        ``"... ; ignored"``. For a timeout both name the limit and, for a sync handler or a
+        coroutine that did not stop when cancelled, that its daemon thread was left
+        running; for an exit, what was raised; for a handler still running, that it was not
+        called (``"... was not called: its earlier call ran past its 0.2 s limit and is
+        still running"``).
     """
     if isinstance(timeout, HandlerExited):
         what = (f"{event} hook {name} {timeout} (return {{\"decision\": \"block\", "
