@@ -481,8 +481,6 @@ def test_exit_2_with_binary_stderr_blocks_with_a_readable_reason():
 
 
 @pytest.mark.parametrize("output, error", [
-    ({"hookSpecificOutput": {"updatedInput": "rm -rf /"}},
-     "hook output updatedInput must be an object, got str; ignored"),
     ({"additionalContext": {"a": 1}},
      "hook output additionalContext must be a string, got dict; ignored"),
     ({"systemMessage": 5}, "hook output systemMessage must be a string, got int; ignored"),

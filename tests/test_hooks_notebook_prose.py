@@ -39,6 +39,7 @@ def test_the_notebook_names_each_departure_and_why():
                 "runs past its timeout having printed nothing",
                 "a guard that hangs is not an allow",
                 '`"Block"`, `"DENY"`, `"decision": "deny"`',
+                "answers an `updatedInput` that is not an object",
                 "its reason is appended to the tool result",
                 "`SessionStart` context reaches the model with the first prompt"):
         assert row in text, row
@@ -76,7 +77,10 @@ def test_the_notebook_names_the_python_handler_time_limit_and_subagent_stop():
     for row in ("mini-agent fires six events", "| `SubagentStop` |",
                 "the matcher is the `agent_type`",
                 "so does a handler that does not answer within its time limit",
-                "60 s by default", "one that never returns is left running",
+                "60 s by default", "a plain function that never returns",
+                "is left running and its late answer is dropped",
+                "a coroutine that blocks without awaiting",
+                "until it returns the handler is not called again",
                 "A command hook that runs past its timeout follows the same rule"):
         assert row in text, row
 
@@ -107,3 +111,8 @@ def test_a_command_hook_past_its_timeout_blocks_the_two_guard_events_only(event,
         assert result.errors == ["`sleep 5` timed out after 0.3 s and was killed; blocked"]
     else:
         assert result.errors == ["`sleep 5` timed out after 0.3 s and was killed"]
+
+
+def test_an_updated_input_that_is_not_an_object_blocks_pre_tool_use():
+    result = fire("PreToolUse", """echo '{"updatedInput": "rm -rf /"}'""")
+    assert result.blocked and result.reason.endswith("(fail closed)")

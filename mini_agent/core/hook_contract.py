@@ -7,7 +7,8 @@ so that a block is never read as an allow: ``decision``/``permissionDecision`` i
 or by a synonym (``"Block"``, ``"DENY"``, ``"decision": "deny"``) mean what they say, a
 decision put one level too deep (``hookSpecificOutput.decision``) still counts, and one the
 kit cannot read (``"nope"``, ``true``) is a doubt that blocks in a :data:`BLOCKING_EVENTS`
-event. :mod:`mini_agent.core.hook_output` builds the result from these fields.
+event, and so is a PreToolUse ``updatedInput`` that is not an object (a list, a string; ``null``
+is no change). :mod:`mini_agent.core.hook_output` builds the result from these fields.
 
 Pure: no IO, inputs never mutated. Taught in ``notebooks/06_hooks.ipynb``.
 
@@ -68,7 +69,19 @@ def _unreadable_decision(key: str, value: Any, event: str, errors: list[str],
     what = f"hook output {key} must be one of {', '.join(words)}, got {value!r:.60}"
     if event in BLOCKING_EVENTS:
         errors.append(f"{what}; blocked to be safe (fail closed)")
-        doubts.append(what)
+        doubts.append(f"a decision the kit cannot read ({what})")
+    else:
+        errors.append(f"{what}; ignored")
+
+
+def _unusable_input(value: Any, event: str, errors: list[str], doubts: list[str]) -> None:
+    """Note an ``updatedInput`` that is not an object (a list, a string, a number): in
+    PreToolUse it goes to ``doubts`` (the answer will block, fail closed: running the
+    model's input would ignore what the hook meant to change), elsewhere it is ignored."""
+    what = f"hook output updatedInput must be an object, got {type(value).__name__}"
+    if event == "PreToolUse":
+        errors.append(f"{what}; blocked to be safe (fail closed)")
+        doubts.append(f"an updatedInput the kit cannot use ({what})")
     else:
         errors.append(f"{what}; ignored")
 
@@ -85,8 +98,9 @@ def contract_fields(data: dict, event: str, errors: list[str],
         data: the parsed JSON answer; never mutated.
         event: the event that fired ("" skips the per-event checks).
         errors: a list every field outside the contract is named in (appended to).
-        doubts: a list a decision the kit cannot read is noted in, in a
-            :data:`BLOCKING_EVENTS` event (appended to): the caller blocks (fail closed).
+        doubts: a list a decision the kit cannot read, or a PreToolUse ``updatedInput``
+            that is not an object, is noted in, in a :data:`BLOCKING_EVENTS` event (appended
+            to, as ``"a decision the kit cannot read (...)"``): the caller blocks (fail closed).
 
     Returns:
         ``(top, specific)``: the fields kept, by wire name; ``decision`` normalised to
@@ -100,6 +114,10 @@ def contract_fields(data: dict, event: str, errors: list[str],
         if key == "permissionDecision" and not isinstance(value, str) and value is not None \
                 and (not event or event in events):
             _unreadable_decision(key, value, event, errors, doubts)
+        elif key == "updatedInput" and value is None:
+            pass   # null is no change, as the seed reads it (``.get("updatedInput") is not None``)
+        elif key == "updatedInput" and not isinstance(value, dict):
+            _unusable_input(value, event, errors, doubts)
         elif kind is not object and not isinstance(value, kind):
             errors.append(f"hook output {key} must be {_kind_name(kind)}, got "
                           f"{type(value).__name__}; ignored")

@@ -184,7 +184,10 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
     and with their synonyms (``"Block"``, ``"deny"`` -> block; ``"Allow"``, ``"approve"`` ->
     allow; the spelling is named in ``errors``); a value the kit cannot read (``"nope"``,
     ``true``) blocks in a :data:`BLOCKING_EVENTS` event (fail closed) and is ignored elsewhere.
-    ``null`` is no opinion.
+    A PreToolUse ``updatedInput`` that is not an object (a list, a string, a number) blocks
+    too (fail closed: running the model's input would ignore the hook's change; the error
+    names it); elsewhere it is ignored. ``null`` is no opinion (for ``updatedInput``: no
+    change).
 
     Args:
         data: the parsed JSON; ``None`` or ``{}`` is "no opinion".
@@ -233,8 +236,7 @@ def parse_hook_output(data: Any, *, event: str = "") -> HookResult:
                             or (default_reason if result.blocked else ""))
     elif doubts:
         result.blocked = True
-        result.reason = (f"the {event} hook answered a decision the kit cannot read "
-                         f"({doubts[0]}); blocked to be safe (fail closed)")
+        result.reason = f"the {event} hook answered {doubts[0]}; blocked to be safe (fail closed)"
     return check_result(result, event)
 
 
@@ -320,7 +322,8 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
     """Return ``result`` with every value the contract does not allow removed and reported.
 
     Checks what a Python handler may return directly as a HookResult as well as parsed
-    JSON: ``updated_output`` (see :func:`tool_output_problem`), ``updated_input`` (a dict),
+    JSON: ``updated_output`` (see :func:`tool_output_problem`), ``updated_input`` (a dict;
+    anything else blocks in PreToolUse, fail closed: the hook meant to change the input),
     ``additional_context``/``system_message`` (strings), ``permission_decision`` (allow,
     deny, ask); text that reaches the model or the user (reason, additional context, system
     message) is cut to :data:`MAX_HOOK_OUTPUT_CHARS`. Idempotent. A ``permission_decision``
@@ -368,8 +371,18 @@ def check_result(result: HookResult, event: str = "") -> HookResult:
         value = changes.get(name, getattr(result, name))
         if value is not None and (not isinstance(value, kind) or (
                 name == "permission_decision" and value not in PERMISSION_DECISIONS)):
-            errors.append(f"hook result {name} {value!r:.60} is not allowed; ignored")
             changes[name] = None
+            if name == "updated_input" and event == "PreToolUse":
+                # the hook meant to change the input: running the model's input is no answer
+                errors.append(f"hook result updated_input {value!r:.60} is not an object; "
+                              "blocked")
+                if not changes.get("blocked", result.blocked):
+                    changes.update(blocked=True, reason=(
+                        f"the PreToolUse hook answered an updated_input the kit cannot use "
+                        f"({type(value).__name__}, not an object); blocked to be safe "
+                        "(fail closed)"))
+                continue
+            errors.append(f"hook result {name} {value!r:.60} is not allowed; ignored")
     for name in ("reason", "additional_context", "system_message", "stop_reason"):
         text = changes.get(name, getattr(result, name))
         if isinstance(text, str) and cap_text(text) != text:

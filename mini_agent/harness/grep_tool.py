@@ -7,7 +7,9 @@ backtracks catastrophically, ``(a+)+$`` on a line of 30 ``a`` and a ``b``, would
 the tool, the executor's other tools and a notebook kernel for ever. The child is also killed
 and reaped when the call is interrupted: the executor's cancel event
 (:func:`~mini_agent.harness.threads.cancel_event`, set on close, cancel or Ctrl-C; checked
-every :data:`GREP_POLL_SECONDS`) or a ``KeyboardInterrupt`` in a direct call. The child costs about
+every :data:`GREP_POLL_SECONDS`) or a ``KeyboardInterrupt`` in a direct call. The same event
+stops the listing of the files to search (checked every 64 files), so an interrupt during
+the walk of a huge tree does not wait for it to end. The child costs about
 25 ms per call (``python -I -S`` imports no site packages); a search that finishes in time
 returns exactly what an in-process one would. Files are read line by line (each line at
 most :data:`GREP_LINE_BYTES` bytes searched), so a 2 GB log never sits in memory; hits past
@@ -89,8 +91,8 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
             positive number up to :data:`MAX_GREP_TIMEOUT_SECONDS` (a day), the path is
             outside the workspace or missing, the listing or the search passed its time
             limit (the message names the limit, the file being searched and the hits found
-            so far), the call was interrupted (the hits found so far, then ``[grep
-            interrupted ...]``), or the search process failed.
+            so far), the call was interrupted while listing or searching (the hits found
+            so far, then ``[grep interrupted ...]``), or the search process failed.
     """
     pattern = input["pattern"]
     flags = re.IGNORECASE if input.get("ignore_case") else 0
@@ -115,8 +117,12 @@ def grep(ws: Workspace, input: dict[str, Any]) -> str:
     name_glob = input.get("glob")
     started = time.monotonic()  # listing the files counts against the limit too
     try:
-        listed = ws.walk_files(start, deadline=started + timeout_seconds)
+        listed = ws.walk_files(start, deadline=started + timeout_seconds, stop=cancel_event())
     except ListingStopped as stop:  # a tree of a million entries: stopped at the limit
+        if stop.interrupted:
+            raise ToolError(f"[grep interrupted (the run was closed, cancelled or got Ctrl-C) "
+                            f"while listing the files to search ({stop.listed:,} found so "
+                            "far); no search was started; 0 hit(s) found before]") from None
         raise ToolError(f"[grep stopped at its time limit of {timeout_seconds:g} seconds while "
                         f"listing the files to search ({stop.listed:,} found so far); 0 hit(s) "
                         "found before. Narrow path to a smaller folder, or pass a larger "

@@ -26,7 +26,9 @@ Code's exit codes; :meth:`HookManager.from_settings` loads Claude-Code ``setting
 Hostile output: every field is checked against the contract above (a wrong or unknown
 field is ignored and reported in ``errors``, never raised, never sent to the API); a command
 hook's answer that is too large or too deeply nested to parse fails closed (the tool call or
-prompt is blocked, a PostToolUse output withheld).
+prompt is blocked, a PostToolUse output withheld), and so does a PreToolUse ``updatedInput``
+that is not an object (a list, a string: the call is blocked rather than run with the model's
+input; ``null`` is no change).
 
 What this module does not do: decide what a result means for the run (the Agent turns a blocked
 PreToolUse into an ``is_error`` tool_result, a blocked prompt into a refusal; the loop turns a
@@ -54,8 +56,8 @@ from mini_agent.core.hook_output import (BLOCKING_EVENTS, EVENTS,  # noqa: F401
                                          parse_hook_output, tool_output_problem)
 from mini_agent.harness.command_hooks import (DEFAULT_TIMEOUT_SECONDS, CommandHook,
                                              check_timeout_seconds)
-from mini_agent.harness.hook_calls import (HandlerExited, HandlerTimeout, call_handler,
-                                           timeout_result)
+from mini_agent.harness.hook_calls import (HandlerExited, HandlerStillRunning, HandlerTimeout,
+                                           LateCalls, call_handler, timeout_result)
 from mini_agent.harness.hook_settings import add_settings_hooks
 from mini_agent.harness.threads import call_outside_event_loop
 
@@ -146,6 +148,8 @@ class HookManager:
         self._handlers: dict[str, list[tuple[str | None, Handler]]] = {e: [] for e in EVENTS}
         # each handler's time limit in seconds, parallel to _handlers (None: its own limit)
         self._limits: dict[str, list[float | None]] = {e: [] for e in EVENTS}
+        # each handler's calls still running past their limit, parallel to _handlers
+        self._late: dict[str, list[LateCalls]] = {e: [] for e in EVENTS}
         self.warnings: list[str] = []
         """Settings entries skipped by :meth:`from_settings` (unknown events, hook types)."""
 
@@ -153,11 +157,12 @@ class HookManager:
            timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS) -> Handler:
         """Register a handler for an event.
 
-        A sync handler runs in its own daemon thread, an async one in the event loop; either
-        gets ``timeout_seconds`` to answer (:mod:`mini_agent.harness.hook_calls`: past it, a
-        PreToolUse or UserPromptSubmit handler blocks, fail closed; elsewhere it is a
-        reported error; a sync handler's thread is left running). A :class:`CommandHook`
-        keeps its own ``timeout_seconds``.
+        A handler runs in its own daemon thread (an async one on that thread's own event
+        loop) and gets ``timeout_seconds`` to answer (:mod:`mini_agent.harness.hook_calls`:
+        past it, a PreToolUse or UserPromptSubmit handler blocks, fail closed; elsewhere it is
+        a reported error; a coroutine is cancelled, a sync handler's thread is left running,
+        and until that call returns the handler is not called again). A
+        :class:`CommandHook` keeps its own ``timeout_seconds``.
 
         Args:
             event: one of the six wire names in ``EVENTS``, e.g. ``"PreToolUse"``.
@@ -185,6 +190,7 @@ class HookManager:
         self._handlers[event].append((matcher, handler))
         self._limits[event].append(None if isinstance(handler, CommandHook)
                                    else float(timeout_seconds))
+        self._late[event].append(LateCalls())
         return handler
 
     def handlers(self, event: str) -> list[tuple[str | None, Handler]]:
@@ -210,7 +216,9 @@ class HookManager:
         PreToolUse or UserPromptSubmit event (fail closed) and is a reported error elsewhere.
         So does one that does not answer within its ``timeout_seconds`` (see :meth:`on`;
         a sync handler's thread is left running as a daemon, the event goes on without it),
-        and one that raises ``SystemExit`` or ``KeyboardInterrupt`` (``sys.exit(2)``).
+        one whose earlier call ran past its limit and still runs (it is not called again
+        until that call returns), and one that raises ``SystemExit`` or
+        ``KeyboardInterrupt`` (``sys.exit(2)``).
 
         Args:
             event: the event's wire name.
@@ -227,14 +235,15 @@ class HookManager:
             raise ValueError(f"unknown hook event {event!r}; expected one of {EVENTS}")
         payload = {"hook_event_name": event, **payload}
         merged = HookResult()
-        for (matcher, handler), limit in zip(self._handlers[event], self._limits[event]):
+        for (matcher, handler), limit, late in zip(self._handlers[event], self._limits[event],
+                                                   self._late[event]):
             if not matches(matcher, event, payload):
                 continue
             name = getattr(handler, "__name__", repr(handler))
             try:
-                output = await call_handler(handler, payload, event, limit)
+                output = await call_handler(handler, payload, event, limit, late)
                 result = _as_result(output, event, name)
-            except (HandlerTimeout, HandlerExited) as timeout:   # no answer
+            except (HandlerTimeout, HandlerExited, HandlerStillRunning) as timeout:  # no answer
                 result = timeout_result(event, name, timeout)
                 log.info(result.errors[-1])
             except Exception as exc:  # noqa: BLE001 - a broken hook must not break the run

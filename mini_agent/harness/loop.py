@@ -46,7 +46,8 @@ cancelled, Ctrl-C): tools not yet started never start (they answer
 :data:`~mini_agent.harness.executor.INTERRUPTED_TEXT`, ``is_error``), running ones are asked
 to stop (run_bash and grep kill their processes; other tools finish), a reply still
 streaming keeps its complete tool calls as above, and the step's results are
-appended as ONE user message before the generator closes, so the history stays valid (a
+appended as ONE user message before the generator closes (with the note of each tool call
+cut by ``max_tokens``, as in step 4), so the history stays valid (a
 second cancellation while this settles waits for it:
 :func:`~mini_agent.harness.loop_settle.settle_to_the_end`). That message is appended
 without an event (a closing generator cannot yield): the caller reads it from ``history``
@@ -307,7 +308,7 @@ async def run_loop(model: Model, history: list[Message], *, tools: Mapping[str, 
             if not finished:   # interrupted (closed, cancelled, Ctrl-C) or an error
                 await settle_to_the_end(settle_interrupted(
                     history, times, clock.now(), executor, results,
-                    [] if stored else kept_reply(reply.pieces, piece)))
+                    [] if stored else kept_reply(reply.pieces, piece), notes))
         if given_up is not None:
             raise given_up
         # 5. decide

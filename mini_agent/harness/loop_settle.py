@@ -12,7 +12,7 @@ Source: 002_4516104fd432e704.txt section 2 (every tool_use answered before the n
 from __future__ import annotations
 
 import asyncio
-from typing import Awaitable
+from typing import Awaitable, Sequence
 
 from mini_agent.core.messages import (NO_RESULT_TEXT, Block, Message, tool_result_block,
                                       tool_uses)
@@ -50,11 +50,13 @@ async def settle_to_the_end(settling: Awaitable[None]) -> None:
 
 async def settle_interrupted(history: list[Message], times: list[float], now: float,
                               executor: StreamingExecutor, results: list[ToolOutcome],
-                              kept: list[Block]) -> None:
+                              kept: list[Block], notes: Sequence[str] = ()) -> None:
     """Leave the history valid after an interrupted step, every tool_use answered.
 
     No tool starts afterwards, the running ones are asked to stop, and every tool_use of the
-    stored reply gets its answer.
+    stored reply gets its answer; the notes of tool calls cut by ``max_tokens`` follow the
+    answers in the same user message, as they do when the step ends normally (the model
+    learns its cut call did not run).
 
     Args:
         history: the conversation; MUTATED (the kept reply and one user message of answers).
@@ -64,6 +66,9 @@ async def settle_interrupted(history: list[Message], times: list[float], now: fl
         results: the outcomes collected before the interruption.
         kept: the unfinished reply to store first (:func:`~mini_agent.harness.loop.kept_reply`),
             or ``[]`` when the reply was stored already.
+        notes: one line per tool_use the step's reply lost to ``max_tokens``
+            (:data:`~mini_agent.harness.loop.DROPPED_NOTE`), joined into one text block after
+            the answers; stored only with them (a reply dropped whole needs none).
     """
     if kept:   # the reply was still streaming: its complete tool calls may have run
         history.append({"role": "assistant", "content": kept})
@@ -71,9 +76,12 @@ async def settle_interrupted(history: list[Message], times: list[float], now: fl
     settled = await executor.settle()
     if history and history[-1]["role"] == "assistant" and tool_uses(history[-1]):
         answers = {o.tool_use_id: o.block for o in [*results, *settled]}
-        history.append({"role": "user", "content": [
-            answers.get(b["id"]) or tool_result_block(b["id"], NO_RESULT_TEXT, is_error=True)
-            for b in tool_uses(history[-1])]})
+        content = [answers.get(b["id"]) or tool_result_block(b["id"], NO_RESULT_TEXT,
+                                                             is_error=True)
+                   for b in tool_uses(history[-1])]
+        if notes:   # tell the model its cut tool call did not run
+            content.append({"type": "text", "text": "\n".join(notes)})
+        history.append({"role": "user", "content": content})
         times.append(now)
 
 

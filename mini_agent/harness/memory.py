@@ -40,8 +40,9 @@ from anthropic.lib.tools import ToolError
 from anthropic.tools import BetaLocalFilesystemMemoryTool
 
 from mini_agent.harness.clock import Clock, SystemClock
-from mini_agent.harness.memory_fields import check_fields
+from mini_agent.harness.memory_fields import TEXT_FIELDS, check_fields, clock_seconds
 from mini_agent.harness.memory_root import check_root
+from mini_agent.core.memory_lifecycle import check_seconds
 from mini_agent.core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
 from mini_agent.core.secrets import redact_secrets
 from mini_agent.harness.result_text import encodable_text
@@ -63,11 +64,6 @@ META_FILE = "memory_meta.json"
 MEMORY_TOOL_PARAM = {"type": "memory_20250818", "name": "memory"}
 """The tool definition the API expects (the memory tool has no input_schema of ours)."""
 
-_TEXT_FIELDS = {"create": "file_text", "str_replace": "new_str", "insert": "insert_text"}
-_FIELDS = {"view": ("path",), "create": ("path", "file_text"),
-           "str_replace": ("path", "old_str", "new_str"),
-           "insert": ("path", "insert_line", "insert_text"), "delete": ("path",),
-           "rename": ("old_path", "new_path")}
 
 
 class MemoryTool(BetaLocalFilesystemMemoryTool):
@@ -79,7 +75,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         max_file_bytes: cap per file in UTF-8 bytes.
         max_total_bytes: cap on the sum of all files in bytes.
         expiry_seconds: unused files older than this are removed; None keeps them forever.
-        clock: time source in seconds (``mini_agent.core.clock.ManualClock`` in tests).
+        clock: time source, ``now()`` in Unix seconds (``ManualClock`` in tests); read once.
         source: provenance recorded for writes made through ``call`` (default "model").
     Attributes:
         redactions: ``{kind: count}`` of secrets removed so far.
@@ -87,8 +83,10 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         expired: virtual paths removed by expiry, in order.
 
     Raises:
-        ValueError: ``max_file_bytes`` < 1 or ``max_total_bytes`` < ``max_file_bytes``; or
-            ``<base_dir>/memories`` is a symbolic link or not a folder (left as it is).
+        ValueError: ``max_file_bytes`` < 1 or ``max_total_bytes`` < ``max_file_bytes``;
+            ``<base_dir>/memories`` is a symbolic link or not a folder (left as it is); or
+            ``clock.now()`` is not seconds (a ``datetime``): named, nothing created.
+        TypeError: ``clock`` has no ``now()`` (see :func:`~.memory_fields.clock_seconds`).
     """
 
     def __init__(self, base_dir: str | os.PathLike[str], *,
@@ -98,6 +96,8 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
                  clock: Clock | None = None, source: str = "model") -> None:
         if max_file_bytes < 1 or max_total_bytes < max_file_bytes:
             raise ValueError("need 1 <= max_file_bytes <= max_total_bytes")
+        clock = clock or SystemClock()
+        clock_seconds(clock)   # before anything is made: a bad clock loses nothing
         Path(base_dir).mkdir(parents=True, exist_ok=True)
         try:  # before the SDK makes the folder: a dangling link is not followed
             check_root(Path(base_dir) / "memories")
@@ -108,7 +108,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         self.max_file_bytes = max_file_bytes
         self.max_total_bytes = max_total_bytes
         self.expiry_seconds = expiry_seconds
-        self.clock = clock or SystemClock()
+        self.clock = clock
         self.source = source
         self.redactions: dict[str, int] = {}
         self.refusals: list[str] = []
@@ -160,18 +160,11 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         """
         found: dict[str, int] = {}
         try:
-            name = getattr(command, "command", None)
-            if name not in _FIELDS:
-                raise ToolError(f"unknown memory command {name!r}; use one of "
-                                f"{', '.join(_FIELDS)}")
-            missing = [f for f in _FIELDS[name] if getattr(command, f, None) is None]
-            if missing:
-                raise ToolError(f"{name} needs {', '.join(_FIELDS[name])}; missing: "
-                                f"{', '.join(missing)}")
-            check_fields(command)
+            check_fields(command)   # the command's name and fields
             check_root(self.memory_root)
-            self.expire()
-            text_field = _TEXT_FIELDS.get(command.command)
+            now = clock_seconds(self.clock)   # before anything is written
+            self.expire(now)
+            text_field = TEXT_FIELDS.get(command.command)
             if text_field is not None:
                 text, found = redact_secrets(str(getattr(command, text_field) or ""))
                 for kind, n in found.items():
@@ -182,7 +175,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         except ToolError as exc:
             self.refusals.append(str(exc))
             raise
-        self._record(command)
+        self._record(command, now)
         if isinstance(result, str):   # a non-UTF-8 file name in a listing: U+FFFD
             result = encodable_text(result)
         if found:
@@ -281,8 +274,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         tmp.write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
         os.replace(tmp, self.base_dir / META_FILE)
 
-    def _record(self, command: Any) -> None:
-        now = self.clock.now()
+    def _record(self, command: Any, now: float) -> None:
         meta = self.metadata()
         if command.command == "rename":
             old = validate_memory_path(command.old_path)
@@ -320,11 +312,12 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
         Raises:
             ToolError: the memories folder became a symbolic link or a file; nothing is
                 removed.
+            ValueError: ``now``, or the clock's time, is not seconds (a ``datetime``).
         """
         if self.expiry_seconds is None:
             return []
         check_root(self.memory_root)
-        now = self.clock.now() if now is None else now
+        now = clock_seconds(self.clock) if now is None else check_seconds(now, "now")
         meta = self.metadata()
         root = self.memory_root.resolve()
         removed = []

@@ -23,6 +23,7 @@ import fnmatch
 import os
 import re
 import stat
+import threading
 import time
 from pathlib import Path
 
@@ -177,7 +178,8 @@ class Workspace:
         rest = len(text) - self.max_output_chars
         return f"{text[:self.max_output_chars]}\n[... truncated: {rest:,} more characters]"
 
-    def walk_files(self, start: Path, *, deadline: float | None = None) -> list[Path]:
+    def walk_files(self, start: Path, *, deadline: float | None = None,
+                   stop: threading.Event | None = None) -> list[Path]:
         """List the files a search visits.
 
         Args:
@@ -186,42 +188,54 @@ class Workspace:
             deadline: a ``time.monotonic()`` value after which the listing stops (None, the
                 default: no limit), so a tree of a million entries cannot hold the caller
                 past its time limit.
+            stop: an event that stops the listing when set (None: none), checked as often
+                as ``deadline``: the tool call's cancel event, so an interrupt stops it.
 
         Returns:
             The non-ignored regular files inside the root (no FIFO, socket or device: reading
             one could block), sorted by their relative path.
 
         Raises:
-            ListingStopped: ``deadline`` passed before the listing ended; ``listed`` holds
-                how many files were found by then.
+            ListingStopped: ``deadline`` passed, or ``stop`` was set, before the listing
+                ended; ``listed`` holds how many files were found by then, ``interrupted``
+                tells the two apart.
         """
         if start.is_file():
             return [start]
         found: list[Path] = []
+
+        def check() -> None:
+            if stop is not None and stop.is_set():
+                raise ListingStopped(len(found), interrupted=True)
+            if deadline is not None and time.monotonic() > deadline:
+                raise ListingStopped(len(found))
         for dirpath, dirnames, filenames in os.walk(start):
             here = Path(dirpath)
             dirnames[:] = sorted(d for d in dirnames if not self.is_ignored(here / d))
             for k, name in enumerate(sorted(filenames)):
-                if deadline is not None and k % 64 == 0 and time.monotonic() > deadline:
-                    raise ListingStopped(len(found))
+                if k % 64 == 0:
+                    check()
                 f = here / name
                 if not self.is_ignored(f) and inside(f, self.root) and f.is_file():
                     found.append(f)
-            if deadline is not None and time.monotonic() > deadline:
-                raise ListingStopped(len(found))
+            check()
         return sorted(found, key=lambda p: self.relative(p))
 
 
 class ListingStopped(Exception):
-    """:meth:`Workspace.walk_files` passed its deadline before the listing ended.
+    """:meth:`Workspace.walk_files` passed its deadline, or was told to stop, before it ended.
 
     Args:
         listed: the files found by then.
+        interrupted: True when its ``stop`` event was set (an interrupt), False when the
+            deadline passed.
     """
 
-    def __init__(self, listed: int) -> None:
-        super().__init__(f"listing stopped at its deadline after {listed:,} files")
+    def __init__(self, listed: int, interrupted: bool = False) -> None:
+        why = "when told to stop" if interrupted else "at its deadline"
+        super().__init__(f"listing stopped {why} after {listed:,} files")
         self.listed = listed
+        self.interrupted = interrupted
 
 
 def inside(path: Path, root: Path) -> bool:
