@@ -228,9 +228,10 @@ def _report(transcript, usage, policies, model, calibration, facts, summarize, k
         else None
     facts = list(extract_facts(messages) if facts is None else facts)
     request_times = ([times[i] - times[points[0]] for i in points] if times else None)
-    bound = masking_bound(messages, points, model=model, system=system, times=request_times)
-    context = {"summarize": summarize, "system": system, "model": model}
     memo = None if keep_views or reference else _memo(messages)
+    bound = masking_bound(messages, points, model=model, system=system, times=request_times,
+                          memo=memo)
+    context = {"summarize": summarize, "system": system, "model": model}
     due = [f for f in facts if f.message < (points[-1] if points else 0)]
     # policies often end on the same last view (raw, server_clear below its trigger, ...):
     # count the facts in each distinct last-view text once
