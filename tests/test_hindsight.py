@@ -264,3 +264,21 @@ def test_the_bound_read_from_a_block_memo_equals_the_counted_one_on_odd_historie
         want = masking_bound(history, points, model=MODEL, system=system, keep=1)
         assert masking_bound(history, points, model=MODEL, system=system, keep=1,
                              memo=BlockMemo(history)) == want
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=hostile_histories(max_turns=14), keep=st.integers(0, 3),
+       minimum=st.sampled_from([0, 50, 400, 1024, 4096]),
+       gaps=st.lists(st.sampled_from([10.0, 100.0, 400.0]), min_size=30, max_size=30))
+def test_the_steady_step_equals_the_general_step(history, keep, minimum, gaps):
+    """The DP's usual-case step gives the bound the general step gives, bit for bit."""
+    import mini_agent.core.hindsight as hindsight
+    points = request_points(history)
+    if not points:
+        return
+    times = list(itertools.accumulate(gaps[:len(points)]))
+    kwargs = dict(model=MODEL, system=SYSTEM, keep=keep, times=times, min_tokens=minimum)
+    fast = masking_bound(history, points, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hindsight, "_steady_step", hindsight._step)
+        assert masking_bound(history, points, **kwargs) == fast

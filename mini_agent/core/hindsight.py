@@ -218,6 +218,81 @@ def _masked_result_tokens(history: list[Message], positions: list[tuple[int, int
     return out
 
 
+def _step(cost: list[float], new_cost: list[float], new_back: list[int], top: int,
+          now_tokens: int, prev_tokens: int, cum_saving: list[int], prefix: list[int],
+          minimum: int, write_x: float, gain_x: float, fresh: bool) -> None:
+    """One request of :func:`masking_bound`'s DP (after the first), filled into ``new_*``."""
+    inf = float("inf")
+    n_prev = len(cost)
+    best_move, best_arg = inf, -1        # running min over b' < b of D(b') - gain
+    best_plain, plain_arg = inf, -1      # running min of D(b') (uncacheable request)
+    for b in range(top + 1):
+        t = now_tokens - cum_saving[b]
+        # moving from any b' < b: fold b - 1 into the running minimum first
+        if 1 <= b <= n_prev:
+            before = cost[b - 1]
+            if before < inf:
+                prev_t = prev_tokens - cum_saving[b - 1]
+                p = prefix[b - 1]
+                if prev_t < p:
+                    p = prev_t
+                read = p if not fresh and p >= minimum and prev_t >= minimum else 0
+                gain = gain_x * read
+                if before - gain < best_move:
+                    best_move, best_arg = before - gain, b - 1
+                if before < best_plain:
+                    best_plain, plain_arg = before, b - 1
+        # the cheapest of staying at b and moving here from b' < b; on a tie the
+        # smaller previous boundary wins (as ``min`` over (cost, b') pairs would choose)
+        value, arg = inf, -1
+        if b < n_prev and cost[b] < inf:
+            prev_t = prev_tokens - cum_saving[b]
+            read = prev_t if not fresh and prev_t >= minimum else 0
+            value, arg = cost[b] + (write_x * t - gain_x * read if t >= minimum else t), b
+        if t >= minimum:
+            if best_arg >= 0 and (arg < 0 or best_move + write_x * t <= value):
+                value, arg = best_move + write_x * t, best_arg
+        elif plain_arg >= 0 and (arg < 0 or best_plain + t <= value):
+            value, arg = best_plain + t, plain_arg
+        if arg >= 0:
+            new_cost[b], new_back[b] = value, arg
+
+
+def _steady_step(cost: list[float], new_cost: list[float], new_back: list[int], top: int,
+                 now_tokens: int, prev_tokens: int, cum_saving: list[int], prefix: list[int],
+                 minimum: int, write_x: float, gain_x: float, fresh: bool = False) -> None:
+    """One request of :func:`masking_bound`'s DP in its usual case, filled into ``new_*``.
+
+    The usual case: the cache has not expired, every previous boundary was reachable, and
+    this request and the one before hold at least the minimum cacheable length whichever
+    boundary they mask to. The general step's branches for an uncacheable request or an
+    unreachable boundary then never fire, and this loop is that step without them: the
+    same terms in the same order, so the same floats and, on a tie, the same (smaller)
+    previous boundary (``fresh`` is always False here). ``tests/test_hindsight.py`` compares
+    the bound with and without it.
+    """
+    n_prev = len(cost)
+    best_move, best_arg = float("inf"), -1   # running min over b' < b of D(b') - gain
+    for b in range(top + 1):
+        write = write_x * (now_tokens - cum_saving[b])
+        if 1 <= b <= n_prev:   # fold b - 1 into the running minimum first
+            prev_t = prev_tokens - cum_saving[b - 1]
+            p = prefix[b - 1]
+            if prev_t < p:
+                p = prev_t
+            moved = cost[b - 1] - gain_x * (p if p >= minimum else 0)
+            if moved < best_move:
+                best_move, best_arg = moved, b - 1
+        if b < n_prev:
+            stay = cost[b] + (write - gain_x * (prev_tokens - cum_saving[b]))
+            if best_arg >= 0 and best_move + write <= stay:
+                new_cost[b], new_back[b] = best_move + write, best_arg
+            else:
+                new_cost[b], new_back[b] = stay, b
+        else:
+            new_cost[b], new_back[b] = best_move + write, best_arg
+
+
 def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: str,
                   system: str | list | None = None, tools: list[dict] | None = None,
                   keep: int = KEEP_RECENT_OBSERVATIONS, times: Sequence[float] | None = None,
@@ -289,39 +364,12 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
             back.append(new_back)
             continue
         prev_tokens = cum[blocks_at[r - 1]]
-        n_prev = len(cost)
-        best_move, best_arg = inf, -1        # running min over b' < b of D(b') - gain
-        best_plain, plain_arg = inf, -1      # running min of D(b') (uncacheable request)
-        for b in range(top + 1):
-            t = now_tokens - cum_saving[b]
-            # moving from any b' < b: fold b - 1 into the running minimum first
-            if 1 <= b <= n_prev:
-                before = cost[b - 1]
-                if before < inf:
-                    prev_t = prev_tokens - cum_saving[b - 1]
-                    p = prefix[b - 1]
-                    if prev_t < p:
-                        p = prev_t
-                    read = p if not fresh and p >= minimum and prev_t >= minimum else 0
-                    gain = gain_x * read
-                    if before - gain < best_move:
-                        best_move, best_arg = before - gain, b - 1
-                    if before < best_plain:
-                        best_plain, plain_arg = before, b - 1
-            # the cheapest of staying at b and moving here from b' < b; on a tie the
-            # smaller previous boundary wins (as ``min`` over (cost, b') pairs would choose)
-            value, arg = inf, -1
-            if b < n_prev and cost[b] < inf:
-                prev_t = prev_tokens - cum_saving[b]
-                read = prev_t if not fresh and prev_t >= minimum else 0
-                value, arg = cost[b] + (write_x * t - gain_x * read if t >= minimum else t), b
-            if t >= minimum:
-                if best_arg >= 0 and (arg < 0 or best_move + write_x * t <= value):
-                    value, arg = best_move + write_x * t, best_arg
-            elif plain_arg >= 0 and (arg < 0 or best_plain + t <= value):
-                value, arg = best_plain + t, plain_arg
-            if arg >= 0:
-                new_cost[b], new_back[b] = value, arg
+        steady = not fresh and inf not in cost and \
+            now_tokens - max(cum_saving[:top + 1]) >= minimum and \
+            prev_tokens - max(cum_saving[:len(cost)]) >= minimum
+        (_steady_step if steady else _step)(cost, new_cost, new_back, top, now_tokens,
+                                            prev_tokens, cum_saving, prefix, minimum,
+                                            write_x, gain_x, fresh)
         cost = new_cost
         back.append(new_back)
     if not points:
