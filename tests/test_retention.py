@@ -7,9 +7,10 @@ import copy
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.core.retention import (Fact, extract_facts, retained_facts, retention_curve,
-                                       view_text)
+from mini_agent.core.retention import (Fact, extract_facts, facts_in_text, retained_facts,
+                                       retention_curve, view_text)
 from mini_agent.core.masking import mask_old_observations
+from strategies import hostile_histories
 
 
 def history():
@@ -156,3 +157,16 @@ def test_canonical_pieces_of_a_flat_input_equal_those_of_the_canonical_copy(tool
         {"type": "text", "text": "after"}]}
     want = ["run", *[f"{k}: {v}" for k, v in (_canonical(tool_input) or {}).items()], "after"]
     assert message_pieces(message, canonical=True) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(history=hostile_histories(max_turns=12))
+def test_every_extracted_fact_is_in_the_text_of_the_history_that_states_it(history):
+    """The explorer counts every due fact kept in a last view that is the history's own
+    messages without searching its text: each extracted fact is a piece of that text."""
+    from mini_agent.core.block_memo import BlockMemo
+    facts = extract_facts(history, limit=40)
+    for n in {len(history), len(history) // 2}:
+        due = [f for f in facts if f.message < n]
+        assert all(facts_in_text(view_text(history[:n]), due))
+        assert all(facts_in_text(BlockMemo(history).text(history[:n]), due))
