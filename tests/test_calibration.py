@@ -168,3 +168,17 @@ def test_a_long_output_is_cut_to_its_first_200_lines_like_the_reference(n_lines,
         for text in ("\n".join(lines), "\n".join(lines) + "\n", "\n".join(lines[::-1])):
             assert len(text) > 16_000
             assert cal._output_kind(text) == cal._output_kind_by_lines(text)
+
+
+@given(st.dictionaries(st.sampled_from(["prose", "code", "json", "tool_output", "cjk", "blocks",
+                                        "image_tokens"]),
+                       st.one_of(st.integers(-5, 10**7), st.floats(allow_nan=False)), max_size=7))
+@settings(max_examples=300, deadline=None)
+def test_calibration_tokens_equal_the_sum_over_kinds(features):
+    from mini_agent.core.calibration import KINDS, Calibration
+    cal = Calibration()
+    want = sum(features.get(k, 0) / cal.chars_per_token[k] for k in KINDS) \
+        + features.get("blocks", 0) * cal.tokens_per_block + features.get("image_tokens", 0)
+    got = cal.tokens(features)
+    assert got == want or (got != got and want != want)
+    assert str(got) == str(want)

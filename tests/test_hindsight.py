@@ -7,6 +7,8 @@ import copy
 import itertools
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from mini_agent.core.breakeven_masking import BreakEvenMasking
 from mini_agent.core.cache_policies import PaybackMasking, replay_with_cache, request_points
@@ -14,6 +16,7 @@ from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.pricing import model_price
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking, mask_old_observations
 from mini_agent.core.long_session import long_session
+from strategies import hostile_histories
 
 MODEL = "claude-sonnet-4-6"
 SYSTEM = "You are a coding agent. " * 60  # ~360 tokens, so small sessions are cacheable
@@ -229,3 +232,53 @@ def test_masked_result_tokens_equal_those_of_the_masked_history(history, memo):
     want = {("messages", i, j): approx_tokens(masked[i]["content"][j]) for i, j in positions}
     assert got == want and len(got) > 3
     assert got[("messages", len(history) - 1, 0)] == approx_tokens(short["content"][0])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=hostile_histories(max_turns=12), keep=st.integers(0, 3),
+       system=st.sampled_from([SYSTEM, "", None, [{"type": "text", "text": "x" * 2000}]]),
+       session=st.booleans())
+def test_the_bound_read_from_a_block_memo_equals_the_counted_one(history, keep, system,
+                                                                  session):
+    """``masking_bound(memo=...)`` reads each block's tokens from the memo: the same bound."""
+    from mini_agent.core.block_memo import BlockMemo
+    from mini_agent.core.tokens import token_memo
+    points = request_points(history)
+    if not points:
+        return
+    kwargs = dict(model=MODEL, system=system, keep=keep,
+                  times=[200.0 * n * n for n in range(len(points))])
+    with token_memo() if session else contextlib.nullcontext():
+        counted = masking_bound(history, points, **kwargs)
+        read = masking_bound(history, points, memo=BlockMemo(history), **kwargs)
+    assert read == counted
+
+
+@pytest.mark.parametrize("history", [long_session(12)[0], _odd_history()])
+def test_the_bound_read_from_a_block_memo_equals_the_counted_one_on_odd_histories(history):
+    from mini_agent.core.block_memo import BlockMemo
+    history = [*history, {"role": "user", "content": []}, {"role": "assistant", "content": []},
+               {"role": "user", "content": "again"}, {"role": "assistant", "content": "ok"}]
+    points = request_points(history)
+    for system in (SYSTEM, None):
+        want = masking_bound(history, points, model=MODEL, system=system, keep=1)
+        assert masking_bound(history, points, model=MODEL, system=system, keep=1,
+                             memo=BlockMemo(history)) == want
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=hostile_histories(max_turns=14), keep=st.integers(0, 3),
+       minimum=st.sampled_from([0, 50, 400, 1024, 4096]),
+       gaps=st.lists(st.sampled_from([10.0, 100.0, 400.0]), min_size=30, max_size=30))
+def test_the_steady_step_equals_the_general_step(history, keep, minimum, gaps):
+    """The DP's usual-case step gives the bound the general step gives, bit for bit."""
+    import mini_agent.core.hindsight as hindsight
+    points = request_points(history)
+    if not points:
+        return
+    times = list(itertools.accumulate(gaps[:len(points)]))
+    kwargs = dict(model=MODEL, system=SYSTEM, keep=keep, times=times, min_tokens=minimum)
+    fast = masking_bound(history, points, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(hindsight, "_steady_step", hindsight._step)
+        assert masking_bound(history, points, **kwargs) == fast

@@ -253,3 +253,37 @@ def test_usages_cost_usd_is_the_sum_of_cost_usd_to_the_last_bit(usages, output):
     model = "claude-sonnet-4-5-20250929"
     assert usages_cost_usd(usages, model, include_output=output) == sum(
         cost_usd(u, model, include_output=output) for u in usages)
+
+
+_COUNT = st.one_of(st.none(), st.integers(0, 10**6), st.sampled_from([0.0, 3.0, 12.0]))
+
+
+@given(st.lists(st.one_of(st.fixed_dictionaries({}, optional={
+    "input_tokens": _COUNT, "cache_creation_input_tokens": _COUNT,
+    "cache_read_input_tokens": _COUNT, "output_tokens": _COUNT,
+    "cache_creation": st.one_of(st.none(), st.fixed_dictionaries({}, optional={
+        "ephemeral_1h_input_tokens": _COUNT, "ephemeral_5m_input_tokens": _COUNT})),
+    "iterations": st.lists(st.fixed_dictionaries({
+        "type": st.sampled_from(["compaction", "message"]),
+        "input_tokens": st.integers(0, 10**5)}), max_size=2)})), min_size=1, max_size=8),
+       st.sampled_from(["claude-sonnet-4-5-20250929", "claude-opus-4-1", "claude-haiku-4-5"]))
+@settings(max_examples=300, deadline=None)
+def test_the_one_pass_row_equals_the_row_from_the_pricing_functions(usages, model):
+    """``recorded_row``'s one pass over plain dicts gives the pricing functions' row, bit for
+    bit (or hands them the usages it does not model)."""
+    from mini_agent.core.pricing import sum_usage, usages_cost_usd, cache_hit_rate
+    from mini_agent.core.recorded_usage import _plain_row
+    usages = [u for u in usages if any(u.get(k) for k in ("input_tokens", "output_tokens",
+              "cache_creation_input_tokens", "cache_read_input_tokens"))] or [
+        {"input_tokens": 5}]
+    total = sum_usage(usages)
+    want = {"tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
+            + total["cache_read_input_tokens"],
+            "usd": usages_cost_usd(usages, model, include_output=False),
+            "hit_rate": cache_hit_rate(total), "cache_breaks": cache_breaks(usages)}
+    got = _plain_row(usages, model)
+    if any(u.get("iterations") for u in usages):
+        assert got is None
+    else:
+        assert got == want and type(got["usd"]) is type(want["usd"])
+    assert recorded_row(usages, len(usages), model) == want

@@ -7,9 +7,10 @@ import copy
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from mini_agent.core.retention import (Fact, extract_facts, retained_facts, retention_curve,
-                                       view_text)
+from mini_agent.core.retention import (Fact, extract_facts, facts_in_text, retained_facts,
+                                       retention_curve, view_text)
 from mini_agent.core.masking import mask_old_observations
+from strategies import hostile_histories
 
 
 def history():
@@ -135,3 +136,37 @@ def test_identifiers_by_word_find_paths_then_symbols():
     from mini_agent.core.retention import _identifiers
     line = "see parse() in src/parser.py and a.b.run() near ./lib/x.txt;"
     assert _identifiers(line) == ["src/parser.py", "./lib/x.txt", "parse()", "a.b.run()"]
+
+
+_INPUT_VALUES = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False),
+                          st.text(max_size=8),
+                          st.lists(st.integers(), max_size=2),
+                          st.dictionaries(st.sampled_from(["b", "a", "cache_control"]),
+                                          st.integers(), max_size=2))
+
+
+@given(st.dictionaries(st.sampled_from(["path", "command", "cache_control", "a", "z"]),
+                       _INPUT_VALUES, max_size=4))
+@settings(max_examples=300, deadline=None)
+def test_canonical_pieces_of_a_flat_input_equal_those_of_the_canonical_copy(tool_input):
+    """``message_pieces(canonical=True)`` reads a flat input off its sorted keys: the same
+    pieces as from ``_canonical``'s sorted, marker-free copy."""
+    from mini_agent.core.retention import _canonical, message_pieces
+    message = {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "t", "name": "run", "input": tool_input},
+        {"type": "text", "text": "after"}]}
+    want = ["run", *[f"{k}: {v}" for k, v in (_canonical(tool_input) or {}).items()], "after"]
+    assert message_pieces(message, canonical=True) == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(history=hostile_histories(max_turns=12))
+def test_every_extracted_fact_is_in_the_text_of_the_history_that_states_it(history):
+    """The explorer counts every due fact kept in a last view that is the history's own
+    messages without searching its text: each extracted fact is a piece of that text."""
+    from mini_agent.core.block_memo import BlockMemo
+    facts = extract_facts(history, limit=40)
+    for n in {len(history), len(history) // 2}:
+        due = [f for f in facts if f.message < n]
+        assert all(facts_in_text(view_text(history[:n]), due))
+        assert all(facts_in_text(BlockMemo(history).text(history[:n]), due))

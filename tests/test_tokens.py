@@ -4,6 +4,7 @@ import json
 
 import pytest
 from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from mini_agent.core.tokens import approx_request_tokens, approx_tokens, image_size, image_tokens
 from strategies import histories, tiny_png
@@ -70,3 +71,17 @@ def test_history_is_sum_of_parts_up_to_rounding(history):
     total = approx_tokens(history)
     per_message = sum(approx_tokens(m) for m in history)
     assert total <= per_message <= total + len(history)
+
+
+_JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(), st.floats(),
+                               st.text(max_size=6)),
+                     lambda inner: st.one_of(st.lists(inner, max_size=3),
+                                             st.dictionaries(st.text(max_size=3), inner,
+                                                             max_size=3)), max_leaves=8)
+
+
+@given(_JSON)
+@settings(max_examples=300, deadline=None)
+def test_the_input_json_encoder_made_once_dumps_as_json_dumps(value):
+    from mini_agent.core.tokens import _input_json
+    assert _input_json(value) == json.dumps(value, ensure_ascii=False)

@@ -94,9 +94,12 @@ class Calibration:
             Tokens as a float: each kind's characters over its characters per token, plus
             ``tokens_per_block`` per block, plus the image tokens.
         """
-        total = sum(features.get(k, 0) / self.chars_per_token[k] for k in KINDS)
-        return total + features.get("blocks", 0) * self.tokens_per_block \
-            + features.get("image_tokens", 0)
+        # sum() over KINDS, written out: the same additions from 0 in the same order
+        get, rate = features.get, self.chars_per_token
+        total = (0 + get("prose", 0) / rate["prose"] + get("code", 0) / rate["code"]
+                 + get("json", 0) / rate["json"] + get("tool_output", 0) / rate["tool_output"]
+                 + get("cjk", 0) / rate["cjk"])
+        return total + get("blocks", 0) * self.tokens_per_block + get("image_tokens", 0)
 
     def describe(self) -> str:
         """Describe the calibration as printed text.

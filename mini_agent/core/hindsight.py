@@ -33,8 +33,11 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import math
+from itertools import accumulate
 from typing import Sequence
 
+from mini_agent.core.block_memo import BlockMemo
+from mini_agent.core.block_identity import Unsupported
 from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.mask_placeholder import masked_block
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
@@ -124,6 +127,78 @@ def _direct_block_tokens(history: list[Message], system: str | list | None,
     return tokens, paths
 
 
+def _memo_counts(history: list[Message], system: str | list | None, tools: list[dict] | None,
+                 positions: list[tuple[int, int]], memo: BlockMemo
+                 ) -> tuple[list[int], list[int], list[int], list[int]] | None:
+    """:func:`_counts` read from a :class:`~mini_agent.core.block_memo.BlockMemo`.
+
+    The memo already holds every block's ``approx_tokens`` (``MessageInfo.tokens``, a string
+    content one text block), the tokens :func:`_direct_block_tokens` counts again; so the
+    flat block list is the system's then each message's, message ``i``'s first block at the
+    running total of the blocks before it. Returns None for an input this does not model
+    (tools, a system that is not a str, a message the memo cannot summarise): the caller then
+    counts. ``tests/test_hindsight.py`` compares it with :func:`_counts` without a memo.
+    """
+    if tools or not (system is None or isinstance(system, str)):
+        return None
+    try:
+        infos = memo.infos(history)
+    except Unsupported:
+        return None
+    raw = [math.ceil(len(system) / CHARS_PER_TOKEN)] if system else []
+    starts = []
+    for info in infos:
+        # a message without blocks has no first block: the request then counts every block
+        # (as ``first_block.get(i, len(raw))`` does in :func:`_counts`; never for a request's
+        # last message in practice)
+        starts.append(len(raw) if info.tokens else -1)
+        raw += info.tokens
+    starts = [len(raw) if s < 0 else s for s in starts]
+    results = [starts[i] + j for i, j in positions]
+    session = session_memo()
+    masked = []
+    for k, (i, j) in zip(results, positions):
+        replacement = masked_block(history[i]["content"][j], session)
+        masked.append(raw[k] if replacement is None else approx_tokens(replacement))
+    return raw, starts, results, masked
+
+
+def _counts(history: list[Message], system: str | list | None, tools: list[dict] | None,
+            positions: list[tuple[int, int]], model: str
+            ) -> tuple[list[int], list[int], list[int], list[int]]:
+    """Each block's tokens, each message's first block, each result's block and masked tokens.
+
+    Returns ``(raw, starts, results, masked)``: ``raw`` the tokens of every block the
+    request of the whole history sends, in order (system, then messages); ``starts[i]`` the
+    index in ``raw`` of message ``i``'s first block (``len(raw)`` for a message without
+    blocks); ``results[b]`` the index of tool result ``positions[b]``; ``masked[b]`` its
+    tokens once masked.
+    """
+    direct = _direct_block_tokens(history, system, tools)
+    if direct is not None:
+        raw, paths = direct
+        by_path = _masked_result_tokens(history, positions)
+        masked = [by_path[("messages", i, j)] for i, j in positions]
+    else:
+        masked_history = mask_old_observations(history, keep=0)
+        base = {"model": model, "max_tokens": 1, "messages": history}
+        if system:
+            base["system"] = system
+        if tools:
+            base["tools"] = tools
+        raw, paths = _block_tokens(base)
+        masked_list, _ = _block_tokens({**base, "messages": masked_history})
+        by_path = {p: masked_list[n] for n, p in enumerate(paths)}
+        masked = [by_path[("messages", i, j)] for i, j in positions]
+    where = {p: n for n, p in enumerate(paths)}
+    first_block: dict[int, int] = {}
+    for n, p in enumerate(paths):
+        if p[0] == "messages":
+            first_block.setdefault(p[1], n)
+    starts = [first_block.get(i, len(raw)) for i in range(len(history))]
+    return raw, starts, [where[("messages", i, j)] for i, j in positions], masked
+
+
 def _masked_result_tokens(history: list[Message], positions: list[tuple[int, int]]
                           ) -> dict[tuple, int]:
     """Each tool result's ``approx_tokens`` once masked, keyed by its block path.
@@ -143,11 +218,87 @@ def _masked_result_tokens(history: list[Message], positions: list[tuple[int, int
     return out
 
 
+def _step(cost: list[float], new_cost: list[float], new_back: list[int], top: int,
+          now_tokens: int, prev_tokens: int, cum_saving: list[int], prefix: list[int],
+          minimum: int, write_x: float, gain_x: float, fresh: bool) -> None:
+    """One request of :func:`masking_bound`'s DP (after the first), filled into ``new_*``."""
+    inf = float("inf")
+    n_prev = len(cost)
+    best_move, best_arg = inf, -1        # running min over b' < b of D(b') - gain
+    best_plain, plain_arg = inf, -1      # running min of D(b') (uncacheable request)
+    for b in range(top + 1):
+        t = now_tokens - cum_saving[b]
+        # moving from any b' < b: fold b - 1 into the running minimum first
+        if 1 <= b <= n_prev:
+            before = cost[b - 1]
+            if before < inf:
+                prev_t = prev_tokens - cum_saving[b - 1]
+                p = prefix[b - 1]
+                if prev_t < p:
+                    p = prev_t
+                read = p if not fresh and p >= minimum and prev_t >= minimum else 0
+                gain = gain_x * read
+                if before - gain < best_move:
+                    best_move, best_arg = before - gain, b - 1
+                if before < best_plain:
+                    best_plain, plain_arg = before, b - 1
+        # the cheapest of staying at b and moving here from b' < b; on a tie the
+        # smaller previous boundary wins (as ``min`` over (cost, b') pairs would choose)
+        value, arg = inf, -1
+        if b < n_prev and cost[b] < inf:
+            prev_t = prev_tokens - cum_saving[b]
+            read = prev_t if not fresh and prev_t >= minimum else 0
+            value, arg = cost[b] + (write_x * t - gain_x * read if t >= minimum else t), b
+        if t >= minimum:
+            if best_arg >= 0 and (arg < 0 or best_move + write_x * t <= value):
+                value, arg = best_move + write_x * t, best_arg
+        elif plain_arg >= 0 and (arg < 0 or best_plain + t <= value):
+            value, arg = best_plain + t, plain_arg
+        if arg >= 0:
+            new_cost[b], new_back[b] = value, arg
+
+
+def _steady_step(cost: list[float], new_cost: list[float], new_back: list[int], top: int,
+                 now_tokens: int, prev_tokens: int, cum_saving: list[int], prefix: list[int],
+                 minimum: int, write_x: float, gain_x: float, fresh: bool = False) -> None:
+    """One request of :func:`masking_bound`'s DP in its usual case, filled into ``new_*``.
+
+    The usual case: the cache has not expired, every previous boundary was reachable, and
+    this request and the one before hold at least the minimum cacheable length whichever
+    boundary they mask to. The general step's branches for an uncacheable request or an
+    unreachable boundary then never fire, and this loop is that step without them: the
+    same terms in the same order, so the same floats and, on a tie, the same (smaller)
+    previous boundary (``fresh`` is always False here). ``tests/test_hindsight.py`` compares
+    the bound with and without it.
+    """
+    n_prev = len(cost)
+    best_move, best_arg = float("inf"), -1   # running min over b' < b of D(b') - gain
+    for b in range(top + 1):
+        write = write_x * (now_tokens - cum_saving[b])
+        if 1 <= b <= n_prev:   # fold b - 1 into the running minimum first
+            prev_t = prev_tokens - cum_saving[b - 1]
+            p = prefix[b - 1]
+            if prev_t < p:
+                p = prev_t
+            moved = cost[b - 1] - gain_x * (p if p >= minimum else 0)
+            if moved < best_move:
+                best_move, best_arg = moved, b - 1
+        if b < n_prev:
+            stay = cost[b] + (write - gain_x * (prev_tokens - cum_saving[b]))
+            if best_arg >= 0 and best_move + write <= stay:
+                new_cost[b], new_back[b] = best_move + write, best_arg
+            else:
+                new_cost[b], new_back[b] = stay, b
+        else:
+            new_cost[b], new_back[b] = best_move + write, best_arg
+
+
 def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: str,
                   system: str | list | None = None, tools: list[dict] | None = None,
                   keep: int = KEEP_RECENT_OBSERVATIONS, times: Sequence[float] | None = None,
                   ttl_seconds: float = TTL_SECONDS["5m"],
-                  min_tokens: int | None = None) -> HindsightBound:
+                  min_tokens: int | None = None, memo: BlockMemo | None = None
+                  ) -> HindsightBound:
     """Compute the cheapest masking schedule for requests ``messages[:i]``, ``i`` in ``points``.
 
     Args:
@@ -160,6 +311,9 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
         times: clock time of each request in seconds (None: no TTL expiry).
         ttl_seconds: cache lifetime; a longer gap between requests reads nothing.
         min_tokens: override the model's minimum cacheable length.
+        memo: the session's :class:`~mini_agent.core.block_memo.BlockMemo` holding these
+            messages (the explorer's); each block's tokens are read from it instead of
+            counted again (the same figures). None: counted here.
     Returns:
         A :class:`HindsightBound`.
     Raises:
@@ -172,40 +326,20 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
         raise ValueError("points must be ascending")
     if times is not None and len(times) != len(points):
         raise ValueError(f"{len(times)} times for {len(points)} requests")
-    price = model_price(model).input_usd_per_mtok / 1e6
+    row = model_price(model)
+    price = row.input_usd_per_mtok / 1e6
     minimum = min_tokens if min_tokens is not None else min_cacheable_tokens(model)
-    read_x, write_x = model_price(model).cache_read_multiplier, CACHE_WRITE_5M_MULTIPLIER
+    read_x, write_x = row.cache_read_multiplier, CACHE_WRITE_5M_MULTIPLIER
     history = list(messages[:points[-1]]) if points else []
     positions = tool_result_positions(history)
-    direct = _direct_block_tokens(history, system, tools)
-    if direct is not None:
-        raw, paths = direct
-        masked = _masked_result_tokens(history, positions)
-    else:
-        masked_history = mask_old_observations(history, keep=0)
-        base = {"model": model, "max_tokens": 1, "messages": history}
-        if system:
-            base["system"] = system
-        if tools:
-            base["tools"] = tools
-        raw, paths = _block_tokens(base)
-        masked_list, _ = _block_tokens({**base, "messages": masked_history})
-        masked = {p: masked_list[n] for n, p in enumerate(paths)}
-    where = {p: n for n, p in enumerate(paths)}
-    results = [where[("messages", i, j)] for i, j in positions]
-    saving = [raw[k] - masked[("messages", i, j)] for k, (i, j) in zip(results, positions)]
-    cum = [0]
-    for t in raw:
-        cum.append(cum[-1] + t)
-    cum_saving = [0]
-    for s in saving:
-        cum_saving.append(cum_saving[-1] + s)
-    first_block = {}
-    for n, p in enumerate(paths):
-        if p[0] == "messages":
-            first_block.setdefault(p[1], n)
+    counts = _memo_counts(history, system, tools, positions, memo) if memo is not None \
+        else None
+    raw, starts, results, masked = counts or _counts(history, system, tools, positions, model)
+    saving = [raw[k] - m for k, m in zip(results, masked)]
+    cum = [0, *accumulate(raw)]
+    cum_saving = [0, *accumulate(saving)]
     # tokens of request r before masking: cum[blocks_at[r]]; results it holds: results_at[r]
-    blocks_at = [first_block.get(i, len(raw)) for i in points]
+    blocks_at = [starts[i] if i < len(starts) else len(raw) for i in points]
     result_messages = [i for i, _ in positions]
     results_at = [bisect.bisect_left(result_messages, i) for i in points]
     # prefix(b): tokens before result b with the results before it masked (all: the whole)
@@ -230,39 +364,12 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
             back.append(new_back)
             continue
         prev_tokens = cum[blocks_at[r - 1]]
-        n_prev = len(cost)
-        best_move, best_arg = inf, -1        # running min over b' < b of D(b') - gain
-        best_plain, plain_arg = inf, -1      # running min of D(b') (uncacheable request)
-        for b in range(top + 1):
-            t = now_tokens - cum_saving[b]
-            # moving from any b' < b: fold b - 1 into the running minimum first
-            if 1 <= b <= n_prev:
-                before = cost[b - 1]
-                if before < inf:
-                    prev_t = prev_tokens - cum_saving[b - 1]
-                    p = prefix[b - 1]
-                    if prev_t < p:
-                        p = prev_t
-                    read = p if not fresh and p >= minimum and prev_t >= minimum else 0
-                    gain = gain_x * read
-                    if before - gain < best_move:
-                        best_move, best_arg = before - gain, b - 1
-                    if before < best_plain:
-                        best_plain, plain_arg = before, b - 1
-            # the cheapest of staying at b and moving here from b' < b; on a tie the
-            # smaller previous boundary wins (as ``min`` over (cost, b') pairs would choose)
-            value, arg = inf, -1
-            if b < n_prev and cost[b] < inf:
-                prev_t = prev_tokens - cum_saving[b]
-                read = prev_t if not fresh and prev_t >= minimum else 0
-                value, arg = cost[b] + (write_x * t - gain_x * read if t >= minimum else t), b
-            if t >= minimum:
-                if best_arg >= 0 and (arg < 0 or best_move + write_x * t <= value):
-                    value, arg = best_move + write_x * t, best_arg
-            elif plain_arg >= 0 and (arg < 0 or best_plain + t <= value):
-                value, arg = best_plain + t, plain_arg
-            if arg >= 0:
-                new_cost[b], new_back[b] = value, arg
+        steady = not fresh and inf not in cost and \
+            now_tokens - max(cum_saving[:top + 1]) >= minimum and \
+            prev_tokens - max(cum_saving[:len(cost)]) >= minimum
+        (_steady_step if steady else _step)(cost, new_cost, new_back, top, now_tokens,
+                                            prev_tokens, cum_saving, prefix, minimum,
+                                            write_x, gain_x, fresh)
         cost = new_cost
         back.append(new_back)
     if not points:

@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from mini_agent.core.pricing import (  # noqa: F401 (clean_usage: re-exported)
-    cache_hit_rate, clean_usage, cost_usd, sum_usage, usages_cost_usd)
+    CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, cache_hit_rate, clean_usage, cost_usd,
+    model_price, sum_usage, usages_cost_usd)
 from mini_agent.core.session_scale import real_input_tokens
 
 
@@ -98,12 +99,57 @@ def recorded_row(usages: Sequence[Mapping[str, Any] | None], requests: int,
     kept = usage_per_request(usages, requests)
     if kept is None:
         return None
+    fast = _plain_row(kept, model)
+    if fast is not None:
+        return fast
     total = sum_usage(kept)
     return {"tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
             + total["cache_read_input_tokens"],
             "usd": usages_cost_usd(kept, model, include_output=False),
             "hit_rate": cache_hit_rate(total),
             "cache_breaks": cache_breaks(kept)}
+
+
+def _plain_row(kept: Sequence[Mapping[str, Any]], model: str) -> dict[str, Any] | None:
+    """:func:`recorded_row`'s row added up in one pass, for usages that are plain dicts.
+
+    The same figures as ``sum_usage``, ``usages_cost_usd(..., include_output=False)``,
+    ``cache_hit_rate`` and :func:`cache_breaks` of :mod:`mini_agent.core.pricing` give (the
+    same terms added in the same order, so the same floats), without their per-field calls
+    that also read SDK objects: each count is ``int(value or 0)`` as ``usage_tokens`` reads
+    it, a ``cache_creation`` breakdown splits the writes as ``_cost_usd`` does. None (ask the
+    pricing functions) when a usage is not a plain dict, has a breakdown that is not one, or
+    carries ``iterations`` (server-side compaction is billed on top).
+    ``tests/test_recorded_usage.py`` compares the two.
+    """
+    price = model_price(model)
+    read_x, in_usd = price.cache_read_multiplier, price.input_usd_per_mtok
+    fresh = written = read = 0
+    costs = []
+    for usage in kept:
+        if type(usage) is not dict or usage.get("iterations"):
+            return None
+        breakdown = usage.get("cache_creation")
+        if breakdown is not None and type(breakdown) is not dict:
+            return None
+        uncached = int(usage.get("input_tokens") or 0)
+        creation = int(usage.get("cache_creation_input_tokens") or 0)
+        reads = int(usage.get("cache_read_input_tokens") or 0)
+        if breakdown:
+            write_1h = int(breakdown.get("ephemeral_1h_input_tokens") or 0)
+            write_5m = int(breakdown.get("ephemeral_5m_input_tokens") or 0)
+            write_5m += max(0, creation - write_1h - write_5m)
+        else:
+            write_1h, write_5m = 0, creation
+        costs.append((uncached + write_5m * CACHE_WRITE_5M_MULTIPLIER
+                      + write_1h * CACHE_WRITE_1H_MULTIPLIER + reads * read_x) * in_usd / 1e6
+                     + 0.0 + 0)  # no output (include_output=False), no iterations
+        fresh += uncached
+        written += creation
+        read += reads
+    whole = read + written + fresh
+    return {"tokens_sent": fresh + written + read, "usd": sum(costs),
+            "hit_rate": read / whole if whole else 0.0, "cache_breaks": cache_breaks(kept)}
 
 
 def recorded_requests(usages: Sequence[Mapping[str, Any] | None] | None, requests: int,

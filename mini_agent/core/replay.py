@@ -51,6 +51,7 @@ from mini_agent.core.calibration import (Calibration, estimate_requests, median_
                                          system_features)
 from mini_agent.core.tokens import token_memo
 from mini_agent.core.fast_replay import BlockMemo, ReplayRun, Unsupported, replay_runs
+from mini_agent.core.block_identity import same_objects
 from mini_agent.core.hindsight import masking_bound
 from mini_agent.core.recorded_usage import cache_breaks, clean_usage, recorded_row
 from mini_agent.core.sample_sessions import is_generated
@@ -226,15 +227,22 @@ def _report(transcript, usage, policies, model, calibration, facts, summarize, k
         any(usage) else transcript.system or "You are a coding agent."
     times = transcript.times if transcript.times and len(transcript.times) == len(messages) \
         else None
+    # extracted facts are pieces of the history's own text (each a substring of a text or
+    # tool_result piece of the message that states it): a last view that is the history's
+    # own messages holds every due one (``tests/test_retention.py`` checks the property)
+    own_facts = facts is None
     facts = list(extract_facts(messages) if facts is None else facts)
     request_times = ([times[i] - times[points[0]] for i in points] if times else None)
-    bound = masking_bound(messages, points, model=model, system=system, times=request_times)
-    context = {"summarize": summarize, "system": system, "model": model}
     memo = None if keep_views or reference else _memo(messages)
+    bound = masking_bound(messages, points, model=model, system=system, times=request_times,
+                          memo=memo)
+    context = {"summarize": summarize, "system": system, "model": model}
     due = [f for f in facts if f.message < (points[-1] if points else 0)]
     # policies often end on the same last view (raw, server_clear below its trigger, ...):
-    # count the facts in each distinct last-view text once
-    kept_in: dict[str, int] = {}
+    # count the facts in each last-view text once (by object, held: the fast replay shares one
+    # text between equal views, and hashing a whole view's text costs a pass over it)
+    kept_in: dict[int, tuple[str, int]] = {}
+    history = messages[:points[-1]] if points and own_facts else None
     report_rows = []
     runs = None if keep_views or reference else _fast_runs(messages, specs, context, model,
                                                           system, times, memo)
@@ -250,15 +258,18 @@ def _report(transcript, usage, policies, model, calibration, facts, summarize, k
         else:
             run = runs[k]
             usages, costs, total, text = run.usage, run.cost_usd, run.total, run.last_text
+            if history is not None and id(text) not in kept_in and \
+                    same_objects(run.last_view, history):
+                kept_in[id(text)] = (text, len(due))  # = sum(facts_in_text(text, due))
         usd = sum(costs)
-        if text not in kept_in:
-            kept_in[text] = sum(facts_in_text(text, due))
+        if id(text) not in kept_in:
+            kept_in[id(text)] = (text, sum(facts_in_text(text, due)))
         row = {"name": spec.name,
                "tokens_sent": total["input_tokens"] + total["cache_creation_input_tokens"]
                + total["cache_read_input_tokens"],
                "usd": usd, "hit_rate": cache_hit_rate(total),
                "cache_breaks": cache_breaks(usages),
-               "retained_facts": kept_in[text], "total_facts": len(due),
+               "retained_facts": kept_in[id(text)][1], "total_facts": len(due),
                "vs_best": usd / bound.usd if bound.usd else None}
         if keep_views:
             row["records"] = records

@@ -90,11 +90,22 @@ def message_pieces(message: Message, *, canonical: bool = False) -> list[str]:
             parts.append(block.get("name", ""))
             tool_input = block.get("input") or {}
             if canonical:
+                if type(tool_input) is dict and _SCALARS.issuperset(
+                        map(type, tool_input.values())):
+                    # no nested dict or list: ``_canonical`` only sorts the keys and drops
+                    # ``cache_control``, so the pieces are read straight off the sorted keys
+                    parts += [f"{k}: {tool_input[k]}" for k in sorted(tool_input)
+                              if k != "cache_control"]
+                    continue
                 tool_input = _canonical(tool_input) or {}
             parts += [f"{k}: {v}" for k, v in tool_input.items()]
         elif kind == "tool_result":
             parts.append(tool_result_text(block))
     return parts
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+"""Value types ``_canonical`` leaves as they are (it copies only dicts and lists)."""
 
 
 def _canonical(obj):

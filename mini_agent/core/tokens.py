@@ -18,6 +18,7 @@ import base64
 import contextlib
 import contextvars
 import json
+import json.encoder
 import math
 import struct
 from typing import Any, Iterable, Iterator
@@ -121,9 +122,21 @@ _MEMO: contextvars.ContextVar[dict | None] = contextvars.ContextVar("approx_toke
                                                                     default=None)
 
 
-_input_json = json.JSONEncoder(ensure_ascii=False).encode
-"""``json.dumps(obj, ensure_ascii=False)``, the same text, from one encoder made once (``dumps``
-with a non-default option builds a new encoder on every call)."""
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+# the C encoder ``_ENCODER.encode`` builds on every call, made once and without its dict of
+# objects being encoded (cycle check): a value decoded from JSON holds no cycle (one would
+# raise RecursionError, not ValueError); None where the C accelerator is missing
+_C_ENCODER = json.encoder.c_make_encoder and json.encoder.c_make_encoder(
+    None, _ENCODER.default, json.encoder.encode_basestring, None, _ENCODER.key_separator,
+    _ENCODER.item_separator, False, False, True)
+
+
+def _input_json(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, the same text from one encoder made once
+    (``tests/test_tokens.py`` compares the two)."""
+    if _C_ENCODER is None:
+        return _ENCODER.encode(value)
+    return "".join(_C_ENCODER(value, 0))
 
 
 def _tool_use_chars(block: dict[str, Any]) -> int:
