@@ -420,3 +420,30 @@ def test_the_flat_prefix_holds_each_blocks_sums_and_chain_ids(variant):
         next_pos += info.positions
     assert (prefix.cum, prefix.pos, prefix.pid, prefix.starts) == (cum, pos, pid, starts)
     assert {len(info.keys) for info in infos} >= {1, 2}   # both paths ran
+
+
+@pytest.mark.parametrize("variant", [0, 3])
+def test_the_flat_prefix_hands_out_the_ids_a_lookup_per_block_would(variant):
+    """``FlatPrefix._extend`` stops looking links up after the first new one: its chain ids
+    and table equal ``chain.setdefault`` block by block, over requests that change a message
+    in the middle, return to an earlier view (old ids again) and append."""
+    from mini_agent.core.flat_prefix import FlatPrefix
+    messages = sample_transcript(12, variant=variant).messages
+    memo = BlockMemo(messages)
+    system_info, _ = memo.system("S" * 9000)
+    infos = memo.infos(messages)
+    middle = len(infos) // 2
+    changed = [*infos[:middle], memo.info({"role": "user", "content": "changed"}),
+               *infos[middle + 1:]]
+    prefix = FlatPrefix(memo, ("root", MODEL), system_info)
+    chain = {("root", MODEL): 0}
+    for view in (infos[:middle + 2], changed[:middle + 2], infos[:middle + 2], changed,
+                 infos, infos[:middle], changed):
+        prefix.update(view)
+        pid, parent = [], 0
+        for info in [system_info, *view]:
+            for key in info.keys:
+                parent = chain.setdefault((parent, key), len(chain))
+                pid.append(parent)
+        assert prefix.pid == pid
+        assert prefix.chain == chain

@@ -105,8 +105,11 @@ class FlatPrefix:
         """Append the blocks of ``infos[first:]`` to the flat lists.
 
         A one-block message (the usual) skips the per-block ``zip``: its block is at the
-        message's first position, offset 0; ``tests/test_fast_replay.py`` compares the lists
-        with a block-by-block recomputation.
+        message's first position, offset 0. Once one link is new, so is every link after it
+        (a link names its parent's id, and the parent's id was just handed out), so from the
+        first new link on ids are handed out without looking the links up: the same ids as
+        ``chain.setdefault(link, len(chain))`` block by block. ``tests/test_fast_replay.py``
+        compares the lists and the table with that block-by-block recomputation.
         """
         cum_list, pos_list, pid_list, starts = self.cum, self.pos, self.pid, self.starts
         cum = cum_list[-1] if cum_list else 0
@@ -116,6 +119,7 @@ class FlatPrefix:
         get = chain.get
         add_cum, add_pos, add_pid = cum_list.append, pos_list.append, pid_list.append
         add_start = starts.append
+        new = False                               # a link of this call was new
         for info in islice(infos, first, None):
             add_start(len(cum_list))
             keys = info.keys
@@ -124,9 +128,13 @@ class FlatPrefix:
                 add_cum(cum)
                 add_pos(next_pos)
                 link = (parent, keys[0])
-                parent = get(link)
-                if parent is None:
+                if new:
                     parent = chain[link] = len(chain)
+                else:
+                    parent = get(link)
+                    if parent is None:
+                        parent = chain[link] = len(chain)
+                        new = True
                 add_pid(parent)
                 next_pos += 1
                 continue
@@ -135,9 +143,14 @@ class FlatPrefix:
                 add_cum(cum)
                 add_pos(next_pos + off)
                 link = (parent, key)
+                if new:
+                    parent = chain[link] = len(chain)
+                    add_pid(parent)
+                    continue
                 parent = get(link)
                 if parent is None:                # a new link gets the next id
                     parent = chain[link] = len(chain)
+                    new = True
                 add_pid(parent)
             next_pos += info.positions
 

@@ -48,6 +48,7 @@ class HistoryScan:
     ``result_savings(messages, ())`` returns it (tokens, >= 0), ``cum_saved`` the savings'
     prefix sums;
     ``maskable``: per result, whether ``_mask_oldest`` would replace it (``_saved_chars > 0``);
+    ``holders``: per result, ``placeholder(tool_result_text(block))`` (its masked content);
     ``first_use``: tool_use id -> (message index, name) of its first tool_use;
     ``irregular``: a tool_use id repeats, lacks, or answers a result that came before it
     (then name look-ups depend on the prefix, and callers use their plain code).
@@ -65,6 +66,7 @@ class HistoryScan:
         self.rows: list[tuple[int, int]] = []
         self.cum_saved = [0]
         self.maskable: list[bool] = []
+        self.holders: list[str] = []
         self.first_use: dict[Any, tuple[int, str]] = {}
         self.irregular = False
         self.answered: set = set()
@@ -106,10 +108,12 @@ class HistoryScan:
 
     def _add_result(self, block: dict, i: int, j: int, chars: int, images: int) -> None:
         """Record one result: ``result_savings``' and ``_saved_chars``' figures from one count."""
-        holder = len(placeholder(tool_result_text(block)))
+        text = placeholder(tool_result_text(block))   # kept: ``_copy`` masks with it
+        holder = len(text)
         saved = (approx_tokens(block) if "role" in block
                  else math.ceil(chars / CHARS_PER_TOKEN) + images)
         saved = max(0, saved - math.ceil(holder / CHARS_PER_TOKEN))
+        self.holders.append(text)
         self.positions.append((i, j))
         self.blocks.append(block)
         self.answered.add(block.get("tool_use_id"))
@@ -197,8 +201,8 @@ class HistoryScan:
                 content = list(message["content"])
             block = self._masked_blocks.get(r)
             if block is None:
-                original = self.blocks[r]
-                block = {**original, "content": placeholder(tool_result_text(original))}
+                # the placeholder ``_add_result`` made: placeholder(tool_result_text(block))
+                block = {**self.blocks[r], "content": self.holders[r]}
                 self._masked_blocks[r] = block
             content[self.positions[r][1]] = block
         return message if content is None else {**message, "content": content}
