@@ -232,3 +232,24 @@ def test_generated_sessions_take_the_shortcut():
         assert history_valid(joined)
         assert _fast_equals_repairs(joined)
         assert parse_text(text, name="s.jsonl").repairs == []
+
+
+_SHAPED = st.one_of(_BLOCK, st.fixed_dictionaries(
+    {"type": st.sampled_from(["text", "tool_use", "tool_result", "thinking", "image"])},
+    optional={"text": st.sampled_from(["a", " ", "", 3]), "id": st.sampled_from(["t1", "", 2]),
+              "name": st.sampled_from(["g", None]), "input": st.sampled_from([{}, [], "x"]),
+              "tool_use_id": st.sampled_from(["t1", None]),
+              "content": st.sampled_from(["x", [], None]),
+              "is_error": st.sampled_from([True, 0, None, {}]),
+              "cache_control": st.sampled_from([None, {"type": "ephemeral"}]),
+              "citations": st.just([])}))
+
+
+@given(_SHAPED)
+@settings(max_examples=800, deadline=None)
+def test_the_usual_block_shapes_are_answered_as_any_block(block):
+    # blocks_valid tells the three usual shapes by size and value types; its answer must be
+    # the general per-block one (_block_valid), which the tests above hold to the repairs
+    from mini_agent.core.transcripts.valid_drafts import _block_valid
+    drafts = [MessageDraft("user", [block], "line", [1])]
+    assert blocks_valid(drafts) == _block_valid(block, block.get("type"))

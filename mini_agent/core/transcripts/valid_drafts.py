@@ -45,6 +45,11 @@ def blocks_valid(drafts: list[MessageDraft]) -> bool:
     string (or missing) ``tool_result`` content, and no ``cache_control`` key in the block or
     anywhere inside its values.
 
+    The three usual shapes (``{"type": "text", "text"}``, ``{"type": "tool_use", "id",
+    "name", "input"}``, ``{"type": "tool_result", "tool_use_id", "content"}`` with maybe a
+    boolean ``is_error``) are told by their size and value types first: their other values are
+    strings, so only a ``tool_use`` input can hold a marker.
+
     Args:
         drafts: the drafts as the reader made them (blocks are dicts).
 
@@ -55,31 +60,53 @@ def blocks_valid(drafts: list[MessageDraft]) -> bool:
     for draft in drafts:
         for block in draft.blocks:
             kind = block.get("type")
-            if type(kind) is not str or kind not in KNOWN_BLOCK_TYPES or "cache_control" in block:
-                return False
-            allowed = ALLOWED_BLOCK_KEYS.get(kind)
-            if allowed is not None and not block.keys() <= allowed:
-                return False
-            if kind == "text":
+            size = len(block)
+            if kind == "text" and size == 2:
                 text = block.get("text")
-                if not (type(text) is str and text and not text.isspace()):
-                    return False
-            elif kind == "tool_use":
-                tid = block.get("id")
-                if not (type(tid) is str and tid and type(block.get("input")) is dict):
-                    return False
-            elif kind == "tool_result":
-                if not (type(block.get("tool_use_id")) is str
-                        and type(block.get("content", "")) is str):
-                    return False
-            elif kind == "thinking":
-                thought = block.get("thinking")
-                if not (type(thought) is str and thought and not thought.isspace()):
-                    return False
-            for value in block.values():  # a marker nested in a value (a tool input...)
-                if type(value) is not str and isinstance(value, (dict, list)) \
-                        and cache_markers(value):
-                    return False
+                if type(text) is str and text and not text.isspace():
+                    continue
+            elif kind == "tool_result" and (size == 3 or size == 4 and type(
+                    block.get("is_error")) is bool):
+                if type(block.get("tool_use_id")) is str and type(block.get("content")) is str:
+                    continue
+            elif kind == "tool_use" and size == 4:
+                tid, tool_input = block.get("id"), block.get("input")
+                if type(tid) is str and tid and type(block.get("name")) is str \
+                        and type(tool_input) is dict:
+                    if cache_markers(tool_input):
+                        return False
+                    continue
+            if not _block_valid(block, kind):
+                return False
+    return True
+
+
+def _block_valid(block: dict, kind: object) -> bool:
+    """:func:`blocks_valid`'s answer for one block of any shape (``kind``: its type)."""
+    if type(kind) is not str or kind not in KNOWN_BLOCK_TYPES or "cache_control" in block:
+        return False
+    allowed = ALLOWED_BLOCK_KEYS.get(kind)
+    if allowed is not None and not block.keys() <= allowed:
+        return False
+    if kind == "text":
+        text = block.get("text")
+        if not (type(text) is str and text and not text.isspace()):
+            return False
+    elif kind == "tool_use":
+        tid = block.get("id")
+        if not (type(tid) is str and tid and type(block.get("input")) is dict):
+            return False
+    elif kind == "tool_result":
+        if not (type(block.get("tool_use_id")) is str
+                and type(block.get("content", "")) is str):
+            return False
+    elif kind == "thinking":
+        thought = block.get("thinking")
+        if not (type(thought) is str and thought and not thought.isspace()):
+            return False
+    for value in block.values():  # a marker nested in a value (a tool input...)
+        if type(value) is not str and isinstance(value, (dict, list)) and cache_markers(value):
+            return False
     return True
 
 
