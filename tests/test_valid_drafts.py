@@ -253,3 +253,21 @@ def test_the_usual_block_shapes_are_answered_as_any_block(block):
     from mini_agent.core.transcripts.valid_drafts import _block_valid
     drafts = [MessageDraft("user", [block], "line", [1])]
     assert blocks_valid(drafts) == _block_valid(block, block.get("type"))
+
+
+_COUNT = st.one_of(st.integers(-2, 5), st.none(), st.just(True), st.just(1.5), st.just("3"))
+
+
+@given(st.one_of(st.none(), st.just([]), st.dictionaries(st.sampled_from(
+    ["input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+     "service_tier"]), _COUNT), st.fixed_dictionaries(
+    {k: st.integers(0, 9) for k in ("input_tokens", "output_tokens",
+                                    "cache_creation_input_tokens", "cache_read_input_tokens")},
+    optional={"cache_creation": st.sampled_from([None, {}, {"ephemeral_5m_input_tokens": -1},
+                                                 {"ephemeral_1h_input_tokens": 2}]),
+              "service_tier": st.just("standard")})))
+@settings(max_examples=500, deadline=None)
+def test_the_usual_usage_is_cleaned_as_clean_usage_cleans_it(usage):
+    from mini_agent.core.pricing import clean_usage
+    from mini_agent.core.transcripts.repair import _clean_usage
+    assert _clean_usage(usage) == clean_usage(usage)

@@ -292,7 +292,24 @@ def _finished(drafts: list[MessageDraft], messages: list[Message], repairs: list
     usage = []
     for t in drafts:
         if t.role == "assistant":
-            usage.append(clean_usage(t.usage))
+            usage.append(_clean_usage(t.usage))
             if t.usage is not None and usage[-1] is None:
                 repairs.append(f"{t.where}: a usage that does not hold token counts ignored")
     return messages, usage, message_times(drafts)
+
+
+def _clean_usage(usage: object) -> dict | None:
+    """``clean_usage(usage)``, the usual recorded usage answered without its general checks.
+
+    The usual usage is a plain dict of the four token counts as exact non-negative ints and
+    no ``cache_creation`` breakdown: ``clean_usage`` returns a copy of it. Anything else is
+    asked of ``clean_usage`` itself (``tests/test_valid_drafts.py`` compares the two).
+    """
+    if type(usage) is dict and "cache_creation" not in usage:
+        get = usage.get
+        a, b, c, d = (get("input_tokens"), get("output_tokens"),
+                      get("cache_creation_input_tokens"), get("cache_read_input_tokens"))
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int \
+                and a >= 0 and b >= 0 and c >= 0 and d >= 0:
+            return dict(usage)
+    return clean_usage(usage)
