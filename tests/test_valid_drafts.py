@@ -38,7 +38,8 @@ _ODD_BLOCKS = [
     {"type": "tool_use", "id": 7, "name": "grep", "input": {}},
     {"type": "tool_use", "id": "t9", "name": "grep", "input": "ls"},
     {"type": "tool_use", "id": "t8", "name": "grep", "input": {"a": [{"cache_control": _MARK}]}},
-    {"type": "tool_use", "id": "t7", "name": "grep", "input": {"a": [{"cache_control": _MARK}] * 5}},
+    {"type": "tool_use", "id": "t7", "name": "grep",
+     "input": {"a": [{"cache_control": _MARK}] * 5}},
     {"type": "tool_result", "tool_use_id": 3, "content": "x"},
     {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text", "text": "x"}]},
     {"type": "tool_result", "tool_use_id": "t1", "content": "x", "is_error": {"cache_control":
