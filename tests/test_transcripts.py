@@ -699,3 +699,26 @@ def test_many_bad_jsonl_lines_are_read_in_linear_time():
     parse_jsonl(big, [])
     t_big = time.perf_counter() - started
     assert t_big < 8 * 3 * max(t_small, 0.005)  # linear (8x the lines), with slack
+
+
+def test_a_value_over_several_lines_is_bad_lines_as_json_loads_reads_them():
+    # the in-place scan of the first line runs on past its newline and succeeds; the lines
+    # still read one by one: two bad lines, then an entry
+    text = '{"a": [1\n2]}\n{"b": 1}\n'
+    repairs = []
+    assert parse_jsonl(text, repairs) == _parse_jsonl_line_by_line(text, []) == [(3, {"b": 1})]
+    assert repairs == ["line 1: line is not valid JSON (8 chars) ignored",
+                       "line 2: line is not valid JSON (3 chars) ignored"]
+
+
+def test_nested_openings_on_every_line_are_read_in_linear_time():
+    # each line opens a value the next one continues: a scan in place would read on to the
+    # end of the file (or its nesting limit) from every line
+    small, big = "\n".join(['{"k": ['] * 1_000), "\n".join(['{"k": ['] * 8_000)
+    started = time.perf_counter()
+    parse_jsonl(small, [])
+    t_small = time.perf_counter() - started
+    started = time.perf_counter()
+    parse_jsonl(big, [])
+    t_big = time.perf_counter() - started
+    assert t_big < 8 * 3 * max(t_small, 0.005)  # linear (8x the lines), with slack

@@ -48,6 +48,7 @@ from mini_agent.core.transcripts.claude_code import (SKIPPED_ENTRY_TYPES, SYNTHE
                                                      join_split_responses, parse_jsonl)
 from mini_agent.core.messages import MISSING_START_TEXT, NO_RESULT_TEXT
 from mini_agent.core.transcripts.repair import clean_blocks, drop_all_thinking, finish
+from mini_agent.core.transcripts.valid_drafts import blocks_valid
 from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
                                                 seconds)
 
@@ -158,10 +159,12 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
             system = "\n\n".join(s for s in (doc["system"], system) if s)
     if thinking == "drop":
         drop_all_thinking(drafts, repairs)
-    clean_blocks(drafts, repairs)
+    checked = blocks_valid(drafts)  # clean_blocks would change nothing: not run
+    if not checked:
+        clean_blocks(drafts, repairs)
     if fmt == "claude-code":
         drafts = join_split_responses(drafts)
-    messages, usage, times = finish(drafts, repairs, label)
+    messages, usage, times = finish(drafts, repairs, label, blocks_checked=checked)
     models = collections.Counter(info.pop("_models", []))
     return Transcript(messages=messages, usage=usage, repairs=repairs, source_format=fmt,
                       model=models.most_common(1)[0][0] if models else None, path=path,

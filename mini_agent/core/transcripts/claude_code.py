@@ -55,50 +55,87 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
     Returns:
         ``(line_number, entry)`` pairs, line numbers 1-based.
     """
-    lines = text.split("\n")
+    # The lines are read in place: the usual line (one object starting at the line's first
+    # character and ending at its newline) is scanned inside ``text`` itself, with no split
+    # into line strings (``str.split`` walks the text character by character and copies
+    # every line). From the first line that is not so on (its scan may have run on past its
+    # newline: a value over several lines), every line is cut out and scanned alone, as
+    # before, so that no scan reads past its own line twice. Each line reads as
+    # ``json.loads`` reads it; ``tests/test_transcripts.py`` compares the two line by line.
     entries = []
+    lines = None  # ``text.split("\n")``, made at the first bad line only
     last = None  # the index of the last non-blank line, found once, at the first bad line
-    for i, line in enumerate(lines):
-        if line[:1] == "{":  # the usual line: one object, no surrounding whitespace
-            entry, end = _scan_object(line)
+    in_place = True  # no line has failed the in-place scan yet
+    size = len(text)
+    start, i = 0, 0  # the line's first character and its 0-based index
+    while True:
+        newline = text.find("\n", start)
+        stop = size if newline < 0 else newline
+        if in_place and text.startswith("{", start):  # one object, no whitespace around
+            entry, end = _scan_object(text, start)
+            if end == stop:
+                entries.append((i + 1, entry))
+                if newline < 0:
+                    break
+                start, i = newline + 1, i + 1
+                continue
+            in_place = False
+        line = text[start:stop]
+        if line[:1] == "{" and not in_place:  # the usual line, scanned on its own
+            entry, end = _scan_object(line, 0)
             if end == len(line):
                 entries.append((i + 1, entry))
-                continue
-        if not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except RecursionError:
-            repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
-            continue
-        except ValueError as error:   # not JSON, or a number past Python's digit limit
-            if last is None:
-                last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), -1)
-            what = ("truncated last line" if i == last and isinstance(error, json.JSONDecodeError)
-                    else "line is not valid JSON" if isinstance(error, json.JSONDecodeError)
-                    else "line holds a number too long to read")
-            repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
-            continue
-        if isinstance(entry, dict):
-            entries.append((i + 1, entry))
-        else:
-            repairs.append(f"line {i + 1}: not a JSON object, ignored")
+                line = ""
+        if line.strip():
+            if lines is None:
+                lines = text.split("\n")
+            last = _read_line(line, i, lines, last, entries, repairs)
+        if newline < 0:
+            break
+        start, i = newline + 1, i + 1
     return entries
+
+
+def _read_line(line: str, i: int, lines: list[str], last: int | None,
+               entries: list[tuple[int, dict]], repairs: list[str]) -> int | None:
+    """Read a non-blank line the fast scan did not take with ``json.loads``, as
+    :func:`parse_jsonl` did line by line: append its entry, or its repair line; return
+    ``last`` (the index of the last non-blank line, found at the first bad line)."""
+    try:
+        entry = json.loads(line)
+    except RecursionError:
+        repairs.append(f"line {i + 1}: JSON nested too deeply ({len(line)} chars) ignored")
+        return last
+    except ValueError as error:   # not JSON, or a number past Python's digit limit
+        if last is None:
+            last = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].strip()), -1)
+        what = ("truncated last line" if i == last and isinstance(error, json.JSONDecodeError)
+                else "line is not valid JSON" if isinstance(error, json.JSONDecodeError)
+                else "line holds a number too long to read")
+        repairs.append(f"line {i + 1}: {what} ({len(line)} chars) ignored")
+        return last
+    if isinstance(entry, dict):
+        entries.append((i + 1, entry))
+    else:
+        repairs.append(f"line {i + 1}: not a JSON object, ignored")
+    return last
 
 
 _SCAN = json.JSONDecoder().scan_once
 """The scanner ``json.loads`` runs (the same defaults), called without its per-call checks."""
 
 
-def _scan_object(line: str) -> tuple[Any, int]:
-    """Read the JSON value at the start of ``line``: ``(value, end)``; ``(None, -1)`` if none.
+def _scan_object(text: str, start: int) -> tuple[Any, int]:
+    """Read the JSON value at ``text[start]``: ``(value, end)``; ``(None, -1)`` if none.
 
-    For a line that starts with ``{`` and whose value ends at ``len(line)`` the value is what
-    ``json.loads(line)`` returns (no whitespace for it to skip on either side); any other
-    outcome sends the line to ``json.loads``, which gives the error to report.
+    For a line that starts at ``start`` with ``{`` and whose value ends exactly at the line's
+    end (its newline, or the end of ``text``), the value is what ``json.loads(line)`` returns:
+    the scanner reads no character past an object's closing brace, so it reads the same
+    characters as on the line alone. Any other outcome (a value that ends early or runs past
+    the newline, an error) sends the line to ``json.loads``, which gives the error to report.
     """
     try:
-        return _SCAN(line, 0)
+        return _SCAN(text, start)
     except (ValueError, StopIteration, RecursionError):
         return None, -1
 

@@ -31,6 +31,7 @@ from mini_agent.core.messages import (MISSING_START_TEXT, NO_RESULT_TEXT, Messag
                                       MessageValidationError, validate_messages)
 from mini_agent.core.pricing import clean_usage
 from mini_agent.core.transcripts.drafts import MessageDraft, TranscriptError, format_span
+from mini_agent.core.transcripts.valid_drafts import history_valid
 
 
 def drop_all_thinking(drafts: list[MessageDraft], repairs: list[str]) -> None:
@@ -236,17 +237,23 @@ def message_times(drafts: list[MessageDraft]) -> list[float] | None:
     return times
 
 
-def finish(drafts: list[MessageDraft], repairs: list[str], label: str
+def finish(drafts: list[MessageDraft], repairs: list[str], label: str, *,
+           blocks_checked: bool = False
            ) -> tuple[list[Message], list[dict | None], list[float] | None]:
     """Merge and pair drafts until stable, then validate.
 
     Expects drafts already through :func:`clean_blocks` (and, for Claude Code, the split
-    responses joined).
+    responses joined). A history that needs no repair (:func:`.valid_drafts.history_valid`,
+    its blocks accepted by :func:`.valid_drafts.blocks_valid`) is taken as it is: the
+    repairs would change nothing and ``validate_messages`` would accept it.
 
     Args:
         drafts: the drafts; changed in place.
         repairs: the loader's repair log; each change is appended to it.
         label: the file's name, for the error message.
+        blocks_checked: True when :func:`.valid_drafts.blocks_valid` accepted the blocks
+            (then :func:`.valid_drafts.history_valid` is asked first); False (default) runs
+            every repair.
 
     Returns:
         ``(messages, usage, times)``: the valid history, the usage of each assistant message
@@ -257,6 +264,9 @@ def finish(drafts: list[MessageDraft], repairs: list[str], label: str
     Raises:
         TranscriptError: no repair makes the history valid; the message names ``label``.
     """
+    if blocks_checked and history_valid(drafts):
+        return _finished(drafts, [{"role": t.role, "content": t.blocks} for t in drafts],
+                         repairs)
     drafts = _merge(drafts, repairs)
     _rename_duplicate_ids(drafts, repairs)
     for _ in range(5):
@@ -273,10 +283,33 @@ def finish(drafts: list[MessageDraft], repairs: list[str], label: str
         validate_messages(messages, request=False)
     except MessageValidationError as err:
         raise TranscriptError(f"{label}: cannot repair into a valid history: {err}") from err
+    return _finished(drafts, messages, repairs)
+
+
+def _finished(drafts: list[MessageDraft], messages: list[Message], repairs: list[str]
+              ) -> tuple[list[Message], list[dict | None], list[float] | None]:
+    """:func:`finish`'s result for the final drafts and their valid ``messages``."""
     usage = []
     for t in drafts:
         if t.role == "assistant":
-            usage.append(clean_usage(t.usage))
+            usage.append(_clean_usage(t.usage))
             if t.usage is not None and usage[-1] is None:
                 repairs.append(f"{t.where}: a usage that does not hold token counts ignored")
     return messages, usage, message_times(drafts)
+
+
+def _clean_usage(usage: object) -> dict | None:
+    """``clean_usage(usage)``, the usual recorded usage answered without its general checks.
+
+    The usual usage is a plain dict of the four token counts as exact non-negative ints and
+    no ``cache_creation`` breakdown: ``clean_usage`` returns a copy of it. Anything else is
+    asked of ``clean_usage`` itself (``tests/test_valid_drafts.py`` compares the two).
+    """
+    if type(usage) is dict and "cache_creation" not in usage:
+        get = usage.get
+        a, b, c, d = (get("input_tokens"), get("output_tokens"),
+                      get("cache_creation_input_tokens"), get("cache_read_input_tokens"))
+        if type(a) is int and type(b) is int and type(c) is int and type(d) is int \
+                and a >= 0 and b >= 0 and c >= 0 and d >= 0:
+            return dict(usage)
+    return clean_usage(usage)
