@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.exchange_memo import chars_of, split_exchanges
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.tier_forms import cold_form, segment_id, warm_a_form, warm_b_form
-from mini_agent.core.timeline import _utc_clock, _utc_clock_datetime, cold_label, fold_exchange
+from mini_agent.core.timeline import (_HEAD_CHARS, _first_sentence, _first_sentence_whole, _line_count,
+                                      _utc_clock, _utc_clock_datetime, cold_label, fold_exchange)
+from mini_agent.core.messages import tool_result_text
 from mini_agent.core.tokens import approx_tokens, token_memo
 from strategies import histories, hostile_histories
 
@@ -93,3 +96,49 @@ def test_utc_clock_equals_datetime_at_the_rounding_edges():
                            st.sampled_from([0.9999995, 0.99999949, 0.4999995, 5e-7, 0.0]))))
 def test_utc_clock_equals_datetime(t):
     assert _either(_utc_clock, t) == _either(_utc_clock_datetime, t)
+
+
+_WORDS = st.text(st.sampled_from("ab.!? \n\t\u00a0\u2003\u2028\x1f\x85\u200bé"), max_size=40)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_WORDS, max_size=60).map("".join),
+       st.sampled_from([1, 2, 3, 60, 90, _HEAD_CHARS - 1, _HEAD_CHARS, _HEAD_CHARS + 5]))
+def test_first_sentence_reads_a_head_equal_to_the_whole_text(text, limit):
+    assert _first_sentence(text, limit) == _first_sentence_whole(text, limit)
+
+
+def test_first_sentence_at_the_head_edges():
+    for n in range(_HEAD_CHARS - 95, _HEAD_CHARS + 3):
+        for text in ("a" * n + ". b", " " * n + "x. y", " " * n + "x" * 95, "a " * n + "b",
+                     "ab" * n + "! c", " " * (n - 5) + "a." + " " * 10 + "b"):
+            for limit in (60, 90):
+                assert _first_sentence(text, limit) == _first_sentence_whole(text, limit)
+    assert _first_sentence("  Found  bug.\nMore " + "x" * 2000) == "Found bug."
+    assert _first_sentence("x" * 2000) == "x" * 89 + "…"
+
+
+def test_str_split_and_the_sentence_pattern_agree_on_whitespace():
+    # what lets _first_sentence find ". " instead of matching the pattern
+    space = re.compile(r"\s")
+    assert all((not chr(c).split()) == bool(space.fullmatch(chr(c))) for c in range(0x110000))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(histories(max_turns=6), hostile_histories(max_turns=12)), st.booleans())
+def test_line_count_read_from_the_masked_copy_equals_counting(history, warm_a_first):
+    before = copy.deepcopy(history)
+    plain = [fold_exchange(history[s:e], segment="seg-001", time_seconds=60.0)
+             for s, e in split_exchanges(history)]
+    with token_memo():
+        if warm_a_first:  # as in a replay: the Warm-A form masked the results first
+            for s, e in split_exchanges(history):
+                warm_a_form(history[s:e])
+        for m in history:
+            for b in m["content"] if isinstance(m.get("content"), list) else ():
+                if b.get("type") == "tool_result":
+                    assert _line_count(b) == tool_result_text(b).count("\n") + 1
+        fast = [fold_exchange(history[s:e], segment="seg-001", time_seconds=60.0)
+                for s, e in split_exchanges(history)]
+    assert fast == plain
+    assert history == before

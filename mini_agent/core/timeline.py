@@ -17,6 +17,7 @@ import operator
 import re
 from typing import Sequence
 
+from mini_agent.core.mask_placeholder import PLACEHOLDER_TEMPLATE, masked_block
 from mini_agent.core.messages import Message, content_blocks, tool_result_text
 from mini_agent.core.tokens import remember, session_memo
 
@@ -27,6 +28,35 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s")
 
 
 def _first_sentence(text: str, limit: int = 90) -> str:
+    """The first sentence of ``text`` (whitespace runs made one space), cut to ``limit`` chars.
+
+    Equal to :func:`_first_sentence_whole` (``tests/test_tier_forms.py`` compares the two),
+    reading only the head of a long text: the answer depends on the first ``limit + 1``
+    chars of the normalised text only (a sentence end is a whitespace after ``.!?``, seen
+    from two neighbouring chars; past ``limit`` the sentence is cut anyway), and normalising
+    a head of the text gives a head of the normalised text. When that head is shorter than
+    ``limit + 1`` chars (a run of whitespace), the whole text is normalised. The sentence
+    ends where ``_SENTENCE_END`` first matches: normalised, the only whitespace left is
+    ``" "`` (``str.split`` and the pattern's ``\\s`` agree on what whitespace is), so that is
+    the first ``". "``, ``"! "`` or ``"? "``, found by ``str.find``.
+    """
+    head = " ".join(text[:_HEAD_CHARS].split())
+    if len(head) <= limit and len(text) > _HEAD_CHARS:
+        head = " ".join(text.split())
+    end = len(head)
+    for mark in (". ", "! ", "? "):
+        i = head.find(mark, 0, end)
+        if i >= 0:
+            end = i + 1
+    return head[:end] if end <= limit else head[: limit - 1] + "…"
+
+
+_HEAD_CHARS = 512
+"""Chars of a text :func:`_first_sentence` reads first (more than any ``limit`` it is given)."""
+
+
+def _first_sentence_whole(text: str, limit: int = 90) -> str:
+    """:func:`_first_sentence` on the whole normalised text: what the fast one equals."""
     text = " ".join(text.split())
     sentence = _SENTENCE_END.split(text, maxsplit=1)[0]
     return sentence if len(sentence) <= limit else sentence[: limit - 1] + "…"
@@ -52,8 +82,12 @@ def _utc_clock(time_seconds: float) -> str:
         if 0 <= time_seconds < 8_589_934_592:  # 2**33 s: the year 2242
             fraction, whole = math.modf(time_seconds)
             seconds = int(whole) + (round(fraction * 1e6) >= 1_000_000)
-            return f"{seconds // 3600 % 24:02d}:{seconds // 60 % 60:02d}"
+            return _TWO_DIGITS[seconds // 3600 % 24] + ":" + _TWO_DIGITS[seconds // 60 % 60]
     return _utc_clock_datetime(time_seconds)
+
+
+_TWO_DIGITS = tuple(f"{n:02d}" for n in range(60))
+"""``"00"`` .. ``"59"``: the ``HH`` and ``MM`` of :func:`_utc_clock`, formatted once."""
 
 
 def _utc_clock_datetime(time_seconds: float) -> str:
@@ -176,12 +210,32 @@ def _fold(messages: Sequence[Message], segment: str, time_seconds: float) -> str
         elif r.get("is_error"):
             outcome = "error: " + _first_sentence(tool_result_text(r) or "(no message)", 60)
         else:
-            outcome = f"{tool_result_text(r).count(chr(10)) + 1} lines"
+            outcome = f"{_line_count(r)} lines"
         what.append(f"{arg} {outcome}".strip())
     parts = [", ".join(what)] if what else []
     parts += [reasoning] if reasoning else []
     parts += [f"user: {user_text}"] if user_text else []
     return f"[{clock}] {tools} ({segment}): " + "; ".join(parts or ["(empty)"])
+
+
+_COUNT_HEAD, _COUNT_TAIL = map(len, PLACEHOLDER_TEMPLATE.split("{lines}"))
+
+
+def _line_count(result: dict) -> int:
+    """``tool_result_text(result).count("\\n") + 1``, the N of ``N lines``.
+
+    Inside a token memo the result's masked copy (``mask_placeholder.masked_block``, kept
+    per block: in a replay the Warm-A form made it before the exchange cooled to Warm-B)
+    already holds that count in its placeholder, ``[observation masked — N lines
+    omitted]``: it is read from there instead of counting a long output again.
+    ``tests/test_tier_forms.py`` compares the two.
+    """
+    memo = session_memo()
+    if memo is not None:
+        masked = masked_block(result, memo)
+        if masked is not None:  # content: placeholder(tool_result_text(result))
+            return int(masked["content"][_COUNT_HEAD:-_COUNT_TAIL])
+    return tool_result_text(result).count("\n") + 1
 
 
 def cold_label(messages: Sequence[Message]) -> str:
