@@ -248,3 +248,34 @@ def test_seconds_equals_the_two_function_form(value):
     assert mine == theirs or (mine != mine and theirs != theirs)
     assert seconds("1970-01-01T00:01:00.5Z") == 60.5
     assert seconds("1970-01-01T00:01:00") == 60.0
+
+
+def _reference_message_times(drafts):
+    """``message_times`` as it was: the known times gathered first, then one pass."""
+    known = [t.time for t in drafts if t.time is not None]
+    if not known:
+        return None
+    times, last = [], known[0]
+    for draft in drafts:
+        last = draft.time if draft.time is not None else last
+        times.append(last)
+    return times
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(-10, 10)), max_size=6))
+def test_message_times_equals_the_reference(times):
+    from mini_agent.core.transcripts.repair import message_times
+    drafts = [MessageDraft("user", [], "line", [i], time=t) for i, t in enumerate(times)]
+    assert message_times(drafts) == _reference_message_times(drafts)
+    assert message_times([MessageDraft("user", [], "line", [1], time=2.0),
+                          MessageDraft("user", [], "line", [2])]) == [2.0, 2.0]
+
+
+def test_skipped_entries_counted_per_type():
+    entries = list(enumerate([{"type": "progress"}, {"type": "system"}, {"type": "progress"},
+                              {"type": "user", "uuid": "u1", "parentUuid": None,
+                               "message": {"role": "user", "content": "hi"}}], 1))
+    info: dict = {}
+    claude_code_drafts(entries, [], info, "restart")
+    assert info["skipped_entries"] == {"progress": 2, "system": 1}
+    assert list(info["skipped_entries"]) == ["progress", "system"]

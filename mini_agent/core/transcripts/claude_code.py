@@ -30,7 +30,6 @@ Source:
 
 from __future__ import annotations
 
-import collections
 import json
 from typing import Any
 
@@ -167,7 +166,7 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     # message entries outside sidechains, as (line, entry, uuid, message, is_assistant): the
     # fields the later passes ask, read once here
     candidates: list[tuple[int, dict, Any, dict, bool]] = []
-    skipped: collections.Counter = collections.Counter()
+    skipped: dict[Any, int] = {}  # entry type -> count
     sidechain = 0
     for n, e in entries:  # one pass: clean the ids, index by uuid, sort the entries out
         get = e.get
@@ -187,10 +186,10 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
             sidechain += 1
         kind = get("type")
         if not (kind in ("user", "assistant") and isinstance(message, dict)):
-            skipped[kind] += 1  # not a message entry
+            skipped[kind] = skipped.get(kind, 0) + 1  # not a message entry
         elif not side:
             candidates.append((n, e, uuid, message, kind == "assistant"))
-    info["skipped_entries"] = dict(skipped)
+    info["skipped_entries"] = skipped
     info["sidechain_entries"] = sidechain
     if not candidates:
         raise TranscriptError("no user or assistant entries outside sidechains")
