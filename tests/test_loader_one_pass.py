@@ -3,20 +3,25 @@
 Covers: ``repair._pair`` (the previous assistant's ids carried over, the results sorted in the
 same pass) equals the reference that rebuilt both per draft; ``claude_code_drafts`` asking
 ``_clean_ids``' usual-entry test inline equals running it on entries cleaned first;
-``_jsonl_format`` equals the two ``any()`` scans it replaces.
+``_jsonl_format`` equals the two ``any()`` scans it replaces; ``owned_blocks`` equals
+``content_blocks`` and ``claude_code_drafts(owned=True)`` its copying form; ``seconds`` equals
+its two-function form.
 """
 
 from __future__ import annotations
 
 import copy
+import datetime as dt
 import json
+import math
 
 from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.messages import NO_RESULT_TEXT
 from mini_agent.core.transcripts import _jsonl_format
 from mini_agent.core.transcripts.claude_code import _clean_ids, claude_code_drafts
-from mini_agent.core.transcripts.drafts import MessageDraft
+from mini_agent.core.transcripts.drafts import (MessageDraft, content_blocks, owned_blocks,
+                                                seconds)
 from mini_agent.core.transcripts.repair import _pair
 
 
@@ -151,3 +156,126 @@ def test_jsonl_format_equals_the_two_scans(raw):
     else:
         expected = None
     assert _jsonl_format(entries) == expected
+
+
+class _Block(dict):
+    """A dict subclass block: ``content_blocks`` turns it into a plain dict."""
+
+
+_CONTENT = st.one_of(
+    st.none(), st.text(max_size=3), st.integers(),
+    st.lists(st.one_of(_BLOCK, st.integers(), st.text(max_size=2), st.none(),
+                       _BLOCK.map(_Block)), max_size=4))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_CONTENT)
+def test_owned_blocks_equal_content_blocks(content):
+    mine, theirs = owned_blocks(content), content_blocks(content)
+    assert mine == theirs
+    assert [type(b) for b in mine] == [type(b) for b in theirs]
+    if isinstance(content, list):
+        assert mine is not content
+        # a plain dict block is taken as it is, anything else is made as content_blocks makes it
+        assert all((b is c) == (type(c) is dict) for b, c in zip(mine, content))
+
+
+def _entry_with(kind, uuid, parent, mid, side, content):
+    entry = _entry(kind, uuid, parent, mid, side)
+    if "message" in entry:
+        entry["message"]["content"] = content
+    return entry
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.builds(_entry_with, st.sampled_from(["user", "assistant", "progress"]),
+                          _LINK, _LINK, _LINK, st.booleans(), _CONTENT),
+                min_size=1, max_size=6), st.sampled_from(["restart", "full"]))
+def test_owned_drafts_equal_copied_drafts(raw, compaction):
+    entries = list(enumerate(raw, 1))
+    before = copy.deepcopy(entries)
+    results = []
+    for owned in (False, True):
+        notes: list[str] = []
+        info: dict = {}
+        try:
+            drafts = claude_code_drafts(entries, notes, info, compaction, owned=owned)
+        except Exception as err:  # noqa: BLE001 (the same error both ways)
+            results.append((type(err), str(err)))
+            continue
+        results.append(([(d.role, d.blocks, d.positions, d.usage, d.msg_id, d.time)
+                         for d in drafts], notes, info))
+    assert results[0] == results[1]
+    assert entries == before  # neither form changes the entries
+
+
+def _reference_seconds(value):
+    """``seconds`` as it was: the ISO string read by a second function."""
+    def iso(text):
+        try:
+            when = dt.datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=dt.timezone.utc)
+        return when.timestamp()
+    if type(value) is str:
+        return iso(value)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, int) and not isinstance(value, bool):
+        return float(value) if abs(value) <= 2 ** 53 else None
+    if not isinstance(value, str):
+        return None
+    return iso(value)
+
+
+class _Text(str):
+    """A str subclass: read as the string it holds."""
+
+
+_TIMES = st.one_of(
+    st.datetimes(timezones=st.one_of(st.none(), st.timezones())).map(dt.datetime.isoformat),
+    st.datetimes().map(lambda d: d.isoformat(timespec="milliseconds") + "Z"),
+    st.text(max_size=12), st.integers(), st.floats(), st.booleans(), st.none(),
+    st.just("2026-01-12T10:00:00.123Z").map(_Text), st.just(10 ** 400), st.just([1]))
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TIMES)
+def test_seconds_equals_the_two_function_form(value):
+    mine, theirs = seconds(value), _reference_seconds(value)
+    assert mine == theirs or (mine != mine and theirs != theirs)
+    assert seconds("1970-01-01T00:01:00.5Z") == 60.5
+    assert seconds("1970-01-01T00:01:00") == 60.0
+
+
+def _reference_message_times(drafts):
+    """``message_times`` as it was: the known times gathered first, then one pass."""
+    known = [t.time for t in drafts if t.time is not None]
+    if not known:
+        return None
+    times, last = [], known[0]
+    for draft in drafts:
+        last = draft.time if draft.time is not None else last
+        times.append(last)
+    return times
+
+
+@given(st.lists(st.one_of(st.none(), st.floats(-10, 10)), max_size=6))
+def test_message_times_equals_the_reference(times):
+    from mini_agent.core.transcripts.repair import message_times
+    drafts = [MessageDraft("user", [], "line", [i], time=t) for i, t in enumerate(times)]
+    assert message_times(drafts) == _reference_message_times(drafts)
+    assert message_times([MessageDraft("user", [], "line", [1], time=2.0),
+                          MessageDraft("user", [], "line", [2])]) == [2.0, 2.0]
+
+
+def test_skipped_entries_counted_per_type():
+    entries = list(enumerate([{"type": "progress"}, {"type": "system"}, {"type": "progress"},
+                              {"type": "user", "uuid": "u1", "parentUuid": None,
+                               "message": {"role": "user", "content": "hi"}}], 1))
+    info: dict = {}
+    claude_code_drafts(entries, [], info, "restart")
+    assert info["skipped_entries"] == {"progress": 2, "system": 1}
+    assert list(info["skipped_entries"]) == ["progress", "system"]

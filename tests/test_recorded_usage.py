@@ -287,3 +287,37 @@ def test_the_one_pass_row_equals_the_row_from_the_pricing_functions(usages, mode
     else:
         assert got == want and type(got["usd"]) is type(want["usd"])
     assert recorded_row(usages, len(usages), model) == want
+
+
+_WHOLE = st.one_of(st.integers(-2, 10**6), st.booleans(), st.none())
+
+
+@given(st.fixed_dictionaries({"input_tokens": _WHOLE, "output_tokens": _WHOLE,
+                              "cache_creation_input_tokens": _WHOLE,
+                              "cache_read_input_tokens": _WHOLE},
+                             optional={"other": st.text(max_size=2),
+                                       "cache_creation": st.one_of(st.none(), st.just("bad"),
+                                                                   st.just({}))}))
+@settings(max_examples=400, deadline=None)
+def test_clean_usage_of_four_counts_equals_the_reference(usage):
+    # the usual usage (four counts as plain ints) takes clean_usage's short path
+    from mini_agent.core.pricing import clean_usage
+    mine = clean_usage(usage)
+    assert mine == _clean_usage_field_by_field(usage)
+    assert mine is not usage
+
+
+def test_model_price_kept_per_id_equals_the_table_row():
+    from mini_agent.core.models import UnknownModelError as Unknown, model_spec
+    from mini_agent.core.pricing import ModelPrice, model_price
+    for model in ("claude-sonnet-4-5-20250929", "claude-sonnet-4-5", "claude-haiku-4-5@20251001"):
+        spec = model_spec(model)
+        expected = ModelPrice(spec.input_usd_per_mtok, spec.output_usd_per_mtok,
+                              spec.cache_read_multiplier)
+        assert model_price(model) == expected and model_price(model) == expected
+    assert model_spec("claude-sonnet-4-5-20250929") is model_spec("claude-sonnet-4-5")
+    for _ in range(2):  # an unknown id raises every time (errors are not kept)
+        with pytest.raises(Unknown):
+            model_price("claude-opus-4-9")
+        with pytest.raises(Unknown):
+            model_spec("claude-opus-4-9-20250101")

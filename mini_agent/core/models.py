@@ -33,6 +33,7 @@ Source:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 
 DEFAULT_MODEL = "claude-sonnet-5-5"
@@ -129,6 +130,7 @@ class UnknownModelError(KeyError):
     """No row for a model id (the message lists the known ones)."""
 
 
+@functools.lru_cache(maxsize=256)
 def model_spec(model: str) -> ModelSpec:
     """Return the model table's row for ``model``.
 
@@ -145,6 +147,9 @@ def model_spec(model: str) -> ModelSpec:
 
     >>> model_spec("claude-sonnet-4-5-20250929").input_usd_per_mtok
     3.0
+
+    The answer depends on ``model`` alone (the table is a constant), so the last 256 answers
+    are kept (a dated id costs a regex otherwise); an unknown id raises each time.
     """
     if model in MODELS:
         return MODELS[model]

@@ -24,6 +24,7 @@ Source:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Iterable, Mapping
 
@@ -95,7 +96,16 @@ def clean_usage(usage: Any) -> dict[str, Any] | None:
         The usage as a plain dict, or None when it is missing, has no count or holds anything
         but counts.
     """
-    if not _is_mapping(usage):
+    if type(usage) is dict:
+        # the usual usage, a plain dict of four whole counts (exactly int, not bool) and no
+        # breakdown, is answered with four look-ups; the checks below return the same copy
+        get = usage.get
+        a, b, c, d = (get("input_tokens"), get("output_tokens"),
+                      get("cache_creation_input_tokens"), get("cache_read_input_tokens"))
+        if (type(a) is int and type(b) is int and type(c) is int and type(d) is int
+                and a >= 0 and b >= 0 and c >= 0 and d >= 0 and get("cache_creation") is None):
+            return dict(usage)
+    elif not _is_mapping(usage):
         return None
     counts = [usage.get(key) for key in USAGE_TOKEN_KEYS]
     # the usual usage, four whole counts (exactly int, not bool), is told apart without a
@@ -144,6 +154,7 @@ PRICES: dict[str, ModelPrice] = {
 """Exact model id -> price, from :data:`mini_agent.core.models.MODELS`."""
 
 
+@functools.lru_cache(maxsize=256)
 def model_price(model: str) -> ModelPrice:
     """Return the price row for ``model``.
 
@@ -155,6 +166,10 @@ def model_price(model: str) -> ModelPrice:
         The :class:`ModelPrice` of that model.
     Raises:
         UnknownModelError: the model table has no row for it.
+
+    The answer depends on ``model`` alone (the table is a constant), so the last 256 answers
+    are kept: a session asks the same id several times, and a :class:`ModelPrice` is frozen,
+    so one shared row is safe. An unknown id raises each time (errors are not kept).
     """
     spec = model_spec(model)
     return ModelPrice(spec.input_usd_per_mtok, spec.output_usd_per_mtok,

@@ -145,7 +145,7 @@ def _parse_text(text: str, *, name: str, path: Path | None, label: str, compacti
         if fmt == "mini-agent-session":
             drafts = _session_drafts(entries, repairs, info)
         elif fmt == "claude-code":
-            drafts = claude_code_drafts(entries, repairs, info, compaction)
+            drafts = claude_code_drafts(entries, repairs, info, compaction, owned=True)
         else:
             raise TranscriptError(f"{label}: unknown JSONL format (no user/assistant entries)")
     else:

@@ -30,12 +30,11 @@ Source:
 
 from __future__ import annotations
 
-import collections
 import json
 from typing import Any
 
 from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
-                                                format_span, seconds)
+                                                format_span, owned_blocks, seconds)
 
 SKIPPED_ENTRY_TYPES = ("progress", "system", "queue-operation", "file-history-snapshot", "pr-link")
 """Claude Code entry types that carry no API message (counted in ``info["skipped_entries"]``)."""
@@ -141,7 +140,8 @@ def _scan_object(text: str, start: int) -> tuple[Any, int]:
 
 
 def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
-                      info: dict[str, Any], compaction: str) -> list[MessageDraft]:
+                      info: dict[str, Any], compaction: str, *,
+                      owned: bool = False) -> list[MessageDraft]:
     """Follow the ``parentUuid`` chain and build message drafts (the module doc gives the rules).
 
     Args:
@@ -151,6 +151,10 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
             (distinct ``message.id`` values: model requests) are counted in it.
         compaction: ``"restart"`` starts at the last compaction summary, ``"full"`` loads what
             came before it too.
+        owned: True when the caller hands over ``entries`` (the loader, which parsed them and
+            drops them after): the drafts then take the entries' block dicts as they are
+            instead of copies (:func:`.drafts.owned_blocks`). Default False: copies, the
+            entries are left unshared.
 
     Returns:
         The drafts along the chain, oldest first.
@@ -159,8 +163,10 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
         TranscriptError: no user or assistant entries outside sidechains.
     """
     by_uuid: dict[str, tuple[int, dict]] = {}
-    candidates: list[tuple[int, dict]] = []  # message entries outside sidechains
-    skipped: collections.Counter = collections.Counter()
+    # message entries outside sidechains, as (line, entry, uuid, message, is_assistant): the
+    # fields the later passes ask, read once here
+    candidates: list[tuple[int, dict, Any, dict, bool]] = []
+    skipped: dict[Any, int] = {}  # entry type -> count
     sidechain = 0
     for n, e in entries:  # one pass: clean the ids, index by uuid, sort the entries out
         get = e.get
@@ -180,15 +186,15 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
             sidechain += 1
         kind = get("type")
         if not (kind in ("user", "assistant") and isinstance(message, dict)):
-            skipped[kind] += 1  # not a message entry
+            skipped[kind] = skipped.get(kind, 0) + 1  # not a message entry
         elif not side:
-            candidates.append((n, e))
-    info["skipped_entries"] = dict(skipped)
+            candidates.append((n, e, uuid, message, kind == "assistant"))
+    info["skipped_entries"] = skipped
     info["sidechain_entries"] = sidechain
     if not candidates:
         raise TranscriptError("no user or assistant entries outside sidechains")
     chain: set[str] = set()
-    n, entry = candidates[-1]
+    n, entry = candidates[-1][:2]
     compactions = 0
     while True:
         uuid = entry.get("uuid")
@@ -199,7 +205,7 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
         parent = entry.get("parentUuid")
         if entry.get("type") == "system" and entry.get("subtype") == "compact_boundary":
             compactions += 1
-            earlier = sum(1 for m, e in candidates if m < n)
+            earlier = sum(1 for c in candidates if c[0] < n)
             if compaction == "full" and entry.get("logicalParentUuid") in by_uuid:
                 repairs.append(f"line {n}: compact_boundary: compaction='full' loads the "
                                f"{earlier} message entries before it as well as the summary")
@@ -217,18 +223,18 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
             break
         n, entry = by_uuid[parent]
     info["compactions"] = compactions
-    chain_ids = {e["message"].get("id") for _, e in candidates
-                 if e.get("uuid") in chain and e["type"] == "assistant"} - {None}
+    chain_ids = {message.get("id") for _, _, uuid, message, assistant in candidates
+                 if assistant and uuid in chain}
+    chain_ids.discard(None)
+    blocks_of = owned_blocks if owned else content_blocks
     included: set[str] = set()
     drafts: list[MessageDraft] = []
     api_turns: set[str] = set()
     models: list[str] = []
     synthetic: list[int] = []
-    for n, e in candidates:
-        message = e["message"]
-        uuid = e.get("uuid")
+    for n, e, uuid, message, assistant in candidates:
         on_chain = uuid in chain
-        if e["type"] == "assistant":
+        if assistant:
             mid = message.get("id")
             if not on_chain and mid not in chain_ids:
                 continue
@@ -239,11 +245,11 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
                 continue
             models.append(model)
             api_turns.add(mid or f"line {n}")
-            drafts.append(MessageDraft("assistant", content_blocks(message.get("content")), "line",
+            drafts.append(MessageDraft("assistant", blocks_of(message.get("content")), "line",
                                        [n], message.get("usage"), mid,
                                        seconds(e.get("timestamp"))))
         else:
-            blocks = content_blocks(message.get("content"))
+            blocks = blocks_of(message.get("content"))
             # off the chain, only a sibling is kept: results only, its parent included
             if not on_chain and not (blocks and e.get("parentUuid") in included and all(
                     b.get("type") == "tool_result" for b in blocks)):

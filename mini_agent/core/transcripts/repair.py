@@ -227,7 +227,10 @@ def message_times(drafts: list[MessageDraft]) -> list[float] | None:
         One Unix time per draft (times None, 5.0, None, 9.0 -> ``[5.0, 5.0, 5.0, 9.0]``), or
         None when no draft has a time.
     """
-    known = [t.time for t in drafts if t.time is not None]
+    times = [t.time for t in drafts]
+    if None not in times:  # every draft has its own time (the usual file): kept as they are
+        return times or None
+    known = [t for t in times if t is not None]
     if not known:
         return None
     times, last = [], known[0]
