@@ -182,3 +182,19 @@ def test_calibration_tokens_equal_the_sum_over_kinds(features):
     got = cal.tokens(features)
     assert got == want or (got != got and want != want)
     assert str(got) == str(want)
+
+
+@given(st.integers(1, 99), st.integers(0, 10**6), st.none() | st.integers(1, 10**6),
+       st.none() | st.floats(-2, 2), st.floats(0.1, 4))
+@settings(max_examples=100, deadline=None)
+def test_the_fast_estimate_row_is_the_dataclass_s_own(request, estimated, real, error, scale):
+    import dataclasses
+    import pickle
+    fast = cal._estimate_row(request, estimated, real, error, scale)
+    plain = cal.RequestEstimate(request, estimated, real, error, scale)
+    assert type(fast) is cal.RequestEstimate and fast == plain and hash(fast) == hash(plain)
+    assert list(vars(fast).items()) == list(vars(plain).items()) and repr(fast) == repr(plain)
+    assert dataclasses.asdict(fast) == dataclasses.asdict(plain)
+    assert pickle.loads(pickle.dumps(fast)) == plain
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        fast.scale = 2.0

@@ -101,6 +101,14 @@ def test_the_first_error_line_is_the_plain_scans_answer(text):
     assert retention._first_error_line(text) == plain
 
 
+def test_each_error_hint_is_skipped_only_by_a_letter_of_its_own():
+    from mini_agent.core import retention
+    assert tuple(hint for hint, _ in retention._HINT_LETTERS) == retention._ERROR_HINTS
+    assert all(len(letter) == 1 and letter in hint for hint, letter in retention._HINT_LETTERS)
+    # a text with "FAILED" but no "x": the hints without their letter are skipped, not lost
+    assert retention._first_error_line("ok\n3 tests FAILED here\n") == "3 tests FAILED here"
+
+
 @given(st.lists(_TEXT_PARTS, max_size=20).map("".join))
 @settings(max_examples=300, deadline=None)
 def test_identifiers_are_both_expressions_matches(line):

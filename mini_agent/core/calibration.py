@@ -261,8 +261,26 @@ def estimate_requests(features: Sequence[Mapping[str, int]],
     else:
         overhead = cal.tokens(overhead_features or {})
     estimates = scaled_estimates(msgs, reals, overhead, adapt=adapt)
-    return [RequestEstimate(n + 1, est, real, (est - real) / real if real else None, scale)
+    return [_estimate_row(n + 1, est, real, (est - real) / real if real else None, scale)
             for n, ((est, scale), real) in enumerate(zip(estimates, reals))], overhead
+
+
+_new_object, _set_attribute = object.__new__, object.__setattr__
+
+
+def _estimate_row(request: int, estimated: int, real: int | None, error: float | None,
+                  scale: float) -> RequestEstimate:
+    """Build ``RequestEstimate(request, estimated, real, error, scale)``.
+
+    The same object the frozen dataclass's ``__init__`` makes (its ``__dict__`` holds the five
+    fields in field order), without that ``__init__``'s five ``object.__setattr__`` calls: the
+    fields are set as one ``__dict__``. ``tests/test_calibration.py`` compares the two.
+    """
+    row = _new_object(RequestEstimate)
+    _set_attribute(row, "__dict__", {
+        "request": request, "estimated_input_tokens": estimated, "real_input_tokens": real,
+        "error": error, "scale": scale})
+    return row
 
 
 def median_abs_error(rows: Iterable[RequestEstimate], *, skip_first: bool = True) -> float | None:
