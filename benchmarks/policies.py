@@ -25,8 +25,12 @@ Four tables:
    evaluated before the table, untimed, so that neither column pays the first call's
    one-off costs (lazy imports, compiled expressions). Pass ``--quick`` to stop at 100,
    ``--after-only`` to skip before.
+5. The same ratio on the real Claude Code sessions in ``../shared/data/claude-code``, file by
+   file in this process (median of 3 against the median of 5 bare passes), then the folder with
+   2 workers. Real sessions carry far more bytes per request than the generated ones (file
+   reads, long tool outputs), which ``json.loads`` pays for and the explorer mostly does not.
 
-Run: ``python benchmarks/policies.py [--quick] [--after-only] [--data DIR] [--only 1234]``
+Run: ``python benchmarks/policies.py [--quick] [--after-only] [--data DIR] [--only 12345]``
 (before at 1,000 sessions takes about 10 minutes on 2 cores; ``--only 4 --after-only`` about
 half a minute; ``--only 12`` prints tables 1 and 2 only). Not a test: it prints ratios; it
 asserts only that before and after give the same reports.
@@ -170,10 +174,39 @@ def scale_table(counts=(1, 10, 100, 1000), workers: int = 2, before: bool = True
     return "\n".join(lines)
 
 
+def real_scale_table(folder: Path, workers: int = 2) -> str:
+    """Explorer seconds against a bare json.loads pass, per real session file and in all."""
+    files = transcript_files([folder])
+    head = f"{'session':<44}{'kB':>6}{'requests':>9}{'json.loads ms':>15}{'explorer ms':>13}{'ratio':>8}"
+    lines = [head, "-" * len(head)]
+    evaluate_file(files[0])  # untimed: first-call costs
+    bare_total = own_total = 0.0
+    for f in files:
+        bare = statistics.median(_bare_pass([f]) for _ in range(BARE_PASSES))
+        walls, report = [], None
+        for _ in range(3):
+            start = time.perf_counter()
+            report = evaluate_file(f)
+            walls.append(time.perf_counter() - start)
+        own = statistics.median(walls)
+        bare_total, own_total = bare_total + bare, own_total + own
+        lines.append(f"{f.name[:43]:<44}{f.stat().st_size / 1e3:>6.0f}"
+                     f"{len(report.get('requests', [])):>9}{bare * 1e3:>15.2f}{own * 1e3:>13.1f}"
+                     f"{own / bare:>7.1f}x")
+    lines.append(f"{'all, one process':<59}{bare_total * 1e3:>15.2f}{own_total * 1e3:>13.1f}"
+                 f"{own_total / bare_total:>7.1f}x")
+    start = time.perf_counter()
+    evaluate_paths([folder], workers=workers, progress=False)
+    wall = time.perf_counter() - start
+    lines.append(f"{f'all, {workers} workers (wall)':<59}{bare_total * 1e3:>15.2f}"
+                 f"{wall * 1e3:>13.1f}{wall / bare_total:>7.1f}x")
+    return "\n".join(lines)
+
+
 def main() -> None:
     quick = "--quick" in sys.argv
     data = Path(sys.argv[sys.argv.index("--data") + 1]) if "--data" in sys.argv else DATA
-    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else "1234"
+    only = sys.argv[sys.argv.index("--only") + 1] if "--only" in sys.argv else "12345"
     if "1" in only:
         print("1. Calibrated estimate (fit on half of the Claude Code sessions, error on the "
               "rest and on the DeepSeek sessions)")
@@ -198,6 +231,15 @@ def main() -> None:
               " the reference replay, after = the fast replay (same reports, checked)")
         print(scale_table((1, 10, 100) if quick else (1, 10, 100, 1000),
                           before="--after-only" not in sys.argv))
+        print()
+    if "5" in only:
+        real = data / "claude-code"
+        if real.is_dir() and transcript_files([real]):
+            print("5. The same ratio on the real Claude Code sessions (one process per file; "
+                  "then the folder with 2 workers)")
+            print(real_scale_table(real))
+        else:
+            print(f"5. skipped: {real} is absent")
 
 
 if __name__ == "__main__":
