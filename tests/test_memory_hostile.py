@@ -160,3 +160,17 @@ def test_a_memory_root_that_is_a_file_is_refused_by_name(tmp_path):
     with pytest.raises(ValueError, match="memories is not a folder"):
         MemoryTool(base, clock=ManualClock())
     assert (base / "memories").read_text(encoding="utf-8") == "not a folder\n"
+
+
+def test_a_name_in_two_unicode_forms_is_one_memory_file(tool):
+    composed, decomposed = "/memories/caf\u00e9.md", "/memories/cafe\u0301.md"
+    tool.call({"command": "create", "path": decomposed, "file_text": "one\n"})
+    assert "one" in tool.call({"command": "view", "path": composed})
+    tool.call({"command": "str_replace", "path": "/memories/cafe%CC%81.md", "old_str": "one",
+               "new_str": "two"})
+    assert [p.name for p in tool.memory_root.iterdir()] == ["caf\u00e9.md"]
+    assert (tool.memory_root / "caf\u00e9.md").read_text() == "two\n"
+    assert list(tool.metadata()) == [composed]
+    tool.call({"command": "rename", "old_path": composed, "new_path": "/memories/d\u00e9j\u00e0.md"})
+    tool.call({"command": "delete", "path": "/memories/de\u0301ja\u0300.md"})
+    assert list(tool.memory_root.iterdir()) == [] and tool.metadata() == {}

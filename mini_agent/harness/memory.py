@@ -13,7 +13,9 @@ What it adds to the SDK's tool, as the chapter asks:
 
 * every path goes through :func:`mini_agent.core.memory_paths.validate_memory_path` first
   (decoding, look-alikes, backslashes, NUL, the ``/memoriesX`` prefix trick, length), then
-  through the SDK's own ``_validate_path`` (resolution and symlinks pointing out);
+  through the SDK's own ``_validate_path`` (resolution and symlinks pointing out); once
+  decoded it is put in Unicode form NFC, so ``café`` with a combining accent (NFD, as macOS
+  often sends it) and with a precomposed one name one file, not two that display alike;
 * a size cap per file and in total (bytes, checked before anything is written);
 * secrets redacted before they are written (:func:`mini_agent.core.secrets.redact_secrets`);
 * provenance and time for every file (who wrote it, created, updated, last used), kept in
@@ -33,6 +35,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +51,10 @@ from mini_agent.core.secrets import redact_secrets
 from mini_agent.harness.result_text import encodable_text
 from mini_agent.harness.tools import Tool
 from mini_agent.harness.tools import ToolError as KitToolError
+
+def _nfc(path: str) -> str:  # Linux keeps names as sent: one form, one file
+    return unicodedata.normalize("NFC", path)
+
 
 DEFAULT_MAX_FILE_BYTES = 32_000
 """Largest memory file in UTF-8 bytes (about 8,000 approx tokens)."""
@@ -118,7 +125,7 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
     def _validate_path(self, path: str) -> Path:
         """Kit checks on the text, then the SDK's checks on the disk; ToolError on refusal."""
         try:
-            virtual = validate_memory_path(path)
+            virtual = _nfc(validate_memory_path(path))   # NFC once decoded too
         except MemoryPathError as exc:
             raise ToolError(str(exc)) from None
         try:
@@ -277,15 +284,15 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
     def _record(self, command: Any, now: float) -> None:
         meta = self.metadata()
         if command.command == "rename":
-            old = validate_memory_path(command.old_path)
-            new = validate_memory_path(command.new_path)
+            old = _nfc(validate_memory_path(command.old_path))
+            new = _nfc(validate_memory_path(command.new_path))
             for key in [k for k in meta if k == old or k.startswith(old + "/")]:
                 meta[new + key[len(old):]] = {**meta.pop(key), "last_used_at": now}
         elif command.command == "delete":
-            gone = validate_memory_path(command.path)
+            gone = _nfc(validate_memory_path(command.path))
             meta = {k: v for k, v in meta.items() if k != gone and not k.startswith(gone + "/")}
         else:
-            path = validate_memory_path(command.path)
+            path = _nfc(validate_memory_path(command.path))
             if not (self.memory_root.resolve() / path[len(MEMORY_ROOT) + 1:]).is_file() \
                     or path == MEMORY_ROOT:
                 return
