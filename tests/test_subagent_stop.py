@@ -41,8 +41,9 @@ def test_a_block_sends_the_subagent_on_and_the_payload_has_claude_codes_fields(w
         {} if p["stop_hook_active"] else {"decision": "block", "reason": "name the file"}))
     hooks.on("Stop", main_stops.append)
     brain = ScriptedBrain(["Two lines.", "notes.txt has two lines: alpha, beta."])
+    main_log = str(workspace / "sessions" / "s-main.jsonl")
     result = subagent(workspace, brain, hooks,
-                      hook_fields={"session_id": "s-main", "transcript_path": "/t/s-main.jsonl"})
+                      hook_fields={"session_id": "s-main", "transcript_path": main_log})
     assert result.exit_status == "completed" and result.turns == 2
     assert result.summary == "notes.txt has two lines: alpha, beta."
     assert main_stops == []   # a subagent fires SubagentStop, never Stop
@@ -51,8 +52,10 @@ def test_a_block_sends_the_subagent_on_and_the_payload_has_claude_codes_fields(w
                           "stop_hook_active", "last_assistant_message", "agent_id",
                           "agent_type", "agent_transcript_path"}
     assert (first["hook_event_name"], first["session_id"], first["transcript_path"]) == (
-        "SubagentStop", "s-main", "/t/s-main.jsonl")
-    assert (first["agent_type"], first["agent_transcript_path"]) == (DEFAULT_AGENT_TYPE, None)
+        "SubagentStop", "s-main", main_log)
+    own_log = workspace / "sessions" / "s-main" / "subagents" / f"agent-{result.agent_id}.jsonl"
+    assert (first["agent_type"], first["agent_transcript_path"]) == (DEFAULT_AGENT_TYPE,
+                                                                     str(own_log))
     assert [p["stop_hook_active"] for p in payloads] == [False, True]
     assert [p["last_assistant_message"] for p in payloads] == [
         "Two lines.", "notes.txt has two lines: alpha, beta."]
@@ -149,3 +152,33 @@ def test_the_wrapper_answers_prompt_events_empty_and_keeps_the_main_session_id()
                                        "transcript_path": None, "agent_id": "abc",
                                        "agent_type": "Explore",
                                        "agent_transcript_path": None})]
+
+
+def test_the_subagents_own_transcript_is_a_session_file_the_kit_can_resume(workspace):
+    """agent_transcript_path names a real file: the subagent's whole conversation, in order."""
+    from mini_agent.core.session_entries import rebuild_history
+    from mini_agent.harness.session import resume_session
+    seen: list[dict] = []
+    hooks = HookManager()
+    hooks.on("SubagentStop", lambda p: seen.append(p) or {})
+    brain = ScriptedBrain([reading(1, "notes.txt"), "notes.txt: alpha, beta."])
+    main_log = workspace / "sessions" / "s-main.jsonl"
+    result = subagent(workspace, brain, hooks, hook_fields={"session_id": "s-main",
+                                                            "transcript_path": str(main_log)})
+    path = seen[0]["agent_transcript_path"]
+    assert path == str(main_log.parent / "s-main" / "subagents" / f"agent-{result.agent_id}.jsonl")
+    entries, problems = resume_session(path)
+    assert problems == [] and entries[0]["event"] == "session_start"
+    assert rebuild_history(entries)[0] == result.history and len(result.history) == 4
+    assert not main_log.exists()   # the main session's file is the main agent's to write
+
+
+def test_without_a_main_transcript_or_a_folder_for_it_the_path_is_none(workspace):
+    seen: list[dict] = []
+    hooks = HookManager()
+    hooks.on("SubagentStop", lambda p: seen.append(p) or {})
+    (workspace / "blocker").write_text("a file where the folder would go")
+    for fields in ({}, {"transcript_path": str(workspace / "blocker" / "s.jsonl")}):
+        result = subagent(workspace, ScriptedBrain(["ok"]), hooks, hook_fields=fields)
+        assert result.exit_status == "completed"
+    assert [p["agent_transcript_path"] for p in seen] == [None, None]

@@ -16,8 +16,11 @@ also guards its subagents, as in Claude Code. ``SessionStart`` and ``UserPromptS
 belong to the user's session and prompt; the subagent's brief is neither, so they are not
 fired (an empty :class:`~mini_agent.core.hook_output.HookResult` answers).
 
-What the kit cannot give: a subagent keeps no transcript file, so ``agent_transcript_path`` is
-None, and so is ``transcript_path`` unless the caller passes the main session's.
+The subagent's own transcript: when the caller passes the main session's ``transcript_path``
+(``<dir>/<session_id>.jsonl``), :func:`~mini_agent.harness.subagents.run_subagent` logs the
+subagent's conversation where Claude Code keeps it, ``<dir>/<session_id>/subagents/
+agent-<agent_id>.jsonl`` (a session file of :mod:`mini_agent.harness.session`), and that is
+``agent_transcript_path``; without it (or when that file cannot be made) both are None.
 
 IO: the hooks it fires. Taught in ``notebooks/06_hooks.ipynb``.
 
@@ -64,12 +67,14 @@ class SubagentHooks:
             :data:`DEFAULT_AGENT_TYPE`).
         fields: the main session's common fields (``session_id``, ``transcript_path``...);
             they win over the subagent's own None values.
+        transcript: the subagent's own transcript file (``agent_transcript_path``), or None.
     """
 
     hooks: Any
     agent_id: str = dataclasses.field(default_factory=new_agent_id)
     agent_type: str = DEFAULT_AGENT_TYPE
     fields: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    transcript: str | None = None
 
     def own_fields(self) -> dict[str, Any]:
         """List the fields every event of this subagent carries.
@@ -96,7 +101,7 @@ class SubagentHooks:
         """
         if event == "Stop":
             return await self.hooks.fire("SubagentStop", {
-                **payload, **self.own_fields(), "agent_transcript_path": None})
+                **payload, **self.own_fields(), "agent_transcript_path": self.transcript})
         if event in TOOL_EVENTS:
             return await self.hooks.fire(event, {**payload, **self.own_fields()})
         return HookResult()

@@ -33,7 +33,8 @@ from typing import Any, Callable, Sequence
 from mini_agent.harness.agent import Agent
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.harness.stop_hook import DEFAULT_MAX_STOP_HOOK_BLOCKS
-from mini_agent.harness.subagent_hooks import DEFAULT_AGENT_TYPE, SubagentHooks
+from mini_agent.harness.session import SessionWriter
+from mini_agent.harness.subagent_hooks import DEFAULT_AGENT_TYPE, SubagentHooks, new_agent_id
 from mini_agent.harness.tools import Tool, ToolError, Workspace, build_tools
 from mini_agent.core.view import full_view
 
@@ -214,7 +215,10 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
         agent_type: the ``agent_type`` its hooks see, which a ``SubagentStop`` matcher matches
             (default ``"general-purpose"``).
         hook_fields: the main session's fields for its hooks (``session_id``,
-            ``transcript_path``), or None.
+            ``transcript_path``), or None. With hooks and a ``transcript_path``
+            (``<dir>/<id>.jsonl``), the subagent's conversation is logged to
+            ``<dir>/<id>/subagents/agent-<agent_id>.jsonl`` (Claude Code's place), its hooks'
+            ``agent_transcript_path``; a folder that cannot be made leaves it None.
         max_stop_hook_blocks: ``SubagentStop`` blocks that send it on (default 8, as Stop);
             one more ends it with ``"stop_hook_limit"``.
 
@@ -237,15 +241,26 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     mine: list[Path] = []     # this run's files only: parallel subagents share the folder
     own["write_artefact"] = artefact_tool(ws, artefact_dir, written=mine)
     folder = ws.root / artefact_dir
-    wrapped = (SubagentHooks(hooks, agent_type=agent_type, fields=dict(hook_fields or {}))
+    agent_id, log = new_agent_id(), None
+    main_log = (hook_fields or {}).get("transcript_path") if hooks is not None else None
+    if isinstance(main_log, str) and main_log.endswith(".jsonl"):
+        try:   # Claude Code's place: <dir>/<session id>/subagents/agent-<agent id>.jsonl
+            log = SessionWriter(Path(main_log[:-6]) / "subagents", f"agent-{agent_id}")
+        except OSError:
+            log = None   # no folder there: the subagent runs unlogged, as without a path
+    wrapped = (SubagentHooks(hooks, agent_id=agent_id, agent_type=agent_type,
+                             fields=dict(hook_fields or {}),
+                             transcript=str(log.path) if log else None)
                if hooks is not None else None)
     agent = Agent(client, model=model, tools=own, view_policy=full_view, max_turns=max_turns,
                   system=SUBAGENT_SYSTEM.format(max_tokens=max_summary_tokens), hooks=wrapped,
-                  max_stop_hook_blocks=max_stop_hook_blocks)
+                  max_stop_hook_blocks=max_stop_hook_blocks, session=log)
     try:
         run = agent.run(brief)
     finally:
         agent.close()   # the subagent's loop and worker threads end with it
+        if log is not None:
+            log.close()
     summary, truncated = bound_summary(run.text or "(the subagent gave no summary)",
                                        max_summary_tokens)
     if truncated:
