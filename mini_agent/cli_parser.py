@@ -99,10 +99,9 @@ def build_parser() -> argparse.ArgumentParser:
                                "works: mask-N keeps the newest N tool results verbatim and "
                                "masks the rest on every request, chunked-N keeps the newest 4 "
                                "and masks the older ones N at a time (fewer cache breaks)")
-    evaluate.add_argument("--model", metavar="M", help="price with this model, e.g. "
-                                                       "claude-sonnet-4-5 (default: each "
-                                                       "session's own; an unknown id lists "
-                                                       "the known ones)")
+    evaluate.add_argument("--model", metavar="M", help="price every session as this model id "
+                                                       "(default: each session's own; an "
+                                                       "unknown id lists the known ones)")
     evaluate.add_argument("--json", action="store_true", help="print a JSON list, one object "
                                                               "per session")
     evaluate.add_argument("--csv", metavar="FILE", help="also write one row per session and "
