@@ -58,8 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--settings", metavar="FILE", help=settings_help)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    def command(name: str, help: str) -> argparse.ArgumentParser:
-        return sub.add_parser(name, help=help, description=help)
+    def command(name: str, help: str, details: str = "") -> argparse.ArgumentParser:
+        return sub.add_parser(name, help=help, description=help + details)
 
     demo = command("demo", "run the bundled demo task end to end, transcript live, then /stats")
     demo.add_argument("--max-turns", type=int, default=40, metavar="N",
@@ -80,18 +80,28 @@ def build_parser() -> argparse.ArgumentParser:
                                    "with caching, hit rate, facts kept, cost over the bound "
                                    "(exit 0 when every file was evaluated, 1 when a file "
                                    "failed, 2 for a usage error; a .json in a folder that is "
-                                   "not a transcript is skipped, named on stderr)")
+                                   "not a transcript is skipped, named on stderr)",
+                       ". The bound is the hindsight bound (the cheapest masking schedule, "
+                       "found knowing the whole session): a policy's 'vs best' is its USD over "
+                       "the bound's, so 1.00x is as cheap as masking gets.")
     evaluate.add_argument("paths", nargs="*", metavar="PATH",
-                          help="transcript files or folders (e.g. ~/.claude/projects)")
+                          help="transcript files or folders (e.g. ~/.claude/projects); a "
+                               "folder gives every *.jsonl, *.traj.json, *.traj and *.json "
+                               "under it: Claude Code sessions, mini-swe-agent and SWE-agent "
+                               "trajectories, messages JSON")
     evaluate.add_argument("--sample", type=int, default=0, metavar="N",
                           help="also evaluate N kit-generated sessions (labelled, not "
                                "recordings): try it without sessions of your own")
     evaluate.add_argument("--policies", metavar="P,...",
-                          help="comma-separated policy names (default: all): raw, mask-N, "
-                               "chunked-N, payback, breakeven, micro_compact, compact, "
-                               "lifecycle, server_clear, server_compact, summary")
-    evaluate.add_argument("--model", metavar="M", help="price with this model (default: each "
-                                                       "session's own)")
+                          help="comma-separated policy names (default: raw, mask-10, "
+                               "chunked-8, payback, breakeven, micro_compact, compact, "
+                               "lifecycle, server_clear, server_compact, summary); any N "
+                               "works: mask-N keeps the newest N tool results verbatim and "
+                               "masks the rest on every request, chunked-N keeps the newest 4 "
+                               "and masks the older ones N at a time (fewer cache breaks)")
+    evaluate.add_argument("--model", metavar="M", help="price every session as this model id "
+                                                       "(default: each session's own; an "
+                                                       "unknown id lists the known ones)")
     evaluate.add_argument("--json", action="store_true", help="print a JSON list, one object "
                                                               "per session")
     evaluate.add_argument("--csv", metavar="FILE", help="also write one row per session and "

@@ -66,7 +66,11 @@ def load(path: str | Path, *, compaction: Literal["restart", "full"] = "restart"
     try:
         with open(path, encoding="utf-8") as handle:
             text = handle.read()
-    except (OSError, UnicodeDecodeError) as err:
+    except UnicodeDecodeError as err:
+        raise TranscriptError(
+            f"cannot read {path}: not UTF-8 text (byte 0x{err.object[err.start]:02x} at offset "
+            f"{err.start}); a transcript is a UTF-8 text file (JSON or JSON lines)") from err
+    except OSError as err:
         raise TranscriptError(f"cannot read {path}: {err}") from err
     return parse_text(text, name=path.name, path=path, compaction=compaction,
                       thinking=thinking, text_actions=text_actions)
