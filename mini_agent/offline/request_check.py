@@ -4,7 +4,9 @@
 the order the offline API applies them: the top-level rules
 (:func:`mini_agent.core.request_rules.request_problem`, with the model's limits when the kit
 knows the model), the types of ``messages``, ``system`` and ``tools``, the shapes
-(:func:`mini_agent.offline.wire_shapes.shape_problem`), then the conversation
+(:func:`mini_agent.offline.wire_shapes.shape_problem`), the ``output_config.format`` of
+structured outputs (:func:`mini_agent.offline.forced_output.output_format_problem`), then
+the conversation
 (``validate_messages`` with the automatic ``cache_control`` placed, ``role: "system"`` messages
 left out and consecutive same-role turns combined, as the API combines them) and the tools a
 history's ``tool_use`` blocks need. :func:`not_served` tells the 404 of a model the API no
@@ -26,6 +28,7 @@ from mini_agent.core.request_rules import (combine_consecutive_turns,
                                            place_automatic_cache_control, request_problem)
 from mini_agent.core.system_messages import without_system_messages
 from mini_agent.core.wire_rules import tools_required_problem
+from mini_agent.offline.forced_output import output_format_problem
 from mini_agent.offline.wire_shapes import shape_problem
 
 __all__ = ["not_served", "request_refusal"]
@@ -67,7 +70,7 @@ def request_refusal(body: dict[str, Any], *, count_tokens: bool, version: str,
     if tools is not None and not (isinstance(tools, list) and all(
             isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
         return "tools: Input should be a list of tool objects, each with a name"
-    problem = shape_problem(body)
+    problem = shape_problem(body) or output_format_problem(body)
     if problem:
         return problem
     placed = place_automatic_cache_control(body)
