@@ -30,6 +30,8 @@ transport plays the API's part:
   simulator to inspect its log or advance a clock), and the rest as the API does
   (``cache_creation`` by TTL, ``output_tokens_details``, ``server_tool_use``,
   ``service_tier``, ``inference_geo``, ``speed``: :mod:`mini_agent.offline.usage_fields`),
+  then presents the blocks as the API does (a ``tool_use``'s ``caller``, thinking left empty
+  for ``display: "omitted"``: :mod:`mini_agent.offline.reply_blocks`),
   and, when ``request_transforms`` are given, applies those in
   place of the API's own context management (the plug-in style of episodes 04 and 05);
 * makes the brain's reply obey what the request forces (:mod:`mini_agent.offline.forced_output`):
@@ -74,6 +76,7 @@ from mini_agent.offline.max_tokens import (apply_stop_sequences, enforce_max_tok
                                            one_tool_use)
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
+from mini_agent.offline.reply_blocks import presented_blocks
 from mini_agent.offline.request_check import not_served, request_refusal
 from mini_agent.offline.sse import EventStream, sse_events
 from mini_agent.offline.usage_fields import response_usage, thinking_tokens
@@ -271,7 +274,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         elif beta and "iterations" not in usage:
             usage["iterations"] = [sampling]
         message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
-                   "model": body["model"], "content": content, "stop_reason": stop_reason,
+                   "model": body["model"], "content": presented_blocks(content, body),
+                   "stop_reason": stop_reason,
                    "stop_sequence": stop_sequence,
                    "usage": usage, **extras}
         headers = {"request-id": f"req_offline_{number:04d}"}
