@@ -186,3 +186,9 @@ def test_a_supported_schema_with_defs_formats_and_effort_is_served():
               "required": ["due", "items"]}
     reply = create(PROSE, output_config={"effort": "low", **json_format(schema)})
     assert json.loads(reply.content[0].text) == {"due": "2026-01-01", "items": [0]}
+
+
+def test_any_never_makes_up_a_call_to_a_tool_only_code_may_call():
+    coded = {**READ, "allowed_callers": ["code_execution_20250825"]}
+    reply = create(PROSE, tools=[coded, GREP], tool_choice={"type": "any"})
+    assert calls(reply) == [("grep", {"pattern": "", "mode": "files"})]

@@ -28,6 +28,8 @@ blocks before tool_use content blocks"); the tool-choice cookbook
 Claude ("The model must request at least one tool (no text is generated)"); SDK
 ``ToolChoiceAnyParam`` / ``ToolChoiceToolParam``, ``OutputConfigParam.format``,
 ``JSONOutputFormatParam`` (``{"type": "json_schema", "schema": {...}}``, both required);
+programmatic tool calling docs (``allowed_callers``: ``["direct"]``, "Only Claude can call
+this tool directly (default if omitted)");
 structured outputs docs (JSON outputs "constrain the model's text response to a JSON object
 that matches a schema you provide"). ASSUMPTIONS: thinking blocks before the call are kept
 (adaptive thinking may run with a forced tool); the made-up input is the schema's smallest
@@ -74,7 +76,9 @@ def force_tool_choice(content: list[dict], stop_reason: str, body: Mapping[str, 
         ``(content, stop_reason)``: unchanged unless ``tool_choice.type`` is ``any`` or
         ``tool``; then the reply's leading thinking blocks, then its tool calls (``tool``:
         from its first call of the named tool on), or one made-up call (``any``: the first
-        tool that has an ``input_schema``, else the first tool), with ``"tool_use"``.
+        tool the model may call directly, its ``allowed_callers`` holding ``"direct"`` or
+        unset, that has an ``input_schema``; else the first such tool), with
+        ``"tool_use"``.
 
     >>> force_tool_choice([{"type": "text", "text": "hi"}], "end_turn",
     ...                   {"tool_choice": {"type": "tool", "name": "ls"}, "tools": [
@@ -106,7 +110,9 @@ def _forced_tool(body: Mapping[str, Any], name: str | None) -> Mapping[str, Any]
     tools = [t for t in body.get("tools") or [] if isinstance(t, Mapping)]
     if name is not None:
         return next(t for t in tools if t.get("name") == name)
-    return next((t for t in tools if isinstance(t.get("input_schema"), Mapping)), tools[0])
+    direct = [t for t in tools if "direct" in (t.get("allowed_callers") or ["direct"])]
+    return next((t for t in direct if isinstance(t.get("input_schema"), Mapping)),
+                (direct or tools)[0])
 
 
 def _example_input(schema: Any) -> dict:
