@@ -103,7 +103,9 @@ def test_only_a_cut_tool_use_retries_with_a_larger_max_tokens():
     result = auto_continue(client, **request(tools=tools))
     assert [b["max_tokens"] for b in client.offline_transport.requests] == [500, 1000]
     assert client.offline_transport.requests[1]["messages"] == request()["messages"]
-    assert result["content"] == [read] and result["stop_reason"] == "tool_use"
+    # the API names the model as the call's caller
+    assert result["content"] == [{**read, "caller": {"type": "direct"}}]
+    assert result["stop_reason"] == "tool_use"
 
 
 def test_async_auto_continue_gives_the_same_result():

@@ -75,7 +75,6 @@ TWO_CALLS = {"content": [
 @pytest.mark.parametrize("stream", [False, True])
 @pytest.mark.parametrize("choice, calls", [
     ({"type": "auto", "disable_parallel_tool_use": True}, ["toolu_1"]),
-    ({"type": "any", "disable_parallel_tool_use": True}, ["toolu_1"]),
     ({"type": "auto", "disable_parallel_tool_use": False}, ["toolu_1", "toolu_2"]),
     ({"type": "auto"}, ["toolu_1", "toolu_2"]),
 ])

@@ -14,6 +14,11 @@ Source:
   * Anthropic pricing, https://platform.claude.com/docs/en/about-claude/pricing : USD per
     million tokens; 5m cache write = 1.25x input, 1h write = 2x, cache hit = 0.1x on most
     models (each model's figure is in :data:`mini_agent.core.models.MODELS`).
+  * US-only inference (``inference_geo: "us"``): "billed at 1.1x standard API rates for
+    Claude Opus 4.6, Claude Sonnet 4.6, and later models" (support.claude.com, "Enable
+    US-only inference"); "A 1.1x pricing multiplier applies" (Claude Platform on AWS, "Data
+    residency"); earlier models refuse ``inference_geo`` (data residency docs), so a usage
+    that says ``"us"`` is always priced at 1.1x.
   * Anthropic prompt caching docs,
     https://platform.claude.com/docs/en/build-with-claude/prompt-caching :
     ``usage.cache_creation_input_tokens``, ``usage.cache_read_input_tokens``,
@@ -145,6 +150,10 @@ CACHE_WRITE_1H_MULTIPLIER = 2.0
 CACHE_READ_MULTIPLIER = 0.1
 """The cache read multiplier of most models; :func:`model_price` gives each model's own."""
 
+US_INFERENCE_MULTIPLIER = 1.1
+"""A usage whose ``inference_geo`` is ``"us"`` (US-only inference) costs this times the price,
+every token kind included; ``"global"`` (the default) and any other value cost 1x."""
+
 PRICES_AS_OF = MODELS_AS_OF
 """Date the prices were read from https://platform.claude.com/docs/en/about-claude/pricing."""
 
@@ -184,7 +193,8 @@ def cost_usd(usage: Any, model: str, *, include_output: bool = True) -> float:
     ``cache_creation_input_tokens`` is priced as 5m) + cache_read_input_tokens x the model's
     read multiplier (0.1 for most) x in + output_tokens x out; prices per million tokens.
     Server-side compaction is billed on top: each ``compaction`` entry of
-    ``usage.iterations`` (not in the top-level fields) is priced the same way.
+    ``usage.iterations`` (not in the top-level fields) is priced the same way. A usage with
+    ``inference_geo: "us"`` costs :data:`US_INFERENCE_MULTIPLIER` (1.1) times all of that.
 
     Args:
         usage: a usage dict or the SDK's ``Usage``.
@@ -243,7 +253,9 @@ def _cost_usd(usage: Any, price: ModelPrice, include_output: bool) -> float:
                  + usage_tokens(usage, "cache_read_input_tokens") * price.cache_read_multiplier
                  ) * price.input_usd_per_mtok / 1e6
     output_usd = usage_tokens(usage, "output_tokens") * price.output_usd_per_mtok / 1e6
-    return input_usd + (output_usd if include_output else 0.0) + extra_usd
+    total_usd = input_usd + (output_usd if include_output else 0.0) + extra_usd
+    geo = usage.get("inference_geo") if is_map else getattr(usage, "inference_geo", None)
+    return total_usd * US_INFERENCE_MULTIPLIER if geo == "us" else total_usd
 
 
 def _kind(item: Any) -> Any:

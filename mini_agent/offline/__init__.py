@@ -4,7 +4,9 @@ See :mod:`mini_agent.offline.transport`. ``offline_client()`` with no arguments 
 today's API (version 2026-10-21): its rules and refusals, prompt caching always on
 (``core.prompt_cache``), the ``context_management`` edits a request asks for with their beta
 flag (``core.context_edits``: ``clear_tool_uses_20250919``; ``core.server_compaction``:
-``compact_20260112``). Brains: :mod:`.brains` (scripted, echo) and :mod:`.demo_brain` (solves
+``compact_20260112``), and what a request forces on the reply (``.forced_output``: a tool
+call for ``tool_choice`` ``any`` / ``tool``, JSON valid for ``output_config.format``).
+Brains: :mod:`.brains` (scripted, echo) and :mod:`.demo_brain` (solves
 the bundled demo task with real tools). Plug-ins replace the defaults when a notebook wants to
 watch them: a ``usage_model`` (your own ``PromptCacheSimulator`` and clock) and
 ``request_transforms`` (``clear_tool_uses_transform``, ``ServerCompaction`` via

@@ -4,7 +4,10 @@
 the order the offline API applies them: the top-level rules
 (:func:`mini_agent.core.request_rules.request_problem`, with the model's limits when the kit
 knows the model), the types of ``messages``, ``system`` and ``tools``, the shapes
-(:func:`mini_agent.offline.wire_shapes.shape_problem`), then the conversation
+(:func:`mini_agent.offline.wire_shapes.shape_problem`), the ``output_config.format`` of
+structured outputs (:func:`mini_agent.offline.forced_output.output_format_problem`),
+``inference_geo`` on a model older than Opus 4.6 (:func:`inference_geo_problem`), then the
+conversation
 (``validate_messages`` with the automatic ``cache_control`` placed, ``role: "system"`` messages
 left out and consecutive same-role turns combined, as the API combines them) and the tools a
 history's ``tool_use`` blocks need. :func:`not_served` tells the 404 of a model the API no
@@ -13,7 +16,9 @@ by :class:`mini_agent.offline.transport.OfflineTransport`, which re-exports :fun
 
 Source: Messages API reference and errors docs (400 ``invalid_request_error`` before the
 model lookup's 404 ``not_found_error``, message ``"model: <id>"``); models overview
-(retired models).
+(retired models); data residency docs ("The inference_geo parameter is supported on Claude
+Opus 4.6 and all subsequent models ... Requests with inference_geo on legacy models return
+a 400 error"; Claude Platform on AWS names Opus 4.5, Sonnet 4.5 and Haiku 4.5).
 """
 
 from __future__ import annotations
@@ -26,9 +31,10 @@ from mini_agent.core.request_rules import (combine_consecutive_turns,
                                            place_automatic_cache_control, request_problem)
 from mini_agent.core.system_messages import without_system_messages
 from mini_agent.core.wire_rules import tools_required_problem
+from mini_agent.offline.forced_output import output_format_problem
 from mini_agent.offline.wire_shapes import shape_problem
 
-__all__ = ["not_served", "request_refusal"]
+__all__ = ["inference_geo_problem", "not_served", "request_refusal"]
 
 
 def request_refusal(body: dict[str, Any], *, count_tokens: bool, version: str,
@@ -67,7 +73,7 @@ def request_refusal(body: dict[str, Any], *, count_tokens: bool, version: str,
     if tools is not None and not (isinstance(tools, list) and all(
             isinstance(t, dict) and isinstance(t.get("name"), str) for t in tools)):
         return "tools: Input should be a list of tool objects, each with a name"
-    problem = shape_problem(body)
+    problem = shape_problem(body) or output_format_problem(body) or inference_geo_problem(body)
     if problem:
         return problem
     placed = place_automatic_cache_control(body)
@@ -79,6 +85,39 @@ def request_refusal(body: dict[str, Any], *, count_tokens: bool, version: str,
         return str(exc)
     missing = tools_required_problem(messages, body.get("tools"))
     return missing[1] if missing else None
+
+
+NO_INFERENCE_GEO_MODELS = frozenset({
+    "claude-opus-4-5", "claude-sonnet-4-5", "claude-haiku-4-5", "claude-opus-4-1",
+    "claude-opus-4", "claude-sonnet-4", "claude-haiku-3-5", "claude-3-5-haiku"})
+"""Models released before Claude Opus 4.6, which refuse ``inference_geo`` (data residency
+docs: "Older models released before Opus 4.6 do not support the parameter")."""
+
+INFERENCE_GEO_REFUSED = "inference_geo: is not supported on this model"
+"""ASSUMPTION (the docs give no wording): the 400 message for ``inference_geo`` on an older
+model."""
+
+
+def inference_geo_problem(body: dict[str, Any]) -> str | None:
+    """Return the API's 400 message for ``inference_geo`` on a model that does not take it.
+
+    Args:
+        body: the request body (``model`` already a string or absent; never mutated).
+
+    Returns:
+        :data:`INFERENCE_GEO_REFUSED` when the body sets ``inference_geo`` (any value,
+        ``"global"`` too) for a model of :data:`NO_INFERENCE_GEO_MODELS` (a snapshot date
+        after the id counts as that model), else None.
+
+    >>> inference_geo_problem({"model": "claude-haiku-4-5-20251001", "inference_geo": "us"})
+    'inference_geo: is not supported on this model'
+    """
+    model = body.get("model")
+    if body.get("inference_geo") is None or not isinstance(model, str):
+        return None
+    base = model[:-9] if len(model) > 9 and model[-9] == "-" and model[-8:].isdigit() \
+        else model
+    return INFERENCE_GEO_REFUSED if base in NO_INFERENCE_GEO_MODELS else None
 
 
 def not_served(model: str) -> bool:

@@ -30,10 +30,16 @@ transport plays the API's part:
   simulator to inspect its log or advance a clock), and the rest as the API does
   (``cache_creation`` by TTL, ``output_tokens_details``, ``server_tool_use``,
   ``service_tier``, ``inference_geo``, ``speed``: :mod:`mini_agent.offline.usage_fields`),
+  then presents the blocks as the API does (a ``tool_use``'s ``caller``, thinking left empty
+  for ``display: "omitted"``: :mod:`mini_agent.offline.reply_blocks`),
   and, when ``request_transforms`` are given, applies those in
   place of the API's own context management (the plug-in style of episodes 04 and 05);
+* makes the brain's reply obey what the request forces (:mod:`mini_agent.offline.forced_output`):
+  a tool call and no text for ``tool_choice`` ``any`` / ``tool``, JSON valid against
+  ``output_config.format``'s schema;
 * ends the brain's reply after its first tool call when ``tool_choice`` disables parallel
-  tool use (and leaves its calls out for ``tool_choice: none``), and at the first of the request's ``stop_sequences`` in its text
+  tool use (and leaves its calls out for ``tool_choice: none``), and at the first of the
+  request's ``stop_sequences`` in its text
   (``stop_reason: "stop_sequence"``, the match in ``stop_sequence``), enforces ``max_tokens``
   on it (cutting text or a tool_use's JSON mid-way, with ``stop_reason: "max_tokens"``) and
   injects faults on chosen requests.
@@ -64,10 +70,13 @@ from mini_agent.core.request_rules import (API_VERSION, BETA_FIELDS, MESSAGES_FI
 from mini_agent.core.server_compaction import (apply_compaction_blocks, compact_request,
                                                compaction_block, compaction_edit)
 from mini_agent.core.tokens import approx_body_tokens, approx_tokens
+from mini_agent.offline.forced_output import (force_output_format, force_tool_choice,
+                                              forced_tool_id)
 from mini_agent.offline.max_tokens import (apply_stop_sequences, enforce_max_tokens,
                                            one_tool_use)
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
+from mini_agent.offline.reply_blocks import presented_blocks
 from mini_agent.offline.request_check import not_served, request_refusal
 from mini_agent.offline.sse import EventStream, sse_events
 from mini_agent.offline.usage_fields import response_usage, thinking_tokens
@@ -265,7 +274,8 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         elif beta and "iterations" not in usage:
             usage["iterations"] = [sampling]
         message = {"id": f"msg_offline_{number:04d}", "type": "message", "role": "assistant",
-                   "model": body["model"], "content": content, "stop_reason": stop_reason,
+                   "model": body["model"], "content": presented_blocks(content, body),
+                   "stop_reason": stop_reason,
                    "stop_sequence": stop_sequence,
                    "usage": usage, **extras}
         headers = {"request-id": f"req_offline_{number:04d}"}
@@ -289,9 +299,10 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         if body["max_tokens"] == 0:
             return head, "max_tokens", None, {}
         reply = self.brain.respond(body)
-        content, matched = apply_stop_sequences(
-            one_tool_use(reply["content"], body.get("tool_choice")), body.get("stop_sequences"))
-        said = reply.get("stop_reason", "end_turn")
+        forced, said = force_tool_choice(reply["content"], reply.get("stop_reason", "end_turn"),
+                                         body, tool_id=forced_tool_id(number))
+        content, matched = apply_stop_sequences(force_output_format(
+            one_tool_use(forced, body.get("tool_choice")), body), body.get("stop_sequences"))
         if said == "tool_use" and not any(b.get("type") == "tool_use" for b in content):
             said = "end_turn"   # tool_choice none left the calls out
         content, stop_reason, partial_json = enforce_max_tokens(
