@@ -89,6 +89,9 @@ class ExchangeMemo:
         self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
         self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
+        # (approx tokens, chars, images) summed over exchanges[:i], each exchange's tokens
+        # rounded on its own
+        self._exchange_sums: list[tuple[int, int, int]] = [(0, 0, 0)]
         # inside a token memo: the session's scan of this history when another policy of
         # the session has read it (its prefix sums are the counts: each message counted once
         # per session), else None; False: not looked up since the history changed
@@ -148,6 +151,7 @@ class ExchangeMemo:
         del self._facts[max(0, len(self._starts) - 1):]  # the last kept exchange may grow
         for run in self._runs.values():
             del run[len(self._facts):]
+        del self._exchange_sums[len(self._facts) + 1:]
         self._facts.extend({} for _ in range(len(self._starts) - len(self._facts)))
         if self._request is not None and self._request[0] >= keep:
             self._request = None
@@ -203,6 +207,31 @@ class ExchangeMemo:
         """
         chars, images = self.chars(start, end)
         return math.ceil(chars / CHARS_PER_TOKEN) + images
+
+    def exchange_sums(self, m: int) -> list[tuple[int, int, int]]:
+        """Return running sums over the first ``m`` exchanges (at least), each counted once.
+
+        Entry ``i`` is ``(sum of memo.tokens(s, e), chars, image tokens)`` over the exchanges
+        before ``i`` (``(s, e)`` their ranges): the tokens of exchanges ``k`` to ``m - 1``,
+        each rounded on its own as ``memo.tokens`` does, are ``sums[m][0] - sums[k][0]``.
+
+        Args:
+            m: how many of the oldest exchanges (at most the number in :meth:`update`'s ranges).
+
+        Returns:
+            The memo's own list (do not change it), at least ``m + 1`` entries long.
+        """
+        sums = self._exchange_sums
+        if len(sums) <= m:
+            starts, n = self._starts, len(self._messages)
+            tokens, chars, images = sums[-1]
+            for k in range(len(sums) - 1, m):
+                c, im = self.chars(starts[k], starts[k + 1] if k + 1 < len(starts) else n)
+                tokens += math.ceil(c / CHARS_PER_TOKEN) + im
+                chars += c
+                images += im
+                sums.append((tokens, chars, images))
+        return sums
 
     def fact(self, k: int, compute: Callable[..., Any], *args: Hashable) -> Any:
         """Return ``compute(messages of exchange k, *args)``, computed once while it holds.

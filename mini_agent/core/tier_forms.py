@@ -22,7 +22,14 @@ from mini_agent.core.timeline import cold_label, fold_exchange
 from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
                                    session_memo)
 
-__all__ = ["cold_form", "segment_id", "warm_a_form", "warm_b_form"]
+__all__ = ["COLD", "COLD_INDEX_HEADER", "HOT", "TIERS", "TIMELINE_HEADER", "WARM_A", "WARM_B",
+           "cold_form", "segment_id", "warm_a_form", "warm_b_form"]
+
+HOT, WARM_A, WARM_B, COLD = "hot", "warm_a", "warm_b", "cold"
+TIERS = (HOT, WARM_A, WARM_B, COLD)
+TIMELINE_HEADER = "[Timeline of earlier exchanges, oldest first]"
+COLD_INDEX_HEADER = ("[Cold segments: out of this view, stored verbatim; call "
+                     "recall_segment with an id to reheat one]")
 
 
 def segment_id(number: int) -> str:
