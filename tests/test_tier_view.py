@@ -10,7 +10,7 @@ from mini_agent.core.exchange_memo import ExchangeMemo, split_exchanges
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIERS, TIMELINE_HEADER,
                                         WARM_A, WARM_B, segment_id)
-from mini_agent.core.tier_view import render_tiers, scan_sums
+from mini_agent.core.tier_view import render_tiers
 from mini_agent.core.history_scan import scan_for
 from mini_agent.core.messages import content_blocks, text_block
 from mini_agent.core.timeline import cold_label, fold_exchange
@@ -69,7 +69,7 @@ def test_render_equals_building_the_view_plainly_request_after_request(history, 
                 scan_for(h)
             ranges = memo.update(h)
             tiers = (tiers + [HOT] * len(ranges))[:len(ranges)]
-            sums = scan_sums(h)
+            sums = memo.prefix_sums()
             assert (sums is not None) == (how == "scan")
             got = render_tiers(h, ranges, tiers, times, memo, sums)
             assert got == _plain(h, tiers, times)

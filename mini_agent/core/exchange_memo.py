@@ -178,10 +178,7 @@ class ExchangeMemo:
         """
         scan = self._scan
         if scan is False:
-            # a scan that covers the history already (another policy read it this request);
-            # extending one here would cost more than counting the new messages below
-            scan = self._scan = (scan_for(self._messages, create=False, extend=False)
-                                 if session_memo() is not None else None)
+            scan = self._session_scan()
         if scan is not None:  # the same sums, kept by the session's scan
             cum_chars, cum_images = scan.cum_chars, scan.cum_images
             return cum_chars[end] - cum_chars[start], cum_images[end] - cum_images[start]
@@ -194,6 +191,27 @@ class ExchangeMemo:
                 sums.append((chars, images))
         (c1, i1), (c2, i2) = sums[start], sums[end]
         return c2 - c1, i2 - i1
+
+    def _session_scan(self) -> Any:
+        """The session's scan of the history when one covers it already (another policy read
+        it this request), else None; looked up once per :meth:`update`. Extending one here
+        would cost more than counting the new messages."""
+        scan = self._scan = (scan_for(self._messages, create=False, extend=False)
+                             if session_memo() is not None else None)
+        return scan
+
+    def prefix_sums(self) -> tuple[list[int], list[int]] | None:
+        """Return the session scan's prefix sums of the history, when a scan covers it.
+
+        Returns:
+            ``(cum_chars, cum_images)``, where ``cum_chars[e] - cum_chars[s]`` (and the same
+            of images) is :meth:`chars` ``(s, e)``; None when no scan of the session covers
+            the history (outside a token memo, or no policy scanned it): :meth:`chars` counts.
+        """
+        scan = self._scan
+        if scan is False:
+            scan = self._session_scan()
+        return None if scan is None else (scan.cum_chars, scan.cum_images)
 
     def tokens(self, start: int, end: int) -> int:
         """Return ``approx_tokens(history[start:end])`` from the running character counts.

@@ -19,30 +19,12 @@ import math
 from typing import Any, Sequence
 
 from mini_agent.core.exchange_memo import ExchangeMemo
-from mini_agent.core.history_scan import scan_for
 from mini_agent.core.messages import Message, content_blocks, text_block
 from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIMELINE_HEADER, WARM_A,
                                         WARM_B, cold_form, warm_a_form, warm_b_form)
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 
-__all__ = ["render_tiers", "scan_sums"]
-
-
-def scan_sums(history: Sequence[Message]) -> tuple[list[int], list[int]] | None:
-    """Return ``(cum_chars, cum_images)`` of the session's scan when one already covers ``history``.
-
-    Inside a token memo another policy has usually scanned the history: its prefix sums
-    give ``memo.chars(s, e)`` as ``cum[e] - cum[s]`` without a call per exchange.
-
-    Args:
-        history: the history of this request; never mutated.
-
-    Returns:
-        The scan's prefix sums of characters and image tokens, or None (no scan covers
-        ``history``: the memo counts).
-    """
-    scan = scan_for(history, create=False, extend=False)
-    return None if scan is None else (scan.cum_chars, scan.cum_images)
+__all__ = ["render_tiers"]
 
 
 def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: list[str],
@@ -57,7 +39,7 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
         tiers: one tier per exchange, oldest first ("hot", "warm_a", "warm_b" or "cold").
         times: Unix seconds per message, parallel to ``history``.
         memo: the memo updated with ``history``; keeps each exchange's tier forms and counts.
-        sums: :func:`scan_sums` of ``history``, or None (the memo counts).
+        sums: ``memo.prefix_sums()``, or None (the memo counts).
 
     Returns:
         ``view`` = ``[head, *Hot and Warm-A exchanges in order]``, where the head is the task
