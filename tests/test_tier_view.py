@@ -10,7 +10,7 @@ from mini_agent.core.exchange_memo import ExchangeMemo, split_exchanges
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIERS, TIMELINE_HEADER,
                                         WARM_A, WARM_B, segment_id)
-from mini_agent.core.tier_view import render_tiers
+from mini_agent.core.tier_view import render_tiers, scan_sums
 from mini_agent.core.history_scan import scan_for
 from mini_agent.core.messages import content_blocks, text_block
 from mini_agent.core.timeline import cold_label, fold_exchange
@@ -69,7 +69,7 @@ def test_render_equals_building_the_view_plainly_request_after_request(history, 
                 scan_for(h)
             ranges = memo.update(h)
             tiers = (tiers + [HOT] * len(ranges))[:len(ranges)]
-            sums = memo.prefix_sums()
+            sums = scan_sums(h)
             assert (sums is not None) == (how == "scan")
             got = render_tiers(h, ranges, tiers, times, memo, sums)
             assert got == _plain(h, tiers, times)
@@ -83,16 +83,3 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
-
-
-@settings(max_examples=40, deadline=None)
-@given(histories(min_turns=1, max_turns=8), st.integers(0, 40))
-def test_exchange_sums_add_up_each_exchange_rounded_on_its_own(history, cut):
-    memo = ExchangeMemo()
-    for h in (history, history[:1 + cut % len(history)], history):
-        ranges = memo.update(h)
-        sums = memo.exchange_sums(len(ranges))
-        for i in range(len(ranges) + 1):
-            part = ranges[:i]
-            assert sums[i][0] == sum(approx_tokens(h[s:e]) for s, e in part)
-            assert sums[i][1:] == (memo.chars(part[0][0], part[-1][1]) if part else (0, 0))

@@ -89,9 +89,6 @@ class ExchangeMemo:
         self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
         self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
-        # (approx tokens, chars, images) summed over exchanges[:i], each exchange's tokens
-        # rounded on its own
-        self._exchange_sums: list[tuple[int, int, int]] = [(0, 0, 0)]
         # inside a token memo: the session's scan of this history when another policy of
         # the session has read it (its prefix sums are the counts: each message counted once
         # per session), else None; False: not looked up since the history changed
@@ -151,7 +148,6 @@ class ExchangeMemo:
         del self._facts[max(0, len(self._starts) - 1):]  # the last kept exchange may grow
         for run in self._runs.values():
             del run[len(self._facts):]
-        del self._exchange_sums[len(self._facts) + 1:]
         self._facts.extend({} for _ in range(len(self._starts) - len(self._facts)))
         if self._request is not None and self._request[0] >= keep:
             self._request = None
@@ -178,7 +174,10 @@ class ExchangeMemo:
         """
         scan = self._scan
         if scan is False:
-            scan = self._session_scan()
+            # a scan that covers the history already (another policy read it this request);
+            # extending one here would cost more than counting the new messages below
+            scan = self._scan = (scan_for(self._messages, create=False, extend=False)
+                                 if session_memo() is not None else None)
         if scan is not None:  # the same sums, kept by the session's scan
             cum_chars, cum_images = scan.cum_chars, scan.cum_images
             return cum_chars[end] - cum_chars[start], cum_images[end] - cum_images[start]
@@ -192,27 +191,6 @@ class ExchangeMemo:
         (c1, i1), (c2, i2) = sums[start], sums[end]
         return c2 - c1, i2 - i1
 
-    def _session_scan(self) -> Any:
-        """The session's scan of the history when one covers it already (another policy read
-        it this request), else None; looked up once per :meth:`update`. Extending one here
-        would cost more than counting the new messages."""
-        scan = self._scan = (scan_for(self._messages, create=False, extend=False)
-                             if session_memo() is not None else None)
-        return scan
-
-    def prefix_sums(self) -> tuple[list[int], list[int]] | None:
-        """Return the session scan's prefix sums of the history, when a scan covers it.
-
-        Returns:
-            ``(cum_chars, cum_images)``, where ``cum_chars[e] - cum_chars[s]`` (and the same
-            of images) is :meth:`chars` ``(s, e)``; None when no scan of the session covers
-            the history (outside a token memo, or no policy scanned it): :meth:`chars` counts.
-        """
-        scan = self._scan
-        if scan is False:
-            scan = self._session_scan()
-        return None if scan is None else (scan.cum_chars, scan.cum_images)
-
     def tokens(self, start: int, end: int) -> int:
         """Return ``approx_tokens(history[start:end])`` from the running character counts.
 
@@ -225,31 +203,6 @@ class ExchangeMemo:
         """
         chars, images = self.chars(start, end)
         return math.ceil(chars / CHARS_PER_TOKEN) + images
-
-    def exchange_sums(self, m: int) -> list[tuple[int, int, int]]:
-        """Return running sums over the first ``m`` exchanges (at least), each counted once.
-
-        Entry ``i`` is ``(sum of memo.tokens(s, e), chars, image tokens)`` over the exchanges
-        before ``i`` (``(s, e)`` their ranges): the tokens of exchanges ``k`` to ``m - 1``,
-        each rounded on its own as ``memo.tokens`` does, are ``sums[m][0] - sums[k][0]``.
-
-        Args:
-            m: how many of the oldest exchanges (at most the number in :meth:`update`'s ranges).
-
-        Returns:
-            The memo's own list (do not change it), at least ``m + 1`` entries long.
-        """
-        sums = self._exchange_sums
-        if len(sums) <= m:
-            starts, n = self._starts, len(self._messages)
-            tokens, chars, images = sums[-1]
-            for k in range(len(sums) - 1, m):
-                c, im = self.chars(starts[k], starts[k + 1] if k + 1 < len(starts) else n)
-                tokens += math.ceil(c / CHARS_PER_TOKEN) + im
-                chars += c
-                images += im
-                sums.append((tokens, chars, images))
-        return sums
 
     def fact(self, k: int, compute: Callable[..., Any], *args: Hashable) -> Any:
         """Return ``compute(messages of exchange k, *args)``, computed once while it holds.

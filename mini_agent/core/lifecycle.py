@@ -52,7 +52,7 @@ from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIERS,  # 
                                         TIMELINE_HEADER, WARM_A, WARM_B, cold_form, segment_id,
                                         warm_a_form, warm_b_form)
 from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
-from mini_agent.core.tier_view import render_tiers
+from mini_agent.core.tier_view import render_tiers, scan_sums
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext
 
@@ -248,7 +248,7 @@ def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
     if len(times) != len(history):
         raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
     ranges = memo.update(history)
-    sums = memo.prefix_sums()
+    sums = scan_sums(history)
     raw_tokens = (memo.tokens(0, len(history)) if sums is None else
                   math.ceil(sums[0][len(history)] / CHARS_PER_TOKEN) + sums[1][len(history)])
     tiers = tiers if tiers is not None else _assign_tiers(history, ranges, thresholds, times,

@@ -19,12 +19,30 @@ import math
 from typing import Any, Sequence
 
 from mini_agent.core.exchange_memo import ExchangeMemo
+from mini_agent.core.history_scan import scan_for
 from mini_agent.core.messages import Message, content_blocks, text_block
 from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIMELINE_HEADER, WARM_A,
                                         WARM_B, cold_form, warm_a_form, warm_b_form)
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 
-__all__ = ["render_tiers"]
+__all__ = ["render_tiers", "scan_sums"]
+
+
+def scan_sums(history: Sequence[Message]) -> tuple[list[int], list[int]] | None:
+    """Return ``(cum_chars, cum_images)`` of the session's scan when one already covers ``history``.
+
+    Inside a token memo another policy has usually scanned the history: its prefix sums
+    give ``memo.chars(s, e)`` as ``cum[e] - cum[s]`` without a call per exchange.
+
+    Args:
+        history: the history of this request; never mutated.
+
+    Returns:
+        The scan's prefix sums of characters and image tokens, or None (no scan covers
+        ``history``: the memo counts).
+    """
+    scan = scan_for(history, create=False, extend=False)
+    return None if scan is None else (scan.cum_chars, scan.cum_images)
 
 
 def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: list[str],
@@ -38,8 +56,8 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
         ranges: its exchanges, ``memo.update(history)``.
         tiers: one tier per exchange, oldest first ("hot", "warm_a", "warm_b" or "cold").
         times: Unix seconds per message, parallel to ``history``.
-        memo: the memo updated with ``history``; keeps each exchange's tier forms and counts.
-        sums: ``memo.prefix_sums()``, or None (the memo counts).
+        memo: the memo updated with ``history``; keeps each exchange's tier forms.
+        sums: :func:`scan_sums` of ``history``, or None (the memo counts).
 
     Returns:
         ``view`` = ``[head, *Hot and Warm-A exchanges in order]``, where the head is the task
@@ -64,47 +82,39 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
                 for (segment, label, _, _), (s, e) in zip(run, ranges)]
     lines, body = [], []
     if sums is not None:
-        head_chars, head_images = sums[0][1], sums[1][1]
+        cum_chars, cum_images = sums
+        head_chars, head_images = cum_chars[1], cum_images[1]
     else:
         head_chars, head_images = memo.chars(0, 1)
     chars, images = head_chars, head_images
     hot_tokens = warm_a_tokens = warm_b_tokens = 0
-    fact = memo.fact
-    # run by run of equal tiers: a Hot run is one slice of the history, its counts read from
-    # the memo's running sums over exchanges
-    xsums = memo.exchange_sums(count) if HOT in tiers else None
-    k = j
-    while k < count:
+    fact, chars_in = memo.fact, memo.chars
+    for k in range(j, count):
         tier = tiers[k]
-        m = k + 1
-        while m < count and tiers[m] == tier:
-            m += 1
         if tier == HOT:
-            body += history[ranges[k][0]:ranges[m - 1][1]]
-            (t1, c1, i1), (t2, c2, i2) = xsums[k], xsums[m]
-            hot_tokens += t2 - t1
-            chars += c2 - c1
-            images += i2 - i1
+            s, e = ranges[k]
+            body += history[s:e]
+            if sums is not None:  # chars_in(s, e), read from the prefix sums
+                c, im = cum_chars[e] - cum_chars[s], cum_images[e] - cum_images[s]
+            else:
+                c, im = chars_in(s, e)  # memo.tokens(s, e), from the same counts
+            hot_tokens += math.ceil(c / CHARS_PER_TOKEN) + im
+            chars, images = chars + c, images + im
         elif tier == WARM_A:
-            for x in range(k, m):
-                masked, n, (c, im) = fact(x, warm_a_form)
-                body += masked
-                warm_a_tokens += n
-                chars += c
-                images += im
+            masked, n, (c, im) = fact(k, warm_a_form)
+            body += masked
+            warm_a_tokens += n
+            chars, images = chars + c, images + im
         elif tier == WARM_B:
-            for x in range(k, m):
-                line, n = fact(x, warm_b_form, x, times[ranges[x][0]])
-                lines.append(line)
-                warm_b_tokens += n
+            line, n = fact(k, warm_b_form, k, times[ranges[k][0]])
+            lines.append(line)
+            warm_b_tokens += n
         else:
-            for x in range(k, m):
-                segment, label, entry, n = fact(x, cold_form, x)
-                index.append(entry)
-                cold_tokens += n
-                s, e = ranges[x]
-                cold.append((segment, label, times[s], history[s:e]))
-        k = m
+            segment, label, entry, n = fact(k, cold_form, k)
+            index.append(entry)
+            cold_tokens += n
+            s, e = ranges[k]
+            cold.append((segment, label, times[s], history[s:e]))
     head = history[0]
     if index or lines:
         texts = []
