@@ -32,9 +32,14 @@ def _check(memo: ExchangeMemo, h: list) -> None:
     assert memo.request_fact(_same) == current_request_text(h)
     for k, (s, e) in enumerate(ranges):
         assert memo.fact(k, list) == h[s:e]
+        assert memo.counted_fact(k, _part_and_counts) == (h[s:e], *chars_of(h[s:e]))
     for j in (len(ranges), len(ranges) // 2):
         assert memo.run(j, _part_and_index) == [(h[s:e], k) for k, (s, e) in
                                                 enumerate(ranges[:j])]
+
+
+def _part_and_counts(part, chars, images):
+    return part, chars, images
 
 
 def _part_and_index(part, k):

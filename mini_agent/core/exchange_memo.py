@@ -225,6 +225,31 @@ class ExchangeMemo:
             hit = facts[compute] = (args, compute(self._messages[self._starts[k]:end], *args))
         return hit[1]
 
+    def counted_fact(self, k: int, compute: Callable[[list[Message], int, int], Any]) -> Any:
+        """Return ``compute(messages of exchange k, chars, image tokens)``, computed once while it holds.
+
+        Like :meth:`fact` without ``args``, for facts that need the exchange's counts: they
+        are :meth:`chars` of its range (the session scan's prefix sums when one covers the
+        history), so the messages are not counted again.
+
+        Args:
+            k: the exchange, 0-based, oldest first, in the last :meth:`update`'s ranges.
+            compute: builds the fact from the exchange's messages (a new list) and their
+                ``chars_of`` counts; it names the fact, as in :meth:`fact`.
+
+        Returns:
+            The fact, the same object on every call while exchange ``k`` and ``compute`` are
+            unchanged (treat it as read-only).
+        """
+        facts = self._facts[k]
+        hit = facts.get(compute)
+        if hit is None:
+            start = self._starts[k]
+            end = self._starts[k + 1] if k + 1 < len(self._starts) else len(self._messages)
+            hit = facts[compute] = ((), compute(self._messages[start:end],
+                                                *self.chars(start, end)))
+        return hit[1]
+
     def run(self, j: int, compute: Callable[[list[Message], int], Any]) -> list:
         """Return ``[self.fact(k, compute, k) for k in range(j)]``, kept as one list between calls.
 

@@ -22,7 +22,7 @@ from mini_agent.core.exchange_memo import ExchangeMemo
 from mini_agent.core.history_scan import scan_for
 from mini_agent.core.messages import Message, content_blocks, text_block
 from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIMELINE_HEADER, WARM_A,
-                                        WARM_B, cold_form, warm_a_form, warm_b_form)
+                                        WARM_B, cold_form, warm_a_counted, warm_b_form)
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 
 __all__ = ["render_tiers", "scan_sums"]
@@ -88,7 +88,7 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
         head_chars, head_images = memo.chars(0, 1)
     chars, images = head_chars, head_images
     hot_tokens = warm_a_tokens = warm_b_tokens = 0
-    fact, chars_in = memo.fact, memo.chars
+    fact, chars_in, counted = memo.fact, memo.chars, memo.counted_fact
     for k in range(j, count):
         tier = tiers[k]
         if tier == HOT:
@@ -101,7 +101,7 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
             hot_tokens += math.ceil(c / CHARS_PER_TOKEN) + im
             chars, images = chars + c, images + im
         elif tier == WARM_A:
-            masked, n, (c, im) = fact(k, warm_a_form)
+            masked, n, (c, im) = counted(k, warm_a_counted)  # fact(k, warm_a_form)
             body += masked
             warm_a_tokens += n
             chars, images = chars + c, images + im
