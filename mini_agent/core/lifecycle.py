@@ -29,8 +29,8 @@ seed 003).
 
 Pure: the SQLite cold store and the ``recall_segment`` tool live in ``harness/cold_store.py``,
 the timeline line of one exchange in ``core/timeline.py``, identifiers in ``core/relevance.py``,
-what a policy remembers between requests in ``core/exchange_memo.py``. Taught in
-``notebooks/08_context_lifecycle.ipynb``.
+what a policy remembers between requests in ``core/exchange_memo.py``, the view built from
+given tiers in ``core/tier_view.py``. Taught in ``notebooks/08_context_lifecycle.ipynb``.
 
 Source:
     003_85ccd58041fa7231.txt (four tiers, timeline line shape, reheat by id); Warm-A is
