@@ -148,3 +148,17 @@ def test_line_count_read_from_the_masked_copy_equals_counting(history, warm_a_fi
                 for s, e in split_exchanges(history)]
     assert fast == plain
     assert history == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(histories(max_turns=6), hostile_histories(max_turns=12)),
+       st.floats(0, 2e9), st.booleans())
+def test_warm_b_form_is_the_folded_line_and_its_tokens(history, when, in_memo):
+    for k, (s, e) in enumerate(split_exchanges(history)):
+        part = history[s:e]
+        line = fold_exchange(part, segment=segment_id(k + 1), time_seconds=when)
+        if in_memo:
+            with token_memo():
+                assert warm_b_form(part, k, when) == (line, approx_tokens(line))
+        else:
+            assert warm_b_form(part, k, when) == (line, approx_tokens(line))

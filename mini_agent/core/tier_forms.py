@@ -18,7 +18,7 @@ import math
 
 from mini_agent.core.mask_placeholder import masked_block
 from mini_agent.core.messages import Message
-from mini_agent.core.timeline import cold_label, fold_exchange
+from mini_agent.core.timeline import _fold, cold_label, fold_exchange  # noqa: F401
 from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
                                    session_memo)
 
@@ -118,8 +118,10 @@ def warm_b_form(part: list[Message], k: int, time_seconds: float) -> tuple[str, 
     Returns:
         ``(fold_exchange line, its approx tokens)``.
     """
-    line = fold_exchange(part, segment=segment_id(k + 1), time_seconds=time_seconds)
-    return line, approx_tokens(line)
+    # ``fold_exchange``'s line, computed: whoever keeps this form per exchange (the
+    # lifecycle's exchange memo) has no use for the token memo's copy of the line
+    line = _fold(part, segment_id(k + 1), time_seconds)
+    return line, math.ceil(len(line) / CHARS_PER_TOKEN)  # approx_tokens(line)
 
 
 def cold_form(part: list[Message], k: int) -> tuple[str, str, str, int]:
