@@ -189,14 +189,13 @@ def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
     n = len(ranges)
     tiers = _age_tiers(n, th)
     wanted = memo.request_fact(_wanted)  # identifiers(current_request_text(history))
-    promoted, limit = 0, th.max_relevant if wanted else 0
-    # only exchanges Warm by age can be promoted (ages hot_exchanges .. warm_b_exchanges - 1)
-    for k in range(n - 1 - th.hot_exchanges, max(-1, n - 1 - th.warm_b_exchanges), -1):
-        if promoted >= limit:
-            break
-        if memo.fact(k, shares_identifier, wanted):
+    limit = th.max_relevant if wanted else 0
+    if limit > 0:
+        # only exchanges Warm by age can be promoted (ages hot_exchanges .. warm_b_exchanges
+        # - 1): the newest ``limit`` of them sharing an identifier
+        for k in memo.matching(shares_identifier, wanted, max(0, n - th.warm_b_exchanges),
+                               n - th.hot_exchanges)[-limit:]:
             tiers[k] = HOT
-            promoted += 1
     if th.view_budget_tokens is not None and n:
         if times is None:
             times = [0.0] * len(history)
