@@ -33,6 +33,11 @@ def _check(memo: ExchangeMemo, h: list) -> None:
     for k, (s, e) in enumerate(ranges):
         assert memo.fact(k, list) == h[s:e]
         assert memo.counted_fact(k, _part_and_counts) == (h[s:e], *chars_of(h[s:e]))
+        cum = [chars_of(h[:i]) for i in range(len(h) + 1)]
+        fresh = ExchangeMemo()
+        fresh.update(h)
+        assert fresh.counted_fact(k, _part_and_counts, ([c for c, _ in cum], [i for _, i in cum])) \
+            == (h[s:e], *chars_of(h[s:e]))
     n = len(ranges)
     for lo, hi, arg in [(0, n, 2), (n // 2, n, 2), (max(0, n - 3), n - 1, 2), (1, n, 3),
                         (0, n - 2, 3)]:

@@ -232,7 +232,8 @@ class ExchangeMemo:
             hit = facts[compute] = (args, compute(self._messages[self._starts[k]:end], *args))
         return hit[1]
 
-    def counted_fact(self, k: int, compute: Callable[[list[Message], int, int], Any]) -> Any:
+    def counted_fact(self, k: int, compute: Callable[[list[Message], int, int], Any],
+                     sums: tuple[list[int], list[int]] | None = None) -> Any:
         """Return ``compute(messages of exchange k, chars, image tokens)``, computed once while it holds.
 
         Like :meth:`fact` without ``args``, for facts that need the exchange's counts: they
@@ -243,6 +244,8 @@ class ExchangeMemo:
             k: the exchange, 0-based, oldest first, in the last :meth:`update`'s ranges.
             compute: builds the fact from the exchange's messages (a new list) and their
                 ``chars_of`` counts; it names the fact, as in :meth:`fact`.
+            sums: ``(cum_chars, cum_images)`` prefix sums of the history (the session
+                scan's, ``tier_view.scan_sums``) to read the counts from, or None.
 
         Returns:
             The fact, the same object on every call while exchange ``k`` and ``compute`` are
@@ -253,8 +256,11 @@ class ExchangeMemo:
         if hit is None:
             start = self._starts[k]
             end = self._starts[k + 1] if k + 1 < len(self._starts) else len(self._messages)
-            hit = facts[compute] = ((), compute(self._messages[start:end],
-                                                *self.chars(start, end)))
+            if sums is None:
+                chars, images = self.chars(start, end)
+            else:  # the same counts, from the prefix sums
+                chars, images = sums[0][end] - sums[0][start], sums[1][end] - sums[1][start]
+            hit = facts[compute] = ((), compute(self._messages[start:end], chars, images))
         return hit[1]
 
     def matching(self, compute: Callable[[list[Message], Any], Any], arg: Hashable, lo: int,

@@ -101,7 +101,7 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
             hot_tokens += math.ceil(c / CHARS_PER_TOKEN) + im
             chars, images = chars + c, images + im
         elif tier == WARM_A:
-            masked, n, (c, im) = counted(k, warm_a_counted)  # fact(k, warm_a_form)
+            masked, n, (c, im) = counted(k, warm_a_counted, sums)  # fact(k, warm_a_form)
             body += masked
             warm_a_tokens += n
             chars, images = chars + c, images + im
