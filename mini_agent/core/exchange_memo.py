@@ -323,8 +323,10 @@ class ExchangeMemo:
         Returns:
             The fact (treat it as read-only).
         """
-        for i in range(self._texts_read, len(self._messages)):  # read the new messages
-            if request_texts(self._messages[i]):
+        messages = self._messages
+        for i in range(self._texts_read, len(messages)):  # read the new messages
+            # request_texts is [] for a message that is not the user's
+            if messages[i].get("role") == "user" and request_texts(messages[i]):
                 self._texts.append(i)
         self._texts_read = len(self._messages)
         index = self._texts[-1] if self._texts else -1
