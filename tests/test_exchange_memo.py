@@ -32,9 +32,28 @@ def _check(memo: ExchangeMemo, h: list) -> None:
     assert memo.request_fact(_same) == current_request_text(h)
     for k, (s, e) in enumerate(ranges):
         assert memo.fact(k, list) == h[s:e]
+        assert memo.counted_fact(k, _part_and_counts) == (h[s:e], *chars_of(h[s:e]))
+        cum = [chars_of(h[:i]) for i in range(len(h) + 1)]
+        fresh = ExchangeMemo()
+        fresh.update(h)
+        assert fresh.counted_fact(k, _part_and_counts, ([c for c, _ in cum], [i for _, i in cum])) \
+            == (h[s:e], *chars_of(h[s:e]))
+    n = len(ranges)
+    for lo, hi, arg in [(0, n, 2), (n // 2, n, 2), (max(0, n - 3), n - 1, 2), (1, n, 3),
+                        (0, n - 2, 3)]:
+        assert memo.matching(_length_divides, arg, lo, hi) == [
+            k for k in range(lo, hi) if (ranges[k][1] - ranges[k][0]) % arg == 0]
     for j in (len(ranges), len(ranges) // 2):
         assert memo.run(j, _part_and_index) == [(h[s:e], k) for k, (s, e) in
                                                 enumerate(ranges[:j])]
+
+
+def _length_divides(part, arg):
+    return len(part) % arg == 0
+
+
+def _part_and_counts(part, chars, images):
+    return part, chars, images
 
 
 def _part_and_index(part, k):
@@ -80,6 +99,17 @@ def test_a_fact_is_computed_once_per_exchange_and_again_when_it_changes():
     assert memo.fact(0, count, "b") == 2 and calls == ["a", "b", "b"]
     memo.update(h[:2])                   # exchange 0 is the last one and only half there
     assert memo.fact(0, count, "b") == 1
+
+
+def test_matching_asks_again_of_an_exchange_that_grew():
+    h, _ = long_session(6)
+    memo = ExchangeMemo()
+    memo.update(h[:4])                   # exchanges (1, 3) and (3, 4)
+    assert memo.matching(_length_divides, 2, 0, 2) == [0]
+    memo.update(h[:5])                   # the last one grew to (3, 5)
+    assert memo.matching(_length_divides, 2, 0, 2) == [0, 1]
+    assert memo.matching(_length_divides, 2, 1, 2) == [1]
+    assert memo.matching(_length_divides, 3, 0, 2) == []     # another arg: asked again
 
 
 def test_age_tiers_are_tier_for_age_of_each_exchange():

@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.exchange_memo import chars_of, split_exchanges
 from mini_agent.core.masking import mask_old_observations
-from mini_agent.core.tier_forms import cold_form, segment_id, warm_a_form, warm_b_form
+from mini_agent.core.tier_forms import cold_form, segment_id, warm_a_counted, warm_a_form, warm_b_form
 from mini_agent.core.timeline import (_HEAD_CHARS, _first_sentence, _first_sentence_whole, _line_count,
                                       _utc_clock, _utc_clock_datetime, cold_label, fold_exchange)
 from mini_agent.core.messages import tool_result_text
@@ -38,6 +38,12 @@ def test_warm_a_form_equals_masking_the_exchange_and_counting_it(history, in_mem
             fast = warm_a_form(part)
         plain = _plain_warm_a(part)
         assert fast == plain
+        # given the exchange's counts (as the lifecycle reads them from a scan): the same
+        with token_memo():
+            counted = warm_a_counted(part, *chars_of(part))
+        assert counted == plain
+        assert [a is b for a, b in zip(counted[0], part)] == [a is b for a, b in
+                                                              zip(plain[0], part)]
         # unchanged messages are the exchange's own objects, as mask_old_observations keeps them
         assert [a is b for a, b in zip(fast[0], part)] == [a is b for a, b in zip(plain[0], part)]
     assert history == before
@@ -142,3 +148,17 @@ def test_line_count_read_from_the_masked_copy_equals_counting(history, warm_a_fi
                 for s, e in split_exchanges(history)]
     assert fast == plain
     assert history == before
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(histories(max_turns=6), hostile_histories(max_turns=12)),
+       st.floats(0, 2e9), st.booleans())
+def test_warm_b_form_is_the_folded_line_and_its_tokens(history, when, in_memo):
+    for k, (s, e) in enumerate(split_exchanges(history)):
+        part = history[s:e]
+        line = fold_exchange(part, segment=segment_id(k + 1), time_seconds=when)
+        if in_memo:
+            with token_memo():
+                assert warm_b_form(part, k, when) == (line, approx_tokens(line))
+        else:
+            assert warm_b_form(part, k, when) == (line, approx_tokens(line))

@@ -25,6 +25,7 @@ the full history every request, which is what makes remembering per exchange pay
 
 from __future__ import annotations
 
+import bisect
 import math
 import operator
 from typing import Any, Callable, Hashable, Sequence
@@ -89,6 +90,8 @@ class ExchangeMemo:
         self._facts: list[dict[Callable, tuple]] = []  # per exchange: compute -> (args, value)
         self._request: tuple[int, Any, Any] | None = None  # (index, compute, value)
         self._runs: dict[Callable, list] = {}  # compute -> its facts of exchanges 0, 1, ...
+        # compute -> [arg, start, done, ascending k in [start, done) whose fact is true]
+        self._matching: dict[Callable, list] = {}
         # inside a token memo: the session's scan of this history when another policy of
         # the session has read it (its prefix sums are the counts: each message counted once
         # per session), else None; False: not looked up since the history changed
@@ -148,6 +151,10 @@ class ExchangeMemo:
         del self._facts[max(0, len(self._starts) - 1):]  # the last kept exchange may grow
         for run in self._runs.values():
             del run[len(self._facts):]
+        for held in self._matching.values():  # what is known of the kept exchanges stays
+            held[2] = min(held[2], len(self._facts))
+            held[1] = min(held[1], held[2])
+            del held[3][bisect.bisect_left(held[3], held[2]):]
         self._facts.extend({} for _ in range(len(self._starts) - len(self._facts)))
         if self._request is not None and self._request[0] >= keep:
             self._request = None
@@ -225,6 +232,67 @@ class ExchangeMemo:
             hit = facts[compute] = (args, compute(self._messages[self._starts[k]:end], *args))
         return hit[1]
 
+    def counted_fact(self, k: int, compute: Callable[[list[Message], int, int], Any],
+                     sums: tuple[list[int], list[int]] | None = None) -> Any:
+        """Return ``compute(messages of exchange k, chars, image tokens)``, computed once while it holds.
+
+        Like :meth:`fact` without ``args``, for facts that need the exchange's counts: they
+        are :meth:`chars` of its range (the session scan's prefix sums when one covers the
+        history), so the messages are not counted again.
+
+        Args:
+            k: the exchange, 0-based, oldest first, in the last :meth:`update`'s ranges.
+            compute: builds the fact from the exchange's messages (a new list) and their
+                ``chars_of`` counts; it names the fact, as in :meth:`fact`.
+            sums: ``(cum_chars, cum_images)`` prefix sums of the history (the session
+                scan's, ``tier_view.scan_sums``) to read the counts from, or None.
+
+        Returns:
+            The fact, the same object on every call while exchange ``k`` and ``compute`` are
+            unchanged (treat it as read-only).
+        """
+        facts = self._facts[k]
+        hit = facts.get(compute)
+        if hit is None:
+            start = self._starts[k]
+            end = self._starts[k + 1] if k + 1 < len(self._starts) else len(self._messages)
+            if sums is None:
+                chars, images = self.chars(start, end)
+            else:  # the same counts, from the prefix sums
+                chars, images = sums[0][end] - sums[0][start], sums[1][end] - sums[1][start]
+            hit = facts[compute] = ((), compute(self._messages[start:end], chars, images))
+        return hit[1]
+
+    def matching(self, compute: Callable[[list[Message], Any], Any], arg: Hashable, lo: int,
+                 hi: int) -> list[int]:
+        """Return ``[k for k in range(lo, hi) if self.fact(k, compute, arg)]``, kept between calls.
+
+        For a window of exchanges that moves forward as the history grows (the Warm
+        exchanges a request may promote): a call asks :meth:`fact` only of the exchanges that
+        entered the window since the last call with the same ``compute`` and ``arg``.
+
+        Args:
+            compute: builds a fact from an exchange's messages and ``arg``, read as true or false.
+            arg: what else the fact depends on; another ``arg`` (not equal) starts over.
+            lo: the first exchange of the window.
+            hi: one past its last (at most the number in :meth:`update`'s ranges).
+
+        Returns:
+            The exchanges of ``range(lo, hi)`` whose fact is true, ascending (a new list).
+        """
+        held = self._matching.get(compute)
+        if held is None or (held[0] is not arg and held[0] != arg) or \
+                not held[1] <= lo <= held[2]:
+            held = self._matching[compute] = [arg, lo, lo, []]
+        if hi > held[2]:
+            found = held[3]
+            for k in range(held[2], hi):
+                if self.fact(k, compute, arg):
+                    found.append(k)
+            held[2] = hi
+        found = held[3]
+        return found[bisect.bisect_left(found, lo):bisect.bisect_left(found, hi)]
+
     def run(self, j: int, compute: Callable[[list[Message], int], Any]) -> list:
         """Return ``[self.fact(k, compute, k) for k in range(j)]``, kept as one list between calls.
 
@@ -255,8 +323,10 @@ class ExchangeMemo:
         Returns:
             The fact (treat it as read-only).
         """
-        for i in range(self._texts_read, len(self._messages)):  # read the new messages
-            if request_texts(self._messages[i]):
+        messages = self._messages
+        for i in range(self._texts_read, len(messages)):  # read the new messages
+            # request_texts is [] for a message that is not the user's
+            if messages[i].get("role") == "user" and request_texts(messages[i]):
                 self._texts.append(i)
         self._texts_read = len(self._messages)
         index = self._texts[-1] if self._texts else -1

@@ -29,8 +29,8 @@ seed 003).
 
 Pure: the SQLite cold store and the ``recall_segment`` tool live in ``harness/cold_store.py``,
 the timeline line of one exchange in ``core/timeline.py``, identifiers in ``core/relevance.py``,
-what a policy remembers between requests in ``core/exchange_memo.py``. Taught in
-``notebooks/08_context_lifecycle.ipynb``.
+what a policy remembers between requests in ``core/exchange_memo.py``, the view built from
+given tiers in ``core/tier_view.py``. Taught in ``notebooks/08_context_lifecycle.ipynb``.
 
 Source:
     003_85ccd58041fa7231.txt (four tiers, timeline line shape, reheat by id); Warm-A is
@@ -45,20 +45,17 @@ from typing import Any, Sequence
 
 from mini_agent.core.exchange_memo import (ExchangeMemo, chars_of,  # noqa: F401
                                            split_exchanges)
-from mini_agent.core.history_scan import scan_for
-from mini_agent.core.messages import Message, content_blocks, text_block
+from mini_agent.core.messages import Message
 from mini_agent.core.relevance import (current_request_text, exchange_identifiers,  # noqa: F401
                                        identifiers, shares_identifier)
-from mini_agent.core.tier_forms import cold_form, segment_id, warm_a_form, warm_b_form  # noqa: F401
+from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIERS,  # noqa: F401
+                                        TIMELINE_HEADER, WARM_A, WARM_B, cold_form, segment_id,
+                                        warm_a_form, warm_b_form)
 from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
+from mini_agent.core.tier_view import render_tiers, scan_sums
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext
 
-HOT, WARM_A, WARM_B, COLD = "hot", "warm_a", "warm_b", "cold"
-TIERS = (HOT, WARM_A, WARM_B, COLD)
-TIMELINE_HEADER = "[Timeline of earlier exchanges, oldest first]"
-COLD_INDEX_HEADER = ("[Cold segments: out of this view, stored verbatim; call "
-                     "recall_segment with an id to reheat one]")
 
 @dataclasses.dataclass(frozen=True)
 class LifecycleThresholds:
@@ -158,92 +155,6 @@ def _age_tiers(n: int, th: LifecycleThresholds) -> list[str]:
         [HOT] * hot
 
 
-def _sums(history: Sequence[Message]) -> tuple[list[int], list[int]] | None:
-    """``(cum_chars, cum_images)`` of the session's scan when one already covers ``history``.
-
-    Inside a token memo another policy has usually scanned the history: its prefix sums
-    give ``memo.chars(s, e)`` as ``cum[e] - cum[s]`` without a call per exchange. None
-    otherwise (the memo counts)."""
-    scan = scan_for(history, create=False, extend=False)
-    return None if scan is None else (scan.cum_chars, scan.cum_images)
-
-
-def _render(history: Sequence[Message], ranges: list[tuple[int, int]], tiers: list[str],
-            times: Sequence[float], memo: ExchangeMemo,
-            sums: tuple[list[int], list[int]] | None = None
-            ) -> tuple[list[Message], dict[str, Any], int]:
-    """Build the view for given tiers: ``(view, parts, approx_tokens(view))``.
-
-    ``parts`` holds the tokens per tier and the lines. The view's tokens are added up from
-    the characters of its messages, which the memo knows (the head: the task's, plus the
-    length of each text block appended to it); ``sums`` (:func:`_sums` of ``history``),
-    when given, are the same counts as prefix sums."""
-    count = min(len(ranges), len(tiers))
-    j = 0  # the oldest exchanges are usually all Cold: that run is kept by the memo
-    while j < count and tiers[j] == COLD:
-        j += 1
-    if not isinstance(history, list):
-        history = list(history)  # so that each slice below is a new list
-    index, cold, cold_tokens = [], [], 0
-    if j:
-        run = memo.run(j, cold_form)
-        index = [entry for _, _, entry, _ in run]
-        cold_tokens = sum(n for _, _, _, n in run)
-        cold = [(segment, label, times[s], history[s:e])
-                for (segment, label, _, _), (s, e) in zip(run, ranges)]
-    lines, body = [], []
-    if sums is not None:
-        cum_chars, cum_images = sums
-        head_chars, head_images = cum_chars[1], cum_images[1]
-    else:
-        head_chars, head_images = memo.chars(0, 1)
-    chars, images = head_chars, head_images
-    hot_tokens = warm_a_tokens = warm_b_tokens = 0
-    fact, chars_in = memo.fact, memo.chars
-    for k in range(j, count):
-        tier = tiers[k]
-        if tier == HOT:
-            s, e = ranges[k]
-            body += history[s:e]
-            if sums is not None:  # chars_in(s, e), read from the prefix sums
-                c, im = cum_chars[e] - cum_chars[s], cum_images[e] - cum_images[s]
-            else:
-                c, im = chars_in(s, e)  # memo.tokens(s, e), from the same counts
-            hot_tokens += math.ceil(c / CHARS_PER_TOKEN) + im
-            chars, images = chars + c, images + im
-        elif tier == WARM_A:
-            masked, n, (c, im) = fact(k, warm_a_form)
-            body += masked
-            warm_a_tokens += n
-            chars, images = chars + c, images + im
-        elif tier == WARM_B:
-            line, n = fact(k, warm_b_form, k, times[ranges[k][0]])
-            lines.append(line)
-            warm_b_tokens += n
-        else:
-            segment, label, entry, n = fact(k, cold_form, k)
-            index.append(entry)
-            cold_tokens += n
-            s, e = ranges[k]
-            cold.append((segment, label, times[s], history[s:e]))
-    head = history[0]
-    if index or lines:
-        texts = []
-        if index:
-            texts.append(COLD_INDEX_HEADER + "\n" + "\n".join(index))
-        if lines:
-            texts.append(TIMELINE_HEADER + "\n" + "\n".join(lines))
-        head = {"role": head["role"],
-                "content": [*content_blocks(head), *map(text_block, texts)]}
-        chars += sum(map(len, texts))
-    hot_tokens += math.ceil(head_chars / CHARS_PER_TOKEN) + head_images  # memo.tokens(0, 1)
-    view_tokens = math.ceil(chars / CHARS_PER_TOKEN) + images
-    tokens = {HOT: hot_tokens, WARM_A: warm_a_tokens, WARM_B: warm_b_tokens, COLD: cold_tokens}
-    body.insert(0, head)
-    return body, {"tokens": tokens, "timeline": lines, "cold_index": index,
-                  "cold": cold}, view_tokens
-
-
 def assign_tiers(history: Sequence[Message], *,
                  thresholds: LifecycleThresholds = LifecycleThresholds(),
                  times: Sequence[float] | None = None) -> list[str]:
@@ -278,14 +189,13 @@ def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
     n = len(ranges)
     tiers = _age_tiers(n, th)
     wanted = memo.request_fact(_wanted)  # identifiers(current_request_text(history))
-    promoted, limit = 0, th.max_relevant if wanted else 0
-    # only exchanges Warm by age can be promoted (ages hot_exchanges .. warm_b_exchanges - 1)
-    for k in range(n - 1 - th.hot_exchanges, max(-1, n - 1 - th.warm_b_exchanges), -1):
-        if promoted >= limit:
-            break
-        if memo.fact(k, shares_identifier, wanted):
+    limit = th.max_relevant if wanted else 0
+    if limit > 0:
+        # only exchanges Warm by age can be promoted (ages hot_exchanges .. warm_b_exchanges
+        # - 1): the newest ``limit`` of them sharing an identifier
+        for k in memo.matching(shares_identifier, wanted, max(0, n - th.warm_b_exchanges),
+                               n - th.hot_exchanges)[-limit:]:
             tiers[k] = HOT
-            promoted += 1
     if th.view_budget_tokens is not None and n:
         if times is None:
             times = [0.0] * len(history)
@@ -293,7 +203,7 @@ def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
             raise ValueError(f"times must be parallel to history: {len(times)} vs "
                              f"{len(history)}")
         order = {WARM_B: COLD, WARM_A: WARM_B, HOT: WARM_A}
-        while _render(history, ranges, tiers, times, memo, sums)[2] > th.view_budget_tokens:
+        while render_tiers(history, ranges, tiers, times, memo, sums)[2] > th.view_budget_tokens:
             for source in (WARM_B, WARM_A, HOT):
                 k = next((k for k in range(n - 1) if tiers[k] == source), None)
                 if k is not None:
@@ -337,7 +247,7 @@ def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
     if len(times) != len(history):
         raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
     ranges = memo.update(history)
-    sums = _sums(history)
+    sums = scan_sums(history)
     raw_tokens = (memo.tokens(0, len(history)) if sums is None else
                   math.ceil(sums[0][len(history)] / CHARS_PER_TOKEN) + sums[1][len(history)])
     tiers = tiers if tiers is not None else _assign_tiers(history, ranges, thresholds, times,
@@ -346,7 +256,7 @@ def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
         return list(history), {"tiers": [], "tokens": {HOT: raw_tokens, WARM_A: 0, WARM_B: 0,
                                COLD: 0}, "timeline": [], "cold_index": [], "cold": [],
                                "fallback": False}, raw_tokens, raw_tokens
-    view, parts, view_tokens = _render(history, ranges, tiers, times, memo, sums)
+    view, parts, view_tokens = render_tiers(history, ranges, tiers, times, memo, sums)
     info = {"tiers": tiers, **parts, "fallback": False}
     if view_tokens >= raw_tokens:
         info["fallback"] = True

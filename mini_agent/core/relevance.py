@@ -78,7 +78,10 @@ def exchange_texts(messages: Sequence[Message]) -> list[str]:
     """
     texts = []
     for m in messages:
-        for b in content_blocks(m):
+        content = m.get("content")
+        # the blocks of ``content_blocks(m)``; a string content is one text block
+        for b in ({"type": "text", "text": content},) if isinstance(content, str) else \
+                content or ():
             kind = b.get("type")
             if kind == "text":
                 texts.append(b["text"] or "")

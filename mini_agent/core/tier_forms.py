@@ -18,11 +18,18 @@ import math
 
 from mini_agent.core.mask_placeholder import masked_block
 from mini_agent.core.messages import Message
-from mini_agent.core.timeline import cold_label, fold_exchange
+from mini_agent.core.timeline import _fold, cold_label, fold_exchange  # noqa: F401
 from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
                                    session_memo)
 
-__all__ = ["cold_form", "segment_id", "warm_a_form", "warm_b_form"]
+__all__ = ["COLD", "COLD_INDEX_HEADER", "HOT", "TIERS", "TIMELINE_HEADER", "WARM_A", "WARM_B",
+           "cold_form", "segment_id", "warm_a_counted", "warm_a_form", "warm_b_form"]
+
+HOT, WARM_A, WARM_B, COLD = "hot", "warm_a", "warm_b", "cold"
+TIERS = (HOT, WARM_A, WARM_B, COLD)
+TIMELINE_HEADER = "[Timeline of earlier exchanges, oldest first]"
+COLD_INDEX_HEADER = ("[Cold segments: out of this view, stored verbatim; call "
+                     "recall_segment with an id to reheat one]")
 
 
 def segment_id(number: int) -> str:
@@ -42,9 +49,9 @@ def warm_a_form(part: list[Message]) -> tuple[list[Message], int, tuple[int, int
 
     Equal to ``masked = mask_old_observations(part, keep=0)`` with the counts
     ``exchange_memo.chars_of(masked)`` (``tests/test_tier_forms.py`` compares the two), made in
-    one pass: a masked message's counts are the original's (remembered inside a token memo)
-    minus, per masked result, its block's counts plus its placeholder's length (a message's
-    counts are the sum of its blocks').
+    one pass: the masked exchange's counts are the original's (remembered inside a token
+    memo) minus, per masked result, its block's counts plus its placeholder's length (a
+    message's counts are the sum of its blocks').
 
     Args:
         part: the exchange's messages; never mutated.
@@ -53,10 +60,32 @@ def warm_a_form(part: list[Message]) -> tuple[list[Message], int, tuple[int, int
         ``(masked messages, their approx tokens, (chars, image tokens))``; unchanged messages
         are ``part``'s own objects, masked results the token memo's shared copies.
     """
-    memo = session_memo()
-    masked, chars, images = [], 0, 0
+    chars = images = 0
     for message in part:
         c, im = _message_chars(message)
+        chars, images = chars + c, images + im
+    return warm_a_counted(part, chars, images)
+
+
+def warm_a_counted(part: list[Message], chars: int, images: int
+                   ) -> tuple[list[Message], int, tuple[int, int]]:
+    """:func:`warm_a_form` of an exchange whose counts are known: ``warm_a_form(part)``.
+
+    For a caller that already holds ``(chars, images) == exchange_memo.chars_of(part)`` (the
+    session scan's prefix sums): the messages are not counted again
+    (``tests/test_tier_forms.py`` compares the two).
+
+    Args:
+        part: the exchange's messages; never mutated.
+        chars: the characters of ``part``, as ``approx_tokens`` counts them.
+        images: its image tokens.
+
+    Returns:
+        The same as :func:`warm_a_form`.
+    """
+    memo = session_memo()
+    masked = []
+    for message in part:
         content = message.get("content")
         if message.get("role") == "user" and content and not isinstance(content, str):
             copy = None
@@ -70,12 +99,11 @@ def warm_a_form(part: list[Message]) -> tuple[list[Message], int, tuple[int, int
                     copy = list(content)
                 copy[j] = replacement
                 block_chars, block_images = _block_chars(block)
-                c += len(replacement["content"]) - block_chars
-                im -= block_images
+                chars += len(replacement["content"]) - block_chars
+                images -= block_images
             if copy is not None:
                 message = {**message, "content": copy}
         masked.append(message)
-        chars, images = chars + c, images + im
     return masked, math.ceil(chars / CHARS_PER_TOKEN) + images, (chars, images)
 
 
@@ -90,8 +118,10 @@ def warm_b_form(part: list[Message], k: int, time_seconds: float) -> tuple[str, 
     Returns:
         ``(fold_exchange line, its approx tokens)``.
     """
-    line = fold_exchange(part, segment=segment_id(k + 1), time_seconds=time_seconds)
-    return line, approx_tokens(line)
+    # ``fold_exchange``'s line, computed: whoever keeps this form per exchange (the
+    # lifecycle's exchange memo) has no use for the token memo's copy of the line
+    line = _fold(part, segment_id(k + 1), time_seconds)
+    return line, math.ceil(len(line) / CHARS_PER_TOKEN)  # approx_tokens(line)
 
 
 def cold_form(part: list[Message], k: int) -> tuple[str, str, str, int]:
