@@ -17,16 +17,17 @@ def _covers(scan, history) -> bool:
     return len(history) <= len(scan.messages) and all(map(operator.is_, history, scan.messages))
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(hostile_histories(max_turns=20), hostile_histories(max_turns=20), WALK_STEPS,
-       st.booleans())
-def test_handle_answers_as_scan_for(a, b, steps, create):
+       st.booleans(), st.booleans())
+def test_handle_answers_as_scan_for(a, b, steps, create, extend):
     b = a[:1] + b   # the same first message: one scan table entry, diverging histories
     handle = ScanHandle()
     with token_memo():
         for history in walk_histories(a, b, steps, scan_for):
-            got = handle.get(history, create=create)
-            want = scan_for(history, create=False)
+            covering = scan_for(history, create=False, extend=False)  # changes nothing
+            got = handle.get(history, create=create, extend=extend)
+            want = covering if not (create or extend) else scan_for(history, create=False)
             assert (got is None) == (want is None)
             if got is not None:
                 assert _covers(got, history)

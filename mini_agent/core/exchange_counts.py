@@ -22,8 +22,9 @@ import bisect
 from typing import Sequence
 
 from mini_agent.core.exchange_memo import ExchangeMemo
-from mini_agent.core.history_scan import HistoryScan, scan_for
+from mini_agent.core.history_scan import HistoryScan
 from mini_agent.core.messages import Message
+from mini_agent.core.scan_handle import ScanHandle
 
 _STARTS = "exchange_starts"
 """The key of the starts a scan keeps in ``HistoryScan.derived``."""
@@ -66,6 +67,7 @@ class ExchangeCounts:
     def __init__(self) -> None:
         self._memo = ExchangeMemo()            # used when no session scan covers the history
         self._scan: HistoryScan | None = None  # the scan of the last history, if one covers it
+        self._scans = ScanHandle()             # the session's scan this object read last
         self.last: tuple[list[int], int] = ([], 0)  # what the last :meth:`update` returned
 
     def update(self, history: Sequence[Message]) -> tuple[list[int], int]:
@@ -81,7 +83,7 @@ class ExchangeCounts:
         """
         # only a scan another policy already extended over this history: starting or
         # extending one here would cost more than the memo's own counting
-        scan = self._scan = scan_for(history, create=False, extend=False)
+        scan = self._scan = self._scans.get(history, create=False, extend=False)
         if scan is not None:
             starts = scan_starts(scan)
             self.last = starts, bisect.bisect_left(starts, len(history))

@@ -38,17 +38,22 @@ class ScanHandle:
         self.scan: HistoryScan | None = None
         self.memo: dict | None = None
 
-    def get(self, history: Sequence[Message], *, create: bool = True) -> HistoryScan | None:
-        """Return a scan covering ``history``, as ``scan_for(history, create=create)`` does.
+    def get(self, history: Sequence[Message], *, create: bool = True,
+            extend: bool = True) -> HistoryScan | None:
+        """Return a scan covering ``history``, as ``scan_for(history, create=create,
+        extend=extend)`` does.
 
         The kept scan is returned when ``history`` is a non-empty list no longer than what it
         has read, made of the same message objects, inside the memo it came from (its facts
         are those of these very messages, which code inside a token memo never mutates).
-        Otherwise this is ``scan_for(history, create=create)``, whose answer is kept.
+        Otherwise this is ``scan_for(history, create=create, extend=extend)``, whose answer
+        is kept.
 
         Args:
             history: a list of messages; never mutated.
             create: passed to ``scan_for`` (start a scan when none has this first message).
+            extend: passed to ``scan_for`` (with ``create=False``: False returns only a scan
+                that already covers ``history``).
 
         Returns:
             A :class:`~mini_agent.core.history_scan.HistoryScan` whose first ``len(history)``
@@ -60,7 +65,7 @@ class ScanHandle:
                 and _MEMO.get() is self.memo and type(history) is list
                 and all(map(_is, history, scan.messages))):
             return scan
-        scan = scan_for(history, create=create)
+        scan = scan_for(history, create=create, extend=extend)
         if scan is not None:
             self.scan, self.memo = scan, session_memo()
         return scan
