@@ -181,8 +181,9 @@ class ServerCompactionView(_SummaryView):
         ``history[cut:]``), from the running counts: a message is counted once per policy."""
         self._counts.update(history)
         kept = self._kept
-        summary = [kept.message] if kept.message is not None else []
-        start = kept.cut if summary else 0
-        chars, images = self._counts.chars(start, len(history))
-        c, im = chars_of(summary)
+        if kept.message is None:
+            chars, images = self._counts.chars(0, len(history))
+            return math.ceil(chars / CHARS_PER_TOKEN) + images
+        chars, images = self._counts.chars(kept.cut, len(history))
+        c, im = chars_of([kept.message])
         return math.ceil((chars + c) / CHARS_PER_TOKEN) + images + im
