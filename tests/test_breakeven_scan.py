@@ -57,8 +57,8 @@ def test_policy_in_a_replay_equals_the_boundary_counted_alone(history, keep):
 @given(st.one_of(histories(max_turns=8), hostile_histories(max_turns=30)),
        st.integers(0, 5), st.data())
 def test_scan_counted_then_read_from_the_session_equals_the_counted_one(history, keep, data):
-    # a scan that counted a prefix by itself, then reads the rest from the session's scan in
-    # one step (its sums continue from its own), decides as one that counted everything
+    # a scan that counted a prefix by itself, then reads the rest from the session's scan
+    # (its sums continue from its own), decides as one that counted everything
     split = data.draw(st.integers(0, len(history)))
     times = [30.0 * i for i in range(len(history))]
     prices = _prices(keep, 1.0, 300.0, 100, 50, (), 1.25, 0.1, 0.6)

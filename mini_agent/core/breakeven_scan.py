@@ -20,7 +20,6 @@ import dataclasses
 import operator
 from typing import Sequence
 
-from mini_agent.core.exchange_counts import scan_starts
 from mini_agent.core.history_scan import HistoryScan
 from mini_agent.core.mask_placeholder import placeholder
 from mini_agent.core.messages import Message, tool_result_text
@@ -184,39 +183,12 @@ class _Scan:
         # inside a token memo, without exclusions, the session's scan holds the figures when
         # another policy started it (a scan reads more per message than this one needs)
         shared = None if self.p.exclude_tools else self._shared.get(history, create=False)
-        if shared is not None:
-            self._advance_shared(history, times, shared)
-            return
         for index in range(len(self.messages), len(history)):
             message = history[index]
             when = times[index] if times is not None else None
             if index > 0 and message.get("role") == "assistant":
                 self.commit(index, when)
             self.consume(message, when, shared)
-
-    def _advance_shared(self, history: list[Message], times: Sequence[float] | None,
-                        shared: HistoryScan) -> None:
-        """:meth:`advance` with the figures of ``shared``: every message is consumed at once
-        (slices of its sums), then each request is committed in order. ``decide`` reads the
-        sums only up to the request's end (and the savings up to the candidate it caps), so
-        committing after consuming later messages gives the same decisions (see
-        :meth:`decision`); ``tests/test_breakeven_scan.py`` compares the two."""
-        start, end = len(self.messages), len(history)
-        if start >= end:
-            return
-        self.messages.extend(history[start:end])
-        if self.times is not None:
-            self.times.extend(times[start:end])
-        self.cum_tokens.extend(shared.cum_tokens[start + 1:end + 1])
-        first, last = shared.results_upto[start], shared.results_upto[end]
-        if first < last:
-            self.results.extend([i for i, _ in shared.positions[first:last]])
-            base = self.cum_saved[-1] - shared.cum_saved[first]
-            added = shared.cum_saved[first + 1:last + 1]
-            self.cum_saved.extend(added if not base else [base + c for c in added])
-        starts = scan_starts(shared)   # the assistant messages past the first: the requests
-        for index in starts[bisect.bisect_left(starts, start):bisect.bisect_left(starts, end)]:
-            self.commit(index, times[index] if times is not None else None)
 
 
 def _prices(keep: int, rent_factor: float, ttl_seconds: float, min_cacheable_tokens: int,
