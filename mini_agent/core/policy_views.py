@@ -126,8 +126,10 @@ class SummaryPolicy(_SummaryView):
         # index 0 when kept.cut is 0 and the history opens with an assistant message; as
         # there are more replies than keep_exchanges, replies[-keep_exchanges] is a clean cut
         # itself. ``tests/test_view_fast_paths.py`` compares this with the plain rule.
-        starts, count = self._exchanges.update(history)  # history's starts: starts[:count]
         cut = self._kept.cut
+        if len(history) - cut <= self.every_exchanges:
+            return None   # at most one reply per message of history[cut:]: too few to count
+        starts, count = self._exchanges.update(history)  # history's starts: starts[:count]
         first = bisect.bisect_left(starts, cut, 0, count)
         replies = count - first + (cut == 0 and bool(history)
                                    and history[0].get("role") == "assistant")
