@@ -40,8 +40,7 @@ class ScanHandle:
 
     def get(self, history: Sequence[Message], *, create: bool = True,
             extend: bool = True) -> HistoryScan | None:
-        """Return a scan covering ``history``, as ``scan_for(history, create=create,
-        extend=extend)`` does.
+        """Return a scan covering ``history``, as ``scan_for`` does with the same flags.
 
         The kept scan is returned when ``history`` is a non-empty list no longer than what it
         has read, made of the same message objects, inside the memo it came from (its facts
