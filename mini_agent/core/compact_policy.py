@@ -244,7 +244,7 @@ class CompactPolicy:
         """
         check_times(history, times)
         th = self.thresholds
-        self._counts.update(history)
+        self._counts.take(history)
         raw = self._base_tokens(history, 0, len(history))
         base, base_times, offset = self._base(history, times)
         if not offset and raw < th.micro_compact_tokens:  # no stage runs: the record below

@@ -181,7 +181,7 @@ class ServerCompactionView(_SummaryView):
     def _view_tokens(self, history: list[Message], view: list[Message]) -> int:
         """``approx_tokens(view)`` of the base view (``history``, or the kept summary then
         ``history[cut:]``), from the running counts: a message is counted once per policy."""
-        self._counts.update(history)
+        self._counts.take(history)
         kept = self._kept
         if kept.message is None:
             chars, images = self._counts.chars(0, len(history))
