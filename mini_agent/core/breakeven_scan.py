@@ -111,10 +111,6 @@ class _Scan:
         """Return ``(boundary, paid)`` after the request ``messages[:end]`` sent at ``sent``."""
         p = self.p
         boundary, paid = self.boundary, self.paid
-        rho, write = p.read_multiplier, p.write_multiplier
-        cold = (self.requests == 0 or self.prev_total < p.min_cacheable_tokens
-                or (sent is not None and self.prev_time is not None
-                    and sent - self.prev_time > p.ttl_seconds))
         seen = bisect.bisect_left(self.results, end)
         candidate = seen - p.keep
         total = p.fixed_tokens + self.cum_tokens[end]
@@ -127,7 +123,11 @@ class _Scan:
         freed = self.cum_saved[candidate] - self.cum_saved[boundary]
         if freed <= 0:
             return boundary, paid
+        rho, write = p.read_multiplier, p.write_multiplier
         paid += rho * freed
+        cold = (self.requests == 0 or self.prev_total < p.min_cacheable_tokens
+                or (sent is not None and self.prev_time is not None
+                    and sent - self.prev_time > p.ttl_seconds))
         if not cold:
             first = self.results[boundary - 1] if boundary else 0   # the anchor's message
             if not boundary and self.results[0] > 0 and sent is not None \
