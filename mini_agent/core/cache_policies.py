@@ -25,11 +25,11 @@ from itertools import accumulate
 from typing import Sequence
 
 from mini_agent.core.history_scan import HistoryScan, scan_for
-from mini_agent.core.payback_steps import _PaybackSteps, scan_boundary
-from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
+from mini_agent.core.payback_steps import _PaybackSteps, scan_boundary
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
+from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
