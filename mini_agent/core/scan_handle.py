@@ -28,8 +28,10 @@ from mini_agent.core.tokens import _MEMO, session_memo
 class ScanHandle:
     """The scan a policy read last, and the token memo it came from.
 
-    Each :meth:`get` answers as ``scan_for`` would: a scan whose first ``len(history)``
-    messages are ``history``'s own objects, or None. One handle per policy object.
+    Each :meth:`get` answers with a scan whose first ``len(history)`` messages are
+    ``history``'s own objects, or None, as ``scan_for`` does; the kept scan may be one the
+    memo's table no longer holds (another history with the same first message replaced it),
+    still right for these messages. One handle per policy object.
     """
 
     __slots__ = ("scan", "memo")
@@ -40,7 +42,7 @@ class ScanHandle:
 
     def get(self, history: Sequence[Message], *, create: bool = True,
             extend: bool = True) -> HistoryScan | None:
-        """Return a scan covering ``history``, as ``scan_for`` does with the same flags.
+        """Return a scan covering ``history``: the kept one, else ``scan_for``'s answer.
 
         The kept scan is returned when ``history`` is a non-empty list no longer than what it
         has read, made of the same message objects, inside the memo it came from (its facts
