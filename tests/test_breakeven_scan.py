@@ -51,3 +51,25 @@ def test_policy_in_a_replay_equals_the_boundary_counted_alone(history, keep):
     want = [breakeven_boundary(history[:i], times=times[:i], now=times[i - 1], keep=keep,
                                min_cacheable_tokens=200) for i in starts]
     assert got == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.one_of(histories(max_turns=8), hostile_histories(max_turns=30)),
+       st.integers(0, 5), st.data())
+def test_scan_counted_then_read_from_the_session_equals_the_counted_one(history, keep, data):
+    # a scan that counted a prefix by itself, then reads the rest from the session's scan
+    # (its sums continue from its own), decides as one that counted everything
+    split = data.draw(st.integers(0, len(history)))
+    times = [30.0 * i for i in range(len(history))]
+    prices = _prices(keep, 1.0, 300.0, 100, 50, (), 1.25, 0.1, 0.6)
+    counted = _Scan(prices, timed=True)
+    counted.advance(history, times)
+    mixed = _Scan(prices, timed=True)
+    mixed.advance(history[:split], times[:split])
+    with token_memo():
+        shared = scan_for(history)
+        mixed.advance(history, times)
+    if shared is not None:
+        assert _figures(mixed) == _figures(counted)
+        assert (mixed.requests, mixed.prev_end, mixed.times) == (
+            counted.requests, counted.prev_end, counted.times)

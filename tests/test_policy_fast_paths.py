@@ -126,3 +126,17 @@ def test_kept_decision_equals_decide(history, keep, gap):
     want = [breakeven_boundary(history[:i], times=times[:i], now=times[i], keep=keep,
                                min_cacheable_tokens=200, fixed_tokens=50) for i in starts]
     assert got == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4), WALK_STEPS)
+def test_exchange_counts_take_then_last_equals_update(a, b, steps):
+    """``take`` then ``last`` (read after the scan has grown further) answers as ``update``."""
+    with token_memo():
+        counts = ExchangeCounts()
+        for h in walk_histories(a, b, steps, scan=scan_for):
+            counts.take(h)
+            assert counts.chars(0, len(h)) == chars_of(h)
+            scan_for(a)   # another policy reads on before the starts are asked for
+            starts, count = counts.last
+            assert starts[:count] == [s for s, _ in split_exchanges(h)]

@@ -20,9 +20,10 @@ import dataclasses
 import operator
 from typing import Sequence
 
-from mini_agent.core.history_scan import HistoryScan, scan_for
+from mini_agent.core.history_scan import HistoryScan
 from mini_agent.core.mask_placeholder import placeholder
 from mini_agent.core.messages import Message, tool_result_text
+from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.tokens import approx_tokens
 
 RESUME_MEMORY_REQUESTS = 32
@@ -66,6 +67,7 @@ class _Scan:
         self.task_time: float | None = None   # when the first message's entry was last read
         # the last answer of :meth:`decision`: ((end, sent, requests), (boundary, paid))
         self._decided: tuple | None = None
+        self._shared = ScanHandle()   # the session's scan, when another policy started one
 
     def continues(self, history: list[Message], times: Sequence[float] | None) -> bool:
         """Whether ``history`` (with ``times``) extends what this scan consumed."""
@@ -109,10 +111,6 @@ class _Scan:
         """Return ``(boundary, paid)`` after the request ``messages[:end]`` sent at ``sent``."""
         p = self.p
         boundary, paid = self.boundary, self.paid
-        rho, write = p.read_multiplier, p.write_multiplier
-        cold = (self.requests == 0 or self.prev_total < p.min_cacheable_tokens
-                or (sent is not None and self.prev_time is not None
-                    and sent - self.prev_time > p.ttl_seconds))
         seen = bisect.bisect_left(self.results, end)
         candidate = seen - p.keep
         total = p.fixed_tokens + self.cum_tokens[end]
@@ -125,7 +123,11 @@ class _Scan:
         freed = self.cum_saved[candidate] - self.cum_saved[boundary]
         if freed <= 0:
             return boundary, paid
+        rho, write = p.read_multiplier, p.write_multiplier
         paid += rho * freed
+        cold = (self.requests == 0 or self.prev_total < p.min_cacheable_tokens
+                or (sent is not None and self.prev_time is not None
+                    and sent - self.prev_time > p.ttl_seconds))
         if not cold:
             first = self.results[boundary - 1] if boundary else 0   # the anchor's message
             if not boundary and self.results[0] > 0 and sent is not None \
@@ -180,7 +182,7 @@ class _Scan:
         """Consume ``history`` past what was seen, committing every request that ends in it."""
         # inside a token memo, without exclusions, the session's scan holds the figures when
         # another policy started it (a scan reads more per message than this one needs)
-        shared = None if self.p.exclude_tools else scan_for(history, create=False)
+        shared = None if self.p.exclude_tools else self._shared.get(history, create=False)
         for index in range(len(self.messages), len(history)):
             message = history[index]
             when = times[index] if times is not None else None

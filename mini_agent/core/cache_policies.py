@@ -27,7 +27,9 @@ from typing import Sequence
 from mini_agent.core.history_scan import HistoryScan, scan_for
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations, placeholder
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
+from mini_agent.core.payback_steps import _PaybackSteps, scan_boundary
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER
+from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext, check_times
 
@@ -116,51 +118,7 @@ def payback_boundary(history: list[Message], *, keep: int = KEEP_RECENT_OBSERVAT
             (s for _, s in result_savings(history, exclude_tools)), initial=0))
         return _PaybackSteps(scan, saved, params).boundary(len(history))
     # inside a token memo: resume the session's replay where the last request stopped
-    steps = scan.derived.get(("payback", params))
-    if steps is None:
-        steps = scan.derived[("payback", params)] = _PaybackSteps(scan, scan.cum_saved, params)
-    return steps.boundary(len(history))
-
-
-class _PaybackSteps:
-    """:func:`payback_boundary`'s replay kept per prefix: ``bounds[t]`` is the boundary after
-    ``messages[:t]`` (a function of that prefix only, so a longer history resumes from the
-    last entry). Token sums are differences of int prefix sums, equal to the sums they replace.
-    """
-
-    def __init__(self, scan: HistoryScan, cum_saved: list[int], params: tuple) -> None:
-        self.scan, self.cum_saved, self.params, self.bounds = scan, cum_saved, params, [0]
-
-    def boundary(self, k: int) -> int:
-        (keep, horizon_ratio, min_free_tokens, min_cacheable_tokens, min_free_ratio,
-         write_multiplier, read_multiplier) = self.params
-        scan, saved, bounds = self.scan, self.cum_saved, self.bounds
-        cum_tokens, users, upto = scan.cum_tokens, scan.cum_users, scan.results_upto
-        b = bounds[-1]
-        for t in range(len(bounds) - 1, k):
-            requests = users[t + 1]
-            if requests == users[t]:  # not a user message: no request ends here
-                bounds.append(b)
-                continue
-            candidate = max(b, upto[t + 1] - keep)
-            freed = saved[candidate] - saved[b]
-            # no move, too little freed, or a masked view too short to cache at all
-            if candidate <= b or freed < min_free_tokens or \
-                    cum_tokens[t + 1] - saved[candidate] < min_cacheable_tokens:
-                bounds.append(b)
-                continue
-            # the cache is read up to the previous boundary's anchor (the message of the
-            # newest masked result, see place_breakpoints' anchors), or only up to the
-            # system prompt before any mask; results in or after it were already masked
-            first = scan.positions[b - 1][0] if b else 0
-            masked_before = saved[b] - saved[upto[first]]
-            suffix = cum_tokens[t + 1] - cum_tokens[first] - masked_before - freed
-            extra = (write_multiplier - read_multiplier) * suffix - read_multiplier * freed
-            if not freed < min_free_ratio * suffix and \
-                    read_multiplier * freed * horizon_ratio * requests > extra:
-                b = candidate   # (a ratio too low frees too little: clear_at_least)
-            bounds.append(b)
-        return bounds[k]
+    return scan_boundary(scan, len(history), params)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -180,6 +138,8 @@ class PaybackMasking:
     exclude_tools: tuple[str, ...] = ()
     min_cacheable_tokens: int = 1024
     min_free_ratio: float = 2.0
+    _scans: ScanHandle = dataclasses.field(default_factory=ScanHandle, init=False,
+                                           repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.keep < 0 or self.horizon_ratio <= 0 or self.min_free_tokens < 0:
@@ -188,6 +148,12 @@ class PaybackMasking:
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
+        scan = None if self.exclude_tools else self._scans.get(history)
+        if scan is not None:  # inside a token memo: payback_boundary's and the mask's fast
+            # paths on the scan this policy holds (masked_view(history, 0) copies history)
+            return scan.masked_view(history, scan_boundary(scan, len(history), (
+                self.keep, self.horizon_ratio, self.min_free_tokens, self.min_cacheable_tokens,
+                self.min_free_ratio, CACHE_WRITE_5M_MULTIPLIER, CACHE_READ_MULTIPLIER)))
         boundary = payback_boundary(history, keep=self.keep, horizon_ratio=self.horizon_ratio,
                                     min_free_tokens=self.min_free_tokens,
                                     exclude_tools=self.exclude_tools,

@@ -220,8 +220,9 @@ class CompactPolicy:
         """``self._tokens(base)`` of :meth:`_base`'s view of ``history[:n]``, from the running
         counts (``self._counts`` updated with that history): no message is counted again."""
         chars, images = self._counts.chars(offset, n)
-        c, im = chars_of(base[:len(base) - (n - offset)])  # the kept summary in front, if any
-        chars, images = chars + c, images + im
+        if len(base) > n - offset:  # the kept summary in front
+            c, im = chars_of(base[:len(base) - (n - offset)])
+            chars, images = chars + c, images + im
         return math.ceil(chars / CHARS_PER_TOKEN) + images + self.overhead_tokens
 
     # -- the pipeline -------------------------------------------------------------------
@@ -243,9 +244,12 @@ class CompactPolicy:
         """
         check_times(history, times)
         th = self.thresholds
-        self._counts.update(history)
+        self._counts.take(history)
         raw = self._base_tokens(history, 0, len(history))
         base, base_times, offset = self._base(history, times)
+        if not offset and raw < th.micro_compact_tokens:  # no stage runs: the record below
+            return base, {"turn": turn, "raw_tokens": raw, "tokens_before": raw,
+                          "tokens_after": raw, "stages": [], "stage": "none"}
         stages: list[dict[str, Any]] = []
         view = base
         tokens = self._base_tokens(base, offset, len(history)) if offset else raw

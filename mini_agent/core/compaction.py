@@ -34,6 +34,7 @@ Source:
 from __future__ import annotations
 
 import json
+import math
 from typing import Callable, Collection, Iterable, Sequence
 
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
@@ -183,10 +184,12 @@ def micro_compact(messages: list[Message], *, times: Sequence[float], now: float
         # inside a token memo: the cleared copies are made once per session; the loop below
         # picks the ones old enough now
         view = list(messages)
+        if now - min(times) <= max_age_seconds and not math.isnan(sum(times)):
+            return view   # every time is young enough (none is NaN: NaN is not young)
         for i, copy in _clearable_copies(scan, clearable):
             if i >= len(messages):
                 break
-            if now - times[i] > max_age_seconds:
+            if not now - times[i] <= max_age_seconds:   # as the plain loop's test
                 view[i] = copy
         return view
     names = tool_names_by_id(messages)
@@ -222,8 +225,11 @@ def _clearable_copies(scan: HistoryScan, clearable: frozenset) -> list[tuple[int
     copy does not depend on the prefix. Kept per scan and tool set, extended as the scan grows
     (a message's results are scanned together, so a copy is complete before it is returned).
     """
-    held = scan.derived.setdefault(("micro_compact", clearable), [[], 0])
+    key = ("micro_compact", clearable)
+    held = scan.derived.get(key) or scan.derived.setdefault(key, [[], 0])
     copies, done = held
+    if done == len(scan.messages):
+        return copies
     limit = _CLEARED_TOKENS
     for r in range(scan.results_upto[done], len(scan.positions)):
         i, j = scan.positions[r]

@@ -22,8 +22,9 @@ import bisect
 from typing import Sequence
 
 from mini_agent.core.exchange_memo import ExchangeMemo
-from mini_agent.core.history_scan import HistoryScan, scan_for
+from mini_agent.core.history_scan import HistoryScan
 from mini_agent.core.messages import Message
+from mini_agent.core.scan_handle import ScanHandle
 
 _STARTS = "exchange_starts"
 """The key of the starts a scan keeps in ``HistoryScan.derived``."""
@@ -58,15 +59,39 @@ def scan_starts(scan: HistoryScan) -> list[int]:
 class ExchangeCounts:
     """Exchange starts and slice characters of the history a policy is called with.
 
-    Call :meth:`update` with each request's history first; :meth:`chars` then answers for
-    that history, and ``last`` holds what :meth:`update` returned. One object per history
-    (one per policy object).
+    Call :meth:`update` (or :meth:`take`, when the starts are not needed at once) with each
+    request's history first; :meth:`chars` then answers for that history, and ``last`` holds
+    what :meth:`update` returns for it. One object per history (one per policy object).
     """
 
     def __init__(self) -> None:
         self._memo = ExchangeMemo()            # used when no session scan covers the history
         self._scan: HistoryScan | None = None  # the scan of the last history, if one covers it
-        self.last: tuple[list[int], int] = ([], 0)  # what the last :meth:`update` returned
+        self._scans = ScanHandle()             # the session's scan this object read last
+        self._length = 0                       # the last history's length
+
+    def take(self, history: Sequence[Message]) -> None:
+        """Take this request's history for :meth:`chars`; its starts are found when asked for.
+
+        Args:
+            history: the history of this request; never mutated.
+        """
+        # only a scan another policy already extended over this history: starting or
+        # extending one here would cost more than the memo's own counting
+        scan = self._scan = self._scans.get(history, create=False, extend=False)
+        if scan is None:
+            self._memo.update(history)
+        self._length = len(history)
+
+    @property
+    def last(self) -> tuple[list[int], int]:
+        """What :meth:`update` returns for the last history taken (``([], 0)`` before any)."""
+        scan = self._scan
+        if scan is not None:
+            starts = scan_starts(scan)
+            return starts, bisect.bisect_left(starts, self._length)
+        starts = self._memo.starts()
+        return starts, len(starts)
 
     def update(self, history: Sequence[Message]) -> tuple[list[int], int]:
         """Take this request's history; return where its exchanges start.
@@ -79,16 +104,7 @@ class ExchangeCounts:
             (``[s for s, _ in split_exchanges(history)]``); ``starts`` may go on past
             ``history`` and is shared: treat it as read-only.
         """
-        # only a scan another policy already extended over this history: starting or
-        # extending one here would cost more than the memo's own counting
-        scan = self._scan = scan_for(history, create=False, extend=False)
-        if scan is not None:
-            starts = scan_starts(scan)
-            self.last = starts, bisect.bisect_left(starts, len(history))
-        else:
-            self._memo.update(history)
-            starts = self._memo.starts()
-            self.last = starts, len(starts)
+        self.take(history)
         return self.last
 
     def chars(self, start: int, end: int) -> tuple[int, int]:

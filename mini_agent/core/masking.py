@@ -32,6 +32,7 @@ from typing import Collection, Iterable
 
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
 from mini_agent.core.history_scan import scan_for
+from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.mask_placeholder import (PLACEHOLDER_TEMPLATE, _saved_chars,  # noqa: F401
                                               is_masked, masked_block, placeholder)
 from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
@@ -206,13 +207,15 @@ class ThresholdMasking:
     keep: int = KEEP_RECENT_OBSERVATIONS
     threshold_tokens: int = MASK_THRESHOLD_TOKENS
     exclude_tools: tuple[str, ...] = ()
+    _scans: ScanHandle = dataclasses.field(default_factory=ScanHandle, init=False,
+                                           repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _init_policy(self)
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
-        scan = None if self.exclude_tools else scan_for(history)
+        scan = None if self.exclude_tools else self._scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
             if scan.tokens(len(history)) <= self.threshold_tokens:
                 return list(history)
@@ -239,6 +242,8 @@ class ChunkedMasking:
     chunk: int = 8
     threshold_tokens: int = MASK_THRESHOLD_TOKENS
     exclude_tools: tuple[str, ...] = ()
+    _scans: ScanHandle = dataclasses.field(default_factory=ScanHandle, init=False,
+                                           repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _init_policy(self)
@@ -247,7 +252,7 @@ class ChunkedMasking:
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
-        scan = None if self.exclude_tools else scan_for(history)
+        scan = None if self.exclude_tools else self._scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
             if scan.tokens(len(history)) <= self.threshold_tokens:
                 return list(history)

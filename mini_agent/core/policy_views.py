@@ -126,8 +126,10 @@ class SummaryPolicy(_SummaryView):
         # index 0 when kept.cut is 0 and the history opens with an assistant message; as
         # there are more replies than keep_exchanges, replies[-keep_exchanges] is a clean cut
         # itself. ``tests/test_view_fast_paths.py`` compares this with the plain rule.
-        starts, count = self._exchanges.update(history)  # history's starts: starts[:count]
         cut = self._kept.cut
+        if len(history) - cut <= self.every_exchanges:
+            return None   # at most one reply per message of history[cut:]: too few to count
+        starts, count = self._exchanges.update(history)  # history's starts: starts[:count]
         first = bisect.bisect_left(starts, cut, 0, count)
         replies = count - first + (cut == 0 and bool(history)
                                    and history[0].get("role") == "assistant")
@@ -179,10 +181,11 @@ class ServerCompactionView(_SummaryView):
     def _view_tokens(self, history: list[Message], view: list[Message]) -> int:
         """``approx_tokens(view)`` of the base view (``history``, or the kept summary then
         ``history[cut:]``), from the running counts: a message is counted once per policy."""
-        self._counts.update(history)
+        self._counts.take(history)
         kept = self._kept
-        summary = [kept.message] if kept.message is not None else []
-        start = kept.cut if summary else 0
-        chars, images = self._counts.chars(start, len(history))
-        c, im = chars_of(summary)
+        if kept.message is None:
+            chars, images = self._counts.chars(0, len(history))
+            return math.ceil(chars / CHARS_PER_TOKEN) + images
+        chars, images = self._counts.chars(kept.cut, len(history))
+        c, im = chars_of([kept.message])
         return math.ceil((chars + c) / CHARS_PER_TOKEN) + images + im
