@@ -157,7 +157,7 @@ class _Scan:
         sent at the same time). In between the state changes only by :meth:`consume`, which
         appends: the sums, results and savings ``decide`` reads (up to ``end``, and the
         savings up to the candidate it caps) stay the same, so one answer serves both.
-        ``tests/test_breakeven_fast_paths.py`` compares it with ``decide``.
+        ``tests/test_policy_fast_paths.py`` compares it with ``decide``.
         """
         key = (end, sent, self.requests)
         held = self._decided
