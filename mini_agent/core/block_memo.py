@@ -33,6 +33,8 @@ from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
 from mini_agent.core.tree_key import tree_key
 
 
+_ZERO = (0,)
+
 _canonical_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
                                    sort_keys=True).encode
 """``canonical_identity``'s first dump, the same text, from one encoder made once (``json.dumps``
@@ -360,6 +362,9 @@ class BlockMemo:
         """
         if not facts:
             return MessageInfo((), (), (), 0, None, None, 0, 0, (), ())
+        if len(facts) == 1 and type(facts[0][2]) is str and type(role) is str \
+                and ":" not in role:
+            return self._assemble_one(role, content[0], facts[0])
         json_keys, tokens, kinds, can_mark, masked, chars, images = zip(*facts)
         if isinstance(role, str) and ":" not in role:
             intern, interned = self._keys.setdefault, self._keys  # :meth:`key`, inlined
@@ -394,3 +399,31 @@ class BlockMemo:
                            anchor, sum(chars), sum(images), tuple(uses), tuple(results),
                            tuple((j, uid) for j, uid, live in results if live)
                            if results else ())
+
+    def _assemble_one(self, role: str, block: dict, fact: tuple) -> MessageInfo:
+        """:meth:`_assemble` of a one-block message (the usual), without the column loops.
+
+        Args:
+            role: the message's role (a str without ``:``).
+            block: its only block.
+            fact: the block's facts (:meth:`_block`), its ``kind`` a str.
+
+        Returns:
+            The same summary as :meth:`_assemble` (``tests/test_block_memo_assemble.py``).
+        """
+        json_key, tokens, kind, can_mark, masked, chars, images = fact
+        key = self._keys.setdefault((role, True, json_key), len(self._keys))
+        uses = results = live = ()
+        anchor = None
+        if kind == "tool_result":
+            uid = block.get("tool_use_id")
+            not_cleared = block.get("content") != CLEARED_TOOL_RESULT
+            results = ((0, uid, not_cleared),)
+            if not_cleared:
+                live = ((0, uid),)
+            if masked:
+                anchor = 0
+        elif kind == "tool_use":
+            uses = ((block.get("id"), block.get("name")),)
+        return MessageInfo((key,), (tokens,), _ZERO, 1, 0 if can_mark else None, anchor,
+                           chars, images, uses, results, live)
