@@ -68,9 +68,12 @@ def test_flat_key_equals_the_set_inclusion_version(block, marked):
     """Blocks of scalars (with or without a marker, of any value), floats, nested values and
     keys that are not str: the one-pass ``flat_key`` gives the same stand-in or None."""
     from mini_agent.core.block_identity import flat_key
+    from mini_agent.core.tree_key import tree_key
     if marked:
         block = {**block, "cache_control": {"type": "ephemeral"}}
     want = _flat_key_by_sets(block)
     assert flat_key(block) == want
     if want is not None:
         assert [type(v) for _, _, v in want] == [t for _, t, _ in want]
+        # the block memo may take ``tree_key`` for any block: a flat block gets the same key
+        assert tree_key(block) == want

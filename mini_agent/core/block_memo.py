@@ -258,14 +258,16 @@ class BlockMemo:
         # a block of scalar values (text, a string tool_result, a policy's placeholder) is
         # known by its flat key, which also stands for its canonical JSON (True == 1 and
         # 0.0 == -0.0, but they dump apart: the key holds the types, floats take the JSON)
-        flat = flat_key(block)
-        if flat is None:  # nested values (a tool_use's input): the same stand-in one level down
+        # nested values (a tool_use's input): the same stand-in one level down (``tree_key``
+        # gives the flat key itself to a block of scalars)
+        kind = block.get("type")
+        flat = tree_key(block) if kind == "tool_use" else flat_key(block)
+        if flat is None and kind != "tool_use":
             flat = tree_key(block)
         if flat is not None:
             hit = self._flat.get(flat)
             if hit is not None:
                 return hit
-        kind = block.get("type")
         body = block.get("content") if kind == "tool_result" else None
         chars, images = _block_chars(block)
         # approx_tokens of a block dict is this same sum (a dict with "role" counts as a message)
@@ -275,7 +277,8 @@ class BlockMemo:
             identity = _canonical_json(block)
             if '"cache_control"' in identity:  # markers nested somewhere: strip them
                 identity = canonical_identity(block)
-        facts = (self.key(flat if flat is not None else identity), tokens,
+        keys = self._keys   # :meth:`key`, inlined
+        facts = (keys.setdefault(flat if flat is not None else identity, len(keys)), tokens,
                  kind, is_markable(block),
                  # both placeholders open with "[": a result that does not is neither
                  kind == "tool_result" and isinstance(body, str) and body[:1] == "["
