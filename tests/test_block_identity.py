@@ -42,3 +42,38 @@ def test_first_new_info_agrees_with_first_difference_on_identity_only_items(ka, 
     objects = [object() for _ in range(4)]               # compare by identity, like infos
     a, b = [objects[k] for k in ka], [objects[k] for k in kb]
     assert first_new_info(a, b) == first_difference(a, b) == _plain_first_difference(a, b)
+
+
+def _flat_key_by_sets(block):
+    """``flat_key`` as first written: the scalar checks as set inclusions, then sorted."""
+    if "cache_control" in block:
+        block = {k: v for k, v in block.items() if k != "cache_control"}
+    types = tuple(map(type, block.values()))
+    if not frozenset({str, int, bool, type(None)}).issuperset(types) or \
+            not frozenset({str}).issuperset(map(type, block)):
+        return None
+    return tuple(sorted(zip(block, types, block.values())))
+
+
+_SCALAR_VALUES = st.one_of(st.none(), st.booleans(), st.integers(-2, 2), st.text(max_size=3),
+                           st.floats(allow_nan=False), st.sampled_from([0.0, -0.0, 1.0]),
+                           st.lists(st.integers(0, 1), max_size=2),
+                           st.dictionaries(st.text(max_size=2), st.integers(0, 1), max_size=2))
+_KEYS = st.one_of(st.sampled_from(["type", "text", "content", "cache_control", "id"]),
+                  st.text(max_size=3), st.integers(0, 2), st.just(True))
+
+
+@given(st.dictionaries(_KEYS, _SCALAR_VALUES, max_size=5), st.booleans())
+def test_flat_key_equals_the_set_inclusion_version(block, marked):
+    """Blocks of scalars (with or without a marker, of any value), floats, nested values and
+    keys that are not str: the one-pass ``flat_key`` gives the same stand-in or None."""
+    from mini_agent.core.block_identity import flat_key
+    from mini_agent.core.tree_key import tree_key
+    if marked:
+        block = {**block, "cache_control": {"type": "ephemeral"}}
+    want = _flat_key_by_sets(block)
+    assert flat_key(block) == want
+    if want is not None:
+        assert [type(v) for _, _, v in want] == [t for _, t, _ in want]
+        # the block memo may take ``tree_key`` for any block: a flat block gets the same key
+        assert tree_key(block) == want

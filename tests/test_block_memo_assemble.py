@@ -63,7 +63,12 @@ def test_column_wise_assemble_equals_the_block_by_block_loop(history):
            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u",
                                          "content": CLEARED_TOOL_RESULT},
                                         {"type": "tool_result", "tool_use_id": "v",
-                                         "content": "x"}]}]
+                                         "content": "x"}]},
+           {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "w",
+                                         "content": CLEARED_TOOL_RESULT}]},
+           {"role": "assistant", "content": [{"type": "tool_use", "id": "w", "name": "n",
+                                              "input": {"a": 1}}]},
+           {"role": "user", "content": [{"text": "no type"}]}]
     views = [history + odd, mask_old_observations(history, keep=1)]
     fast = BlockMemo(views[0])
     slow = BlockMemo.__new__(BlockMemo)

@@ -7,7 +7,8 @@ prompt cache sees it (its JSON with ``cache_control`` removed and keys sorted, a
 whether it may carry a marker, whether it is a masked or cleared result. :class:`BlockMemo`
 computes that once per message object (the history's messages are shared by every request
 and every policy) and once per content for a policy's fresh blocks (mask placeholders,
-cleared results), and interns identities as small ints so prefixes compare by int.
+cleared results), and interns identities as small ints so prefixes compare by int
+(:mod:`mini_agent.core.message_info` assembles a message's summary from its blocks' facts).
 
 Pure: no IO, inputs never mutated (objects are held while remembered, so an id is never
 reused for another object). Used by :func:`mini_agent.core.fast_replay.fast_replay`.
@@ -17,7 +18,6 @@ identity is the bytes sent; runs of tool_use or tool_result blocks share one pos
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import math
 from typing import Any, Sequence
@@ -27,8 +27,8 @@ from mini_agent.core.block_identity import (STRING_CONTENT_MARK, SYSTEM_MARK, Un
                                             first_difference, flat_key, same_message)
 from mini_agent.core.cache import CLEARED_TOOL_RESULT, build_system_blocks, is_markable
 from mini_agent.core.masking import is_masked
+from mini_agent.core.message_info import MessageInfo, assemble_info
 from mini_agent.core.messages import Message
-from mini_agent.core.prompt_cache import RUN_TYPES
 from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
 from mini_agent.core.tree_key import tree_key
 
@@ -38,37 +38,6 @@ _canonical_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
 """``canonical_identity``'s first dump, the same text, from one encoder made once (``json.dumps``
 with options builds a new encoder on every call); a block whose JSON names ``cache_control``
 takes ``canonical_identity`` itself, which strips the markers."""
-
-
-# read-only by convention, not frozen: a frozen dataclass's __init__ is several times slower,
-# and the replay makes one per fresh message of every request
-@dataclasses.dataclass(eq=False, slots=True)
-class MessageInfo:
-    """What the replay needs to know about one message, computed once per message object.
-
-    Attributes: keys: interned identity of each block (role, first-block flag and JSON);
-    tokens: each block's estimate (``approx_tokens``); offsets: each block's lookback
-    position relative to the message's first block; positions: how many positions the
-    message takes; markable: index of the last block that may carry ``cache_control`` (None:
-    none); anchor: index of the newest masked or cleared tool_result (None: none); chars,
-    images: ``approx_tokens``' characters and image tokens of the whole message; uses:
-    ``(id, name)`` of each tool_use; results: ``(block index, tool_use_id, not cleared yet)``
-    of each tool_result; live_results: ``(block index, tool_use_id)`` of those not cleared.
-    Two infos are equal only when they are the same object (``first_new_info`` relies on
-    it); never change one after it is made (the memo shares it between requests).
-    """
-
-    keys: tuple[int, ...]
-    tokens: tuple[int, ...]
-    offsets: tuple[int, ...]
-    positions: int
-    markable: int | None
-    anchor: int | None
-    chars: int
-    images: int
-    uses: tuple[tuple[Any, Any], ...]
-    results: tuple[tuple[int, Any, bool], ...]
-    live_results: tuple[tuple[int, Any], ...] = ()
 
 
 class BlockMemo:
@@ -289,14 +258,16 @@ class BlockMemo:
         # a block of scalar values (text, a string tool_result, a policy's placeholder) is
         # known by its flat key, which also stands for its canonical JSON (True == 1 and
         # 0.0 == -0.0, but they dump apart: the key holds the types, floats take the JSON)
-        flat = flat_key(block)
-        if flat is None:  # nested values (a tool_use's input): the same stand-in one level down
+        # nested values (a tool_use's input): the same stand-in one level down (``tree_key``
+        # gives the flat key itself to a block of scalars)
+        kind = block.get("type")
+        flat = tree_key(block) if kind == "tool_use" else flat_key(block)
+        if flat is None and kind != "tool_use":
             flat = tree_key(block)
         if flat is not None:
             hit = self._flat.get(flat)
             if hit is not None:
                 return hit
-        kind = block.get("type")
         body = block.get("content") if kind == "tool_result" else None
         chars, images = _block_chars(block)
         # approx_tokens of a block dict is this same sum (a dict with "role" counts as a message)
@@ -306,7 +277,8 @@ class BlockMemo:
             identity = _canonical_json(block)
             if '"cache_control"' in identity:  # markers nested somewhere: strip them
                 identity = canonical_identity(block)
-        facts = (self.key(flat if flat is not None else identity), tokens,
+        keys = self._keys   # :meth:`key`, inlined
+        facts = (keys.setdefault(flat if flat is not None else identity, len(keys)), tokens,
                  kind, is_markable(block),
                  # both placeholders open with "[": a result that does not is neither
                  kind == "tool_result" and isinstance(body, str) and body[:1] == "["
@@ -352,45 +324,6 @@ class BlockMemo:
         return info
 
     def _assemble(self, role: Any, content: list, facts: list[tuple]) -> MessageInfo:
-        """The :class:`MessageInfo` of a message from its blocks' facts (:meth:`_block`).
-
-        Column by column (the facts transposed once) rather than block by block: the same
-        summary as the block-by-block loop ``tests/test_block_memo_assemble.py`` keeps as
-        its reference.
-        """
-        if not facts:
-            return MessageInfo((), (), (), 0, None, None, 0, 0, (), ())
-        json_keys, tokens, kinds, can_mark, masked, chars, images = zip(*facts)
-        if isinstance(role, str) and ":" not in role:
-            intern, interned = self._keys.setdefault, self._keys  # :meth:`key`, inlined
-            keys = [intern((role, j == 0, json_key), len(interned))
-                    for j, json_key in enumerate(json_keys)]
-        else:
-            keys = [self.key(f"{role}:{int(j == 0)}:" + canonical_identity(content[j]))
-                    for j in range(len(facts))]
-        # runs of tool_use (or tool_result) blocks share one lookback position
-        position, run, offsets = -1, None, []
-        for kind in kinds:
-            run_key = kind if kind in RUN_TYPES else None
-            if run_key is None or run_key != run:
-                position += 1
-            run = run_key
-            offsets.append(position)
-        markable = next((j for j in range(len(facts) - 1, -1, -1) if can_mark[j]), None)
-        anchor = None
-        uses, results = [], []
-        if "tool_result" in kinds or "tool_use" in kinds:
-            for j, kind in enumerate(kinds):
-                if kind == "tool_result":
-                    block = content[j]
-                    if masked[j]:
-                        anchor = j
-                    results.append((j, block.get("tool_use_id"),
-                                    block.get("content") != CLEARED_TOOL_RESULT))
-                elif kind == "tool_use":
-                    block = content[j]
-                    uses.append((block.get("id"), block.get("name")))
-        return MessageInfo(tuple(keys), tokens, tuple(offsets), position + 1, markable,
-                           anchor, sum(chars), sum(images), tuple(uses), tuple(results),
-                           tuple((j, uid) for j, uid, live in results if live)
-                           if results else ())
+        """The :class:`MessageInfo` of a message from its blocks' facts (:meth:`_block`):
+        :func:`~mini_agent.core.message_info.assemble_info` with this memo's keys."""
+        return assemble_info(self._keys, role, content, facts)

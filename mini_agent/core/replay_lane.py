@@ -28,6 +28,7 @@ from typing import Any
 
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
+from mini_agent.core.context_edits import DEFAULT_KEEP, DEFAULT_TRIGGER
 from mini_agent.core.flat_prefix import (AnchorIndex, FlatPrefix, breakpoint_marks,
                                          prefix_usage, resume_marks)
 from mini_agent.core.messages import Message
@@ -202,8 +203,6 @@ def clear_tool_uses(view: list[Message], infos: list[MessageInfo], edit: dict,
         to clear, or less than ``clear_at_least`` cleared), else new lists with the cleared
         messages' copies and their summaries.
     """
-    from mini_agent.core.context_edits import DEFAULT_KEEP, DEFAULT_TRIGGER
-
     trigger = edit.get("trigger") or DEFAULT_TRIGGER
     keep = edit.get("keep") or DEFAULT_KEEP
     chars = sum(map(_CHARS, infos))
