@@ -262,22 +262,30 @@ def _identifiers(line: str) -> list[str]:
     """Paths then ``name()`` symbols named in one line: ``_PATH_RE`` then ``_SYMBOL_RE`` matches.
 
     The same lists as :func:`_identifiers_in_line` (``_PATH_RE.findall(line) +
-    _SYMBOL_RE.findall(line)``), found faster: neither expression matches across whitespace
-    and both accept the start and end of a word where a space stands, so each is run only on
-    the whitespace-separated words that can hold a match (a path holds a ``/``, a symbol ends
-    in ``()``), joined by spaces, instead of at every position of the line.
+    _SYMBOL_RE.findall(line)``), found faster: neither expression matches across a space, so
+    each is run only over the spans between spaces that hold what its matches need (a path a
+    ``/``, a symbol a ``()``), in place (``findall``'s ``pos`` and ``endpos``: the lookbehind
+    and ``\\b`` still see the space on either side), instead of at every position of the line.
     ``tests/test_retention.py`` compares the two.
     """
-    has_path, has_symbol = "/" in line, "()" in line
-    if not (has_path or has_symbol):
-        return []
-    # one search per expression over those words joined by single spaces: a space stands
-    # between them as it did in the line, so the matches are each word's, in order
-    words = line.split()
-    paths = _PATH_RE.findall(" ".join([w for w in words if "/" in w])) if has_path else []
-    if has_symbol:
-        paths += _SYMBOL_RE.findall(" ".join([w for w in words if "()" in w]))
-    return paths
+    found = _spans_matches(line, "/", _PATH_RE.findall) if "/" in line else []
+    if "()" in line:
+        found += _spans_matches(line, "()", _SYMBOL_RE.findall)
+    return found
+
+
+def _spans_matches(line: str, needle: str, findall) -> list[str]:
+    """``findall`` over each space-delimited span of ``line`` that holds ``needle``, in order."""
+    out: list[str] = []
+    find, rfind, size = line.find, line.rfind, len(line)
+    at = find(needle)
+    while at >= 0:
+        end = find(" ", at)
+        if end < 0:
+            end = size
+        out += findall(line, rfind(" ", 0, at) + 1, end)
+        at = find(needle, end)
+    return out
 
 
 def _identifiers_in_line(line: str) -> list[str]:
