@@ -178,3 +178,15 @@ def test_every_extracted_fact_is_in_the_text_of_the_history_that_states_it(histo
         due = [f for f in facts if f.message < n]
         assert all(facts_in_text(view_text(history[:n]), due))
         assert all(facts_in_text(BlockMemo(history).text(history[:n]), due))
+
+
+def test_fact_built_without_init_is_the_dataclass_fact():
+    import pickle
+
+    from mini_agent.core.retention import Fact, _fact
+    fast, slow = _fact("src/a.py", "identifier", "see src/a.py", 3), \
+        Fact("src/a.py", "identifier", "see src/a.py", 3)
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert vars(fast) == vars(slow) and list(vars(fast)) == list(vars(slow))
+    assert pickle.loads(pickle.dumps(fast)) == slow
+    assert fast != Fact("src/a.py", "identifier", "see src/a.py", 4)

@@ -216,9 +216,18 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
     user_numbers, user_idents, errors, assistant_idents = [], [], [], []
     counts: dict[str, int] = {}
     for i, message in enumerate(messages):
-        for block in content_blocks(message):
+        role = message.get("role")
+        content = message.get("content")
+        # content_blocks(message) without its copy: a string is one text block
+        for block in (content if type(content) is list else content_blocks(message)):
             kind = block.get("type")
-            if kind == "text" and message.get("role") == "user":
+            if kind == "tool_result":
+                line = _first_error_line(tool_result_text(block))
+                if line is not None:
+                    errors.append((line[:80], "open_problem", line[:200], i))
+            elif kind != "text":
+                continue
+            elif role == "user":
                 text = block.get("text", "")
                 if text.startswith("<") or "[Summary of the conversation" in text[:80]:
                     continue  # harness-injected reminders and summaries: not the user's words
@@ -228,17 +237,14 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
                             user_numbers.append((n, "number", line.strip()[:200], i))
                     for ident in _identifiers(line):
                         user_idents.append((ident, "identifier", line.strip()[:200], i))
-            elif kind == "text" and message.get("role") == "assistant":
+            elif role == "assistant":
                 for line in block.get("text", "").splitlines():
                     for ident in _identifiers(line):
-                        counts[ident] = counts.get(ident, 0) + 1
-                        if counts[ident] == 1:
+                        seen_times = counts.get(ident, 0) + 1
+                        counts[ident] = seen_times
+                        if seen_times == 1:
                             assistant_idents.append((ident, "identifier",
                                                      line.strip()[:200], i))
-            elif kind == "tool_result":
-                line = _first_error_line(tool_result_text(block))
-                if line is not None:
-                    errors.append((line[:80], "open_problem", line[:200], i))
     assistant_idents.sort(key=lambda f: -counts[f[0]])
     groups = [user_numbers, user_idents, errors, assistant_idents]
     seen: set[str] = set()
@@ -253,9 +259,22 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
                 if fact[0] in seen:
                     continue
                 seen.add(fact[0])
-                picked.append(Fact(*fact))  # a Fact for the picked candidates only
+                picked.append(_fact(*fact))  # a Fact for the picked candidates only
                 taken += 1
     return picked
+
+
+_new_object, _set_attribute = object.__new__, object.__setattr__
+
+
+def _fact(text: str, kind: str, proof: str, message: int) -> Fact:
+    """Build ``Fact(text, kind, proof, message)`` without the frozen ``__init__``'s four
+    ``object.__setattr__`` calls: the same object, its ``__dict__`` the fields in field order
+    set at once (``tests/test_retention.py`` compares the two)."""
+    fact = _new_object(Fact)
+    _set_attribute(fact, "__dict__", {"text": text, "kind": kind, "proof": proof,
+                                      "message": message})
+    return fact
 
 
 def _identifiers(line: str) -> list[str]:
