@@ -10,7 +10,7 @@ from mini_agent.core.cache_policies import request_points
 from mini_agent.core.calibration import message_features, request_features
 from mini_agent.core.feature_counts import counted_requests, requests_by_message
 from mini_agent.core.sample_sessions import sample_transcript
-from tests.strategies import hostile_histories, histories
+from strategies import histories, hostile_histories
 
 _ODD_BLOCKS = [
     {"type": "text", "text": "fix ```x = 1``` and ```y"},

@@ -79,8 +79,12 @@ def message_pieces(message: Message, *, canonical: bool = False) -> list[str]:
     Returns:
         A list of str (empty when the message has nothing to read).
     """
+    content = message.get("content")
+    if type(content) is str:
+        return [content]  # one text block (``content_blocks``)
     parts: list[str] = []
-    for block in content_blocks(message):
+    # content_blocks(message) without its copy of a list
+    for block in (content if type(content) is list else content_blocks(message)):
         kind = block.get("type")
         if kind == "text":
             parts.append(block.get("text", ""))
