@@ -76,3 +76,9 @@ def test_counted_requests_equal_the_reference(history, data):
 def test_counted_requests_equal_the_reference_on_hostile_histories(history):
     points = list(range(1, len(history) + 1, 2))
     assert counted_requests(history, points) == requests_by_message(history, points)
+
+
+def test_the_counts_are_the_calibration_features_plus_image_tokens():
+    from mini_agent.core import calibration
+    from mini_agent.core.feature_counts import COUNTS
+    assert COUNTS == calibration.FEATURES + ("image_tokens",) == calibration._COUNTS

@@ -31,8 +31,7 @@ import math
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from mini_agent.core.feature_counts import (CJK_RE, FENCE_RE, count_message, counted_requests,
-                                            split_text)
+from mini_agent.core.feature_counts import count_message, counted_requests, split_text
 from mini_agent.core.messages import Message
 from mini_agent.core.output_kind import (  # noqa: F401 (the line tests read them here)
     _CODE_CHAR_RE, _CODE_LINE_RE, _CODE_START_RE, output_kind as _output_kind,
@@ -63,7 +62,6 @@ FITTED_TOKENS_PER_BLOCK = 14.4
 """Framing tokens per content block from the same fit (Claude Code adds reminders and ids
 around tool results that the transcript does not show)."""
 
-_CJK_RE, _FENCE_RE, _split_text = CJK_RE, FENCE_RE, split_text
 _COUNTS = FEATURES + ("image_tokens",)
 
 
@@ -132,11 +130,8 @@ def message_features(message: Message) -> dict[str, int]:
     5
     """
     out = dict.fromkeys(_COUNTS, 0)
-    _count_message(message, out)
+    count_message(message, out)
     return out
-
-
-_count_message = count_message
 
 
 def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
@@ -154,10 +149,10 @@ def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
     blocks = [{"type": "text", "text": system}] if isinstance(system, str) else list(system or [])
     for block in blocks:
         out["blocks"] += 1
-        _split_text(block.get("text", ""), "prose", out)
+        split_text(block.get("text", ""), "prose", out)
     for tool in tools or []:
         out["blocks"] += 1
-        _split_text(json.dumps(tool, ensure_ascii=False), "json", out)
+        split_text(json.dumps(tool, ensure_ascii=False), "json", out)
     return out
 
 
