@@ -321,3 +321,25 @@ def test_model_price_kept_per_id_equals_the_table_row():
             model_price("claude-opus-4-9")
         with pytest.raises(Unknown):
             model_spec("claude-opus-4-9-20250101")
+
+
+_USAGE_COUNTS = st.one_of(st.none(), st.integers(0, 300), st.sampled_from([0.0, 50.5, 100.0]))
+
+
+@given(st.lists(st.fixed_dictionaries({}, optional={
+    "cache_read_input_tokens": _USAGE_COUNTS, "cache_creation_input_tokens": _USAGE_COUNTS,
+    "input_tokens": _USAGE_COUNTS}), max_size=12))
+@settings(max_examples=300, deadline=None)
+def test_cache_breaks_in_one_pass_equal_the_pairwise_count(usages):
+    from mini_agent.core.recorded_usage import _cache_breaks_pairwise, cache_breaks
+    assert cache_breaks(usages) == _cache_breaks_pairwise(usages)
+    assert cache_breaks(tuple(usages)) == _cache_breaks_pairwise(usages)
+
+
+def test_cache_breaks_count_a_drop_after_a_cached_request_only():
+    from mini_agent.core.recorded_usage import cache_breaks
+    usages = [{"cache_read_input_tokens": 0}, {"cache_read_input_tokens": 0},
+              {"cache_creation_input_tokens": 100}, {"cache_read_input_tokens": 100},
+              {"cache_read_input_tokens": 99, "cache_creation_input_tokens": 1},
+              {"cache_read_input_tokens": 100}, {}]
+    assert cache_breaks(usages) == 2

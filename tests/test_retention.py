@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 from mini_agent.core.retention import (Fact, extract_facts, facts_in_text, retained_facts,
                                        retention_curve, view_text)
 from mini_agent.core.masking import mask_old_observations
-from strategies import hostile_histories
+from strategies import histories, hostile_histories
 
 
 def history():
@@ -178,3 +178,29 @@ def test_every_extracted_fact_is_in_the_text_of_the_history_that_states_it(histo
         due = [f for f in facts if f.message < n]
         assert all(facts_in_text(view_text(history[:n]), due))
         assert all(facts_in_text(BlockMemo(history).text(history[:n]), due))
+
+
+def test_fact_built_without_init_is_the_dataclass_fact():
+    import pickle
+
+    from mini_agent.core.retention import Fact, _fact
+    fast, slow = _fact("src/a.py", "identifier", "see src/a.py", 3), \
+        Fact("src/a.py", "identifier", "see src/a.py", 3)
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert vars(fast) == vars(slow) and list(vars(fast)) == list(vars(slow))
+    assert pickle.loads(pickle.dumps(fast)) == slow
+    assert fast != Fact("src/a.py", "identifier", "see src/a.py", 4)
+
+
+@given(histories(max_turns=5))
+@settings(max_examples=100, deadline=None)
+def test_message_pieces_of_string_content_equal_those_of_its_text_block(history):
+    from mini_agent.core.messages import content_blocks
+    from mini_agent.core.retention import message_pieces
+    for message in history:
+        as_blocks = {**message, "content": content_blocks(message)}
+        for canonical in (False, True):
+            assert message_pieces(message, canonical=canonical) == \
+                message_pieces(as_blocks, canonical=canonical)
+    assert message_pieces({"role": "user", "content": "a b"}) == ["a b"]
+    assert message_pieces({"role": "user", "content": None}) == []

@@ -28,16 +28,15 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import re
 import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
-from mini_agent.core.messages import Message, content_blocks, tool_result_text
+from mini_agent.core.feature_counts import count_message, counted_requests, split_text
+from mini_agent.core.messages import Message
 from mini_agent.core.output_kind import (  # noqa: F401 (the line tests read them here)
     _CODE_CHAR_RE, _CODE_LINE_RE, _CODE_START_RE, output_kind as _output_kind,
     output_kind_by_lines as _output_kind_by_lines)
 from mini_agent.core.session_scale import real_input_tokens, scaled_estimates
-from mini_agent.core.tokens import image_tokens, tool_input_json
 
 KINDS = ("prose", "code", "json", "tool_output", "cjk")
 """Content kinds whose characters are counted separately."""
@@ -63,8 +62,6 @@ FITTED_TOKENS_PER_BLOCK = 14.4
 """Framing tokens per content block from the same fit (Claude Code adds reminders and ids
 around tool results that the transcript does not show)."""
 
-_CJK_RE = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uff00-\uffef]")
-_FENCE_RE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _COUNTS = FEATURES + ("image_tokens",)
 
 
@@ -115,17 +112,6 @@ class Calibration:
         return "\n".join(lines)
 
 
-def _split_text(text: str, kind: str, out: dict[str, int]) -> None:
-    cjk = 0 if text.isascii() else len(_CJK_RE.findall(text))  # CJK is never ASCII
-    out["cjk"] += cjk
-    if kind == "prose":
-        code = sum(len(m) for m in _FENCE_RE.findall(text)) if "```" in text else 0
-        out["code"] += code
-        out["prose"] += len(text) - code - cjk  # fenced CJK is rare; never below zero overall
-    else:
-        out[kind] += len(text) - cjk
-
-
 def message_features(message: Message) -> dict[str, int]:
     """Characters of each kind in one message, its block count and its image tokens.
 
@@ -144,29 +130,8 @@ def message_features(message: Message) -> dict[str, int]:
     5
     """
     out = dict.fromkeys(_COUNTS, 0)
-    _count_message(message, out)
+    count_message(message, out)
     return out
-
-
-def _count_message(message: Message, out: dict[str, int]) -> None:
-    """Add :func:`message_features` of ``message`` into ``out`` (no dict per message)."""
-    for block in content_blocks(message):
-        out["blocks"] += 1
-        kind = block.get("type")
-        if kind == "text":
-            _split_text(block.get("text", ""), "prose", out)
-        elif kind == "thinking":
-            _split_text(block.get("thinking", ""), "prose", out)
-        elif kind == "tool_use":
-            _split_text(block.get("name", "") + tool_input_json(block), "json", out)
-        elif kind == "tool_result":
-            text = tool_result_text(block)
-            _split_text(text, _output_kind(text), out)
-            for part in block.get("content") if isinstance(block.get("content"), list) else []:
-                if part.get("type") == "image":
-                    out["image_tokens"] += image_tokens(part)
-        elif kind == "image":
-            out["image_tokens"] += image_tokens(block)
 
 
 def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
@@ -184,10 +149,10 @@ def system_features(system: Any = None, tools: Sequence[Mapping] | None = None
     blocks = [{"type": "text", "text": system}] if isinstance(system, str) else list(system or [])
     for block in blocks:
         out["blocks"] += 1
-        _split_text(block.get("text", ""), "prose", out)
+        split_text(block.get("text", ""), "prose", out)
     for tool in tools or []:
         out["blocks"] += 1
-        _split_text(json.dumps(tool, ensure_ascii=False), "json", out)
+        split_text(json.dumps(tool, ensure_ascii=False), "json", out)
     return out
 
 
@@ -203,13 +168,7 @@ def request_features(messages: Sequence[Message], points: Sequence[int]
         One features dict per point (:func:`message_features` summed over the messages
         the request sends).
     """
-    out, total, done = [], dict.fromkeys(_COUNTS, 0), 0
-    for i in points:
-        for message in messages[done:i]:
-            _count_message(message, total)  # total += message_features(message)
-        done = max(done, i)
-        out.append(dict(total))
-    return out
+    return counted_requests(messages, points)  # = requests_by_message(messages, points)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -48,6 +48,20 @@ def cache_breaks(usages: Sequence[Mapping[str, Any]]) -> int:
     ...               {"cache_read_input_tokens": 50}])
     1
     """
+    # each usage read once (the pairwise reference, :func:`_cache_breaks_pairwise`, reads
+    # the middle ones twice); ``cached``: the request before's reads plus writes
+    count, cached = 0, 0
+    for usage in usages:
+        get = usage.get
+        read = get("cache_read_input_tokens") or 0
+        if cached and read < cached:
+            count += 1
+        cached = read + (get("cache_creation_input_tokens") or 0)
+    return count
+
+
+def _cache_breaks_pairwise(usages: Sequence[Mapping[str, Any]]) -> int:
+    """The reference form of :func:`cache_breaks`: each pair of neighbouring requests."""
     count = 0
     for before, cur in zip(usages, usages[1:]):
         cached = ((before.get("cache_read_input_tokens") or 0)

@@ -79,8 +79,12 @@ def message_pieces(message: Message, *, canonical: bool = False) -> list[str]:
     Returns:
         A list of str (empty when the message has nothing to read).
     """
+    content = message.get("content")
+    if type(content) is str:
+        return [content]  # one text block (``content_blocks``)
     parts: list[str] = []
-    for block in content_blocks(message):
+    # content_blocks(message) without its copy of a list
+    for block in (content if type(content) is list else content_blocks(message)):
         kind = block.get("type")
         if kind == "text":
             parts.append(block.get("text", ""))
@@ -216,9 +220,18 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
     user_numbers, user_idents, errors, assistant_idents = [], [], [], []
     counts: dict[str, int] = {}
     for i, message in enumerate(messages):
-        for block in content_blocks(message):
+        role = message.get("role")
+        content = message.get("content")
+        # content_blocks(message) without its copy: a string is one text block
+        for block in (content if type(content) is list else content_blocks(message)):
             kind = block.get("type")
-            if kind == "text" and message.get("role") == "user":
+            if kind == "tool_result":
+                line = _first_error_line(tool_result_text(block))
+                if line is not None:
+                    errors.append((line[:80], "open_problem", line[:200], i))
+            elif kind != "text":
+                continue
+            elif role == "user":
                 text = block.get("text", "")
                 if text.startswith("<") or "[Summary of the conversation" in text[:80]:
                     continue  # harness-injected reminders and summaries: not the user's words
@@ -228,17 +241,14 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
                             user_numbers.append((n, "number", line.strip()[:200], i))
                     for ident in _identifiers(line):
                         user_idents.append((ident, "identifier", line.strip()[:200], i))
-            elif kind == "text" and message.get("role") == "assistant":
+            elif role == "assistant":
                 for line in block.get("text", "").splitlines():
                     for ident in _identifiers(line):
-                        counts[ident] = counts.get(ident, 0) + 1
-                        if counts[ident] == 1:
+                        seen_times = counts.get(ident, 0) + 1
+                        counts[ident] = seen_times
+                        if seen_times == 1:
                             assistant_idents.append((ident, "identifier",
                                                      line.strip()[:200], i))
-            elif kind == "tool_result":
-                line = _first_error_line(tool_result_text(block))
-                if line is not None:
-                    errors.append((line[:80], "open_problem", line[:200], i))
     assistant_idents.sort(key=lambda f: -counts[f[0]])
     groups = [user_numbers, user_idents, errors, assistant_idents]
     seen: set[str] = set()
@@ -253,31 +263,52 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
                 if fact[0] in seen:
                     continue
                 seen.add(fact[0])
-                picked.append(Fact(*fact))  # a Fact for the picked candidates only
+                picked.append(_fact(*fact))  # a Fact for the picked candidates only
                 taken += 1
     return picked
+
+
+_new_object, _set_attribute = object.__new__, object.__setattr__
+
+
+def _fact(text: str, kind: str, proof: str, message: int) -> Fact:
+    """Build ``Fact(text, kind, proof, message)`` without the frozen ``__init__``'s four
+    ``object.__setattr__`` calls: the same object, its ``__dict__`` the fields in field order
+    set at once (``tests/test_retention.py`` compares the two)."""
+    fact = _new_object(Fact)
+    _set_attribute(fact, "__dict__", {"text": text, "kind": kind, "proof": proof,
+                                      "message": message})
+    return fact
 
 
 def _identifiers(line: str) -> list[str]:
     """Paths then ``name()`` symbols named in one line: ``_PATH_RE`` then ``_SYMBOL_RE`` matches.
 
     The same lists as :func:`_identifiers_in_line` (``_PATH_RE.findall(line) +
-    _SYMBOL_RE.findall(line)``), found faster: neither expression matches across whitespace
-    and both accept the start and end of a word where a space stands, so each is run only on
-    the whitespace-separated words that can hold a match (a path holds a ``/``, a symbol ends
-    in ``()``), joined by spaces, instead of at every position of the line.
+    _SYMBOL_RE.findall(line)``), found faster: neither expression matches across a space, so
+    each is run only over the spans between spaces that hold what its matches need (a path a
+    ``/``, a symbol a ``()``), in place (``findall``'s ``pos`` and ``endpos``: the lookbehind
+    and ``\\b`` still see the space on either side), instead of at every position of the line.
     ``tests/test_retention.py`` compares the two.
     """
-    has_path, has_symbol = "/" in line, "()" in line
-    if not (has_path or has_symbol):
-        return []
-    # one search per expression over those words joined by single spaces: a space stands
-    # between them as it did in the line, so the matches are each word's, in order
-    words = line.split()
-    paths = _PATH_RE.findall(" ".join([w for w in words if "/" in w])) if has_path else []
-    if has_symbol:
-        paths += _SYMBOL_RE.findall(" ".join([w for w in words if "()" in w]))
-    return paths
+    found = _spans_matches(line, "/", _PATH_RE.findall) if "/" in line else []
+    if "()" in line:
+        found += _spans_matches(line, "()", _SYMBOL_RE.findall)
+    return found
+
+
+def _spans_matches(line: str, needle: str, findall) -> list[str]:
+    """``findall`` over each space-delimited span of ``line`` that holds ``needle``, in order."""
+    out: list[str] = []
+    find, rfind, size = line.find, line.rfind, len(line)
+    at = find(needle)
+    while at >= 0:
+        end = find(" ", at)
+        if end < 0:
+            end = size
+        out += findall(line, rfind(" ", 0, at) + 1, end)
+        at = find(needle, end)
+    return out
 
 
 def _identifiers_in_line(line: str) -> list[str]:
