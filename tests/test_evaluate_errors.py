@@ -127,3 +127,25 @@ def test_the_exit_codes_are_in_the_help(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "exit 0 when every file was evaluated, 1 when a file failed, 2 for a usage error" \
         in text and "not a transcript is skipped" in text
+
+
+def test_a_claude_code_file_with_no_conversation_in_a_folder_is_skipped(mixed):
+    """Claude Code writes summary-only and snapshot-only .jsonl files beside its sessions."""
+    from mini_agent.harness.transcript_scan import is_conversationless_jsonl
+    (mixed / "bad.jsonl").unlink()
+    (mixed / "summary.jsonl").write_text(
+        '{"type": "summary", "summary": "Fix the login bug", "leafUuid": "u1"}\n'
+        '{"type": "file-history-snapshot", "messageId": "m1", "snapshot": {}}\n')
+    (mixed / "empty.jsonl").write_text("")                        # no entry at all: an error
+    (mixed / "odd.jsonl").write_text('{"type": "telemetry"}\n')  # unknown: an error
+    code, out, err = run([mixed])
+    assert code == 1
+    assert err.splitlines() == [
+        "mini-agent evaluate: skipped 2 files that are not a transcript: config.json, "
+        "summary.jsonl",
+        "mini-agent evaluate: 2 of 3 files failed (errors in the report): empty.jsonl, odd.jsonl"]
+    code, out, err = run([mixed / "summary.jsonl"])   # named on its own: still an error
+    assert code == 1 and "no user/assistant entries" in out
+    assert [is_conversationless_jsonl(mixed / n) for n in
+            ("summary.jsonl", "empty.jsonl", "odd.jsonl", "good.jsonl", "config.json")] == [
+        True, False, False, False, False]

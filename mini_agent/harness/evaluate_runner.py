@@ -38,7 +38,7 @@ from mini_agent.harness.evaluate_pool import (  # noqa: F401 (evaluate_file: re-
     evaluate_file, run_files)
 from mini_agent.harness.real_sessions import CLAUDE_PROJECTS, shared_data_dir
 from mini_agent.harness.transcript_scan import (  # noqa: F401 (re-exported)
-    SUFFIXES, expand_paths, is_foreign_json, transcript_files)
+    SUFFIXES, expand_paths, is_conversationless_jsonl, is_foreign_json, transcript_files)
 
 
 CSV_FIELDS = ("path", "name", "tokens_sent", "usd", "hit_rate", "cache_breaks",
@@ -118,8 +118,9 @@ def evaluate_scan(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFA
     """Evaluate like :func:`evaluate_paths`; also say which scanned files were skipped.
 
     A file a folder scan found whose load failed and that is well-formed JSON of no
-    transcript shape (:func:`is_foreign_json`: a ``config.json`` beside the sessions) is
-    skipped, not reported as failed. A file named on its own is never skipped, and neither
+    transcript shape (:func:`is_foreign_json`: a ``config.json`` beside the sessions), or a
+    Claude Code ``.jsonl`` holding no conversation (:func:`is_conversationless_jsonl`: only
+    ``summary`` or snapshot entries), is skipped, not reported as failed. A file named on its own is never skipped, and neither
     is a corrupt ``.jsonl`` or a file that is not JSON at all: their reports keep the error.
 
     Args:
@@ -151,7 +152,8 @@ def evaluate_scan(paths: Iterable[str | Path], *, policies: Sequence[str] = DEFA
                         reference=reference)
     kept, skipped = [], []
     for (path, folder), report in zip(found, reports):
-        if "error" in report and folder is not None and is_foreign_json(path):
+        if "error" in report and folder is not None and (
+                is_foreign_json(path) or is_conversationless_jsonl(path)):
             skipped.append(str(path.relative_to(folder)))
         else:
             kept.append(report)

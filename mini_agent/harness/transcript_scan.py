@@ -3,7 +3,9 @@
 A folder is scanned recursively for the names transcripts have (:data:`SUFFIXES`); a
 well-formed ``.json`` of no transcript shape (a ``config.json`` lying in a project folder) is
 told apart from a corrupt transcript by the loader's own shape test, so the explorer can skip
-the first and report the second.
+the first and report the second. So is a Claude Code ``.jsonl`` that holds no conversation
+(only ``summary``, ``file-history-snapshot`` and such entries: Claude Code writes them beside
+its sessions in ``~/.claude/projects``): skipped, where a damaged session is reported.
 
 IO: lists folders, reads files.
 
@@ -93,3 +95,33 @@ def is_foreign_json(path: str | Path) -> bool:
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
     return not has_transcript_shape(doc, name)
+
+
+CONVERSATIONLESS_TYPES = frozenset({"summary", "progress", "system", "queue-operation",
+                                    "file-history-snapshot", "pr-link"})
+"""Claude Code entry types that carry no message: a file made only of them is no session."""
+
+
+def is_conversationless_jsonl(path: str | Path) -> bool:
+    """Say whether a ``.jsonl`` is Claude Code's but holds no conversation (nothing to replay).
+
+    Every line must be a JSON object whose ``type`` is one of
+    :data:`CONVERSATIONLESS_TYPES` (a ``summary`` file, a file of snapshots), and there must
+    be at least one. An empty file, a line that is not JSON, a user or assistant entry or an
+    unknown type: False, so a damaged or unknown file is still reported.
+
+    Args:
+        path: a file a folder scan found.
+
+    Returns:
+        True for a ``.jsonl`` made only of entries that carry no message.
+    """
+    if not Path(path).name.endswith(".jsonl"):
+        return False
+    try:
+        lines = Path(path).read_text(encoding="utf-8").removeprefix("\ufeff").splitlines()
+        entries = [json.loads(line) for line in lines if line.strip()]
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
+        return False
+    return bool(entries) and all(isinstance(e, dict) and e.get("type") in CONVERSATIONLESS_TYPES
+                                 for e in entries)
