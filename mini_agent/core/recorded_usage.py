@@ -132,8 +132,9 @@ def _plain_row(kept: Sequence[Mapping[str, Any]], model: str) -> dict[str, Any] 
     same terms added in the same order, so the same floats), without their per-field calls
     that also read SDK objects: each count is ``int(value or 0)`` as ``usage_tokens`` reads
     it, a ``cache_creation`` breakdown splits the writes as ``_cost_usd`` does. None (ask the
-    pricing functions) when a usage is not a plain dict, has a breakdown that is not one, or
-    carries ``iterations`` (server-side compaction is billed on top).
+    pricing functions) when a usage is not a plain dict, has a breakdown that is not one,
+    carries ``iterations`` (server-side compaction is billed on top) or says
+    ``inference_geo: "us"`` (US-only inference, billed at 1.1x).
     ``tests/test_recorded_usage.py`` compares the two.
     """
     price = model_price(model)
@@ -141,7 +142,8 @@ def _plain_row(kept: Sequence[Mapping[str, Any]], model: str) -> dict[str, Any] 
     fresh = written = read = 0
     costs = []
     for usage in kept:
-        if type(usage) is not dict or usage.get("iterations"):
+        if type(usage) is not dict or usage.get("iterations") or \
+                usage.get("inference_geo") == "us":
             return None
         breakdown = usage.get("cache_creation")
         if breakdown is not None and type(breakdown) is not dict:
