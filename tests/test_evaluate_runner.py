@@ -81,7 +81,8 @@ def test_table_output_through_the_cli(folder, capsys):
 
 @pytest.mark.parametrize("args,message", [
     (["--policies", "nope"], "unknown policy 'nope'"),
-    (["--model", "gpt-x"], "no price for model 'gpt-x'"),
+    (["--model", "gpt-x"], "no price for model 'gpt-x' (no row in the kit's model table); "
+                           "known: claude-3-5-haiku, "),
     (["--workers", "0"], "workers must be >= 1")])
 def test_usage_errors_exit_2_with_one_line(folder, args, message, capsys):
     assert main(["evaluate", str(folder / "p1"), *args]) == 2

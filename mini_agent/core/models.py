@@ -157,4 +157,5 @@ def model_spec(model: str) -> ModelSpec:
     if undated in MODELS:
         return MODELS[undated]
     raise UnknownModelError(f"no price for model {model!r} (no row in the kit's model table); "
-                            f"known: {sorted(MODELS)}")
+                            f"known: {', '.join(sorted(MODELS))} (a dated id such as "
+                            f"claude-sonnet-4-5-20250929 is priced as its model)")
