@@ -70,6 +70,9 @@ def schema_problem(schema: Any, where: str = "output_config.format.schema") -> s
     """
     if not isinstance(schema, Mapping):
         return f"{where}: Input should be a valid dictionary"
+    for key in ("definitions", "$defs"):
+        if schema.get(key) is not None and not isinstance(schema[key], Mapping):
+            return f"{where}.{key}: Input should be a valid dictionary"
     defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
     problem = _node_problem(schema, schema, defs, ())
     return f"{where}: {problem}" if problem else None
@@ -220,29 +223,35 @@ def example_value(schema: Any, root: Any = None) -> Any:
         The ``const``, else the first ``enum`` value, else the first ``anyOf`` / ``oneOf``
         branch's example, else by type: ``{}`` with the required properties' examples,
         ``[]`` (one item when ``minItems`` is 1), ``""`` (a sample for a known ``format``),
-        0, False or None.
+        0, False or None; None where a ``$ref`` would enter a schema its own expansion is
+        already inside (a tool's ``input_schema`` may refer to itself).
 
     >>> example_value({"type": "object", "properties": {"n": {"type": "integer"},
     ...                "tag": {"enum": ["a", "b"]}}, "required": ["n", "tag"],
     ...                "additionalProperties": False})
     {'n': 0, 'tag': 'a'}
     """
-    root = schema if root is None else root
+    return _example(schema, schema if root is None else root, ())
+
+
+def _example(schema: Any, root: Any, refs: tuple[str, ...]) -> Any:
+    """:func:`example_value` with the ``$ref`` chain being expanded (a repeat gives None)."""
     if not isinstance(schema, Mapping):
         return None
     if isinstance(schema.get("$ref"), str):
-        return example_value(_resolve(schema["$ref"], root), root)
+        ref = schema["$ref"]
+        return None if ref in refs else _example(_resolve(ref, root), root, refs + (ref,))
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
         return schema["enum"][0]
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return example_value(schema[key][0], root)
+            return _example(schema[key][0], root, refs)
     if isinstance(schema.get("allOf"), list) and schema["allOf"]:
         merged: dict[str, Any] = {}
         for part in schema["allOf"]:
-            part_value = example_value(part, root)
+            part_value = _example(part, root, refs)
             if not isinstance(part_value, dict):
                 return part_value
             merged.update(part_value)
@@ -251,9 +260,9 @@ def example_value(schema: Any, root: Any = None) -> Any:
     kind = kind[0] if isinstance(kind, list) and kind else kind
     if kind == "object" or (kind is None and "properties" in schema):
         props = schema.get("properties") or {}
-        return {k: example_value(props.get(k), root) for k in schema.get("required") or ()}
+        return {k: _example(props.get(k), root, refs) for k in schema.get("required") or ()}
     if kind == "array":
-        return [example_value(schema.get("items"), root)] if schema.get("minItems") == 1 else []
+        return [_example(schema.get("items"), root, refs)] if schema.get("minItems") == 1 else []
     if kind == "string":
         return _EXAMPLE_STRINGS.get(schema.get("format"), "")
     return {"integer": 0, "number": 0, "boolean": False}.get(kind)

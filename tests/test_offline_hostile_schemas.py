@@ -1,0 +1,75 @@
+"""Hostile schemas through the real SDK client over the offline API: a 400, never an exception.
+
+A structured-outputs schema whose ``$defs`` is not an object, a tool whose ``input_schema``
+is nested deeper than the handler can walk, and a forced call to a tool whose input schema
+refers to itself: the client gets the API's 400 or a reply, not an ``APIConnectionError``
+from an exception raised inside the transport.
+"""
+
+import pytest
+
+import anthropic
+
+from mini_agent.offline import offline_client
+from mini_agent.offline.brains import ScriptedBrain
+from mini_agent.offline.json_schemas import example_value
+
+SONNET = "claude-sonnet-5-5"
+ASK = [{"role": "user", "content": "What is in a.py?"}]
+
+
+def create(stream, **kwargs):
+    client = offline_client(ScriptedBrain(["It defines main()."]), max_retries=0)
+    params = {"model": SONNET, "max_tokens": 800, "messages": ASK, **kwargs}
+    if not stream:
+        return client.messages.create(**params)
+    with client.messages.stream(**params) as events:
+        return events.get_final_message()
+
+
+def nested(depth):
+    schema = {"type": "string"}
+    for _ in range(depth):
+        schema = {"type": "object", "properties": {"a": schema}, "required": ["a"],
+                  "additionalProperties": False}
+    return schema
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("key, value", [("$defs", [1]), ("definitions", "x")])
+def test_schema_defs_that_are_not_an_object_are_a_400(stream, key, value):
+    schema = {"type": "string", key: value}
+    with pytest.raises(anthropic.BadRequestError) as info:
+        create(stream, output_config={"format": {"type": "json_schema", "schema": schema}})
+    assert info.value.status_code == 400
+    assert f"output_config.format.schema.{key}: Input should be a valid dictionary" \
+        in str(info.value)
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_tool_schema_nested_too_deeply_is_a_400(stream):
+    tool = {"name": "deep", "input_schema": nested(400)}
+    with pytest.raises(anthropic.BadRequestError, match="nested too deeply"):
+        create(stream, tools=[tool], tool_choice={"type": "any"})
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_forced_call_to_a_self_referring_tool_stops_at_the_loop(stream):
+    schema = {"type": "object", "properties": {"name": {"type": "string"},
+                                               "child": {"$ref": "#"}},
+              "required": ["name", "child"]}
+    reply = create(stream, tools=[{"name": "tree", "input_schema": schema}],
+                   tool_choice={"type": "tool", "name": "tree"})
+    assert [(b.type, b.name, b.input) for b in reply.content] == [
+        ("tool_use", "tree", {"name": "", "child": {"name": "", "child": None}})]
+    assert reply.stop_reason == "tool_use"
+
+
+def test_example_value_follows_a_ref_once_per_branch():
+    defs = {"node": {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"}},
+                     "required": ["next"]}}
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/node"},
+                                               "b": {"$ref": "#/$defs/node"}},
+              "required": ["a", "b"], "$defs": defs}
+    # each property expands the node once and stops where it would enter it again
+    assert example_value(schema) == {"a": {"next": None}, "b": {"next": None}}
