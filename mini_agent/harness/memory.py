@@ -52,8 +52,9 @@ from mini_agent.harness.result_text import encodable_text
 from mini_agent.harness.tools import Tool
 from mini_agent.harness.tools import ToolError as KitToolError
 
-def _nfc(path: str) -> str:  # Linux keeps names as sent: one form, one file
-    return unicodedata.normalize("NFC", path)
+def _nfc(path: str) -> str:  # one form, one file; checked again: NFC may lengthen names
+    form = unicodedata.normalize("NFC", path)   # the length in characters counts as sent
+    return validate_memory_path(form, max_path_chars=len(form))
 
 
 DEFAULT_MAX_FILE_BYTES = 32_000
