@@ -73,3 +73,31 @@ def test_example_value_follows_a_ref_once_per_branch():
               "required": ["a", "b"], "$defs": defs}
     # each property expands the node once and stops where it would enter it again
     assert example_value(schema) == {"a": {"next": None}, "b": {"next": None}}
+
+
+def output(schema):
+    return {"output_config": {"format": {"type": "json_schema", "schema": schema}}}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_ref_that_points_nowhere_is_a_400_naming_it(stream):
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/nope"}},
+              "required": ["a"], "additionalProperties": False}
+    with pytest.raises(anthropic.BadRequestError,
+                       match="output_config.format.schema: \\$ref '#/\\$defs/nope' does not"):
+        create(stream, **output(schema))
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_a_ref_with_json_pointer_escapes_resolves(stream):
+    schema = {"type": "object", "properties": {"a": {"$ref": "#/$defs/x~1y~0z"}},
+              "required": ["a"], "additionalProperties": False,
+              "$defs": {"x/y~z": {"type": "integer"}}}
+    reply = create(stream, **output(schema))
+    assert reply.content[0].text == '{"a":0}'
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_the_made_up_answer_takes_an_enum_value_of_the_schemas_type(stream):
+    reply = create(stream, **output({"type": "string", "enum": [1, None, "b", "c"]}))
+    assert reply.content[0].text == '"b"'

@@ -6,13 +6,14 @@ rest with a 400. :func:`schema_problem` returns that refusal: an object without
 ``"additionalProperties": false``, a number or integer with ``minimum`` / ``maximum`` /
 ``exclusiveMinimum`` / ``exclusiveMaximum`` / ``multipleOf``, a string with ``minLength`` /
 ``maxLength`` or an unknown ``format``, an array with ``minItems`` other than 0 or 1,
-``maxItems`` or ``uniqueItems``, a ``$ref`` outside the schema, a recursive ``$ref``.
+``maxItems`` or ``uniqueItems``, a ``$ref`` outside the schema or pointing at nothing in it,
+a recursive ``$ref``, ``$defs`` / ``definitions`` that are not an object.
 :func:`is_valid` tells whether a value matches a schema of that subset (types, ``enum``,
 ``const``, ``anyOf`` / ``oneOf`` / ``allOf``, ``properties`` / ``required`` / closed
-objects, ``items`` / ``minItems``, local ``$ref``); :func:`example_value` builds the smallest
-value that matches one, which is what the offline API answers with when its brain's text is
-not valid JSON for the schema (the real model is constrained to the grammar). Pure: no IO,
-inputs never mutated. Used by :mod:`mini_agent.offline.forced_output`.
+objects, ``items`` / ``minItems``, local ``$ref`` with JSON Pointer escapes);
+:func:`example_value` builds the smallest value that matches one, which is what the offline
+API answers with when its brain's text is not valid JSON for the schema (the real model is
+constrained to the grammar). Pure: no IO, inputs never mutated. Used by :mod:`mini_agent.offline.forced_output`.
 
 Source: structured outputs docs, "JSON Schema limitations" (supported: basic types, enum,
 const, anyOf, allOf, local $ref / $defs, required, ``additionalProperties: false``, string
@@ -26,13 +27,15 @@ set to false" (several), "For 'integer' type, property 'minimum' is not supporte
 (agentjido/req_llm#302), "For 'integer' type, properties maximum, minimum are not
 supported" (BerriAI/litellm#21016), "For 'array' type, 'minItems' values other than 0 or 1
 are not supported" (ghostlobster/memorize-everything#93). ASSUMPTIONS (wording not
-documented): the string ``format``, external and recursive ``$ref`` refusals; the length and
-``maxItems`` / ``uniqueItems`` refusals worded like the numeric ones.
+documented): the string ``format``, external, dangling and recursive ``$ref`` and ``$defs``
+refusals; the length and ``maxItems`` / ``uniqueItems`` refusals worded like the numeric
+ones.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
+from urllib.parse import unquote
 
 __all__ = ["STRING_FORMATS", "example_value", "is_valid", "schema_problem"]
 
@@ -88,7 +91,9 @@ def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...]
         if ref in refs:
             return "Recursive schemas are not supported"
         target = _resolve(ref, root)
-        return _node_problem(target, root, defs, refs + (ref,)) if target is not None else None
+        if target is None:
+            return f"$ref '{ref}' does not resolve to a schema in this one"
+        return _node_problem(target, root, defs, refs + (ref,))
     kinds = node.get("type")
     for kind in kinds if isinstance(kinds, list) else [kinds]:
         problem = _type_problem(node, kind)
@@ -128,9 +133,10 @@ def _type_problem(node: Mapping, kind: Any) -> str | None:
 
 
 def _resolve(ref: str, root: Mapping) -> Any:
-    """The local schema ``#/a/b`` points at, or None."""
+    """The local schema ``#/a/b`` points at (JSON Pointer: ``~1`` is ``/``, ``~0`` ``~``)."""
     node: Any = root
     for part in ref.lstrip("#").strip("/").split("/") if ref != "#" else []:
+        part = unquote(part).replace("~1", "/").replace("~0", "~")
         if not isinstance(node, Mapping) or part not in node:
             return None
         node = node[part]
@@ -220,7 +226,8 @@ def example_value(schema: Any, root: Any = None) -> Any:
         root: the schema local ``$ref`` resolve against (default: ``schema``).
 
     Returns:
-        The ``const``, else the first ``enum`` value, else the first ``anyOf`` / ``oneOf``
+        The ``const``, else the first ``enum`` value valid for the rest of the schema (the
+        first one when none is), else the first ``anyOf`` / ``oneOf``
         branch's example, else by type: ``{}`` with the required properties' examples,
         ``[]`` (one item when ``minItems`` is 1), ``""`` (a sample for a known ``format``),
         0, False or None; None where a ``$ref`` would enter a schema its own expansion is
@@ -244,7 +251,8 @@ def _example(schema: Any, root: Any, refs: tuple[str, ...]) -> Any:
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
+        rest = {k: v for k, v in schema.items() if k != "enum"}   # the type, say, as well
+        return next((e for e in schema["enum"] if is_valid(e, rest, root)), schema["enum"][0])
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
             return _example(schema[key][0], root, refs)
