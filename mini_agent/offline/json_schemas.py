@@ -13,7 +13,8 @@ a recursive ``$ref``, ``$defs`` / ``definitions`` that are not an object.
 objects, ``items`` / ``minItems``, local ``$ref`` with JSON Pointer escapes);
 :func:`example_value` builds the smallest value that matches one, which is what the offline
 API answers with when its brain's text is not valid JSON for the schema (the real model is
-constrained to the grammar). Pure: no IO, inputs never mutated. Used by :mod:`mini_agent.offline.forced_output`.
+constrained to the grammar). Pure: no IO, inputs never mutated. Used by
+:mod:`mini_agent.offline.forced_output`.
 
 Source: structured outputs docs, "JSON Schema limitations" (supported: basic types, enum,
 const, anyOf, allOf, local $ref / $defs, required, ``additionalProperties: false``, string
