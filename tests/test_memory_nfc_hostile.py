@@ -49,3 +49,14 @@ def test_percent_encoded_nfd_reaches_the_nfc_file_in_every_command(tool):
     assert [p.name for p in tool.memory_root.iterdir() if not p.name.startswith(".")] \
         == ["d\u00e9ja"]
     assert list(tool.metadata()) == ["/memories/d\u00e9ja/x.md"]
+
+
+def test_a_file_kept_in_nfd_before_stays_reachable_by_the_name_it_is_listed_under(tool):
+    nfd = unicodedata.normalize("NFD", "caf\u00e9.md")
+    tool.memory_root.mkdir(parents=True, exist_ok=True)
+    (tool.memory_root / nfd).write_text("old\n")     # written before paths were put in NFC
+    assert nfd in tool.call({"command": "view", "path": "/memories"})
+    assert "old" in tool.call({"command": "view", "path": f"/memories/{nfd}"})
+    tool.call({"command": "rename", "old_path": f"/memories/{nfd}", "new_path": "/memories/c.md"})
+    assert (tool.memory_root / "c.md").read_text() == "old\n"
+    assert not (tool.memory_root / nfd).exists()
