@@ -101,3 +101,26 @@ def test_a_ref_with_json_pointer_escapes_resolves(stream):
 def test_the_made_up_answer_takes_an_enum_value_of_the_schemas_type(stream):
     reply = create(stream, **output({"type": "string", "enum": [1, None, "b", "c"]}))
     assert reply.content[0].text == '"b"'
+
+
+
+def test_a_target_many_refs_share_is_checked_once_not_once_per_path(monkeypatch):
+    """16 definitions, each naming the next twice: 2**16 paths, 17 schemas to check."""
+    import mini_agent.offline.json_schemas as json_schemas
+    defs = {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"},
+                                                      "b": {"$ref": f"#/$defs/d{i + 1}"}},
+                      "additionalProperties": False} for i in range(16)}
+    defs["d16"] = {"type": "string"}
+    schema = {"$ref": "#/$defs/d0", "$defs": defs}
+    calls = []
+    real = json_schemas._type_problem
+    monkeypatch.setattr(json_schemas, "_type_problem",
+                        lambda node, kind: calls.append(kind) or real(node, kind))
+    assert json_schemas.schema_problem(schema) is None
+    assert len(calls) <= 3 * 17 and "string" in calls
+    monkeypatch.undo()
+    reply = create(False, **output(schema))
+    assert reply.content[0].text == "{}"
+    defs["d16"]["minLength"] = 1
+    with pytest.raises(anthropic.BadRequestError, match="'minLength' is not supported"):
+        create(True, **output(schema))

@@ -78,11 +78,14 @@ def schema_problem(schema: Any, where: str = "output_config.format.schema") -> s
         if schema.get(key) is not None and not isinstance(schema[key], Mapping):
             return f"{where}.{key}: Input should be a valid dictionary"
     defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
-    problem = _node_problem(schema, schema, defs, ())
+    problem = _node_problem(schema, schema, defs, (), set())
     return f"{where}: {problem}" if problem else None
 
 
-def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...]) -> str | None:
+def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...],
+                  clean: set[str]) -> str | None:
+    """The node's first problem; ``refs`` the chain being followed, ``clean`` the targets
+    already checked whole (a target many refs share is checked once, not once per path)."""
     if not isinstance(node, Mapping):
         return None
     ref = node.get("$ref")
@@ -91,10 +94,15 @@ def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...]
             return f"External $ref '{ref}' is not supported"
         if ref in refs:
             return "Recursive schemas are not supported"
+        if ref in clean:
+            return None
         target = _resolve(ref, root)
         if target is None:
             return f"$ref '{ref}' does not resolve to a schema in this one"
-        return _node_problem(target, root, defs, refs + (ref,))
+        problem = _node_problem(target, root, defs, refs + (ref,), clean)
+        if problem is None:
+            clean.add(ref)
+        return problem
     kinds = node.get("type")
     for kind in kinds if isinstance(kinds, list) else [kinds]:
         problem = _type_problem(node, kind)
@@ -111,7 +119,7 @@ def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...]
     if node is root:
         children.extend(defs.values())
     for child in children:
-        problem = _node_problem(child, root, defs, refs)
+        problem = _node_problem(child, root, defs, refs, clean)
         if problem:
             return problem
     return None
