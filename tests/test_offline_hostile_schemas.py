@@ -18,9 +18,9 @@ SONNET = "claude-sonnet-5-5"
 ASK = [{"role": "user", "content": "What is in a.py?"}]
 
 
-def create(stream, **kwargs):
+def create(stream, max_tokens=800, **kwargs):
     client = offline_client(ScriptedBrain(["It defines main()."]), max_retries=0)
-    params = {"model": SONNET, "max_tokens": 800, "messages": ASK, **kwargs}
+    params = {"model": SONNET, "max_tokens": max_tokens, "messages": ASK, **kwargs}
     if not stream:
         return client.messages.create(**params)
     with client.messages.stream(**params) as events:
@@ -124,3 +124,16 @@ def test_a_target_many_refs_share_is_checked_once_not_once_per_path(monkeypatch)
     defs["d16"]["minLength"] = 1
     with pytest.raises(anthropic.BadRequestError, match="'minLength' is not supported"):
         create(True, **output(schema))
+
+
+def test_a_made_up_value_too_big_for_any_reply_is_cut_where_max_tokens_cuts_it():
+    """30 required definitions naming the next twice: 2**30 strings; the reply stops early."""
+    defs = {f"d{i}": {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"},
+                                                      "b": {"$ref": f"#/$defs/d{i + 1}"}},
+                      "required": ["a", "b"], "additionalProperties": False}
+            for i in range(30)}
+    defs["d30"] = {"type": "string"}
+    reply = create(True, max_tokens=20, **output({"$ref": "#/$defs/d0", "$defs": defs}))
+    assert reply.stop_reason == "max_tokens"
+    assert reply.content[0].text.startswith('{"a":{"a":{"a":{"a":{"a":{"a":')
+    assert len(reply.content[0].text) <= 4 * 20

@@ -227,6 +227,17 @@ def _type_valid(value: Any, schema: Mapping, kind: str, root: Any) -> bool:
     return False
 
 
+_BRANCHES = ("anyOf", "oneOf", "allOf")
+
+EXAMPLE_NODES = 1_000_000
+"""Values :func:`example_value` builds at most (a ``$ref`` or a branch's choice is not one of
+its own). Each adds at least one character, so the answer built before they run out is
+longer than any reply (128,000 output tokens, about 512,000 characters): a schema whose
+smallest value is bigger (definitions that each name the next twice, 2**30 strings) is cut
+by ``max_tokens`` where the real reply would be, and the values past the budget (None) are
+never shown."""
+
+
 def example_value(schema: Any, root: Any = None) -> Any:
     """Build the smallest value that matches ``schema``.
 
@@ -240,23 +251,28 @@ def example_value(schema: Any, root: Any = None) -> Any:
         branch's example, else by type: ``{}`` with the required properties' examples,
         ``[]`` (one item when ``minItems`` is 1), ``""`` (a sample for a known ``format``),
         0, False or None; None where a ``$ref`` would enter a schema its own expansion is
-        already inside (a tool's ``input_schema`` may refer to itself).
+        already inside (a tool's ``input_schema`` may refer to itself), and for every value
+        past :data:`EXAMPLE_NODES`.
 
     >>> example_value({"type": "object", "properties": {"n": {"type": "integer"},
     ...                "tag": {"enum": ["a", "b"]}}, "required": ["n", "tag"],
     ...                "additionalProperties": False})
     {'n': 0, 'tag': 'a'}
     """
-    return _example(schema, schema if root is None else root, ())
+    return _example(schema, schema if root is None else root, (), [EXAMPLE_NODES])
 
 
-def _example(schema: Any, root: Any, refs: tuple[str, ...]) -> Any:
-    """:func:`example_value` with the ``$ref`` chain being expanded (a repeat gives None)."""
-    if not isinstance(schema, Mapping):
+def _example(schema: Any, root: Any, refs: tuple[str, ...], left: list[int]) -> Any:
+    """:func:`example_value` with the ``$ref`` chain being expanded (a repeat gives None)
+    and the values it may still build (``left[0]``; None once they are spent)."""
+    if not isinstance(schema, Mapping) or left[0] <= 0:
         return None
     if isinstance(schema.get("$ref"), str):
         ref = schema["$ref"]
-        return None if ref in refs else _example(_resolve(ref, root), root, refs + (ref,))
+        return None if ref in refs else _example(_resolve(ref, root), root, refs + (ref,), left)
+    if "const" in schema or (isinstance(schema.get("enum"), list) and schema["enum"]) or \
+            not any(isinstance(schema.get(k), list) and schema[k] for k in _BRANCHES):
+        left[0] -= 1   # a value of its own, not a branch's: at least one character
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
@@ -264,11 +280,11 @@ def _example(schema: Any, root: Any, refs: tuple[str, ...]) -> Any:
         return next((e for e in schema["enum"] if is_valid(e, rest, root)), schema["enum"][0])
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return _example(schema[key][0], root, refs)
+            return _example(schema[key][0], root, refs, left)
     if isinstance(schema.get("allOf"), list) and schema["allOf"]:
         merged: dict[str, Any] = {}
         for part in schema["allOf"]:
-            part_value = _example(part, root, refs)
+            part_value = _example(part, root, refs, left)
             if not isinstance(part_value, dict):
                 return part_value
             merged.update(part_value)
@@ -277,9 +293,10 @@ def _example(schema: Any, root: Any, refs: tuple[str, ...]) -> Any:
     kind = kind[0] if isinstance(kind, list) and kind else kind
     if kind == "object" or (kind is None and "properties" in schema):
         props = schema.get("properties") or {}
-        return {k: _example(props.get(k), root, refs) for k in schema.get("required") or ()}
+        return {k: _example(props.get(k), root, refs, left) for k in schema.get("required") or ()}
     if kind == "array":
-        return [_example(schema.get("items"), root, refs)] if schema.get("minItems") == 1 else []
+        item = _example(schema.get("items"), root, refs, left)
+        return [item] if schema.get("minItems") == 1 else []
     if kind == "string":
         return _EXAMPLE_STRINGS.get(schema.get("format"), "")
     return {"integer": 0, "number": 0, "boolean": False}.get(kind)
