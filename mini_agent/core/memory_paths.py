@@ -182,3 +182,25 @@ def validate_memory_path(path: str, *, max_path_chars: int = MAX_PATH_CHARS) -> 
             raise _refuse(path, f"a name is longer than {MAX_NAME_BYTES} bytes")
         names.append(name)
     return "/".join([MEMORY_ROOT, *names])
+
+
+def nfc_memory_path(path: str) -> str:
+    """Put a validated memory path in Unicode form NFC and check it again.
+
+    NFC makes ``café`` with a combining accent (NFD) and with a precomposed one one name; it
+    may lengthen a name past MAX_NAME_BYTES (U+0958 is 3 bytes, its NFC 6) or bring out a
+    look-alike (U+2ADC ends in U+0338), so the checks run again; the length in characters
+    stays the one counted as sent.
+
+    Args:
+        path: a path :func:`validate_memory_path` returned.
+    Returns:
+        The path in NFC.
+    Raises:
+        MemoryPathError: the NFC form breaks a rule the path as sent kept.
+
+    >>> nfc_memory_path("/memories/cafe\u0301.md") == "/memories/caf\u00e9.md"
+    True
+    """
+    form = unicodedata.normalize("NFC", path)
+    return validate_memory_path(form, max_path_chars=len(form))

@@ -15,7 +15,7 @@ What it adds to the SDK's tool, as the chapter asks:
   (decoding, look-alikes, backslashes, NUL, the ``/memoriesX`` prefix trick, length), then
   through the SDK's own ``_validate_path`` (resolution and symlinks pointing out); once
   decoded it is put in Unicode form NFC, so ``café`` with a combining accent (NFD, as macOS
-  often sends it) and with a precomposed one name one file, not two that display alike;
+  often sends it) and with a precomposed one name one file (one kept in NFD stays reachable);
 * a size cap per file and in total (bytes, checked before anything is written);
 * secrets redacted before they are written (:func:`mini_agent.core.secrets.redact_secrets`);
 * provenance and time for every file (who wrote it, created, updated, last used), kept in
@@ -35,7 +35,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -46,14 +45,12 @@ from mini_agent.harness.clock import Clock, SystemClock
 from mini_agent.harness.memory_fields import TEXT_FIELDS, check_fields, clock_seconds
 from mini_agent.harness.memory_root import check_root
 from mini_agent.core.memory_lifecycle import check_seconds
-from mini_agent.core.memory_paths import MEMORY_ROOT, MemoryPathError, validate_memory_path
+from mini_agent.core.memory_paths import (MEMORY_ROOT, MemoryPathError, validate_memory_path,
+                                          nfc_memory_path as _nfc)
 from mini_agent.core.secrets import redact_secrets
 from mini_agent.harness.result_text import encodable_text
 from mini_agent.harness.tools import Tool
 from mini_agent.harness.tools import ToolError as KitToolError
-
-def _nfc(path: str) -> str:  # Linux keeps names as sent: one form, one file
-    return unicodedata.normalize("NFC", path)
 
 
 DEFAULT_MAX_FILE_BYTES = 32_000
@@ -125,9 +122,12 @@ class MemoryTool(BetaLocalFilesystemMemoryTool):
     def _validate_path(self, path: str) -> Path:
         """Kit checks on the text, then the SDK's checks on the disk; ToolError on refusal."""
         try:
-            virtual = _nfc(validate_memory_path(path))   # NFC once decoded too
+            virtual = _nfc(sent := validate_memory_path(path))   # NFC once decoded too
         except MemoryPathError as exc:
             raise ToolError(str(exc)) from None
+        if sent != virtual and [os.path.lexists(self.memory_root / p[len(MEMORY_ROOT) + 1:])
+                                for p in (virtual, sent)] == [False, True]:
+            virtual = sent   # a file kept in another form before paths were put in NFC
         try:
             full = super()._validate_path(virtual)
         except ToolError as exc:

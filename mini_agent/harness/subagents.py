@@ -218,7 +218,8 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
             ``transcript_path``), or None. With hooks and a ``transcript_path``
             (``<dir>/<id>.jsonl``), the subagent's conversation is logged to
             ``<dir>/<id>/subagents/agent-<agent_id>.jsonl`` (Claude Code's place), its hooks'
-            ``agent_transcript_path``; a folder that cannot be made leaves it None.
+            ``agent_transcript_path``; a folder that cannot be made (or a path with a NUL
+            byte) leaves it None.
         max_stop_hook_blocks: ``SubagentStop`` blocks that send it on (default 8, as Stop);
             one more ends it with ``"stop_hook_limit"``.
 
@@ -246,8 +247,8 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     if isinstance(main_log, str) and main_log.endswith(".jsonl"):
         try:   # Claude Code's place: <dir>/<session id>/subagents/agent-<agent id>.jsonl
             log = SessionWriter(Path(main_log[:-6]) / "subagents", f"agent-{agent_id}")
-        except OSError:
-            log = None   # no folder there: the subagent runs unlogged, as without a path
+        except (OSError, ValueError):   # no folder there, or a NUL byte in the path
+            log = None   # the subagent runs unlogged, as without a path
     wrapped = (SubagentHooks(hooks, agent_id=agent_id, agent_type=agent_type,
                              fields=dict(hook_fields or {}),
                              transcript=str(log.path) if log else None)

@@ -107,8 +107,9 @@ def is_conversationless_jsonl(path: str | Path) -> bool:
 
     Every line must be a JSON object whose ``type`` is one of
     :data:`CONVERSATIONLESS_TYPES` (a ``summary`` file, a file of snapshots), and there must
-    be at least one. An empty file, a line that is not JSON, a user or assistant entry or an
-    unknown type: False, so a damaged or unknown file is still reported.
+    be at least one. An empty file, a line that is not JSON, a user or assistant entry, an
+    unknown type or one that is not a string: False, so a damaged or unknown file is still
+    reported.
 
     Args:
         path: a file a folder scan found.
@@ -123,5 +124,5 @@ def is_conversationless_jsonl(path: str | Path) -> bool:
         entries = [json.loads(line) for line in lines if line.strip()]
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return False
-    return bool(entries) and all(isinstance(e, dict) and e.get("type") in CONVERSATIONLESS_TYPES
-                                 for e in entries)
+    return bool(entries) and all(isinstance(e, dict) and isinstance(e.get("type"), str)
+                                 and e["type"] in CONVERSATIONLESS_TYPES for e in entries)

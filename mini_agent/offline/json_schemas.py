@@ -6,13 +6,15 @@ rest with a 400. :func:`schema_problem` returns that refusal: an object without
 ``"additionalProperties": false``, a number or integer with ``minimum`` / ``maximum`` /
 ``exclusiveMinimum`` / ``exclusiveMaximum`` / ``multipleOf``, a string with ``minLength`` /
 ``maxLength`` or an unknown ``format``, an array with ``minItems`` other than 0 or 1,
-``maxItems`` or ``uniqueItems``, a ``$ref`` outside the schema, a recursive ``$ref``.
+``maxItems`` or ``uniqueItems``, a ``$ref`` outside the schema or pointing at nothing in it,
+a recursive ``$ref``, ``$defs`` / ``definitions`` that are not an object.
 :func:`is_valid` tells whether a value matches a schema of that subset (types, ``enum``,
 ``const``, ``anyOf`` / ``oneOf`` / ``allOf``, ``properties`` / ``required`` / closed
-objects, ``items`` / ``minItems``, local ``$ref``); :func:`example_value` builds the smallest
-value that matches one, which is what the offline API answers with when its brain's text is
-not valid JSON for the schema (the real model is constrained to the grammar). Pure: no IO,
-inputs never mutated. Used by :mod:`mini_agent.offline.forced_output`.
+objects, ``items`` / ``minItems``, local ``$ref`` with JSON Pointer escapes);
+:func:`example_value` builds the smallest value that matches one, which is what the offline
+API answers with when its brain's text is not valid JSON for the schema (the real model is
+constrained to the grammar). Pure: no IO, inputs never mutated. Used by
+:mod:`mini_agent.offline.forced_output`.
 
 Source: structured outputs docs, "JSON Schema limitations" (supported: basic types, enum,
 const, anyOf, allOf, local $ref / $defs, required, ``additionalProperties: false``, string
@@ -26,13 +28,15 @@ set to false" (several), "For 'integer' type, property 'minimum' is not supporte
 (agentjido/req_llm#302), "For 'integer' type, properties maximum, minimum are not
 supported" (BerriAI/litellm#21016), "For 'array' type, 'minItems' values other than 0 or 1
 are not supported" (ghostlobster/memorize-everything#93). ASSUMPTIONS (wording not
-documented): the string ``format``, external and recursive ``$ref`` refusals; the length and
-``maxItems`` / ``uniqueItems`` refusals worded like the numeric ones.
+documented): the string ``format``, external, dangling and recursive ``$ref`` and ``$defs``
+refusals; the length and ``maxItems`` / ``uniqueItems`` refusals worded like the numeric
+ones.
 """
 
 from __future__ import annotations
 
 from typing import Any, Mapping
+from urllib.parse import unquote
 
 __all__ = ["STRING_FORMATS", "example_value", "is_valid", "schema_problem"]
 
@@ -70,12 +74,18 @@ def schema_problem(schema: Any, where: str = "output_config.format.schema") -> s
     """
     if not isinstance(schema, Mapping):
         return f"{where}: Input should be a valid dictionary"
+    for key in ("definitions", "$defs"):
+        if schema.get(key) is not None and not isinstance(schema[key], Mapping):
+            return f"{where}.{key}: Input should be a valid dictionary"
     defs = {**(schema.get("definitions") or {}), **(schema.get("$defs") or {})}
-    problem = _node_problem(schema, schema, defs, ())
+    problem = _node_problem(schema, schema, defs, (), set())
     return f"{where}: {problem}" if problem else None
 
 
-def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...]) -> str | None:
+def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...],
+                  clean: set[str]) -> str | None:
+    """The node's first problem; ``refs`` the chain being followed, ``clean`` the targets
+    already checked whole (a target many refs share is checked once, not once per path)."""
     if not isinstance(node, Mapping):
         return None
     ref = node.get("$ref")
@@ -84,8 +94,15 @@ def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...]
             return f"External $ref '{ref}' is not supported"
         if ref in refs:
             return "Recursive schemas are not supported"
+        if ref in clean:
+            return None
         target = _resolve(ref, root)
-        return _node_problem(target, root, defs, refs + (ref,)) if target is not None else None
+        if target is None:
+            return f"$ref '{ref}' does not resolve to a schema in this one"
+        problem = _node_problem(target, root, defs, refs + (ref,), clean)
+        if problem is None:
+            clean.add(ref)
+        return problem
     kinds = node.get("type")
     for kind in kinds if isinstance(kinds, list) else [kinds]:
         problem = _type_problem(node, kind)
@@ -102,7 +119,7 @@ def _node_problem(node: Any, root: Mapping, defs: Mapping, refs: tuple[str, ...]
     if node is root:
         children.extend(defs.values())
     for child in children:
-        problem = _node_problem(child, root, defs, refs)
+        problem = _node_problem(child, root, defs, refs, clean)
         if problem:
             return problem
     return None
@@ -125,9 +142,10 @@ def _type_problem(node: Mapping, kind: Any) -> str | None:
 
 
 def _resolve(ref: str, root: Mapping) -> Any:
-    """The local schema ``#/a/b`` points at, or None."""
+    """The local schema ``#/a/b`` points at (JSON Pointer: ``~1`` is ``/``, ``~0`` ``~``)."""
     node: Any = root
     for part in ref.lstrip("#").strip("/").split("/") if ref != "#" else []:
+        part = unquote(part).replace("~1", "/").replace("~0", "~")
         if not isinstance(node, Mapping) or part not in node:
             return None
         node = node[part]
@@ -209,6 +227,17 @@ def _type_valid(value: Any, schema: Mapping, kind: str, root: Any) -> bool:
     return False
 
 
+_BRANCHES = ("anyOf", "oneOf", "allOf")
+
+EXAMPLE_NODES = 1_000_000
+"""Values :func:`example_value` builds at most (a ``$ref`` or a branch's choice is not one of
+its own). Each adds at least one character, so the answer built before they run out is
+longer than any reply (128,000 output tokens, about 512,000 characters): a schema whose
+smallest value is bigger (definitions that each name the next twice, 2**30 strings) is cut
+by ``max_tokens`` where the real reply would be, and the values past the budget (None) are
+never shown."""
+
+
 def example_value(schema: Any, root: Any = None) -> Any:
     """Build the smallest value that matches ``schema``.
 
@@ -217,32 +246,45 @@ def example_value(schema: Any, root: Any = None) -> Any:
         root: the schema local ``$ref`` resolve against (default: ``schema``).
 
     Returns:
-        The ``const``, else the first ``enum`` value, else the first ``anyOf`` / ``oneOf``
+        The ``const``, else the first ``enum`` value valid for the rest of the schema (the
+        first one when none is), else the first ``anyOf`` / ``oneOf``
         branch's example, else by type: ``{}`` with the required properties' examples,
         ``[]`` (one item when ``minItems`` is 1), ``""`` (a sample for a known ``format``),
-        0, False or None.
+        0, False or None; None where a ``$ref`` would enter a schema its own expansion is
+        already inside (a tool's ``input_schema`` may refer to itself), and for every value
+        past :data:`EXAMPLE_NODES`.
 
     >>> example_value({"type": "object", "properties": {"n": {"type": "integer"},
     ...                "tag": {"enum": ["a", "b"]}}, "required": ["n", "tag"],
     ...                "additionalProperties": False})
     {'n': 0, 'tag': 'a'}
     """
-    root = schema if root is None else root
-    if not isinstance(schema, Mapping):
+    return _example(schema, schema if root is None else root, (), [EXAMPLE_NODES])
+
+
+def _example(schema: Any, root: Any, refs: tuple[str, ...], left: list[int]) -> Any:
+    """:func:`example_value` with the ``$ref`` chain being expanded (a repeat gives None)
+    and the values it may still build (``left[0]``; None once they are spent)."""
+    if not isinstance(schema, Mapping) or left[0] <= 0:
         return None
     if isinstance(schema.get("$ref"), str):
-        return example_value(_resolve(schema["$ref"], root), root)
+        ref = schema["$ref"]
+        return None if ref in refs else _example(_resolve(ref, root), root, refs + (ref,), left)
+    if "const" in schema or (isinstance(schema.get("enum"), list) and schema["enum"]) or \
+            not any(isinstance(schema.get(k), list) and schema[k] for k in _BRANCHES):
+        left[0] -= 1   # a value of its own, not a branch's: at least one character
     if "const" in schema:
         return schema["const"]
     if isinstance(schema.get("enum"), list) and schema["enum"]:
-        return schema["enum"][0]
+        rest = {k: v for k, v in schema.items() if k != "enum"}   # the type, say, as well
+        return next((e for e in schema["enum"] if is_valid(e, rest, root)), schema["enum"][0])
     for key in ("anyOf", "oneOf"):
         if isinstance(schema.get(key), list) and schema[key]:
-            return example_value(schema[key][0], root)
+            return _example(schema[key][0], root, refs, left)
     if isinstance(schema.get("allOf"), list) and schema["allOf"]:
         merged: dict[str, Any] = {}
         for part in schema["allOf"]:
-            part_value = example_value(part, root)
+            part_value = _example(part, root, refs, left)
             if not isinstance(part_value, dict):
                 return part_value
             merged.update(part_value)
@@ -251,9 +293,10 @@ def example_value(schema: Any, root: Any = None) -> Any:
     kind = kind[0] if isinstance(kind, list) and kind else kind
     if kind == "object" or (kind is None and "properties" in schema):
         props = schema.get("properties") or {}
-        return {k: example_value(props.get(k), root) for k in schema.get("required") or ()}
+        return {k: _example(props.get(k), root, refs, left) for k in schema.get("required") or ()}
     if kind == "array":
-        return [example_value(schema.get("items"), root)] if schema.get("minItems") == 1 else []
+        item = _example(schema.get("items"), root, refs, left)
+        return [item] if schema.get("minItems") == 1 else []
     if kind == "string":
         return _EXAMPLE_STRINGS.get(schema.get("format"), "")
     return {"integer": 0, "number": 0, "boolean": False}.get(kind)

@@ -171,12 +171,15 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
         version = request.headers.get("anthropic-version", API_VERSION)
         betas = tuple(flag.strip() for flag in request.headers.get("anthropic-beta", "")
                       .split(",") if flag.strip())
-        if path == "/v1/messages/count_tokens":
-            return self._count_tokens(body, version=version, betas=betas)
-        if path == "/v1/messages":
-            return self._messages(body, is_async=is_async, version=version, betas=betas,
-                                  beta=bool(betas) or
-                                  request.url.params.get("beta") == "true")
+        try:   # a body parsed but nested deeper than the checks and the brain can walk
+            if path == "/v1/messages/count_tokens":
+                return self._count_tokens(body, version=version, betas=betas)
+            if path == "/v1/messages":
+                return self._messages(body, is_async=is_async, version=version, betas=betas,
+                                      beta=bool(betas) or
+                                      request.url.params.get("beta") == "true")
+        except RecursionError:
+            return api_error(400, "invalid_request_error", "Request body nested too deeply")
         return api_error(404, "not_found_error", f"Not found: {path}")
 
     def _check(self, body: dict[str, Any], *, count_tokens: bool, version: str,
