@@ -292,6 +292,8 @@ def sum_usage(usages: Iterable[Any]) -> dict[str, Any]:
     Returns:
         A new usage dict with every key of :data:`USAGE_TOKEN_KEYS` and a
         ``cache_creation`` breakdown, which :func:`cost_usd` and :func:`cache_hit_rate` accept.
+        It keeps no ``inference_geo``: price usages that say ``"us"`` (1.1x) with
+        :func:`usages_cost_usd`, not ``cost_usd`` of their sum.
     """
     total: dict[str, Any] = {key: 0 for key in USAGE_TOKEN_KEYS}
     total["cache_creation"] = {key: 0 for key in WRITE_TTL_KEYS}
