@@ -6,7 +6,11 @@ refers to itself: the client gets the API's 400 or a reply, not an ``APIConnecti
 from an exception raised inside the transport.
 """
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import anthropic
 
@@ -137,3 +141,35 @@ def test_a_made_up_value_too_big_for_any_reply_is_cut_where_max_tokens_cuts_it()
     assert reply.stop_reason == "max_tokens"
     assert reply.content[0].text.startswith('{"a":{"a":{"a":{"a":{"a":{"a":')
     assert len(reply.content[0].text) <= 4 * 20
+
+
+def _depth(value):
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    return 0
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab'),
+                     lambda inner: st.lists(inner, max_size=3)
+                     | st.dictionaries(st.text(alphabet='[]{}"\\ab', max_size=3), inner,
+                                       max_size=3), max_leaves=20)
+
+
+@given(_JSON)
+def test_body_depth_is_the_nesting_of_the_parsed_value(value):
+    """Brackets inside strings (escaped quotes too) never count."""
+    from mini_agent.offline.request_check import body_depth
+    for text in (json.dumps(value), json.dumps(value, ensure_ascii=False, indent=1)):
+        assert body_depth(text.encode()) == _depth(value)
+
+
+def test_the_depth_limit_is_the_same_for_every_caller():
+    """A body one level past MAX_BODY_DEPTH is refused; at the limit it is served."""
+    from mini_agent.offline.request_check import MAX_BODY_DEPTH
+    levels = (MAX_BODY_DEPTH - 4) // 2   # body, tools, tool, schema: 4 + 2 per level
+    ok = {"name": "deep", "input_schema": nested(levels)}
+    assert create(False, tools=[ok]).content
+    with pytest.raises(anthropic.BadRequestError, match="more than 256 levels"):
+        create(False, tools=[{"name": "deep", "input_schema": nested(levels + 1)}])

@@ -23,6 +23,8 @@ a 400 error"; Claude Platform on AWS names Opus 4.5, Sonnet 4.5 and Haiku 4.5).
 
 from __future__ import annotations
 
+import re
+from itertools import accumulate
 from typing import Any
 
 from mini_agent.core.messages import MessageValidationError, validate_messages
@@ -34,7 +36,31 @@ from mini_agent.core.wire_rules import tools_required_problem
 from mini_agent.offline.forced_output import output_format_problem
 from mini_agent.offline.wire_shapes import shape_problem
 
-__all__ = ["inference_geo_problem", "not_served", "request_refusal"]
+__all__ = ["MAX_BODY_DEPTH", "body_depth", "inference_geo_problem", "not_served",
+           "request_refusal"]
+
+MAX_BODY_DEPTH = 256
+"""Deepest nesting of JSON arrays and objects the offline API reads in a request body; a
+deeper body is a 400 ("Request body nested too deeply"). The API documents no such limit; the
+offline one has it so that Python's recursion limit (which depends on how deep the caller's
+own stack already is) never decides, differently from run to run, whether a body is served."""
+
+_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"')
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+
+
+def body_depth(raw: bytes) -> int:
+    """Measure the deepest nesting of arrays and objects in a JSON text, without recursion.
+
+    Args:
+        raw: a JSON text (a request's body), already known to parse.
+
+    Returns:
+        The nesting depth: 0 for a scalar, 1 for ``{}`` or ``[1]``, 2 for ``{"a": []}``;
+        brackets inside strings do not count.
+    """
+    brackets = _STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    return max(accumulate(1 if b in (91, 123) else -1 for b in brackets), default=0)
 
 
 def request_refusal(body: dict[str, Any], *, count_tokens: bool, version: str,

@@ -77,7 +77,8 @@ from mini_agent.offline.max_tokens import (apply_stop_sequences, enforce_max_tok
 from mini_agent.offline.plug_ins import (Brain, DefaultUsage, FaultPlan,  # noqa: F401 (re-exported)
                                          RequestTransform, UsageModel, _WallClock, api_error)
 from mini_agent.offline.reply_blocks import presented_blocks
-from mini_agent.offline.request_check import not_served, request_refusal
+from mini_agent.offline.request_check import (MAX_BODY_DEPTH, body_depth, not_served,
+                                              request_refusal)
 from mini_agent.offline.sse import EventStream, sse_events
 from mini_agent.offline.usage_fields import response_usage, thinking_tokens
 
@@ -168,6 +169,9 @@ class OfflineTransport(httpx2.BaseTransport, httpx2.AsyncBaseTransport):
             return api_error(400, "invalid_request_error", "Invalid JSON body: nested too deeply")
         if not isinstance(body, dict):
             return api_error(400, "invalid_request_error", "Request body must be a JSON object")
+        if body_depth(request.content or b"{}") > MAX_BODY_DEPTH:   # the same for every caller
+            return api_error(400, "invalid_request_error", "Request body nested too deeply: "
+                             f"more than {MAX_BODY_DEPTH} levels of arrays and objects")
         version = request.headers.get("anthropic-version", API_VERSION)
         betas = tuple(flag.strip() for flag in request.headers.get("anthropic-beta", "")
                       .split(",") if flag.strip())
