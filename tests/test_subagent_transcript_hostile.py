@@ -69,3 +69,18 @@ def test_parallel_subagents_of_one_session_each_log_their_own_conversation(works
         text = json.dumps(entries)
         assert problems == [] and len(entries) == 5
         assert [f"summary number {j}" in text for j in range(4)] == [j == k for j in range(4)]
+
+
+def test_a_path_object_logs_as_a_str_and_the_hooks_get_a_str(workspace):
+    """A ``Path`` is what a caller often holds: the subagent logs, its hooks see JSON strings."""
+    seen: list[dict] = []
+    hooks = HookManager()
+    hooks.on("SubagentStop", lambda p: seen.append(p) or {})
+    main = workspace / "sessions" / "s.jsonl"
+    result = run_subagent("Summarise notes.txt.", client=offline_async_client(
+        ScriptedBrain(["ok"])), workspace=workspace, hooks=hooks,
+        hook_fields={"session_id": "s", "transcript_path": main})
+    own = workspace / "sessions" / "s" / "subagents" / f"agent-{result.agent_id}.jsonl"
+    assert seen[0]["transcript_path"] == str(main)
+    assert seen[0]["agent_transcript_path"] == str(own) and own.is_file()
+    json.dumps(seen[0])   # a command hook gets the payload as JSON

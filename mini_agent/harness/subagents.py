@@ -215,7 +215,7 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
         agent_type: the ``agent_type`` its hooks see, which a ``SubagentStop`` matcher matches
             (default ``"general-purpose"``).
         hook_fields: the main session's fields for its hooks (``session_id``,
-            ``transcript_path``), or None. With hooks and a ``transcript_path``
+            ``transcript_path``, a str or path), or None. With hooks and a ``transcript_path``
             (``<dir>/<id>.jsonl``), the subagent's conversation is logged to
             ``<dir>/<id>/subagents/agent-<agent_id>.jsonl`` (Claude Code's place), its hooks'
             ``agent_transcript_path``; a folder that cannot be made (or a path with a NUL
@@ -242,15 +242,16 @@ def run_subagent(brief: str, *, client: Any, workspace: str | os.PathLike[str],
     mine: list[Path] = []     # this run's files only: parallel subagents share the folder
     own["write_artefact"] = artefact_tool(ws, artefact_dir, written=mine)
     folder = ws.root / artefact_dir
-    agent_id, log = new_agent_id(), None
-    main_log = (hook_fields or {}).get("transcript_path") if hooks is not None else None
+    agent_id, log, fields = new_agent_id(), None, dict(hook_fields or {})
+    if isinstance(fields.get("transcript_path"), os.PathLike):   # hooks get JSON: a str
+        fields["transcript_path"] = os.fspath(fields["transcript_path"])
+    main_log = fields.get("transcript_path") if hooks is not None else None
     if isinstance(main_log, str) and main_log.endswith(".jsonl"):
         try:   # Claude Code's place: <dir>/<session id>/subagents/agent-<agent id>.jsonl
             log = SessionWriter(Path(main_log[:-6]) / "subagents", f"agent-{agent_id}")
         except (OSError, ValueError):   # no folder there, or a NUL byte in the path
             log = None   # the subagent runs unlogged, as without a path
-    wrapped = (SubagentHooks(hooks, agent_id=agent_id, agent_type=agent_type,
-                             fields=dict(hook_fields or {}),
+    wrapped = (SubagentHooks(hooks, agent_id=agent_id, agent_type=agent_type, fields=fields,
                              transcript=str(log.path) if log else None)
                if hooks is not None else None)
     agent = Agent(client, model=model, tools=own, view_policy=full_view, max_turns=max_turns,
