@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Iterable
 
+from mini_agent.core.transcripts import SKIPPED_ENTRY_TYPES
+
 
 SUFFIXES = (".jsonl", ".traj.json", ".traj", ".json")
 """File names the explorer picks up inside a folder."""
@@ -97,9 +99,9 @@ def is_foreign_json(path: str | Path) -> bool:
     return not has_transcript_shape(doc, name)
 
 
-CONVERSATIONLESS_TYPES = frozenset({"summary", "progress", "system", "queue-operation",
-                                    "file-history-snapshot", "pr-link"})
-"""Claude Code entry types that carry no message: a file made only of them is no session."""
+CONVERSATIONLESS_TYPES = frozenset(SKIPPED_ENTRY_TYPES) | {"summary"}
+"""Claude Code entry types that carry no message: the loader's skipped entries and the
+``summary`` lines Claude Code writes; a file made only of them is no session."""
 
 
 def is_conversationless_jsonl(path: str | Path) -> bool:
