@@ -32,6 +32,7 @@ import statistics
 from typing import Any, Iterable, Mapping, Sequence
 
 from mini_agent.core.feature_counts import count_message, counted_requests, split_text
+from mini_agent.core.frozen_rows import frozen_row
 from mini_agent.core.messages import Message
 from mini_agent.core.output_kind import (  # noqa: F401 (the line tests read them here)
     _CODE_CHAR_RE, _CODE_LINE_RE, _CODE_START_RE, output_kind as _output_kind,
@@ -224,9 +225,6 @@ def estimate_requests(features: Sequence[Mapping[str, int]],
             for n, ((est, scale), real) in enumerate(zip(estimates, reals))], overhead
 
 
-_new_object, _set_attribute = object.__new__, object.__setattr__
-
-
 def _estimate_row(request: int, estimated: int, real: int | None, error: float | None,
                   scale: float) -> RequestEstimate:
     """Build ``RequestEstimate(request, estimated, real, error, scale)``.
@@ -235,11 +233,9 @@ def _estimate_row(request: int, estimated: int, real: int | None, error: float |
     fields in field order), without that ``__init__``'s five ``object.__setattr__`` calls: the
     fields are set as one ``__dict__``. ``tests/test_calibration.py`` compares the two.
     """
-    row = _new_object(RequestEstimate)
-    _set_attribute(row, "__dict__", {
+    return frozen_row(RequestEstimate, {
         "request": request, "estimated_input_tokens": estimated, "real_input_tokens": real,
         "error": error, "scale": scale})
-    return row
 
 
 def median_abs_error(rows: Iterable[RequestEstimate], *, skip_first: bool = True) -> float | None:

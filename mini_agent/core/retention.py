@@ -24,6 +24,7 @@ import dataclasses
 import re
 from typing import Iterable, Sequence
 
+from mini_agent.core.frozen_rows import frozen_row
 from mini_agent.core.messages import Message, content_blocks, tool_result_text
 
 FACT_KINDS = ("decision", "open_problem", "identifier", "number")
@@ -268,17 +269,11 @@ def extract_facts(messages: Sequence[Message], *, limit: int = 20) -> list[Fact]
     return picked
 
 
-_new_object, _set_attribute = object.__new__, object.__setattr__
-
-
 def _fact(text: str, kind: str, proof: str, message: int) -> Fact:
     """Build ``Fact(text, kind, proof, message)`` without the frozen ``__init__``'s four
     ``object.__setattr__`` calls: the same object, its ``__dict__`` the fields in field order
     set at once (``tests/test_retention.py`` compares the two)."""
-    fact = _new_object(Fact)
-    _set_attribute(fact, "__dict__", {"text": text, "kind": kind, "proof": proof,
-                                      "message": message})
-    return fact
+    return frozen_row(Fact, {"text": text, "kind": kind, "proof": proof, "message": message})
 
 
 def _identifiers(line: str) -> list[str]:
