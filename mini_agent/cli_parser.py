@@ -105,7 +105,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--json", action="store_true", help="print a JSON list, one object "
                                                               "per session")
     evaluate.add_argument("--csv", metavar="FILE", help="also write one row per session and "
-                                                        "policy to FILE")
+                                                        "policy to FILE (- prints them instead "
+                                                        "of the tables)")
     evaluate.add_argument("--workers", type=int, default=1, metavar="N",
                           help="processes on this machine (default: %(default)s)")
     evaluate.add_argument("--scheduler", metavar="ADDRESS",

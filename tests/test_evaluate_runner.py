@@ -208,3 +208,30 @@ def test_a_line_holding_a_huge_number_is_skipped_like_any_bad_line(tmp_path):
     assert "error" not in reports[0], reports[0].get("error")
     from mini_agent.harness.transcript_files import load
     assert any("a number too long to read" in r for r in load(path).repairs)
+
+
+def test_csv_dash_prints_the_rows_on_stdout_and_writes_no_file(folder, tmp_path, monkeypatch):
+    # `--csv -` used to write a file named "-" in the current folder
+    monkeypatch.chdir(tmp_path)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"type": "user"\n')
+    out, err = io.StringIO(), io.StringIO()
+    code = main_evaluate([str(folder / "p1"), str(bad)], policies=POLICIES, csv_path="-",
+                         stdout=out, stderr=err)
+    assert code == 1
+    rows = list(csv.DictReader(io.StringIO(out.getvalue())))
+    assert [(r["path"].rsplit("/", 1)[-1], r["name"]) for r in rows] == [
+        ("a.jsonl", "raw"), ("a.jsonl", "mask-4"), ("a.jsonl", "recorded"), ("b.jsonl", "raw"),
+        ("b.jsonl", "mask-4"), ("b.jsonl", "recorded"), ("bad.jsonl", "")]
+    assert rows[-1]["error"].startswith("TranscriptError")
+    assert int(rows[0]["tokens_sent"]) > int(rows[1]["tokens_sent"]) > 0
+    assert not (tmp_path / "-").exists()
+    # the error a reader needs goes to stderr, as with --json: stdout is the CSV alone
+    assert f"mini-agent evaluate: {bad}: TranscriptError" in err.getvalue()
+    assert "1 of 3 files failed (errors above): bad.jsonl" in err.getvalue()
+
+
+def test_csv_dash_with_json_is_a_usage_error(folder, capsys):
+    assert main(["evaluate", str(folder / "p1"), "--csv", "-", "--json"]) == 2
+    assert capsys.readouterr().err == ("mini-agent evaluate: error: --csv - and --json both "
+                                       "print on stdout; give --csv a file name\n")

@@ -278,7 +278,9 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         policies: policy names (None: every policy).
         model: price every session with this model (None: each session's own).
         as_json: print the reports as JSON instead of tables.
-        csv_path: also write :func:`write_csv` rows to this file.
+        csv_path: also write :func:`write_csv` rows to this file; ``"-"`` prints them on
+            stdout instead of the tables (each failed file's error then goes to stderr, as
+            with ``as_json``; both at once is a usage error).
         workers: processes for a local pool.
         scheduler: a Dask scheduler address.
         samples: also evaluate this many kit-generated sessions (:func:`sample_folder`),
@@ -292,10 +294,16 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         file failed (a corrupt transcript, or a file named on the command line that is not
         one); 2 with a one-line ``mini-agent evaluate: error: ...`` for a missing path, a
         folder with no transcript, no path and no samples, an unknown policy or model, or
-        workers or samples < 1, or a ``csv_path`` that cannot be written.
+        workers or samples < 1, or a ``csv_path`` that cannot be written, or ``"-"`` with
+        ``as_json``.
     """
     out, err = stdout or sys.stdout, stderr or sys.stderr
+    csv_out = csv_path == "-"   # the CSV is the output, on stdout
     try:
+        if csv_out and as_json:
+            print("mini-agent evaluate: error: --csv - and --json both print on stdout; "
+                  "give --csv a file name", file=err)
+            return 2
         if model is not None:
             from mini_agent.core.pricing import model_price
             model_price(model)
@@ -303,7 +311,7 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
             print("mini-agent evaluate: error: give transcript files or folders (PATH...), or "
                   "--sample N", file=err)
             return 2
-        if csv_path and (problem := _csv_unwritable(csv_path)):
+        if csv_path and not csv_out and (problem := _csv_unwritable(csv_path)):
             print(f"mini-agent evaluate: error: cannot write the CSV {csv_path}: {problem}",
                   file=err)
             return 2
@@ -336,18 +344,20 @@ def main_evaluate(paths: Sequence[str], *, policies: Sequence[str] | None = None
         return 2
     if as_json:
         print(json.dumps(reports, indent=1, ensure_ascii=False), file=out)
+    elif csv_out:
+        write_csv(reports, out)
     else:
         print("\n\n".join(format_report(r) for r in reports), file=out)
-    if csv_path:
+    if csv_path and not csv_out:
         with open(csv_path, "w", newline="", encoding="utf-8") as handle:
             write_csv(reports, handle)
     failed = [r["path"] for r in reports if "error" in r]
-    if as_json:  # the errors' one place a reader sees: stdout is for a program
+    if as_json or csv_out:  # the errors' one place a reader sees: stdout is for a program
         for r in reports:
             if "error" in r:
                 print(f"mini-agent evaluate: {r['path']}: {r['error']}", file=err)
     if failed:
-        where = "above" if as_json else "in the report"
+        where = "above" if as_json or csv_out else "in the report"
         print(f"mini-agent evaluate: {len(failed)} of {_plural(len(reports), 'file')} failed "
               f"(errors {where}): {name_list([Path(f).name for f in failed])}", file=err)
     return 1 if failed else 0
