@@ -241,3 +241,18 @@ def test_a_dask_task_that_fails_gives_its_files_an_error_and_the_run_goes_on(
     assert reports[5]["error"] == "the Dask task failed: RuntimeError: the task broke"
     assert all("policies" in r for n, r in enumerate(reports) if n not in failed)
     assert "12/12" in capsys.readouterr().err     # every file counted once
+
+
+def test_batch_plan_covers_every_file_once_and_ends_in_single_files():
+    from mini_agent.harness.evaluate_pool import batch_plan
+    sizes = [size for _, size in batch_plan(1000, 2)]
+    assert sizes == [8] * 122 + [6, 5, 4, 3, 2, 1, 1, 1, 1]
+    assert [size for _, size in batch_plan(100, 2)][-6:] == [3, 2, 2, 1, 1, 1]
+    assert batch_plan(3, 4) == [(0, 1), (1, 1), (2, 1)]
+    assert batch_plan(0, 2) == []
+    for files in range(0, 300, 7):
+        for workers in (0, 1, 2, 3, 8):
+            plan = batch_plan(files, workers)
+            covered = [first + k for first, size in plan for k in range(size)]
+            assert covered == list(range(files))
+            assert all(0 < size <= batch_size(files, workers) for _, size in plan)

@@ -16,7 +16,7 @@ ran:
 * **a process pool** (``concurrent.futures.ProcessPoolExecutor``) for every file when
   ``workers > 1`` and there are two or more: the workers start once, with the ``fork``
   start method on Linux (a worker is a copy of this process, modules already imported and
-  warmed up: nothing is imported again), and are fed batches of files (:func:`batch_size`),
+  warmed up: nothing is imported again), and are fed batches of files (:func:`batch_plan`),
   so one message to a worker carries several files and one message back carries their
   reports (plain dicts, a few kB pickled). No file runs here first, even when the pool will
   not pay for its start: a file that kills its process would take the whole command down
@@ -164,8 +164,32 @@ def batch_size(files: int, workers: int) -> int:
     return max(1, min(MAX_BATCH, files // (16 * max(1, workers))))
 
 
-def _batches(paths: list[str], size: int) -> list[list[str]]:
-    return [paths[i:i + size] for i in range(0, len(paths), size)]
+def batch_plan(files: int, workers: int) -> list[tuple[int, int]]:
+    """Cut ``files`` into the pool's tasks: full batches, then smaller ones at the end.
+
+    Batches of :func:`batch_size` files until ``2 * workers`` such batches are left; from
+    there each batch takes a ``2 * workers``-th of the files left (at least 1), so the run's
+    last tasks are single files and no worker waits long for the one still busy with a full
+    batch (with 8-file batches of 12-exchange sessions, that wait was half a batch, about
+    15 ms, on average).
+
+    Args:
+        files: files to share out.
+        workers: processes taking them.
+
+    Returns:
+        ``(first, size)`` per task, in order, covering ``range(files)`` exactly once:
+        ``batch_plan(1000, 2)`` is 122 batches of 8 files, then batches of 6, 5, 4, 3, 2
+        and four single files.
+    """
+    size, shares = batch_size(files, workers), 2 * max(1, workers)
+    plan, first = [], 0
+    while first < files:
+        left = files - first
+        take = size if left > shares * size else max(1, min(size, -(-left // shares)))
+        plan.append((first, take))
+        first += take
+    return plan
 
 
 class _NoBar:
@@ -310,14 +334,14 @@ def _pool_round(paths, todo, policies, model, workers, results, bar, reference) 
     from multiprocessing.sharedctypes import RawArray
     count = len(todo)
     started, finished = RawArray("i", count), RawArray("b", count)
-    size = batch_size(count, workers)
     pool = concurrent.futures.ProcessPoolExecutor(
         max_workers=min(workers, count), mp_context=_context(), initializer=_track,
         initargs=(started, finished))
     broken = False
     try:
         futures = {pool.submit(evaluate_tracked, at, [paths[i] for i in todo[at:at + size]],
-                               policies, model, reference): at for at in range(0, count, size)}
+                               policies, model, reference): at
+                   for at, size in batch_plan(count, workers)}
         # the executor's own process table (the same dict for the pool's life): a worker's
         # exit code tells the one that died from those the broken pool then terminated
         processes = getattr(pool, "_processes", None)
