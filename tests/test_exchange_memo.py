@@ -7,8 +7,8 @@ import copy
 from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
-from mini_agent.core.lifecycle import (TIERS, LifecyclePolicy, LifecycleThresholds, _age_tiers,
-                                       current_request_text, lifecycle_view, split_exchanges,
+from mini_agent.core.lifecycle import (TIERS, LifecyclePolicy, LifecycleThresholds, _age_run,
+                                       _age_tiers, current_request_text, lifecycle_view, split_exchanges,
                                        tier_for_age)
 from mini_agent.core.long_session import long_session
 from mini_agent.core.sample_sessions import sample_transcript
@@ -116,6 +116,8 @@ def test_age_tiers_are_tier_for_age_of_each_exchange():
     for th in (LifecycleThresholds(), LifecycleThresholds(1, 1, 1), LifecycleThresholds(2, 5, 5),
                LifecycleThresholds(1, 4, 9)):
         for n in range(30):
+            assert list(_age_run(n, th.hot_exchanges, th.warm_a_exchanges,
+                                 th.warm_b_exchanges)) == _age_tiers(n, th)
             assert _age_tiers(n, th) == [tier_for_age(
                 n - 1 - k, hot_exchanges=th.hot_exchanges, warm_a_exchanges=th.warm_a_exchanges,
                 warm_b_exchanges=th.warm_b_exchanges) for k in range(n)]

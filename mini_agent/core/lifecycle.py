@@ -40,6 +40,7 @@ Source:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Sequence
 
@@ -155,6 +156,15 @@ def _age_tiers(n: int, th: LifecycleThresholds) -> list[str]:
         [HOT] * hot
 
 
+@functools.lru_cache(maxsize=512)
+def _age_run(n: int, hot_exchanges: int, warm_a_exchanges: int,
+             warm_b_exchanges: int) -> tuple[str, ...]:
+    """:func:`_age_tiers` of ``n`` exchanges for these thresholds as a tuple, built once per
+    ``n`` (a replay asks for the same lengths session after session)."""
+    return tuple(_age_tiers(n, LifecycleThresholds(hot_exchanges, warm_a_exchanges,
+                                                   warm_b_exchanges)))
+
+
 def assign_tiers(history: Sequence[Message], *,
                  thresholds: LifecycleThresholds = LifecycleThresholds(),
                  times: Sequence[float] | None = None) -> list[str]:
@@ -187,7 +197,8 @@ def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
                   memo: ExchangeMemo,
                   sums: tuple[list[int], list[int]] | None = None) -> list[str]:
     n = len(ranges)
-    tiers = _age_tiers(n, th)
+    tiers = list(_age_run(n, th.hot_exchanges, th.warm_a_exchanges,  # _age_tiers(n, th)
+                          th.warm_b_exchanges))
     wanted = memo.request_fact(_wanted)  # identifiers(current_request_text(history))
     limit = th.max_relevant if wanted else 0
     if limit > 0:
