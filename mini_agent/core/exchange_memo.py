@@ -232,6 +232,16 @@ class ExchangeMemo:
             hit = facts[compute] = (args, compute(self._messages[self._starts[k]:end], *args))
         return hit[1]
 
+    def exchange_facts(self) -> list[dict[Callable, tuple]]:
+        """Return the kept facts of the last :meth:`update`'s exchanges, for reading in a loop.
+
+        Returns:
+            Per exchange (0-based, oldest first), ``{compute: (args, value)}`` as :meth:`fact`
+            and :meth:`counted_fact` (``args == ()``) keep them: the held list itself, to be
+            read, never changed; a missing or stale entry is asked of those methods.
+        """
+        return self._facts
+
     def counted_fact(self, k: int, compute: Callable[[list[Message], int, int], Any],
                      sums: tuple[list[int], list[int]] | None = None) -> Any:
         """Return ``compute(messages of exchange k, chars, image tokens)``, computed once while it holds.
