@@ -114,6 +114,18 @@ def test_first_sentence_reads_a_head_equal_to_the_whole_text(text, limit):
     assert _first_sentence(text, limit) == _first_sentence_whole(text, limit)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from("ab.!? ~\t\n\x0b\x1f\x7f"), max_size=120),
+       st.sampled_from([1, 2, 3, 60, 90]))
+def test_first_sentence_of_ascii_text_equals_the_whole_text(text, limit):
+    # printable ASCII with single inner spaces is taken without a split: the same sentence
+    assert _first_sentence(text, limit) == _first_sentence_whole(text, limit)
+
+
+def test_the_only_printable_ascii_whitespace_is_the_space():
+    assert [c for c in range(128) if chr(c).isprintable() and not chr(c).split()] == [32]
+
+
 def test_first_sentence_at_the_head_edges():
     for n in range(_HEAD_CHARS - 95, _HEAD_CHARS + 3):
         for text in ("a" * n + ". b", " " * n + "x. y", " " * n + "x" * 95, "a " * n + "b",

@@ -38,16 +38,23 @@ def _first_sentence(text: str, limit: int = 90) -> str:
     ``limit + 1`` chars (a run of whitespace), the whole text is normalised. The sentence
     ends where ``_SENTENCE_END`` first matches: normalised, the only whitespace left is
     ``" "`` (``str.split`` and the pattern's ``\\s`` agree on what whitespace is), so that is
-    the first ``". "``, ``"! "`` or ``"? "``, found by ``str.find``.
+    the first ``". "``, ``"! "`` or ``"? "``, found by ``str.find`` (asked only of a head
+    that holds the mark at all). A short printable ASCII text whose only whitespace is single
+    inner spaces is its own normalised form: it is taken as it is, without a split.
     """
-    head = " ".join(text[:_HEAD_CHARS].split())
-    if len(head) <= limit and len(text) > _HEAD_CHARS:
-        head = " ".join(text.split())
+    if len(text) <= _HEAD_CHARS and text.isascii() and text.isprintable() and \
+            "  " not in text and text[:1] != " " and text[-1:] != " ":
+        head = text  # " ".join(text.split()): ASCII printable whitespace is " " only
+    else:
+        head = " ".join(text[:_HEAD_CHARS].split())
+        if len(head) <= limit and len(text) > _HEAD_CHARS:
+            head = " ".join(text.split())
     end = len(head)
     for mark in (". ", "! ", "? "):
-        i = head.find(mark, 0, end)
-        if i >= 0:
-            end = i + 1
+        if mark in head:
+            i = head.find(mark, 0, end)
+            if i >= 0:
+                end = i + 1
     return head[:end] if end <= limit else head[: limit - 1] + "…"
 
 
