@@ -96,6 +96,10 @@ class ExchangeMemo:
         # the session has read it (its prefix sums are the counts: each message counted once
         # per session), else None; False: not looked up since the history changed
         self._scan = False
+        # a session scan whose messages start with the first ``_covered`` held messages (the
+        # same objects), kept so the next request checks only what it added
+        self._covering: Any = None
+        self._covered = 0
 
     def update(self, history: Sequence[Message]) -> list[tuple[int, int]]:
         """Take this request's history and return its exchanges.
@@ -125,6 +129,7 @@ class ExchangeMemo:
         else:
             same = first_difference(history, prev)
             self._cut(same)
+            self._covered = min(self._covered, same)
         # the ranges of the kept exchanges hold, but for the last one's end: rebuild from it
         # on (``split_exchanges``' pairs of the tail)
         starts, facts = self._starts, self._facts
@@ -197,6 +202,31 @@ class ExchangeMemo:
                 sums.append((chars, images))
         (c1, i1), (c2, i2) = sums[start], sums[end]
         return c2 - c1, i2 - i1
+
+    def scan_sums(self) -> tuple[list[int], list[int]] | None:
+        """Return ``tier_view.scan_sums(history)`` of the last :meth:`update`'s history.
+
+        The scan found is kept: while the history grows, the next request checks only the
+        messages it added against the scan's (``tests/test_exchange_memo.py`` compares the
+        two); another scan, or none, is looked up when they differ.
+
+        Returns:
+            The covering scan's ``(cum_chars, cum_images)``, or None (no scan covers the
+            history: the memo counts).
+        """
+        messages = self._messages
+        n, covered, scan = len(messages), self._covered, self._covering
+        if scan is not None:
+            held = scan.messages
+            if len(held) >= n and (covered >= n or all(
+                    map(operator.is_, held[covered:n], messages[covered:n]))):
+                self._covered = n
+                return scan.cum_chars, scan.cum_images
+        scan = scan_for(messages, create=False, extend=False)
+        if scan is None:
+            return None
+        self._covering, self._covered = scan, n
+        return scan.cum_chars, scan.cum_images
 
     def tokens(self, start: int, end: int) -> int:
         """Return ``approx_tokens(history[start:end])`` from the running character counts.

@@ -258,7 +258,7 @@ def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
     if len(times) != len(history):
         raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
     ranges = memo.update(history)
-    sums = scan_sums(history)
+    sums = memo.scan_sums()  # scan_sums(history), the scan kept from the last request
     raw_tokens = (memo.tokens(0, len(history)) if sums is None else
                   math.ceil(sums[0][len(history)] / CHARS_PER_TOKEN) + sums[1][len(history)])
     tiers = tiers if tiers is not None else _assign_tiers(history, ranges, thresholds, times,
