@@ -53,7 +53,7 @@ from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIERS,  # 
                                         TIMELINE_HEADER, WARM_A, WARM_B, cold_form, segment_id,
                                         warm_a_form, warm_b_form)
 from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
-from mini_agent.core.tier_view import render_tiers, scan_sums
+from mini_agent.core.tier_view import render_tiers
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext
 
