@@ -89,12 +89,13 @@ def _utc_clock(time_seconds: float) -> str:
         if 0 <= time_seconds < 8_589_934_592:  # 2**33 s: the year 2242
             fraction, whole = math.modf(time_seconds)
             seconds = int(whole) + (round(fraction * 1e6) >= 1_000_000)
-            return _TWO_DIGITS[seconds // 3600 % 24] + ":" + _TWO_DIGITS[seconds // 60 % 60]
+            return _CLOCKS[seconds // 60 % 1440]
     return _utc_clock_datetime(time_seconds)
 
 
-_TWO_DIGITS = tuple(f"{n:02d}" for n in range(60))
-"""``"00"`` .. ``"59"``: the ``HH`` and ``MM`` of :func:`_utc_clock`, formatted once."""
+_CLOCKS = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(1440))
+"""``"00:00"`` .. ``"23:59"``, one per minute of a day: :func:`_utc_clock`'s ``HH:MM``,
+formatted once."""
 
 
 def _utc_clock_datetime(time_seconds: float) -> str:
