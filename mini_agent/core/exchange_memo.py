@@ -365,9 +365,19 @@ class ExchangeMemo:
         """
         messages = self._messages
         for i in range(self._texts_read, len(messages)):  # read the new messages
-            # request_texts is [] for a message that is not the user's
-            if messages[i].get("role") == "user" and request_texts(messages[i]):
-                self._texts.append(i)
+            # request_texts is [] for a message that is not the user's, and for a list
+            # content without a text block (tool results only): asked of the others
+            message = messages[i]
+            if message.get("role") == "user":
+                content = message.get("content")
+                if content.__class__ is list:
+                    for block in content:
+                        if block.get("type") == "text":
+                            break
+                    else:
+                        continue
+                if request_texts(message):
+                    self._texts.append(i)
         self._texts_read = len(self._messages)
         index = self._texts[-1] if self._texts else -1
         hit = self._request
