@@ -208,7 +208,10 @@ def _fold(messages: Sequence[Message], segment: str, time_seconds: float) -> str
                         reasoning = _first_sentence(b["text"])
                 elif role == "user" and not user_text:
                     user_text = _first_sentence(b["text"])
-    tools = "+".join(dict.fromkeys([u.get("name", "?") for u in uses])) or "reply"
+    if len(uses) == 1 and (name := uses[0].get("name", "?")).__class__ is str:
+        tools = name or "reply"  # the usual exchange: one tool, no dict.fromkeys to join
+    else:
+        tools = "+".join(dict.fromkeys([u.get("name", "?") for u in uses])) or "reply"
     what = []
     for u in uses:
         arg = _main_arg(u.get("input") or {})
