@@ -116,8 +116,10 @@ def test_age_tiers_are_tier_for_age_of_each_exchange():
     for th in (LifecycleThresholds(), LifecycleThresholds(1, 1, 1), LifecycleThresholds(2, 5, 5),
                LifecycleThresholds(1, 4, 9)):
         for n in range(30):
-            assert list(_age_run(n, th.hot_exchanges, th.warm_a_exchanges,
-                                 th.warm_b_exchanges)) == _age_tiers(n, th)
+            ages, counts = _age_run(n, th.hot_exchanges, th.warm_a_exchanges,
+                                    th.warm_b_exchanges)
+            assert list(ages) == _age_tiers(n, th)
+            assert counts == tuple(_age_tiers(n, th).count(t) for t in TIERS)
             assert _age_tiers(n, th) == [tier_for_age(
                 n - 1 - k, hot_exchanges=th.hot_exchanges, warm_a_exchanges=th.warm_a_exchanges,
                 warm_b_exchanges=th.warm_b_exchanges) for k in range(n)]
