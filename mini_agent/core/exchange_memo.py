@@ -331,6 +331,8 @@ class ExchangeMemo:
                     found.append(k)
             held[2] = hi
         found = held[3]
+        if not found:  # the usual window: nothing matched
+            return []
         return found[bisect.bisect_left(found, lo):bisect.bisect_left(found, hi)]
 
     def run(self, j: int, compute: Callable[[list[Message], int], Any]) -> list:

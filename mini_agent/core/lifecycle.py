@@ -317,7 +317,9 @@ class LifecyclePolicy:
 
     def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         """Return the view for this request and record its tokens per tier."""
-        times = ctx.times_for(history)
+        times = ctx.times
+        if len(times) != len(history):  # ctx.times_for(history), without the call
+            times = ctx.times_for(history)
         view, info, view_tokens, raw_tokens, counts = _lifecycle_view(
             history, times, self.thresholds, None, self._memo)
         if self.store is not None:
