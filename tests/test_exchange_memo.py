@@ -7,8 +7,8 @@ import copy
 from hypothesis import given, settings, strategies as st
 
 from mini_agent.core.exchange_memo import ExchangeMemo, chars_of
-from mini_agent.core.lifecycle import (TIERS, LifecyclePolicy, LifecycleThresholds, _age_tiers,
-                                       current_request_text, lifecycle_view, split_exchanges,
+from mini_agent.core.lifecycle import (TIERS, LifecyclePolicy, LifecycleThresholds, _age_run,
+                                       _age_tiers, current_request_text, lifecycle_view, split_exchanges,
                                        tier_for_age)
 from mini_agent.core.long_session import long_session
 from mini_agent.core.sample_sessions import sample_transcript
@@ -116,6 +116,10 @@ def test_age_tiers_are_tier_for_age_of_each_exchange():
     for th in (LifecycleThresholds(), LifecycleThresholds(1, 1, 1), LifecycleThresholds(2, 5, 5),
                LifecycleThresholds(1, 4, 9)):
         for n in range(30):
+            ages, counts = _age_run(n, th.hot_exchanges, th.warm_a_exchanges,
+                                    th.warm_b_exchanges)
+            assert list(ages) == _age_tiers(n, th)
+            assert counts == tuple(_age_tiers(n, th).count(t) for t in TIERS)
             assert _age_tiers(n, th) == [tier_for_age(
                 n - 1 - k, hot_exchanges=th.hot_exchanges, warm_a_exchanges=th.warm_a_exchanges,
                 warm_b_exchanges=th.warm_b_exchanges) for k in range(n)]
@@ -171,3 +175,27 @@ def test_the_policy_is_right_when_the_history_is_not_an_extension_of_the_last_on
         ctx = ViewContext(times=tuple(t[:len(h)]), now=t[len(h) - 1])
         assert policy(h, ctx) == lifecycle_view(h, times=ctx.times,
                                                 thresholds=policy.thresholds)[0]
+
+
+@settings(max_examples=60, deadline=None)
+@given(histories(max_turns=6), histories(max_turns=4),
+       st.lists(st.tuples(st.integers(0, 2), st.integers(1, 30), st.booleans()), max_size=8))
+def test_scan_sums_kept_between_requests_equal_the_history_counts(a, b, requests):
+    """Growing, cut and foreign histories, scanned or not: the kept sums are the counts."""
+    from mini_agent.core.history_scan import scan_for
+    from mini_agent.core.tier_view import scan_sums
+    from mini_agent.core.tokens import token_memo
+    memo = ExchangeMemo()
+    with token_memo():
+        for which, length, scanned in requests:
+            source = (a, b, [*a[:len(a) // 2], *b])[which]
+            h = source[:length]
+            if scanned:
+                scan_for(h)
+            memo.update(h)
+            got, plain = memo.scan_sums(), scan_sums(h)
+            assert plain is None or got is not None
+            if got is not None:
+                cum = [chars_of(h[:i]) for i in range(len(h) + 1)]
+                assert got[0][:len(h) + 1] == [c for c, _ in cum]
+                assert got[1][:len(h) + 1] == [i for _, i in cum]

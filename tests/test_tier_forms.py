@@ -11,7 +11,7 @@ from hypothesis import given, settings, strategies as st
 from mini_agent.core.exchange_memo import chars_of, split_exchanges
 from mini_agent.core.masking import mask_old_observations
 from mini_agent.core.tier_forms import cold_form, segment_id, warm_a_counted, warm_a_form, warm_b_form
-from mini_agent.core.timeline import (_HEAD_CHARS, _first_sentence, _first_sentence_whole, _line_count,
+from mini_agent.core.timeline import (_HEAD_CHARS, _first_sentence, _fold, _first_sentence_whole, _line_count,
                                       _utc_clock, _utc_clock_datetime, cold_label, fold_exchange)
 from mini_agent.core.messages import tool_result_text
 from mini_agent.core.tokens import approx_tokens, token_memo
@@ -114,6 +114,18 @@ def test_first_sentence_reads_a_head_equal_to_the_whole_text(text, limit):
     assert _first_sentence(text, limit) == _first_sentence_whole(text, limit)
 
 
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from("ab.!? ~\t\n\x0b\x1f\x7f"), max_size=120),
+       st.sampled_from([1, 2, 3, 60, 90]))
+def test_first_sentence_of_ascii_text_equals_the_whole_text(text, limit):
+    # printable ASCII with single inner spaces is taken without a split: the same sentence
+    assert _first_sentence(text, limit) == _first_sentence_whole(text, limit)
+
+
+def test_the_only_printable_ascii_whitespace_is_the_space():
+    assert [c for c in range(128) if chr(c).isprintable() and not chr(c).split()] == [32]
+
+
 def test_first_sentence_at_the_head_edges():
     for n in range(_HEAD_CHARS - 95, _HEAD_CHARS + 3):
         for text in ("a" * n + ". b", " " * n + "x. y", " " * n + "x" * 95, "a " * n + "b",
@@ -162,3 +174,22 @@ def test_warm_b_form_is_the_folded_line_and_its_tokens(history, when, in_memo):
                 assert warm_b_form(part, k, when) == (line, approx_tokens(line))
         else:
             assert warm_b_form(part, k, when) == (line, approx_tokens(line))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.one_of(histories(max_turns=6), hostile_histories(max_turns=6)),
+       st.lists(st.sampled_from(["read_file", "grep", "", "run_bash"]), max_size=3))
+def test_the_folded_line_names_each_tool_once_in_order(history, names):
+    """The tools of the line: ``"+".join(dict.fromkeys(names)) or "reply"``, one tool or many."""
+    uses = [{"type": "tool_use", "id": f"u{k}", "name": name, "input": {}}
+            for k, name in enumerate(names)]
+    for s, e in split_exchanges(history):
+        part = [*history[s:e], {"role": "assistant", "content": uses}]
+        tools = "+".join(dict.fromkeys(
+            b.get("name", "?") for m in part if isinstance(m.get("content"), list)
+            for b in m["content"] if b.get("type") == "tool_use")) or "reply"
+        try:
+            line = _fold(part, "seg-001", 0.0)
+        except (AttributeError, TypeError, KeyError):
+            continue  # a hostile block the plain fold refuses as well
+        assert line.startswith(f"[00:00] {tools} (seg-001): ")

@@ -96,6 +96,10 @@ class ExchangeMemo:
         # the session has read it (its prefix sums are the counts: each message counted once
         # per session), else None; False: not looked up since the history changed
         self._scan = False
+        # a session scan whose messages start with the first ``_covered`` held messages (the
+        # same objects), kept so the next request checks only what it added
+        self._covering: Any = None
+        self._covered = 0
 
     def update(self, history: Sequence[Message]) -> list[tuple[int, int]]:
         """Take this request's history and return its exchanges.
@@ -125,6 +129,7 @@ class ExchangeMemo:
         else:
             same = first_difference(history, prev)
             self._cut(same)
+            self._covered = min(self._covered, same)
         # the ranges of the kept exchanges hold, but for the last one's end: rebuild from it
         # on (``split_exchanges``' pairs of the tail)
         starts, facts = self._starts, self._facts
@@ -198,6 +203,31 @@ class ExchangeMemo:
         (c1, i1), (c2, i2) = sums[start], sums[end]
         return c2 - c1, i2 - i1
 
+    def scan_sums(self) -> tuple[list[int], list[int]] | None:
+        """Return ``tier_view.scan_sums(history)`` of the last :meth:`update`'s history.
+
+        The scan found is kept: while the history grows, the next request checks only the
+        messages it added against the scan's (``tests/test_exchange_memo.py`` compares the
+        two); another scan, or none, is looked up when they differ.
+
+        Returns:
+            The covering scan's ``(cum_chars, cum_images)``, or None (no scan covers the
+            history: the memo counts).
+        """
+        messages = self._messages
+        n, covered, scan = len(messages), self._covered, self._covering
+        if scan is not None:
+            held = scan.messages
+            if len(held) >= n and (covered >= n or all(
+                    map(operator.is_, held[covered:n], messages[covered:n]))):
+                self._covered = n
+                return scan.cum_chars, scan.cum_images
+        scan = scan_for(messages, create=False, extend=False)
+        if scan is None:
+            return None
+        self._covering, self._covered = scan, n
+        return scan.cum_chars, scan.cum_images
+
     def tokens(self, start: int, end: int) -> int:
         """Return ``approx_tokens(history[start:end])`` from the running character counts.
 
@@ -231,6 +261,16 @@ class ExchangeMemo:
             end = self._starts[k + 1] if k + 1 < len(self._starts) else len(self._messages)
             hit = facts[compute] = (args, compute(self._messages[self._starts[k]:end], *args))
         return hit[1]
+
+    def exchange_facts(self) -> list[dict[Callable, tuple]]:
+        """Return the kept facts of the last :meth:`update`'s exchanges, for reading in a loop.
+
+        Returns:
+            Per exchange (0-based, oldest first), ``{compute: (args, value)}`` as :meth:`fact`
+            and :meth:`counted_fact` (``args == ()``) keep them: the held list itself, to be
+            read, never changed; a missing or stale entry is asked of those methods.
+        """
+        return self._facts
 
     def counted_fact(self, k: int, compute: Callable[[list[Message], int, int], Any],
                      sums: tuple[list[int], list[int]] | None = None) -> Any:
@@ -291,6 +331,8 @@ class ExchangeMemo:
                     found.append(k)
             held[2] = hi
         found = held[3]
+        if not found:  # the usual window: nothing matched
+            return []
         return found[bisect.bisect_left(found, lo):bisect.bisect_left(found, hi)]
 
     def run(self, j: int, compute: Callable[[list[Message], int], Any]) -> list:
@@ -325,9 +367,19 @@ class ExchangeMemo:
         """
         messages = self._messages
         for i in range(self._texts_read, len(messages)):  # read the new messages
-            # request_texts is [] for a message that is not the user's
-            if messages[i].get("role") == "user" and request_texts(messages[i]):
-                self._texts.append(i)
+            # request_texts is [] for a message that is not the user's, and for a list
+            # content without a text block (tool results only): asked of the others
+            message = messages[i]
+            if message.get("role") == "user":
+                content = message.get("content")
+                if content.__class__ is list:
+                    for block in content:
+                        if block.get("type") == "text":
+                            break
+                    else:
+                        continue
+                if request_texts(message):
+                    self._texts.append(i)
         self._texts_read = len(self._messages)
         index = self._texts[-1] if self._texts else -1
         hit = self._request

@@ -40,6 +40,7 @@ Source:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, Sequence
 
@@ -52,7 +53,7 @@ from mini_agent.core.tier_forms import (COLD, COLD_INDEX_HEADER, HOT, TIERS,  # 
                                         TIMELINE_HEADER, WARM_A, WARM_B, cold_form, segment_id,
                                         warm_a_form, warm_b_form)
 from mini_agent.core.timeline import cold_label, fold_exchange, timeline_line  # noqa: F401
-from mini_agent.core.tier_view import render_tiers, scan_sums
+from mini_agent.core.tier_view import render_tiers
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 from mini_agent.core.view import ViewContext
 
@@ -155,6 +156,17 @@ def _age_tiers(n: int, th: LifecycleThresholds) -> list[str]:
         [HOT] * hot
 
 
+@functools.lru_cache(maxsize=512)
+def _age_run(n: int, hot_exchanges: int, warm_a_exchanges: int,
+             warm_b_exchanges: int) -> tuple[tuple[str, ...], tuple[int, int, int, int]]:
+    """:func:`_age_tiers` of ``n`` exchanges for these thresholds as a tuple, with how many
+    are Hot, Warm-A, Warm-B and Cold; built once per ``n`` (a replay asks for the same
+    lengths session after session)."""
+    ages = tuple(_age_tiers(n, LifecycleThresholds(hot_exchanges, warm_a_exchanges,
+                                                   warm_b_exchanges)))
+    return ages, (ages.count(HOT), ages.count(WARM_A), ages.count(WARM_B), ages.count(COLD))
+
+
 def assign_tiers(history: Sequence[Message], *,
                  thresholds: LifecycleThresholds = LifecycleThresholds(),
                  times: Sequence[float] | None = None) -> list[str]:
@@ -179,15 +191,22 @@ def assign_tiers(history: Sequence[Message], *,
         ValueError: ``times`` is given and not parallel to ``history``.
     """
     memo = ExchangeMemo()
-    return _assign_tiers(history, memo.update(history), thresholds, times, memo)
+    return _assign_tiers(history, memo.update(history), thresholds, times, memo)[0]
 
 
 def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
                   th: LifecycleThresholds, times: Sequence[float] | None,
                   memo: ExchangeMemo,
-                  sums: tuple[list[int], list[int]] | None = None) -> list[str]:
+                  sums: tuple[list[int], list[int]] | None = None
+                  ) -> tuple[list[str], dict[str, int] | None]:
+    """:func:`assign_tiers` for a kept memo: ``(tiers, {tier: count} or None)``; the counts
+    (``tiers.count`` of each, in ``TIERS`` order) follow the age runs and the promotions,
+    None when the budget rule moved tiers."""
     n = len(ranges)
-    tiers = _age_tiers(n, th)
+    ages, (hot, warm_a, warm_b, cold) = _age_run(n, th.hot_exchanges, th.warm_a_exchanges,
+                                                 th.warm_b_exchanges)
+    tiers = list(ages)  # _age_tiers(n, th)
+    counts: dict[str, int] | None = {HOT: hot, WARM_A: warm_a, WARM_B: warm_b, COLD: cold}
     wanted = memo.request_fact(_wanted)  # identifiers(current_request_text(history))
     limit = th.max_relevant if wanted else 0
     if limit > 0:
@@ -195,8 +214,11 @@ def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
         # - 1): the newest ``limit`` of them sharing an identifier
         for k in memo.matching(shares_identifier, wanted, max(0, n - th.warm_b_exchanges),
                                n - th.hot_exchanges)[-limit:]:
+            counts[tiers[k]] -= 1
+            counts[HOT] += 1
             tiers[k] = HOT
     if th.view_budget_tokens is not None and n:
+        counts = None
         if times is None:
             times = [0.0] * len(history)
         elif len(times) != len(history):
@@ -211,7 +233,7 @@ def _assign_tiers(history: Sequence[Message], ranges: list[tuple[int, int]],
                     break
             else:
                 break  # only the newest exchange is left: it stays Hot
-    return tiers
+    return tiers, counts
 
 
 def lifecycle_view(history: list[Message], *, times: Sequence[float],
@@ -241,27 +263,29 @@ def lifecycle_view(history: list[Message], *, times: Sequence[float],
 
 def _lifecycle_view(history: list[Message], times: Sequence[float], thresholds:
                     LifecycleThresholds, tiers: list[str] | None, memo: ExchangeMemo
-                    ) -> tuple[list[Message], dict[str, Any], int, int]:
+                    ) -> tuple[list[Message], dict[str, Any], int, int, dict[str, int] | None]:
     """:func:`lifecycle_view` with a kept memo; also returns the approx tokens of the view
-    and of the history."""
+    and of the history, and the count of each tier when known without counting (else
+    None)."""
     if len(times) != len(history):
         raise ValueError(f"times must be parallel to history: {len(times)} vs {len(history)}")
     ranges = memo.update(history)
-    sums = scan_sums(history)
+    sums = memo.scan_sums()  # scan_sums(history), the scan kept from the last request
     raw_tokens = (memo.tokens(0, len(history)) if sums is None else
                   math.ceil(sums[0][len(history)] / CHARS_PER_TOKEN) + sums[1][len(history)])
-    tiers = tiers if tiers is not None else _assign_tiers(history, ranges, thresholds, times,
-                                                          memo, sums)
+    counts = None
+    if tiers is None:
+        tiers, counts = _assign_tiers(history, ranges, thresholds, times, memo, sums)
     if not ranges:
         return list(history), {"tiers": [], "tokens": {HOT: raw_tokens, WARM_A: 0, WARM_B: 0,
                                COLD: 0}, "timeline": [], "cold_index": [], "cold": [],
-                               "fallback": False}, raw_tokens, raw_tokens
+                               "fallback": False}, raw_tokens, raw_tokens, counts
     view, parts, view_tokens = render_tiers(history, ranges, tiers, times, memo, sums)
     info = {"tiers": tiers, **parts, "fallback": False}
     if view_tokens >= raw_tokens:
         info["fallback"] = True
-        return list(history), info, raw_tokens, raw_tokens
-    return view, info, view_tokens, raw_tokens
+        return list(history), info, raw_tokens, raw_tokens, counts
+    return view, info, view_tokens, raw_tokens, counts
 
 
 class LifecyclePolicy:
@@ -293,18 +317,21 @@ class LifecyclePolicy:
 
     def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         """Return the view for this request and record its tokens per tier."""
-        times = ctx.times_for(history)
-        view, info, view_tokens, raw_tokens = _lifecycle_view(history, times, self.thresholds,
-                                                              None, self._memo)
+        times = ctx.times
+        if len(times) != len(history):  # ctx.times_for(history), without the call
+            times = ctx.times_for(history)
+        view, info, view_tokens, raw_tokens, counts = _lifecycle_view(
+            history, times, self.thresholds, None, self._memo)
         if self.store is not None:
             for segment, label, when, messages in info["cold"]:
                 self.store.put(segment, label, when, messages)
         self.last_info = info
-        tiers = info["tiers"]
+        if counts is None:  # the budget rule moved tiers: count them
+            tiers = info["tiers"]
+            counts = {HOT: tiers.count(HOT), WARM_A: tiers.count(WARM_A),  # per TIERS
+                      WARM_B: tiers.count(WARM_B), COLD: tiers.count(COLD)}
         self.records.append({
             "turn": ctx.turn, "raw_tokens": raw_tokens,
             "view_tokens": view_tokens, "tokens": dict(info["tokens"]),
-            "counts": {HOT: tiers.count(HOT), WARM_A: tiers.count(WARM_A),  # per TIERS
-                       WARM_B: tiers.count(WARM_B), COLD: tiers.count(COLD)},
-            "fallback": info["fallback"]})
+            "counts": counts, "fallback": info["fallback"]})
         return view

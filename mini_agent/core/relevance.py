@@ -118,6 +118,9 @@ def shares_identifier(messages: Sequence[Message], wanted: Collection[str]) -> b
     """
     wanted_set = wanted if isinstance(wanted, (set, frozenset)) else set(wanted)
     for t in exchange_texts(messages):
-        if any(w in t for w in wanted) and not wanted_set.isdisjoint(identifiers(t)):
-            return True
+        for w in wanted:  # any(w in t for w in wanted), without a generator
+            if w in t:
+                if not wanted_set.isdisjoint(identifiers(t)):
+                    return True
+                break
     return False

@@ -89,6 +89,9 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
     chars, images = head_chars, head_images
     hot_tokens = warm_a_tokens = warm_b_tokens = 0
     fact, chars_in, counted = memo.fact, memo.chars, memo.counted_fact
+    # the memo's kept facts, read here without a call per exchange (``counted`` and
+    # ``fact`` when one is missing or stale)
+    facts = memo.exchange_facts()
     for k in range(j, count):
         tier = tiers[k]
         if tier == HOT:
@@ -101,12 +104,16 @@ def render_tiers(history: Sequence[Message], ranges: list[tuple[int, int]], tier
             hot_tokens += math.ceil(c / CHARS_PER_TOKEN) + im
             chars, images = chars + c, images + im
         elif tier == WARM_A:
-            masked, n, (c, im) = counted(k, warm_a_counted, sums)  # fact(k, warm_a_form)
+            hit = facts[k].get(warm_a_counted)  # counted(k, warm_a_counted, sums)
+            masked, n, (c, im) = (counted(k, warm_a_counted, sums) if hit is None
+                                  else hit[1])  # fact(k, warm_a_form)
             body += masked
             warm_a_tokens += n
             chars, images = chars + c, images + im
         elif tier == WARM_B:
-            line, n = fact(k, warm_b_form, k, times[ranges[k][0]])
+            args = (k, times[ranges[k][0]])
+            hit = facts[k].get(warm_b_form)  # fact(k, warm_b_form, *args)
+            line, n = fact(k, warm_b_form, *args) if hit is None or hit[0] != args else hit[1]
             lines.append(line)
             warm_b_tokens += n
         else:

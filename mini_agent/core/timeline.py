@@ -38,16 +38,23 @@ def _first_sentence(text: str, limit: int = 90) -> str:
     ``limit + 1`` chars (a run of whitespace), the whole text is normalised. The sentence
     ends where ``_SENTENCE_END`` first matches: normalised, the only whitespace left is
     ``" "`` (``str.split`` and the pattern's ``\\s`` agree on what whitespace is), so that is
-    the first ``". "``, ``"! "`` or ``"? "``, found by ``str.find``.
+    the first ``". "``, ``"! "`` or ``"? "``, found by ``str.find`` (asked only of a head
+    that holds the mark at all). A short printable ASCII text whose only whitespace is single
+    inner spaces is its own normalised form: it is taken as it is, without a split.
     """
-    head = " ".join(text[:_HEAD_CHARS].split())
-    if len(head) <= limit and len(text) > _HEAD_CHARS:
-        head = " ".join(text.split())
+    if len(text) <= _HEAD_CHARS and text.isascii() and text.isprintable() and \
+            "  " not in text and text[:1] != " " and text[-1:] != " ":
+        head = text  # " ".join(text.split()): ASCII printable whitespace is " " only
+    else:
+        head = " ".join(text[:_HEAD_CHARS].split())
+        if len(head) <= limit and len(text) > _HEAD_CHARS:
+            head = " ".join(text.split())
     end = len(head)
     for mark in (". ", "! ", "? "):
-        i = head.find(mark, 0, end)
-        if i >= 0:
-            end = i + 1
+        if mark in head:
+            i = head.find(mark, 0, end)
+            if i >= 0:
+                end = i + 1
     return head[:end] if end <= limit else head[: limit - 1] + "…"
 
 
@@ -82,12 +89,13 @@ def _utc_clock(time_seconds: float) -> str:
         if 0 <= time_seconds < 8_589_934_592:  # 2**33 s: the year 2242
             fraction, whole = math.modf(time_seconds)
             seconds = int(whole) + (round(fraction * 1e6) >= 1_000_000)
-            return _TWO_DIGITS[seconds // 3600 % 24] + ":" + _TWO_DIGITS[seconds // 60 % 60]
+            return _CLOCKS[seconds // 60 % 1440]
     return _utc_clock_datetime(time_seconds)
 
 
-_TWO_DIGITS = tuple(f"{n:02d}" for n in range(60))
-"""``"00"`` .. ``"59"``: the ``HH`` and ``MM`` of :func:`_utc_clock`, formatted once."""
+_CLOCKS = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(1440))
+"""``"00:00"`` .. ``"23:59"``, one per minute of a day: :func:`_utc_clock`'s ``HH:MM``,
+formatted once."""
 
 
 def _utc_clock_datetime(time_seconds: float) -> str:
@@ -200,7 +208,10 @@ def _fold(messages: Sequence[Message], segment: str, time_seconds: float) -> str
                         reasoning = _first_sentence(b["text"])
                 elif role == "user" and not user_text:
                     user_text = _first_sentence(b["text"])
-    tools = "+".join(dict.fromkeys([u.get("name", "?") for u in uses])) or "reply"
+    if len(uses) == 1 and (name := uses[0].get("name", "?")).__class__ is str:
+        tools = name or "reply"  # the usual exchange: one tool, no dict.fromkeys to join
+    else:
+        tools = "+".join(dict.fromkeys([u.get("name", "?") for u in uses])) or "reply"
     what = []
     for u in uses:
         arg = _main_arg(u.get("input") or {})
