@@ -29,8 +29,8 @@ from typing import Any
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
 from mini_agent.core.context_edits import DEFAULT_KEEP, DEFAULT_TRIGGER
-from mini_agent.core.flat_prefix import (AnchorIndex, FlatPrefix, breakpoint_marks,
-                                         prefix_usage, resume_marks)
+from mini_agent.core.flat_prefix import AnchorIndex, FlatPrefix, breakpoint_marks, resume_marks
+from mini_agent.core.flat_usage import prefix_usage
 from mini_agent.core.messages import Message
 from mini_agent.core.pricing import (CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
                                      ModelPrice)
@@ -134,7 +134,7 @@ class Lane:
             self.trace.append([(m, cum[m]) for m in marks])
         usage = prefix_usage(self.entries, marks, prefix.pid, prefix.pos, cum, now,
                              self.minimum, self.fresh)
-        self.fresh = len(prefix.chain)         # every entry's id is below it
+        self.fresh = len(prefix.succ)         # every entry's id is below it
         self.usage.append(usage)
         price = self.price
         w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
