@@ -192,9 +192,10 @@ class FlatPrefix:
                 pos_list.append(next_pos)
                 next_pos += 1
             else:
-                for tok, off in zip(tokens, info.offsets):
+                for tok in tokens:
                     cum += tok
                     cum_list.append(cum)
+                for off in info.offsets:
                     pos_list.append(next_pos + off)
                 next_pos += info.positions
             succ.extend(info.keys)
