@@ -65,8 +65,10 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
             if bp <= hit:
                 break
             limit = pos[bp] - LOOKBACK_POSITIONS
-            p = min(bp, newest - 1)
-            stop = max(hit, p - NEAR_BLOCKS)
+            p = bp if bp < newest else newest - 1
+            stop = p - NEAR_BLOCKS
+            if stop < hit:
+                stop = hit
             while p > stop and pos[p] > limit:
                 entry = get(pid[p])
                 if entry is not None and entry[1] > now:
@@ -81,20 +83,31 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
                             hit = q
                             break
                         del entries[pid[q]]
-    read = cum[hit] if hit >= 0 else 0
+    expires = now + TTL_5M_SECONDS
     if hit >= 0:
-        for p in [hit] + [bp for bp in marks if bp < hit]:
-            entry = entries.get(pid[p])
-            if entry is not None and entry[1] > now:
-                entry[1] = now + TTL_5M_SECONDS
+        read = cum[hit]
+        # refresh the hit and the marks before it (each its own prefix id)
+        entry = entries.get(pid[hit])
+        if entry is not None and entry[1] > now:
+            entry[1] = expires
+        for bp in marks:
+            if bp < hit:
+                entry = entries.get(pid[bp])
+                if entry is not None and entry[1] > now:
+                    entry[1] = expires
+    else:
+        read = 0
     created = 0
     cached_end = read
     for bp in marks:
-        if bp <= hit or cum[bp] < minimum:
+        if bp <= hit:
             continue
-        created += cum[bp] - cached_end
-        cached_end = cum[bp]
-        entries[pid[bp]] = [cum[bp], now + TTL_5M_SECONDS]
+        tokens = cum[bp]
+        if tokens < minimum:
+            continue
+        created += tokens - cached_end
+        cached_end = tokens
+        entries[pid[bp]] = [tokens, expires]
     return {"input_tokens": total - cached_end, "cache_creation_input_tokens": created,
             "cache_read_input_tokens": read,
             "cache_creation": {"ephemeral_5m_input_tokens": created,
