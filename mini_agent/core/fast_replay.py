@@ -255,9 +255,11 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                 else:
                     groups.append((view, infos, sent_infos, [r]))
             # fork before stepping: every group starts from the state the lane had
-            owners = [lane] + [lane.fork() for _ in groups[1:]]
+            owners = [lane]
+            for _ in range(len(groups) - 1):
+                owners.append(lane.fork())
             for own, (_, infos, sent_infos, rs) in zip(owners, groups):
-                resume = [resumes[r] for r in rs]
+                resume = list(map(resumes.__getitem__, rs))
                 marks, resumed = own.place(infos, sent_infos, n + 1, any(resume))
                 if resumed is None or all(resume) or resumed == marks:
                     own.send(marks if resumed is None else resumed, now)
