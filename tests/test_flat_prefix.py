@@ -73,3 +73,56 @@ def test_the_flat_prefix_equals_a_block_by_block_walk(steps):
         for parent_key, chain_id in chain.items():
             if parent_key != ROOT:
                 assert prefix.lookup(*parent_key) == chain_id
+
+
+def _plain_marks(infos, starts, system_marks):
+    """``breakpoint_marks`` as a plain list sorted at the end (its earlier form)."""
+    from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
+    marks = list(system_marks)
+    budget = MAX_CACHE_CONTROL_MARKERS - len(system_marks)
+    n = len(infos)
+    second = range(0)
+    if n and budget > 0:
+        last = n - 1
+        if infos[last].markable is not None:
+            marks.append(starts[last + 1] + infos[last].markable)
+            budget -= 1
+        if budget > 0:
+            anchored = [i for i in range(last) if infos[i].anchor is not None]
+            if anchored:
+                marks.append(starts[anchored[-1] + 1] + infos[anchored[-1]].anchor)
+                budget -= 1
+        if last >= 2:
+            second = range(starts[last - 1], starts[last - 1] + len(infos[last - 2].keys))
+            if budget > 0 and infos[last - 2].markable is not None:
+                marks.append(starts[last - 1] + infos[last - 2].markable)
+    return sorted(set(marks)), second
+
+
+_fake_infos = st.lists(st.integers(1, 3).flatmap(lambda size: st.builds(
+    lambda markable, anchor: _FakeInfo(tuple(range(size)), markable, anchor),
+    st.one_of(st.none(), st.integers(0, size - 1)),
+    st.one_of(st.none(), st.integers(0, size - 1)))), max_size=8)
+
+
+class _FakeInfo:
+    """The fields of a ``MessageInfo`` that ``breakpoint_marks`` reads."""
+
+    def __init__(self, keys, markable, anchor):
+        self.keys, self.markable, self.anchor = keys, markable, anchor
+
+
+@settings(max_examples=300, deadline=None)
+@given(_fake_infos, st.lists(st.integers(0, 3), max_size=4, unique=True).map(sorted),
+       st.booleans())
+def test_breakpoint_marks_equal_the_sorted_plain_list(infos, system_marks, indexed):
+    """The marks built in order equal the plain list sorted and deduplicated, with the
+    anchors given by an ``AnchorIndex`` or scanned."""
+    from mini_agent.core.flat_prefix import AnchorIndex, breakpoint_marks
+    starts = [0]
+    for info in [None, *infos]:
+        starts.append(starts[-1] + (4 if info is None else len(info.keys)))
+    starts.pop()
+    anchored = AnchorIndex().update(infos) if indexed else None
+    assert breakpoint_marks(infos, starts, system_marks, anchored) == \
+        _plain_marks(infos, starts, system_marks)

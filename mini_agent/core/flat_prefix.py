@@ -26,6 +26,9 @@ RESUME_MEMORY_REQUESTS = 32
 
 
 
+_NO_BLOCKS = range(0)
+
+
 class FlatPrefix:
     """The flattened prefix of the previous request, updated from the first changed message.
 
@@ -272,30 +275,51 @@ def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: 
         ``MAX_CACHE_CONTROL_MARKERS``), and the flat range of the message before the previous
         one (the resume planner drops from it first).
     """
-    marks = list(system_marks)
+    marks = list(system_marks)           # ascending, all in the system prompt's blocks
     budget = MAX_CACHE_CONTROL_MARKERS - len(system_marks)
     n = len(infos)
-    second = range(0)
-    if n and budget > 0:
-        last = n - 1
-        if infos[last].markable is not None:
-            marks.append(starts[last + 1] + infos[last].markable)
+    if not n or budget <= 0:
+        return marks, _NO_BLOCKS
+    # a message's marks lie in its blocks: the last message's comes last, after the newest
+    # masked result's and the one of the message before the previous one (these two may
+    # coincide), so the sorted list is built without sorting
+    last = n - 1
+    top = infos[last].markable
+    if top is not None:
+        top += starts[n]
+        budget -= 1
+    near = None
+    if budget > 0 and anchored != []:  # the newest masked or cleared result before the last
+        if anchored is None:
+            anchored = [i for i in range(last) if infos[i].anchor is not None]
+        # ascending indices below ``n``: only the newest may be ``last`` itself
+        i = anchored[-1] if anchored else None
+        if i == last:
+            i = anchored[-2] if len(anchored) > 1 else None
+        if i is not None:
+            near = starts[i + 1] + infos[i].anchor
             budget -= 1
-        if budget > 0:  # the newest masked or cleared result before the last message
-            if anchored is None:
-                anchored = [i for i in range(last) if infos[i].anchor is not None]
-            # ascending indices below ``n``: only the newest may be ``last`` itself
-            i = anchored[-1] if anchored else None
-            if i == last:
-                i = anchored[-2] if len(anchored) > 1 else None
-            if i is not None:
-                marks.append(starts[i + 1] + infos[i].anchor)
-                budget -= 1
-        if last >= 2:
-            second = range(starts[last - 1], starts[last - 1] + len(infos[last - 2].keys))
-            if budget > 0 and infos[last - 2].markable is not None:
-                marks.append(starts[last - 1] + infos[last - 2].markable)
-    return sorted(set(marks)), second
+    if last >= 2:
+        start = starts[last - 1]
+        info = infos[last - 2]
+        second = range(start, start + len(info.keys))
+        far = info.markable
+        if budget > 0 and far is not None:
+            far += start
+            if near is None or near == far:
+                marks.append(far)
+            elif near < far:
+                marks += (near, far)
+            else:
+                marks += (far, near)
+            near = None
+    else:
+        second = _NO_BLOCKS
+    if near is not None:
+        marks.append(near)
+    if top is not None:
+        marks.append(top)
+    return marks, second
 
 
 def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int],
