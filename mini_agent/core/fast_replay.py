@@ -224,29 +224,39 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
         for lane, members in lanes:
             groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs
             for r in members:
-                policy, edit = policies[r], edits[r]
+                policy = policies[r]
                 view = unchanged if policy is None else policy(messages[:i], ctx)
-                infos = None
-                for held_view, held, _, _ in groups:  # the same message objects as a
-                    # group's view: the same summaries (``same_objects`` inlined: a C scan)
+                group = None
+                for held in groups:  # the same message objects as a group's view: the same
+                    # summaries (``same_objects`` inlined: a C scan)
+                    held_view = held[0]
                     if held_view is view or (len(held_view) == len(view)
                                              and all(map(is_, held_view, view))):
-                        infos = held
+                        group = held
                         break
-                if infos is None:
+                if group is not None:
+                    infos = group[1]
+                else:
                     try:
                         infos = memo.view_infos(view, before[r], before_infos[r])
                     except Unsupported as error:
                         out[r] = error
                         continue
                 # a policy may refill the list it returned: keep a copy of it
-                before[r], before_infos[r] = view if policy is None else list(view), infos
-                sent_view, sent_infos = view, infos
-                if edit is not None:  # markers are placed before the edit, on ``infos``
-                    sent_view, sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
-                                                            memo, copies[r])
-                sent[r] = sent_view
-                # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan
+                before[r] = view if policy is None else list(view)
+                before_infos[r] = infos
+                edit = edits[r]
+                if edit is None:
+                    sent[r] = view
+                    if group is not None and group[2] is infos:
+                        group[3].append(r)   # the group sends its view unedited too
+                        continue
+                    sent_infos = infos
+                else:  # markers are placed before the edit, on ``infos``
+                    sent[r], sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
+                                                          memo, copies[r])
+                # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan;
+                # groups differ pairwise in (infos, sent), so at most one matches
                 for _, held, held_sent, rs in groups:
                     if (held is infos or held == infos) and (held_sent is sent_infos
                                                              or held_sent == sent_infos):
