@@ -119,12 +119,13 @@ class FlatPrefix:
         old = self.infos
         # the same info objects (C-level), then equal keys (a policy's fresh copy)
         same = d = first_new_info(old, infos)
-        limit = min(len(old), len(infos))
+        limit = len(old) if len(old) < len(infos) else len(infos)
         while d < limit and (old[d] is infos[d] or old[d].keys == infos[d].keys):
             d += 1
         starts = self.starts             # starts[0] is the system prompt's
-        cut = starts[d + 1] if d + 1 < len(starts) else len(self.cum)
-        del self.cum[cut:], self.pos[cut:], self.pid[cut:], starts[d + 1:]
+        if d + 1 < len(starts):          # else the request only appends
+            cut = starts[d + 1]
+            del self.cum[cut:], self.pos[cut:], self.pid[cut:], starts[d + 1:]
         self._extend(infos, d)
         self.infos = infos
         return same
@@ -349,8 +350,13 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
     # this is the largest such depth): scan back from the end, C-level
     resume = next(compress(range(len(pid) - 1, -1, -1), map(remembered.__contains__,
                                                               reversed(pid))), None)
-    if resume is not None and not any(0 <= pos[bp] - pos[resume] < LOOKBACK_POSITIONS
-                                      for bp in marks if bp >= resume):
+    if resume is not None:
+        at = pos[resume]
+        for bp in marks:   # a mark whose lookback reaches the resume point already reads it
+            if bp >= resume and pos[bp] - at < LOOKBACK_POSITIONS:
+                resume = None
+                break
+    if resume is not None:
         marks = sorted({*marks, resume})
         # drop order: the previous turn's marker (never the resume point), then the system's
         drop = [m for m in marks if m in second and m != resume] + list(sys_marks)
