@@ -16,7 +16,11 @@ _SYSTEM, _ = _MEMO.system("S" * 9000)
 _POOL = [*_MEMO.infos(_MESSAGES),
          _MEMO.info({"role": "user", "content": "changed"}),
          _MEMO.info({"role": "user", "content": [{"type": "text", "text": "a"},
-                                                 {"type": "text", "text": "b"}]})]
+                                                 {"type": "text", "text": "b"}]}),
+         _MEMO.info({"role": "assistant", "content": [
+             {"type": "text", "text": "c"},
+             {"type": "tool_use", "id": "u1", "name": "read", "input": {"path": "a"}},
+             {"type": "tool_use", "id": "u2", "name": "read", "input": {"path": "b"}}]})]
 
 
 def _walk(view, chain):

@@ -195,6 +195,16 @@ class FlatPrefix:
                 cum_list.append(cum)
                 pos_list.append(next_pos)
                 next_pos += 1
+            elif len(tokens) == 2:               # text and a tool call: unrolled
+                first_tok, second_tok = tokens
+                first_off, second_off = info.offsets
+                cum += first_tok
+                cum_list.append(cum)
+                cum += second_tok
+                cum_list.append(cum)
+                pos_list.append(next_pos + first_off)
+                pos_list.append(next_pos + second_off)
+                next_pos += info.positions
             else:
                 for tok in tokens:
                     cum += tok
