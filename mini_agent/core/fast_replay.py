@@ -214,6 +214,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     before_infos: list[list[MessageInfo]] = [[] for _ in runs]   # that view's summaries,
     sent: list[list[Message]] = [[] for _ in runs]     # what it sent last,
     copies: list[dict] = [{} for _ in runs]            # and its cleared copies
+    sums: list[list] = [[[], 0, 0] for _ in runs]      # the sums of its last edited infos
     for n, i in enumerate(points):
         now = times[i] - times[points[0]] if times is not None else n * gap_seconds
         ctx = (ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
@@ -254,7 +255,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                     sent_infos = infos
                 else:  # markers are placed before the edit, on ``infos``
                     sent[r], sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
-                                                          memo, copies[r])
+                                                          memo, copies[r], sums[r])
                 # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan;
                 # groups differ pairwise in (infos, sent), so at most one matches
                 for _, held, held_sent, rs in groups:

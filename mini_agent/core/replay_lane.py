@@ -26,6 +26,7 @@ from itertools import chain, compress
 from operator import attrgetter, itemgetter
 from typing import Any
 
+from mini_agent.core.block_identity import first_new_info
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
 from mini_agent.core.context_edits import DEFAULT_KEEP, DEFAULT_TRIGGER
@@ -183,8 +184,8 @@ def check_edit(edit: dict) -> None:
 
 
 def clear_tool_uses(view: list[Message], infos: list[MessageInfo], edit: dict,
-                    system_tokens: int, memo: BlockMemo, copies: dict
-                    ) -> tuple[list[Message], list[MessageInfo]]:
+                    system_tokens: int, memo: BlockMemo, copies: dict,
+                    sums: list | None = None) -> tuple[list[Message], list[MessageInfo]]:
     """``apply_clear_tool_uses`` on the messages (markers stay where they were placed).
 
     Args:
@@ -195,6 +196,10 @@ def clear_tool_uses(view: list[Message], infos: list[MessageInfo], edit: dict,
         memo: the session's :class:`~mini_agent.core.block_memo.BlockMemo`.
         copies: this replay's cleared copies, ``(id(message), cleared block indices) ->
             (message, copy, its info)``; updated in place so a copy is made once.
+        sums: ``[infos, chars, images]`` of this replay's previous call, updated in place (start
+            with ``[[], 0, 0]``): the characters and image tokens of ``infos`` are those
+            plus the messages from the first new info on, minus the old ones from there
+            (the same sums as adding up every info); None: add up every info.
 
     Returns:
         ``(view, infos)`` as they are when the edit does not fire (below the trigger, nothing
@@ -203,8 +208,19 @@ def clear_tool_uses(view: list[Message], infos: list[MessageInfo], edit: dict,
     """
     trigger = edit.get("trigger") or DEFAULT_TRIGGER
     keep = edit.get("keep") or DEFAULT_KEEP
-    chars = sum(map(_CHARS, infos))
-    images = sum(map(_IMAGES, infos))
+    if sums is None:
+        chars = sum(map(_CHARS, infos))
+        images = sum(map(_IMAGES, infos))
+    else:   # the usual request appends to the one before: add its new messages only
+        old, chars, images = sums
+        d = first_new_info(old, infos)
+        for k in range(d, len(old)):
+            chars -= old[k].chars
+            images -= old[k].images
+        for k in range(d, len(infos)):
+            chars += infos[k].chars
+            images += infos[k].images
+        sums[0], sums[1], sums[2] = infos, chars, images
     before = math.ceil(chars / CHARS_PER_TOKEN) + images + system_tokens
     if not before > trigger["value"]:
         return view, infos
