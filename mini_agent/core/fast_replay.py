@@ -14,8 +14,9 @@ request (to the token, and ``cost_usd`` to the float) from a per-session memo in
   when the reference's SHA-256 chains are equal; each request updates the flattened prefix
   from the first message that differs, so a request that appends costs only its new blocks;
 * markers follow ``place_breakpoints(canonical=True, anchors=True)`` and the resume marker of
-  ``ResumeBreakpoints`` by index (the flat prefix, its markers and the cache's usage are
-  :mod:`mini_agent.core.flat_prefix`); ``clear_tool_uses_20250919`` copies only the messages it
+  ``ResumeBreakpoints`` by index (the flat prefix and its markers are
+  :mod:`mini_agent.core.flat_prefix`, the cache's usage :mod:`mini_agent.core.flat_usage`);
+  ``clear_tool_uses_20250919`` copies only the messages it
   changes (:mod:`mini_agent.core.replay_lane`);
 * :func:`replay_together` replays several policies side by side: while two policies send the
   same summaries they are in the same cache state (a :class:`~mini_agent.core.replay_lane.Lane`)
