@@ -24,9 +24,8 @@ from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
 RESUME_MEMORY_REQUESTS = 32
 """Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
 
-
-
 _NO_BLOCKS = range(0)
+"""The flat range :func:`breakpoint_marks` returns when there is no message before the previous."""
 
 
 class FlatPrefix:
@@ -139,8 +138,8 @@ class FlatPrefix:
         recorded as ``succ[id] = key``, a whole message at a time, without lookups: the same
         ids as ``chain.setdefault(link, len(chain))`` block by block. A one-block message
         (the usual) skips the per-block ``zip``: its block is at the message's first
-        position, offset 0. ``tests/test_fast_replay.py`` compares the lists and the table
-        with that block-by-block recomputation.
+        position, offset 0. ``tests/test_flat_prefix.py`` and ``tests/test_fast_replay.py``
+        compare the lists and the table with that block-by-block recomputation.
         """
         cum_list, pos_list, pid_list, starts = self.cum, self.pos, self.pid, self.starts
         cum = cum_list[-1] if cum_list else 0
