@@ -86,28 +86,27 @@ def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos
     expires = now + TTL_5M_SECONDS
     if hit >= 0:
         read = cum[hit]
-        # refresh the hit and the marks before it (each its own prefix id)
-        entry = entries.get(pid[hit])
+        entry = entries.get(pid[hit])   # the hit is refreshed
         if entry is not None and entry[1] > now:
             entry[1] = expires
-        for bp in marks:
-            if bp < hit:
-                entry = entries.get(pid[bp])
-                if entry is not None and entry[1] > now:
-                    entry[1] = expires
     else:
         read = 0
     created = 0
     cached_end = read
+    # one pass, ascending: a mark before the hit is refreshed, a mark after it writes (each
+    # mark its own prefix id, so the order of the two kinds does not matter)
     for bp in marks:
-        if bp <= hit:
-            continue
-        tokens = cum[bp]
-        if tokens < minimum:
-            continue
-        created += tokens - cached_end
-        cached_end = tokens
-        entries[pid[bp]] = [tokens, expires]
+        if bp < hit:
+            entry = entries.get(pid[bp])
+            if entry is not None and entry[1] > now:
+                entry[1] = expires
+        elif bp > hit:
+            tokens = cum[bp]
+            if tokens < minimum:
+                continue
+            created += tokens - cached_end
+            cached_end = tokens
+            entries[pid[bp]] = [tokens, expires]
     return {"input_tokens": total - cached_end, "cache_creation_input_tokens": created,
             "cache_read_input_tokens": read,
             "cache_creation": {"ephemeral_5m_input_tokens": created,
