@@ -271,9 +271,14 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
             for _ in range(len(groups) - 1):
                 owners.append(lane.fork())
             for own, (_, infos, sent_infos, rs) in zip(owners, groups):
-                resume = list(map(resumes.__getitem__, rs))
-                marks, resumed = own.place(infos, sent_infos, n + 1, any(resume))
-                if resumed is None or all(resume) or resumed == marks:
+                if len(rs) == 1:   # the usual group: one run
+                    resume = None
+                    uses_any = uses_all = resumes[rs[0]]
+                else:
+                    resume = list(map(resumes.__getitem__, rs))
+                    uses_any, uses_all = any(resume), all(resume)
+                marks, resumed = own.place(infos, sent_infos, n + 1, uses_any)
+                if resumed is None or uses_all or resumed == marks:
                     own.send(marks if resumed is None else resumed, now)
                     next_lanes.append((own, rs))
                     continue
