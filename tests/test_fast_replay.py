@@ -446,4 +446,4 @@ def test_the_flat_prefix_hands_out_the_ids_a_lookup_per_block_would(variant):
                 parent = chain.setdefault((parent, key), len(chain))
                 pid.append(parent)
         assert prefix.pid == pid
-        assert prefix.chain == chain
+        assert prefix.links() == chain

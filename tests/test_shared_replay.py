@@ -166,7 +166,7 @@ def test_skipping_new_chain_ids_finds_the_same_cache_hits(monkeypatch, variant):
     """``prefix_usage`` given ``fresh`` (skip this request's new links) against the plain
     scan of every block: the same usage and the same live entries, request by request."""
     import mini_agent.core.replay_lane as replay_lane
-    from mini_agent.core.flat_prefix import prefix_usage
+    from mini_agent.core.flat_usage import prefix_usage
     calls = []
 
     def both(entries, marks, pid, pos, cum, now, minimum, fresh):

@@ -121,8 +121,9 @@ def first_new_info(a: list, b: list) -> int:
 
     For lists of :class:`~mini_agent.core.block_memo.MessageInfo` (``eq=False``).
     List equality runs in C and, for items that compare by identity, is exactly the
-    identity test: the whole common length is compared at once (the usual case, a request
-    that only appends) and otherwise halved until the first new info is found.
+    identity test: the first items are compared (a policy that changes its first message),
+    then the whole common length at once (the usual case, a request that only appends), and
+    otherwise it is halved until the first new info is found.
 
     Args:
         a: one list of infos.
@@ -131,10 +132,12 @@ def first_new_info(a: list, b: list) -> int:
     Returns:
         The first index where ``a[k] is not b[k]`` (the shorter length when none).
     """
-    n = min(len(a), len(b))
+    n = len(a) if len(a) < len(b) else len(b)
+    if not n or a[0] is not b[0]:   # a policy that changes its first message: no scan
+        return 0
     if a[:n] == b[:n]:
         return n
-    lo, hi = 0, n  # a[:lo] == b[:lo]; a[lo:hi] != b[lo:hi]
+    lo, hi = 1, n  # a[:lo] == b[:lo]; a[lo:hi] != b[lo:hi]
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if a[lo:mid] == b[lo:mid]:

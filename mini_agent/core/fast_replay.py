@@ -14,8 +14,9 @@ request (to the token, and ``cost_usd`` to the float) from a per-session memo in
   when the reference's SHA-256 chains are equal; each request updates the flattened prefix
   from the first message that differs, so a request that appends costs only its new blocks;
 * markers follow ``place_breakpoints(canonical=True, anchors=True)`` and the resume marker of
-  ``ResumeBreakpoints`` by index (the flat prefix, its markers and the cache's usage are
-  :mod:`mini_agent.core.flat_prefix`); ``clear_tool_uses_20250919`` copies only the messages it
+  ``ResumeBreakpoints`` by index (the flat prefix and its markers are
+  :mod:`mini_agent.core.flat_prefix`, the cache's usage :mod:`mini_agent.core.flat_usage`);
+  ``clear_tool_uses_20250919`` copies only the messages it
   changes (:mod:`mini_agent.core.replay_lane`);
 * :func:`replay_together` replays several policies side by side: while two policies send the
   same summaries they are in the same cache state (a :class:`~mini_agent.core.replay_lane.Lane`)
@@ -192,6 +193,10 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     system_tokens = sum(system_info.tokens)
     price, minimum = model_price(model), min_cacheable_tokens(model)
     out: list[Any] = [None] * len(runs)
+    # the runs' fields as plain lists: a NamedTuple field is a slower attribute to read
+    policies = [run.policy for run in runs]
+    edits = [run.server_edit for run in runs]
+    resumes = [run.resume for run in runs]
     starting: list[int] = []                 # the runs the fast path models
     for r, run in enumerate(runs):
         try:
@@ -210,6 +215,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     before_infos: list[list[MessageInfo]] = [[] for _ in runs]   # that view's summaries,
     sent: list[list[Message]] = [[] for _ in runs]     # what it sent last,
     copies: list[dict] = [{} for _ in runs]            # and its cleared copies
+    sums: list[list] = [[[], 0, 0] for _ in runs]      # the sums of its last edited infos
     for n, i in enumerate(points):
         now = times[i] - times[points[0]] if times is not None else n * gap_seconds
         ctx = (ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
@@ -220,29 +226,39 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
         for lane, members in lanes:
             groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs
             for r in members:
-                policy, edit = runs[r].policy, runs[r].server_edit
+                policy = policies[r]
                 view = unchanged if policy is None else policy(messages[:i], ctx)
-                infos = None
-                for held_view, held, _, _ in groups:  # the same message objects as a
-                    # group's view: the same summaries (``same_objects`` inlined: a C scan)
+                group = None
+                for held in groups:  # the same message objects as a group's view: the same
+                    # summaries (``same_objects`` inlined: a C scan)
+                    held_view = held[0]
                     if held_view is view or (len(held_view) == len(view)
                                              and all(map(is_, held_view, view))):
-                        infos = held
+                        group = held
                         break
-                if infos is None:
+                if group is not None:
+                    infos = group[1]
+                else:
                     try:
                         infos = memo.view_infos(view, before[r], before_infos[r])
                     except Unsupported as error:
                         out[r] = error
                         continue
                 # a policy may refill the list it returned: keep a copy of it
-                before[r], before_infos[r] = view if policy is None else list(view), infos
-                sent_view, sent_infos = view, infos
-                if edit is not None:  # markers are placed before the edit, on ``infos``
-                    sent_view, sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
-                                                            memo, copies[r])
-                sent[r] = sent_view
-                # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan
+                before[r] = view if policy is None else list(view)
+                before_infos[r] = infos
+                edit = edits[r]
+                if edit is None:
+                    sent[r] = view
+                    if group is not None and group[2] is infos:
+                        group[3].append(r)   # the group sends its view unedited too
+                        continue
+                    sent_infos = infos
+                else:  # markers are placed before the edit, on ``infos``
+                    sent[r], sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
+                                                          memo, copies[r], sums[r])
+                # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan;
+                # groups differ pairwise in (infos, sent), so at most one matches
                 for _, held, held_sent, rs in groups:
                     if (held is infos or held == infos) and (held_sent is sent_infos
                                                              or held_sent == sent_infos):
@@ -251,11 +267,18 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                 else:
                     groups.append((view, infos, sent_infos, [r]))
             # fork before stepping: every group starts from the state the lane had
-            owners = [lane] + [lane.fork() for _ in groups[1:]]
+            owners = [lane]
+            for _ in range(len(groups) - 1):
+                owners.append(lane.fork())
             for own, (_, infos, sent_infos, rs) in zip(owners, groups):
-                resume = [runs[r].resume for r in rs]
-                marks, resumed = own.place(infos, sent_infos, n + 1, any(resume))
-                if resumed is None or all(resume) or resumed == marks:
+                if len(rs) == 1:   # the usual group: one run
+                    resume = None
+                    uses_any = uses_all = resumes[rs[0]]
+                else:
+                    resume = list(map(resumes.__getitem__, rs))
+                    uses_any, uses_all = any(resume), all(resume)
+                marks, resumed = own.place(infos, sent_infos, n + 1, uses_any)
+                if resumed is None or uses_all or resumed == marks:
                     own.send(marks if resumed is None else resumed, now)
                     next_lanes.append((own, rs))
                     continue

@@ -4,9 +4,9 @@
 list per block of the prefix: its cumulative tokens, its lookback position and the interned id
 of the chain of block keys ending there (:class:`FlatPrefix`). On those lists this module
 places the markers :func:`~mini_agent.core.cache.place_breakpoints` would place
-(:func:`breakpoint_marks`), the resume marker of ``ResumeBreakpoints`` (:func:`resume_marks`),
-and computes what :class:`~mini_agent.core.prompt_cache.PromptCacheSimulator` reports
-(:func:`prefix_usage`). Pure: no IO.
+(:func:`breakpoint_marks`) and the resume marker of ``ResumeBreakpoints`` (:func:`resume_marks`);
+:mod:`mini_agent.core.flat_usage` computes on them what
+:class:`~mini_agent.core.prompt_cache.PromptCacheSimulator` reports. Pure: no IO.
 
 Source: the prompt caching docs as modelled in :mod:`mini_agent.core.prompt_cache` (20-position
 lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed on a hit).
@@ -14,24 +14,18 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from itertools import compress, islice
-from typing import Any
 
 from mini_agent.core.block_identity import first_new_info
 from mini_agent.core.block_memo import BlockMemo, MessageInfo
-from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.messages import MAX_CACHE_CONTROL_MARKERS
 from mini_agent.core.prompt_cache import LOOKBACK_POSITIONS
 
 RESUME_MEMORY_REQUESTS = 32
 """Requests a resume breakpoint is remembered for (``ResumeBreakpoints``' default)."""
 
-NEAR_BLOCKS = 8
-"""Blocks before a breakpoint :func:`prefix_usage` checks one by one before scanning the rest."""
-
-TTL_5M_SECONDS = TTL_SECONDS["5m"]
-"""How long a cache entry lives after its last write or hit (seconds)."""
+_NO_BLOCKS = range(0)
+"""The flat range :func:`breakpoint_marks` returns when there is no message before the previous."""
 
 
 class FlatPrefix:
@@ -51,9 +45,13 @@ class FlatPrefix:
 
     def __init__(self, memo: BlockMemo, root: tuple, system_info: MessageInfo) -> None:
         self.memo = memo
-        self.chain: dict[tuple[int, int], int] = {}
-        self.root = len(self.chain)
-        self.chain[root] = self.root  # type: ignore[index]
+        # the interning table of links (parent id, block key) -> id, kept in two parts: a
+        # link whose parent is the id handed out just before it (the usual: a run of new
+        # blocks) is ``succ[id] == key``; any other link is in ``chain``. ``len(succ)`` is
+        # the number of ids handed out (the root's included).
+        self.root = 0
+        self.chain: dict[tuple, int] = {root: self.root}
+        self.succ: list[int | None] = [None]
         self.infos: list[MessageInfo] = []   # the messages' infos (system prompt not included)
         self.starts: list[int] = []
         self.cum: list[int] = []
@@ -67,15 +65,44 @@ class FlatPrefix:
 
         Returns:
             A :class:`FlatPrefix` with copies of the flat lists; the memo and the prefix-id
-            interning table (``chain``: a chain's id is the same in every copy) are shared.
+            interning table (``chain`` and ``succ``: a chain's id is the same in every copy)
+            are shared.
         """
         other = FlatPrefix.__new__(FlatPrefix)
         other.memo, other.chain, other.root = self.memo, self.chain, self.root
+        other.succ = self.succ
         other.system_info = self.system_info
         other.infos = self.infos                 # never changed in place, only replaced
         other.starts, other.cum = self.starts.copy(), self.cum.copy()
         other.pos, other.pid = self.pos.copy(), self.pid.copy()
         return other
+
+    def links(self) -> dict[tuple, int]:
+        """Return the whole interning table as one dict, for tests.
+
+        Returns:
+            ``{(parent id, block key): id}`` for every link handed out (and the root key),
+            in the order the ids were handed out: what ``chain.setdefault(link, len(chain))``
+            block by block builds.
+        """
+        table = dict(self.chain)
+        table.update(((i - 1, key), i) for i, key in enumerate(self.succ) if key is not None)
+        return dict(sorted(table.items(), key=lambda item: item[1]))
+
+    def lookup(self, parent: int, key: int) -> int | None:
+        """Return the id of the link ``(parent, key)``, or None when it was never handed out.
+
+        Args:
+            parent: the chain id of the block before.
+            key: the block's interned key.
+
+        Returns:
+            The link's chain id, or None.
+        """
+        child = parent + 1
+        if child < len(self.succ) and self.succ[child] == key:
+            return child
+        return self.chain.get((parent, key))
 
     def update(self, infos: list[MessageInfo]) -> int:
         """Make the flat lists describe a new request, recomputing from its first new message.
@@ -91,12 +118,13 @@ class FlatPrefix:
         old = self.infos
         # the same info objects (C-level), then equal keys (a policy's fresh copy)
         same = d = first_new_info(old, infos)
-        limit = min(len(old), len(infos))
+        limit = len(old) if len(old) < len(infos) else len(infos)
         while d < limit and (old[d] is infos[d] or old[d].keys == infos[d].keys):
             d += 1
         starts = self.starts             # starts[0] is the system prompt's
-        cut = starts[d + 1] if d + 1 < len(starts) else len(self.cum)
-        del self.cum[cut:], self.pos[cut:], self.pid[cut:], starts[d + 1:]
+        if d + 1 < len(starts):          # else the request only appends
+            cut = starts[d + 1]
+            del self.cum[cut:], self.pos[cut:], self.pid[cut:], starts[d + 1:]
         self._extend(infos, d)
         self.infos = infos
         return same
@@ -104,55 +132,98 @@ class FlatPrefix:
     def _extend(self, infos: list[MessageInfo], first: int) -> None:
         """Append the blocks of ``infos[first:]`` to the flat lists.
 
-        A one-block message (the usual) skips the per-block ``zip``: its block is at the
-        message's first position, offset 0. Once one link is new, so is every link after it
-        (a link names its parent's id, and the parent's id was just handed out), so from the
-        first new link on ids are handed out without looking the links up: the same ids as
-        ``chain.setdefault(link, len(chain))`` block by block. ``tests/test_fast_replay.py``
-        compares the lists and the table with that block-by-block recomputation.
+        Links are looked up (:meth:`lookup`) block by block until the first new one. Once one
+        link is new, so is every link after it (a link names its parent's id, and the parent's
+        id was just handed out), so from there on each block gets the next id and its link is
+        recorded as ``succ[id] = key``, a whole message at a time, without lookups: the same
+        ids as ``chain.setdefault(link, len(chain))`` block by block. A one-block message
+        (the usual) skips the per-block ``zip``: its block is at the message's first
+        position, offset 0. ``tests/test_flat_prefix.py`` and ``tests/test_fast_replay.py``
+        compare the lists and the table with that block-by-block recomputation.
         """
         cum_list, pos_list, pid_list, starts = self.cum, self.pos, self.pid, self.starts
         cum = cum_list[-1] if cum_list else 0
         next_pos = (pos_list[-1] + 1) if pos_list else 0
         parent = pid_list[-1] if pid_list else self.root
-        chain = self.chain
-        get = chain.get
-        add_cum, add_pos, add_pid = cum_list.append, pos_list.append, pid_list.append
-        add_start = starts.append
-        new = False                               # a link of this call was new
-        for info in islice(infos, first, None):
-            add_start(len(cum_list))
+        succ = self.succ
+        lookup = self.lookup
+        rest = islice(infos, first, None)
+        for info in rest:                         # links looked up until a new one
+            starts.append(len(cum_list))
             keys = info.keys
             if len(keys) == 1:                    # the usual message: one block, offset 0
                 cum += info.tokens[0]
-                add_cum(cum)
-                add_pos(next_pos)
-                link = (parent, keys[0])
-                if new:
-                    parent = chain[link] = len(chain)
-                else:
-                    parent = get(link)
-                    if parent is None:
-                        parent = chain[link] = len(chain)
-                        new = True
-                add_pid(parent)
+                cum_list.append(cum)
+                pos_list.append(next_pos)
                 next_pos += 1
+                found = lookup(parent, keys[0])
+                if found is None:
+                    parent = self._hand_out(parent, keys[0])
+                    pid_list.append(parent)
+                    break
+                parent = found
+                pid_list.append(parent)
                 continue
+            new = False
             for key, tok, off in zip(keys, info.tokens, info.offsets):
                 cum += tok
-                add_cum(cum)
-                add_pos(next_pos + off)
-                link = (parent, key)
-                if new:
-                    parent = chain[link] = len(chain)
-                    add_pid(parent)
-                    continue
-                parent = get(link)
-                if parent is None:                # a new link gets the next id
-                    parent = chain[link] = len(chain)
-                    new = True
-                add_pid(parent)
+                cum_list.append(cum)
+                pos_list.append(next_pos + off)
+                if new:                           # the link before was new: so is this one
+                    succ.append(key)
+                    parent += 1
+                else:
+                    found = lookup(parent, key)
+                    if found is None:
+                        parent = self._hand_out(parent, key)
+                        new = True
+                    else:
+                        parent = found
+                pid_list.append(parent)
             next_pos += info.positions
+            if new:
+                break
+        else:
+            return
+        first_id = len(succ)
+        for info in rest:                         # every link new: ids in order, no lookups
+            starts.append(len(cum_list))
+            tokens = info.tokens
+            if len(tokens) == 1:
+                cum += tokens[0]
+                cum_list.append(cum)
+                pos_list.append(next_pos)
+                next_pos += 1
+            elif len(tokens) == 2:               # text and a tool call: unrolled
+                first_tok, second_tok = tokens
+                first_off, second_off = info.offsets
+                cum += first_tok
+                cum_list.append(cum)
+                cum += second_tok
+                cum_list.append(cum)
+                pos_list.append(next_pos + first_off)
+                pos_list.append(next_pos + second_off)
+                next_pos += info.positions
+            else:
+                for tok in tokens:
+                    cum += tok
+                    cum_list.append(cum)
+                for off in info.offsets:
+                    pos_list.append(next_pos + off)
+                next_pos += info.positions
+            succ.extend(info.keys)
+        pid_list.extend(range(first_id, len(succ)))
+
+    def _hand_out(self, parent: int, key: int) -> int:
+        """Record the new link ``(parent, key)`` and return its id (the next one)."""
+        succ = self.succ
+        new_id = len(succ)
+        if parent == new_id - 1:
+            succ.append(key)
+        else:
+            self.chain[(parent, key)] = new_id
+            succ.append(None)
+        return new_id
 
 
 class AnchorIndex:
@@ -214,30 +285,51 @@ def breakpoint_marks(infos: list[MessageInfo], starts: list[int], system_marks: 
         ``MAX_CACHE_CONTROL_MARKERS``), and the flat range of the message before the previous
         one (the resume planner drops from it first).
     """
-    marks = list(system_marks)
+    marks = list(system_marks)           # ascending, all in the system prompt's blocks
     budget = MAX_CACHE_CONTROL_MARKERS - len(system_marks)
     n = len(infos)
-    second = range(0)
-    if n and budget > 0:
-        last = n - 1
-        if infos[last].markable is not None:
-            marks.append(starts[last + 1] + infos[last].markable)
+    if not n or budget <= 0:
+        return marks, _NO_BLOCKS
+    # a message's marks lie in its blocks: the last message's comes last, after the newest
+    # masked result's and the one of the message before the previous one (these two may
+    # coincide), so the sorted list is built without sorting
+    last = n - 1
+    top = infos[last].markable
+    if top is not None:
+        top += starts[n]
+        budget -= 1
+    near = None
+    if budget > 0 and anchored != []:  # the newest masked or cleared result before the last
+        if anchored is None:
+            anchored = [i for i in range(last) if infos[i].anchor is not None]
+        # ascending indices below ``n``: only the newest may be ``last`` itself
+        i = anchored[-1] if anchored else None
+        if i == last:
+            i = anchored[-2] if len(anchored) > 1 else None
+        if i is not None:
+            near = starts[i + 1] + infos[i].anchor
             budget -= 1
-        if budget > 0:  # the newest masked or cleared result before the last message
-            if anchored is None:
-                anchored = [i for i in range(last) if infos[i].anchor is not None]
-            # ascending indices below ``n``: only the newest may be ``last`` itself
-            i = anchored[-1] if anchored else None
-            if i == last:
-                i = anchored[-2] if len(anchored) > 1 else None
-            if i is not None:
-                marks.append(starts[i + 1] + infos[i].anchor)
-                budget -= 1
-        if last >= 2:
-            second = range(starts[last - 1], starts[last - 1] + len(infos[last - 2].keys))
-            if budget > 0 and infos[last - 2].markable is not None:
-                marks.append(starts[last - 1] + infos[last - 2].markable)
-    return sorted(set(marks)), second
+    if last >= 2:
+        start = starts[last - 1]
+        info = infos[last - 2]
+        second = range(start, start + len(info.keys))
+        far = info.markable
+        if budget > 0 and far is not None:
+            far += start
+            if near is None or near == far:
+                marks.append(far)
+            elif near < far:
+                marks += (near, far)
+            else:
+                marks += (far, near)
+            near = None
+    else:
+        second = _NO_BLOCKS
+    if near is not None:
+        marks.append(near)
+    if top is not None:
+        marks.append(top)
+    return marks, second
 
 
 def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int],
@@ -267,8 +359,13 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
     # this is the largest such depth): scan back from the end, C-level
     resume = next(compress(range(len(pid) - 1, -1, -1), map(remembered.__contains__,
                                                               reversed(pid))), None)
-    if resume is not None and not any(0 <= pos[bp] - pos[resume] < LOOKBACK_POSITIONS
-                                      for bp in marks if bp >= resume):
+    if resume is not None:
+        at = pos[resume]
+        for bp in marks:   # a mark whose lookback reaches the resume point already reads it
+            if bp >= resume and pos[bp] - at < LOOKBACK_POSITIONS:
+                resume = None
+                break
+    if resume is not None:
         marks = sorted({*marks, resume})
         # drop order: the previous turn's marker (never the resume point), then the system's
         drop = [m for m in marks if m in second and m != resume] + list(sys_marks)
@@ -280,78 +377,3 @@ def resume_marks(marks: list[int], second: range, pid: list[int], pos: list[int]
         remembered.pop(pid[bp], None)
         remembered[pid[bp]] = count
     return marks
-
-
-def prefix_usage(entries: dict[int, list], marks: list[int], pid: list[int], pos: list[int],
-                 cum: list[int], now: float, minimum: int, fresh: int | None = None
-                 ) -> dict[str, Any]:
-    """Compute ``PromptCacheSimulator.usage`` on the flattened prefix (entries expire lazily).
-
-    Args:
-        entries: the cache, prefix id -> ``[prefix tokens, expires at (seconds)]``; updated in
-            place (hits refreshed, writes added, 5-minute TTL).
-        marks: the flat indices of this request's markers.
-        pid: :attr:`FlatPrefix.pid`.
-        pos: :attr:`FlatPrefix.pos`.
-        cum: :attr:`FlatPrefix.cum` (prefix tokens).
-        now: the request's time (seconds since the first request).
-        minimum: the model's minimum cacheable prefix (tokens); shorter marks write nothing.
-        fresh: a chain id no key of ``entries`` reaches (``len(FlatPrefix.chain)`` when the
-            entries were last written: ids are handed out in order); None: not known, every
-            block is looked up.
-
-    Returns:
-        The usage dict (``input_tokens``, ``cache_creation_input_tokens``,
-        ``cache_read_input_tokens``, ``cache_creation`` split 5m/1h), as the simulator reports.
-    """
-    total = cum[-1] if cum else 0
-    hit = -1
-    # the longest live entry in any mark's lookback window (the positions within
-    # LOOKBACK_POSITIONS of the mark), newest mark first; a window stops at the best hit so far
-    # (an older find could not be longer). The nearest blocks are walked in Python (the
-    # previous request's write is usually a few blocks back); the rest of the window is found
-    # by bisection (``pos`` never decreases) and searched newest first for a prefix id in
-    # ``entries`` at C speed, dropping an expired entry found there (time only moves forward).
-    if entries:
-        get, has = entries.get, entries.__contains__
-        # a link's id is handed out after its parent's, so ``pid`` increases along the prefix
-        # and the blocks from ``newest`` on (this request's new links) are in no entry
-        newest = len(pid) if fresh is None else bisect_left(pid, fresh)
-        for bp in reversed(marks):
-            if bp <= hit:
-                break
-            limit = pos[bp] - LOOKBACK_POSITIONS
-            p = min(bp, newest - 1)
-            stop = max(hit, p - NEAR_BLOCKS)
-            while p > stop and pos[p] > limit:
-                entry = get(pid[p])
-                if entry is not None and entry[1] > now:
-                    hit = p
-                    break
-                p -= 1
-            else:
-                if p > hit and pos[p] > limit:
-                    lo = max(hit + 1, bisect_right(pos, limit, 0, p))
-                    for q in compress(range(p, lo - 1, -1), map(has, reversed(pid[lo:p + 1]))):
-                        if entries[pid[q]][1] > now:
-                            hit = q
-                            break
-                        del entries[pid[q]]
-    read = cum[hit] if hit >= 0 else 0
-    if hit >= 0:
-        for p in [hit] + [bp for bp in marks if bp < hit]:
-            entry = entries.get(pid[p])
-            if entry is not None and entry[1] > now:
-                entry[1] = now + TTL_5M_SECONDS
-    created = 0
-    cached_end = read
-    for bp in marks:
-        if bp <= hit or cum[bp] < minimum:
-            continue
-        created += cum[bp] - cached_end
-        cached_end = cum[bp]
-        entries[pid[bp]] = [cum[bp], now + TTL_5M_SECONDS]
-    return {"input_tokens": total - cached_end, "cache_creation_input_tokens": created,
-            "cache_read_input_tokens": read,
-            "cache_creation": {"ephemeral_5m_input_tokens": created,
-                               "ephemeral_1h_input_tokens": 0}}

@@ -26,14 +26,14 @@ from itertools import chain, compress
 from operator import attrgetter, itemgetter
 from typing import Any
 
+from mini_agent.core.block_identity import first_new_info
 from mini_agent.core.block_memo import BlockMemo, MessageInfo, Unsupported
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
 from mini_agent.core.context_edits import DEFAULT_KEEP, DEFAULT_TRIGGER
-from mini_agent.core.flat_prefix import (AnchorIndex, FlatPrefix, breakpoint_marks,
-                                         prefix_usage, resume_marks)
+from mini_agent.core.flat_prefix import AnchorIndex, FlatPrefix, breakpoint_marks, resume_marks
+from mini_agent.core.flat_usage import prefix_usage
 from mini_agent.core.messages import Message
-from mini_agent.core.pricing import (CACHE_WRITE_1H_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER,
-                                     ModelPrice)
+from mini_agent.core.pricing import CACHE_WRITE_5M_MULTIPLIER, ModelPrice
 from mini_agent.core.tokens import CHARS_PER_TOKEN
 
 _CHARS, _IMAGES = attrgetter("chars"), attrgetter("images")
@@ -68,7 +68,9 @@ class Lane:
         self.trace = trace
         self.usage: list[dict[str, Any]] = []
         self.cost_usd: list[float] = []
-        self.totals = [0, 0, 0, 0, 0]          # input, creation, read, 5m, 1h
+        self.totals = [0, 0, 0]                # input, creation (all 5m), read
+        self.read_multiplier = price.cache_read_multiplier
+        self.input_usd = price.input_usd_per_mtok
         self.fresh = 0                         # chain ids from here on are in no entry
 
     def fork(self) -> Lane:
@@ -89,6 +91,7 @@ class Lane:
         lane.trace = None if self.trace is None else list(self.trace)
         lane.usage, lane.cost_usd = list(self.usage), list(self.cost_usd)
         lane.totals = list(self.totals)
+        lane.read_multiplier, lane.input_usd = self.read_multiplier, self.input_usd
         lane.fresh = self.fresh
         return lane
 
@@ -134,22 +137,18 @@ class Lane:
             self.trace.append([(m, cum[m]) for m in marks])
         usage = prefix_usage(self.entries, marks, prefix.pid, prefix.pos, cum, now,
                              self.minimum, self.fresh)
-        self.fresh = len(prefix.chain)         # every entry's id is below it
+        self.fresh = len(prefix.succ)         # every entry's id is below it
         self.usage.append(usage)
-        price = self.price
-        w5 = usage["cache_creation"]["ephemeral_5m_input_tokens"]
-        w1 = usage["cache_creation"]["ephemeral_1h_input_tokens"]
-        # cost_usd(usage, model, include_output=False), the same float operations
-        self.cost_usd.append((usage["input_tokens"] + w5 * CACHE_WRITE_5M_MULTIPLIER
-                              + w1 * CACHE_WRITE_1H_MULTIPLIER
-                              + usage["cache_read_input_tokens"] * price.cache_read_multiplier
-                              ) * price.input_usd_per_mtok / 1e6)
+        sent, written = usage["input_tokens"], usage["cache_creation_input_tokens"]
+        read = usage["cache_read_input_tokens"]
+        # cost_usd(usage, model, include_output=False), the same float operations; the 1-hour
+        # writes are always 0 here (their term adds 0.0 to a sum that is not -0.0)
+        self.cost_usd.append((sent + written * CACHE_WRITE_5M_MULTIPLIER
+                              + read * self.read_multiplier) * self.input_usd / 1e6)
         totals = self.totals
-        totals[0] += usage["input_tokens"]
-        totals[1] += usage["cache_creation_input_tokens"]
-        totals[2] += usage["cache_read_input_tokens"]
-        totals[3] += w5
-        totals[4] += w1
+        totals[0] += sent
+        totals[1] += written
+        totals[2] += read
 
     def total(self) -> dict[str, Any]:
         """Return the usages added up, in ``sum_usage``'s shape.
@@ -158,11 +157,11 @@ class Lane:
             ``input_tokens``, ``cache_creation_input_tokens``, ``cache_read_input_tokens``,
             ``output_tokens`` (0) and ``cache_creation`` split 5m/1h, summed over the requests.
         """
-        t = self.totals
+        t = self.totals   # every write is a 5-minute one
         return {"input_tokens": t[0], "cache_creation_input_tokens": t[1],
                 "cache_read_input_tokens": t[2], "output_tokens": 0,
-                "cache_creation": {"ephemeral_5m_input_tokens": t[3],
-                                   "ephemeral_1h_input_tokens": t[4]}}
+                "cache_creation": {"ephemeral_5m_input_tokens": t[1],
+                                   "ephemeral_1h_input_tokens": 0}}
 
 
 def check_edit(edit: dict) -> None:
@@ -185,8 +184,8 @@ def check_edit(edit: dict) -> None:
 
 
 def clear_tool_uses(view: list[Message], infos: list[MessageInfo], edit: dict,
-                    system_tokens: int, memo: BlockMemo, copies: dict
-                    ) -> tuple[list[Message], list[MessageInfo]]:
+                    system_tokens: int, memo: BlockMemo, copies: dict,
+                    sums: list | None = None) -> tuple[list[Message], list[MessageInfo]]:
     """``apply_clear_tool_uses`` on the messages (markers stay where they were placed).
 
     Args:
@@ -197,6 +196,10 @@ def clear_tool_uses(view: list[Message], infos: list[MessageInfo], edit: dict,
         memo: the session's :class:`~mini_agent.core.block_memo.BlockMemo`.
         copies: this replay's cleared copies, ``(id(message), cleared block indices) ->
             (message, copy, its info)``; updated in place so a copy is made once.
+        sums: ``[infos, chars, images]`` of this replay's previous call, updated in place (start
+            with ``[[], 0, 0]``): the characters and image tokens of ``infos`` are those
+            plus the messages from the first new info on, minus the old ones from there
+            (the same sums as adding up every info); None: add up every info.
 
     Returns:
         ``(view, infos)`` as they are when the edit does not fire (below the trigger, nothing
@@ -205,8 +208,19 @@ def clear_tool_uses(view: list[Message], infos: list[MessageInfo], edit: dict,
     """
     trigger = edit.get("trigger") or DEFAULT_TRIGGER
     keep = edit.get("keep") or DEFAULT_KEEP
-    chars = sum(map(_CHARS, infos))
-    images = sum(map(_IMAGES, infos))
+    if sums is None:
+        chars = sum(map(_CHARS, infos))
+        images = sum(map(_IMAGES, infos))
+    else:   # the usual request appends to the one before: add its new messages only
+        old, chars, images = sums
+        d = first_new_info(old, infos)
+        for k in range(d, len(old)):
+            chars -= old[k].chars
+            images -= old[k].images
+        for k in range(d, len(infos)):
+            chars += infos[k].chars
+            images += infos[k].images
+        sums[0], sums[1], sums[2] = infos, chars, images
     before = math.ceil(chars / CHARS_PER_TOKEN) + images + system_tokens
     if not before > trigger["value"]:
         return view, infos
