@@ -9,12 +9,17 @@ from hypothesis import HealthCheck, given, settings
 from mini_agent.core.block_memo import BlockMemo, MessageInfo
 from mini_agent.core.cache import CLEARED_TOOL_RESULT
 from mini_agent.core.masking import mask_old_observations, placeholder
+from mini_agent.core.retention import message_pieces
 from strategies import hostile_histories
 
 ODD = [
     {"role": "user", "content": [{"type": "text", "text": "  "},
                                  {"type": "text", "text": "a", "cache_control": {"type": "ephemeral"}},
                                  {"text": "a", "type": "text"}, {"type": "text", "text": "a"}]},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "n",
+                                       "input": {"b": None, "a": 1, "c": False, "d": "x"}}]},
+    {"role": "assistant", "content": [{"type": "tool_use", "id": "u", "name": "n",
+                                       "input": {"b": [1], "a": 1}}]},
     {"role": "assistant", "content": [
         {"type": "tool_use", "id": "u", "name": "n", "input": {"a": 1}},
         {"type": "tool_use", "id": "u", "name": "n", "input": {"a": True}},
@@ -63,6 +68,19 @@ def _same_memo(fast: BlockMemo, slow: BlockMemo, views: list[list[dict]]) -> Non
     assert fast._flat == slow._flat
     got = [_fields(fast.info(m)) for view in views for m in view]
     assert got == [_fields(slow.info(m)) for view in views for m in view]
+    for message, text in fast._texts.values():  # the pieces read on the way
+        assert text == ("\n".join(message_pieces(message, canonical=True)) or None)
+    readable = [[m for m in view if _readable(m)] for view in views]
+    assert [fast.text(view) for view in readable] == [slow.text(view) for view in readable]
+
+
+def _readable(message: dict) -> bool:
+    """Whether ``message_pieces`` reads the message (a tool input that is a str it does not)."""
+    try:
+        message_pieces(message, canonical=True)
+    except AttributeError:
+        return False
+    return True
 
 
 def test_the_history_path_equals_the_block_by_block_summary_on_odd_blocks():

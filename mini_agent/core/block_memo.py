@@ -29,8 +29,8 @@ from mini_agent.core.cache import CLEARED_TOOL_RESULT, build_system_blocks, is_m
 from mini_agent.core.masking import is_masked
 from mini_agent.core.message_info import MessageInfo, assemble_info
 from mini_agent.core.messages import Message
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, TOOL_USE_OVERHEAD_CHARS, _block_chars,
-                                    approx_tokens, tool_input_json)
+from mini_agent.core.history_facts import history_facts
+from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
 from mini_agent.core.tree_key import tree_key
 
 
@@ -39,12 +39,6 @@ _canonical_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"),
 """``canonical_identity``'s first dump, the same text, from one encoder made once (``json.dumps``
 with options builds a new encoder on every call); a block whose JSON names ``cache_control``
 takes ``canonical_identity`` itself, which strips the markers."""
-
-
-_TEXT_ITEM = ("type", str, "text")
-_RESULT_ITEM = ("type", str, "tool_result")
-_USE_ITEM = ("type", str, "tool_use")
-"""The ``type`` item of each usual block's stand-in (``flat_key``'s ``(key, type, value)``)."""
 
 
 class BlockMemo:
@@ -71,14 +65,19 @@ class BlockMemo:
         self._flat: dict[tuple, tuple] = {}
         self._by_content: dict[tuple, MessageInfo] = {}   # (role, *block facts) -> summary
         self._points: tuple[list, list[int]] | None = None
-        summarise, history_facts = self._summarise, self._history_facts
+        # the history's usual blocks are summarised inline (:mod:`.history_facts`), their
+        # messages' ``view_text`` pieces read on the way
+        keys, blocks, flat, texts = self._keys, self._blocks, self._flat, self._texts
         for message in keep:
             content = message.get("content") if type(message) is dict else None
             role = message.get("role") if content is not None else None
             if type(content) is list and type(role) is str and ":" not in role:
-                info = assemble_info(self._keys, role, content, history_facts(content))
+                facts, pieces = history_facts(content, blocks, flat, keys, self._block)
+                info = assemble_info(keys, role, content, facts)
+                if pieces is not None:
+                    texts[id(message)] = (message, "\n".join(pieces) if pieces else None)
             else:
-                info = summarise(message, keep_blocks=True)
+                info = self._summarise(message, keep_blocks=True)
             self._fixed[id(message)] = (message, info)
 
     def request_points(self, messages: Sequence[Message]) -> list[int]:
@@ -173,13 +172,14 @@ class BlockMemo:
         """
         from mini_agent.core.retention import message_pieces
         texts = []
+        add, held = texts.append, self._texts
         for message in view:
-            hit = self._texts.get(id(message))
+            hit = held.get(id(message))
             if hit is None or hit[0] is not message:
                 parts = message_pieces(message, canonical=True)
-                hit = self._texts[id(message)] = (message, "\n".join(parts) if parts else None)
+                hit = held[id(message)] = (message, "\n".join(parts) if parts else None)
             if hit[1] is not None:
-                texts.append(hit[1])
+                add(hit[1])
         return "\n".join(texts)
 
     def infos(self, view: Sequence[Message]) -> list[MessageInfo]:
@@ -301,61 +301,6 @@ class BlockMemo:
         if flat is not None:
             self._flat[flat] = facts
         return facts
-
-    def _history_facts(self, content: list) -> list[tuple]:
-        """:meth:`_block` of each block of a history message, each remembered by object.
-
-        The same facts, in the same order of interning: the usual blocks (a text block, a
-        tool_result of string content, a tool_use with a dict input, each with exactly its
-        API keys, all str) have their stand-in (``flat_key`` or ``tree_key``, sorted by key)
-        built directly and their facts counted inline; any other block asks :meth:`_block`.
-        ``tests/test_block_memo_history.py`` compares the two.
-        """
-        blocks, flat, keys = self._blocks, self._flat, self._keys
-        out = []
-        for block in content:
-            if type(block) is dict and len(block) <= 4:
-                kind = block.get("type")
-                stand_in = None
-                if kind == "text":
-                    text = block.get("text")
-                    if len(block) == 2 and type(text) is str:
-                        stand_in = (("text", str, text), _TEXT_ITEM)
-                        chars, can_mark, masked = len(text), bool(text.strip()), False
-                elif kind == "tool_result":
-                    body, uid = block.get("content"), block.get("tool_use_id")
-                    if len(block) == 3 and type(body) is str and type(uid) is str:
-                        stand_in = (("content", str, body), ("tool_use_id", str, uid),
-                                    _RESULT_ITEM)
-                        chars, can_mark = len(body), True
-                        masked = body[:1] == "[" and (body == CLEARED_TOOL_RESULT
-                                                      or is_masked(block))
-                elif kind == "tool_use":
-                    uid, name, args = block.get("id"), block.get("name"), block.get("input")
-                    if len(block) == 4 and type(uid) is str and type(name) is str and \
-                            type(args) is dict:
-                        args_key = tree_key(args)
-                        if args_key is not None:
-                            stand_in = (("id", str, uid), ("input", dict, args_key),
-                                        ("name", str, name), _USE_ITEM)
-                            chars = (len(tool_input_json(block)) + len(name)
-                                     + TOOL_USE_OVERHEAD_CHARS)
-                            can_mark = True
-                            masked = False
-                if stand_in is not None:
-                    fact = flat.get(stand_in)
-                    if fact is None:
-                        fact = flat[stand_in] = (
-                            keys.setdefault(stand_in, len(keys)),
-                            math.ceil(chars / CHARS_PER_TOKEN), kind, can_mark, masked,
-                            chars, 0)
-                    blocks[id(block)] = (block, fact)
-                    out.append(fact)
-                    continue
-            fact = self._block(block)
-            blocks[id(block)] = (block, fact)
-            out.append(fact)
-        return out
 
     def _summarise(self, message: Message, keep_blocks: bool = False) -> MessageInfo:
         role = message.get("role")
