@@ -98,3 +98,27 @@ def test_the_history_path_equals_the_block_by_block_summary(history):
     history = history + ODD
     views = [history, mask_old_observations(history, keep=1)]
     _same_memo(BlockMemo(history), _by_blocks(history), views)
+
+
+def test_system_blocks_share_an_identity_exactly_when_their_json_is_equal():
+    """Prompts are told apart by ``==``, not by hash: an equal copy is the same prompt, an equal
+    static part is the same block, a different one is not."""
+    from mini_agent.core.block_identity import compact_json
+    from mini_agent.core.cache import DYNAMIC_BOUNDARY, build_system_blocks
+    long = "S" * 9000
+    prompts = [long, "".join(["S" * 4500, "S" * 4500]), long + DYNAMIC_BOUNDARY + "now: 1",
+               long + DYNAMIC_BOUNDARY + "now: 2", "T" * 9000 + DYNAMIC_BOUNDARY + "now: 1",
+               "S" * 8999 + "T", "now: 1"]
+    memo = BlockMemo()
+    seen: dict[str, int] = {}
+    for prompt in prompts:
+        info, marks = memo.system(prompt)
+        blocks = build_system_blocks(prompt)
+        assert marks == [k for k, b in enumerate(blocks) if b.get("cache_control")]
+        for key, block in zip(info.keys, blocks, strict=True):
+            body = compact_json({k: v for k, v in block.items() if k != "cache_control"})
+            assert seen.setdefault(body, key) == key   # equal JSON: one identity
+        assert memo.system(prompt)[0] is info
+    assert len(set(seen.values())) == len(seen)         # different JSON: different ones
+    assert memo.system("".join(["now", ": 1"]))[0].keys[0] == seen[compact_json(
+        {"type": "text", "text": "now: 1"})]

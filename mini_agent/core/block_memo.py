@@ -60,7 +60,8 @@ class BlockMemo:
         self._recent: dict[int, tuple[Message, MessageInfo]] = {}
         self._older: dict[int, tuple[Message, MessageInfo]] = {}
         self._texts: dict[int, tuple[Message, str | None]] = {}
-        self._systems: dict[str, tuple[MessageInfo, list[int]]] = {}
+        self._systems: list[tuple[str, MessageInfo, list[int]]] = []
+        self._system_bodies: list[tuple] = []
         self._blocks: dict[int, tuple[Any, tuple]] = {}
         self._flat: dict[tuple, tuple] = {}
         self._by_content: dict[tuple, MessageInfo] = {}   # (role, *block facts) -> summary
@@ -135,6 +136,10 @@ class BlockMemo:
     def system(self, system: str) -> tuple[MessageInfo, list[int]]:
         """The system prompt as ``place_breakpoints`` sends it, summarised once per prompt.
 
+        Prompts and their blocks are told apart by ``==`` (a ``memcmp``), never by hash: a
+        session's stand-in prompt is tens of thousands of characters, and a memo sees one or
+        two prompts.
+
         Args:
             system: the system prompt (a str: :func:`build_system_blocks` splits it at the
                 dynamic boundary and marks the static part).
@@ -143,22 +148,33 @@ class BlockMemo:
             ``(info, marked)``: its blocks as a :class:`MessageInfo` (each block one lookback
             position) and the indices of the blocks that carry ``cache_control``.
         """
-        hit = self._systems.get(system)
-        if hit is None:
-            keys, tokens, marks = [], [], []
-            for k, block in enumerate(build_system_blocks(system)):
-                body = {key: v for key, v in block.items() if key != "cache_control"}
-                # its items in order stand for its JSON when every value is a str
-                keys.append(self.key((SYSTEM_MARK, tuple(body.items()))
-                                     if all(type(v) is str for v in body.values())
-                                     else "system:" + compact_json(body)))
-                tokens.append(approx_tokens(block))
-                if block.get("cache_control"):
-                    marks.append(k)
-            info = MessageInfo(tuple(keys), tuple(tokens), tuple(range(len(keys))), len(keys),
-                               None, None, 0, 0, (), ())
-            hit = self._systems[system] = (info, marks)
-        return hit[0], list(hit[1])
+        for held, info, marks in self._systems:
+            if held is system or held == system:
+                return info, list(marks)
+        keys, tokens, marks = [], [], []
+        for k, block in enumerate(build_system_blocks(system)):
+            body = {key: v for key, v in block.items() if key != "cache_control"}
+            keys.append(self.key(self._system_key(body)))
+            tokens.append(approx_tokens(block))
+            if block.get("cache_control"):
+                marks.append(k)
+        info = MessageInfo(tuple(keys), tuple(tokens), tuple(range(len(keys))), len(keys),
+                           None, None, 0, 0, (), ())
+        self._systems.append((system, info, marks))
+        return info, list(marks)
+
+    def _system_key(self, body: dict) -> Any:
+        """The identity of one system block (without its marker): when every value is a str,
+        its items in order stand for its JSON, and equal items take one number
+        (``(SYSTEM_MARK, n)``); otherwise its JSON."""
+        if not all(type(v) is str for v in body.values()):
+            return "system:" + compact_json(body)
+        items = tuple(body.items())
+        for n, held in enumerate(self._system_bodies):
+            if held == items:
+                return SYSTEM_MARK, n
+        self._system_bodies.append(items)
+        return SYSTEM_MARK, len(self._system_bodies) - 1
 
     def text(self, view: Sequence[Message]) -> str:
         """``view_text`` of ``view`` as the reference sends it, each message read once.
