@@ -159,7 +159,15 @@ def _memo_counts(history: list[Message], system: str | list | None, tools: list[
     masked = []
     for k, (i, j) in zip(results, positions):
         replacement = masked_block(history[i]["content"][j], session)
-        masked.append(raw[k] if replacement is None else approx_tokens(replacement))
+        if replacement is None:
+            masked.append(raw[k])
+            continue
+        # approx_tokens of the placeholder block: its string content's characters
+        body = replacement.get("content")
+        masked.append(math.ceil(len(body) / CHARS_PER_TOKEN)
+                      if type(body) is str and type(replacement) is dict and "role" not in
+                      replacement and replacement.get("type") == "tool_result"
+                      else approx_tokens(replacement))
     return raw, starts, results, masked
 
 
