@@ -352,10 +352,7 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     results_at = [bisect.bisect_left(result_messages, i) for i in points]
     # prefix(b): tokens before result b with the results before it masked (all: the whole)
     prefix = [cum[results[b]] - cum_saving[b] for b in range(len(results))] + [cum[-1]]
-
-    def total(r: int, b: int) -> int:  # tokens request r sends with the oldest b masked
-        return cum[blocks_at[r]] - cum_saving[b]
-
+    # request r sends cum[blocks_at[r]] - cum_saving[b] tokens with the oldest b masked
     inf = float("inf")
     gain_x = write_x - read_x
     cost: list[float] = []
@@ -390,13 +387,13 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     schedule.reverse()
     per_request, tokens = [], []
     for r, b in enumerate(schedule):
-        t = total(r, b)
+        t = cum[blocks_at[r]] - cum_saving[b]
         tokens.append(t)
         if r == 0:
             per_request.append((write_x * t if t >= minimum else t) * price)
             continue
         fresh = times is not None and times[r] - times[r - 1] > ttl_seconds
-        prev_b, prev_t = schedule[r - 1], total(r - 1, schedule[r - 1])
+        prev_b, prev_t = schedule[r - 1], tokens[r - 1]   # request r - 1's, at prev_b
         p = prev_t if b == prev_b else min(prefix[prev_b], prev_t)
         read = p if not fresh and p >= minimum and prev_t >= minimum else 0
         per_request.append((read_x * read + write_x * (t - read) if t >= minimum else t) * price)
