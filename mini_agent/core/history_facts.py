@@ -93,11 +93,11 @@ def history_facts(content: list, blocks: dict, flat: dict, keys: dict,
                                     break
                                 pieces.append(f"{k}: {v}")
             if stand_in is not None:
-                fact = flat.get(stand_in)
-                if fact is None:
-                    fact = flat[stand_in] = (keys.setdefault(stand_in, len(keys)),
-                                             math.ceil(chars / CHARS_PER_TOKEN), kind,
-                                             can_mark, masked, chars, 0)
+                # (a stand-in is in ``keys`` exactly when it is in ``flat``: an equal block
+                # seen before keeps its identity and its facts)
+                fact = flat.setdefault(stand_in, (keys.setdefault(stand_in, len(keys)),
+                                                  math.ceil(chars / CHARS_PER_TOKEN), kind,
+                                                  can_mark, masked, chars, 0))
                 blocks[id(block)] = (block, fact)
                 out.append(fact)
                 continue
