@@ -1,4 +1,4 @@
-"""BlockMemo's history path (``_history_facts``) equals summarising each message block by block."""
+"""BlockMemo's history path (``history_facts``) equals summarising each message block by block."""
 
 from __future__ import annotations
 
