@@ -198,3 +198,32 @@ def test_the_fast_estimate_row_is_the_dataclass_s_own(request, estimated, real, 
     assert pickle.loads(pickle.dumps(fast)) == plain
     with pytest.raises(dataclasses.FrozenInstanceError):
         fast.scale = 2.0
+
+
+def _report_row(row) -> dict:
+    """The explorer's request row as it was built from a :class:`RequestEstimate`."""
+    out = {"request": row.request, "estimated_input_tokens": row.estimated_input_tokens}
+    if row.real_input_tokens is not None:
+        out["real_input_tokens"] = row.real_input_tokens
+        out["error"] = row.error
+    return out
+
+
+_USAGE = st.none() | st.fixed_dictionaries({}, optional={
+    "input_tokens": st.integers(0, 50_000), "cache_read_input_tokens": st.integers(0, 90_000),
+    "cache_creation_input_tokens": st.none() | st.integers(0, 9_000)})
+_FEATURES = st.fixed_dictionaries({k: st.integers(0, 80_000) for k in cal._COUNTS})
+
+
+@given(st.lists(_FEATURES, max_size=12), st.lists(_USAGE, max_size=14),
+       st.none() | _FEATURES, st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_the_report_rows_equal_the_estimate_rows(features, usage, fixed, fitted):
+    """``request_rows`` gives the rows, median error and overhead ``estimate_requests`` does."""
+    table = None if fitted else Calibration(chars_per_token=dict(cal.PRIOR_CHARS_PER_TOKEN),
+                                            tokens_per_block=3.0)
+    rows, overhead = estimate_requests(features, usage, calibration=table,
+                                       overhead_features=fixed)
+    want = ([_report_row(r) for r in rows], cal.median_abs_error(rows), overhead)
+    got = cal.request_rows(features, usage, calibration=table, overhead_features=fixed)
+    assert repr(got) == repr(want) and got == want

@@ -282,3 +282,18 @@ def test_the_steady_step_equals_the_general_step(history, keep, minimum, gaps):
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(hindsight, "_steady_step", hindsight._step)
         assert masking_bound(history, points, **kwargs) == fast
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(history=hostile_histories(max_turns=12))
+def test_result_positions_read_from_the_memo_equal_tool_result_positions(history):
+    from mini_agent.core.block_memo import BlockMemo
+    from mini_agent.core.hindsight import _result_positions
+    from mini_agent.core.messages import tool_result_positions
+    odd = {"type": "tool_result", "tool_use_id": "x", "content": "in the wrong message"}
+    history = [*history, {"role": "assistant", "content": [{"type": "text", "text": "a"}, odd]},
+               {"role": "user", "content": "plain"}, {"role": "user", "content": []},
+               {"role": "user", "content": [{"type": "text", "text": "b"}, odd]}]
+    want = tool_result_positions(history)
+    assert _result_positions(history, BlockMemo(history).infos(history)) == want
+    assert want[-1] == (len(history) - 1, 1)

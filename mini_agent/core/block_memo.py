@@ -29,6 +29,7 @@ from mini_agent.core.cache import CLEARED_TOOL_RESULT, build_system_blocks, is_m
 from mini_agent.core.masking import is_masked
 from mini_agent.core.message_info import MessageInfo, assemble_info
 from mini_agent.core.messages import Message
+from mini_agent.core.history_facts import history_facts
 from mini_agent.core.tokens import CHARS_PER_TOKEN, _block_chars, approx_tokens
 from mini_agent.core.tree_key import tree_key
 
@@ -59,13 +60,26 @@ class BlockMemo:
         self._recent: dict[int, tuple[Message, MessageInfo]] = {}
         self._older: dict[int, tuple[Message, MessageInfo]] = {}
         self._texts: dict[int, tuple[Message, str | None]] = {}
-        self._systems: dict[str, tuple[MessageInfo, list[int]]] = {}
+        self._systems: list[tuple[str, MessageInfo, list[int]]] = []
+        self._system_bodies: list[tuple] = []
         self._blocks: dict[int, tuple[Any, tuple]] = {}
         self._flat: dict[tuple, tuple] = {}
         self._by_content: dict[tuple, MessageInfo] = {}   # (role, *block facts) -> summary
         self._points: tuple[list, list[int]] | None = None
+        # the history's usual blocks are summarised inline (:mod:`.history_facts`), their
+        # messages' ``view_text`` pieces read on the way
+        keys, blocks, flat, texts = self._keys, self._blocks, self._flat, self._texts
         for message in keep:
-            self._fixed[id(message)] = (message, self._summarise(message, keep_blocks=True))
+            content = message.get("content") if type(message) is dict else None
+            role = message.get("role") if content is not None else None
+            if type(content) is list and type(role) is str and ":" not in role:
+                facts, pieces = history_facts(content, blocks, flat, keys, self._block)
+                info = assemble_info(keys, role, content, facts)
+                if pieces is not None:
+                    texts[id(message)] = (message, "\n".join(pieces) if pieces else None)
+            else:
+                info = self._summarise(message, keep_blocks=True)
+            self._fixed[id(message)] = (message, info)
 
     def request_points(self, messages: Sequence[Message]) -> list[int]:
         """``request_points(messages)``, computed once while the history stays the same.
@@ -122,6 +136,10 @@ class BlockMemo:
     def system(self, system: str) -> tuple[MessageInfo, list[int]]:
         """The system prompt as ``place_breakpoints`` sends it, summarised once per prompt.
 
+        Prompts and their blocks are told apart by ``==`` (a ``memcmp``), never by hash: a
+        session's stand-in prompt is tens of thousands of characters, and a memo sees one or
+        two prompts.
+
         Args:
             system: the system prompt (a str: :func:`build_system_blocks` splits it at the
                 dynamic boundary and marks the static part).
@@ -130,22 +148,33 @@ class BlockMemo:
             ``(info, marked)``: its blocks as a :class:`MessageInfo` (each block one lookback
             position) and the indices of the blocks that carry ``cache_control``.
         """
-        hit = self._systems.get(system)
-        if hit is None:
-            keys, tokens, marks = [], [], []
-            for k, block in enumerate(build_system_blocks(system)):
-                body = {key: v for key, v in block.items() if key != "cache_control"}
-                # its items in order stand for its JSON when every value is a str
-                keys.append(self.key((SYSTEM_MARK, tuple(body.items()))
-                                     if all(type(v) is str for v in body.values())
-                                     else "system:" + compact_json(body)))
-                tokens.append(approx_tokens(block))
-                if block.get("cache_control"):
-                    marks.append(k)
-            info = MessageInfo(tuple(keys), tuple(tokens), tuple(range(len(keys))), len(keys),
-                               None, None, 0, 0, (), ())
-            hit = self._systems[system] = (info, marks)
-        return hit[0], list(hit[1])
+        for held, info, marks in self._systems:
+            if held is system or held == system:
+                return info, list(marks)
+        keys, tokens, marks = [], [], []
+        for k, block in enumerate(build_system_blocks(system)):
+            body = {key: v for key, v in block.items() if key != "cache_control"}
+            keys.append(self.key(self._system_key(body)))
+            tokens.append(approx_tokens(block))
+            if block.get("cache_control"):
+                marks.append(k)
+        info = MessageInfo(tuple(keys), tuple(tokens), tuple(range(len(keys))), len(keys),
+                           None, None, 0, 0, (), ())
+        self._systems.append((system, info, marks))
+        return info, list(marks)
+
+    def _system_key(self, body: dict) -> Any:
+        """The identity of one system block (without its marker): when every value is a str,
+        its items in order stand for its JSON, and equal items take one number
+        (``(SYSTEM_MARK, n)``); otherwise its JSON."""
+        if not all(type(v) is str for v in body.values()):
+            return "system:" + compact_json(body)
+        items = tuple(body.items())
+        for n, held in enumerate(self._system_bodies):
+            if held == items:
+                return SYSTEM_MARK, n
+        self._system_bodies.append(items)
+        return SYSTEM_MARK, len(self._system_bodies) - 1
 
     def text(self, view: Sequence[Message]) -> str:
         """``view_text`` of ``view`` as the reference sends it, each message read once.
@@ -159,13 +188,14 @@ class BlockMemo:
         """
         from mini_agent.core.retention import message_pieces
         texts = []
+        add, held = texts.append, self._texts
         for message in view:
-            hit = self._texts.get(id(message))
+            hit = held.get(id(message))
             if hit is None or hit[0] is not message:
                 parts = message_pieces(message, canonical=True)
-                hit = self._texts[id(message)] = (message, "\n".join(parts) if parts else None)
+                hit = held[id(message)] = (message, "\n".join(parts) if parts else None)
             if hit[1] is not None:
-                texts.append(hit[1])
+                add(hit[1])
         return "\n".join(texts)
 
     def infos(self, view: Sequence[Message]) -> list[MessageInfo]:

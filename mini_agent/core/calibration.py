@@ -225,6 +225,47 @@ def estimate_requests(features: Sequence[Mapping[str, int]],
             for n, ((est, scale), real) in enumerate(zip(estimates, reals))], overhead
 
 
+def request_rows(features: Sequence[Mapping[str, int]],
+                 usage: Sequence[Mapping[str, Any] | None], *,
+                 calibration: Calibration | None = None,
+                 overhead_features: Mapping[str, int] | None = None
+                 ) -> tuple[list[dict[str, Any]], float | None, float]:
+    """Compute :func:`estimate_requests` as the explorer reports it, without a row object each.
+
+    Args:
+        features: :func:`request_features` of each request, oldest first.
+        usage: the recorded usage of each request (or None), parallel to ``features``.
+        calibration: defaults to the fitted one.
+        overhead_features: as :func:`estimate_requests` takes them.
+
+    Returns:
+        ``(rows, median_error, overhead_tokens)``: per request ``{"request",
+        "estimated_input_tokens"}``, plus ``"real_input_tokens"`` and ``"error"`` when its
+        usage is recorded; :func:`median_abs_error` of the rows; the overhead. The same
+        figures as :func:`estimate_requests` (``tests/test_calibration.py`` compares them).
+    """
+    cal = calibration or Calibration()
+    msgs = [cal.tokens(f) for f in features]
+    n_usage = len(usage)
+    reals = [real_input_tokens(usage[n]) if n < n_usage else None for n in range(len(features))]
+    first = next((n for n, r in enumerate(reals) if r is not None), None)
+    if first is not None:
+        overhead = max(0.0, reals[first] - msgs[first])
+    else:
+        overhead = cal.tokens(overhead_features or {})
+    rows, errors = [], []
+    for n, ((est, _), real) in enumerate(zip(scaled_estimates(msgs, reals, overhead), reals), 1):
+        if real is None:
+            rows.append({"request": n, "estimated_input_tokens": est})
+            continue
+        error = (est - real) / real if real else None
+        rows.append({"request": n, "estimated_input_tokens": est, "real_input_tokens": real,
+                     "error": error})
+        if error is not None:
+            errors.append(abs(error))
+    return rows, statistics.median(errors[1:]) if len(errors) > 1 else None, overhead
+
+
 def _estimate_row(request: int, estimated: int, real: int | None, error: float | None,
                   scale: float) -> RequestEstimate:
     """Build ``RequestEstimate(request, estimated, real, error, scale)``.

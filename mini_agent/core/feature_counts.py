@@ -102,6 +102,7 @@ def counted_requests(messages: Sequence[Message], points: Sequence[int]
     side = dict.fromkeys(COUNTS, 0)
     prose = code = json_chars = output = blocks = 0
     done = 0
+    unusual = False  # whether ``side`` has counted a block (or a message) yet
     for i in points:
         for message in messages[done:i]:
             content = message.get("content")
@@ -109,6 +110,7 @@ def counted_requests(messages: Sequence[Message], points: Sequence[int]
                 content = ({"type": "text", "text": content},)
             elif type(content) is not list:
                 count_message(message, side)
+                unusual = True
                 continue
             for block in content:
                 kind = block.get("type")
@@ -144,11 +146,16 @@ def counted_requests(messages: Sequence[Message], points: Sequence[int]
                             json_chars += len(name) + len(text)
                             continue
                 count_block(block, side)
+                unusual = True
         done = max(done, i)
-        out.append({"prose": prose + side["prose"], "code": code + side["code"],
-                    "json": json_chars + side["json"],
-                    "tool_output": output + side["tool_output"], "cjk": side["cjk"],
-                    "blocks": blocks + side["blocks"], "image_tokens": side["image_tokens"]})
+        if unusual:
+            out.append({"prose": prose + side["prose"], "code": code + side["code"],
+                        "json": json_chars + side["json"],
+                        "tool_output": output + side["tool_output"], "cjk": side["cjk"],
+                        "blocks": blocks + side["blocks"], "image_tokens": side["image_tokens"]})
+        else:  # ``side`` still all zeros: the same sums
+            out.append({"prose": prose, "code": code, "json": json_chars, "tool_output": output,
+                        "cjk": 0, "blocks": blocks, "image_tokens": 0})
     return out
 
 

@@ -39,11 +39,13 @@ from typing import Sequence
 from mini_agent.core.block_memo import BlockMemo
 from mini_agent.core.block_identity import Unsupported
 from mini_agent.core.cache import TTL_SECONDS
+from mini_agent.core.hindsight_counts import (_block_tokens, _direct_block_tokens,  # noqa: F401
+                                              _masked_result_tokens)
 from mini_agent.core.mask_placeholder import masked_block
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
 from mini_agent.core.messages import Message, tool_result_positions
 from mini_agent.core.pricing import CACHE_WRITE_5M_MULTIPLIER, model_price
-from mini_agent.core.prompt_cache import min_cacheable_tokens, prefix_boundaries
+from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.tokens import CHARS_PER_TOKEN, approx_tokens, session_memo
 
 
@@ -73,77 +75,35 @@ class HindsightBound:
         return tuple(out)
 
 
-def _block_tokens(request: dict) -> tuple[list[int], list[tuple]]:
-    """Each block's tokens and path, as :func:`prefix_boundaries` counts them (the reference)."""
-    bounds = prefix_boundaries(request)
-    tokens, prev = [], 0
-    for b in bounds:
-        tokens.append(b.prefix_tokens - prev)
-        prev = b.prefix_tokens
-    return tokens, [b.path for b in bounds]
-
-
-def _direct_block_tokens(history: list[Message], system: str | list | None,
-                         tools: list[dict] | None) -> tuple[list[int], list[tuple]] | None:
-    """:func:`_block_tokens` of ``{"system": system, "messages": history}`` without hashing.
-
-    ``prefix_boundaries`` serialises and hashes every block; the bound needs only each block's
-    tokens (``approx_tokens`` per block, a string content or system one text block) and its
-    path, so they are counted here directly. Returns None for an input this does not model
-    (tools, a block that is not a dict or that looks like a message, content of another type):
-    the caller then asks :func:`_block_tokens`. ``tests/test_hindsight.py`` compares the two.
-    """
-    if tools:
+def _memo_infos(history: list[Message], memo: BlockMemo) -> list | None:
+    """``memo.infos(history)``, or None for a message the memo cannot summarise."""
+    try:
+        return memo.infos(history)
+    except Unsupported:
         return None
-    tokens: list[int] = []
-    paths: list[tuple] = []
-    if isinstance(system, str):
-        if system:
-            tokens.append(math.ceil(len(system) / CHARS_PER_TOKEN))
-            paths.append(("system", 0))
-    elif isinstance(system, list):
-        for i, block in enumerate(system):
-            if not isinstance(block, dict) or "role" in block:
-                return None
-            tokens.append(approx_tokens(block))
-            paths.append(("system", i))
-    elif system:
-        return None
-    for i, message in enumerate(history):
-        if not isinstance(message, dict):
-            return None
-        content = message.get("content")
-        if isinstance(content, str):
-            tokens.append(math.ceil(len(content) / CHARS_PER_TOKEN))
-            paths.append(("messages", i, 0))
-        elif isinstance(content, list):
-            for j, block in enumerate(content):
-                if not isinstance(block, dict) or "role" in block:
-                    return None
-                tokens.append(approx_tokens(block))
-                paths.append(("messages", i, j))
-        elif content is not None:
-            return None
-    return tokens, paths
+
+
+def _result_positions(history: list[Message], infos: list) -> list[tuple[int, int]]:
+    """``tool_result_positions(history)`` read from the memo's summaries (``infos``, parallel
+    to ``history``): each user message's tool_result blocks are its ``results`` (a string
+    content has none). ``tests/test_hindsight.py`` compares the bounds."""
+    return [(i, j) for i, info in enumerate(infos)
+            if info.results and history[i].get("role") == "user" for j, _, _ in info.results]
 
 
 def _memo_counts(history: list[Message], system: str | list | None, tools: list[dict] | None,
-                 positions: list[tuple[int, int]], memo: BlockMemo
+                 positions: list[tuple[int, int]], infos: list
                  ) -> tuple[list[int], list[int], list[int], list[int]] | None:
-    """:func:`_counts` read from a :class:`~mini_agent.core.block_memo.BlockMemo`.
+    """:func:`_counts` read from a :class:`~mini_agent.core.block_memo.BlockMemo`'s summaries.
 
     The memo already holds every block's ``approx_tokens`` (``MessageInfo.tokens``, a string
     content one text block), the tokens :func:`_direct_block_tokens` counts again; so the
     flat block list is the system's then each message's, message ``i``'s first block at the
-    running total of the blocks before it. Returns None for an input this does not model
-    (tools, a system that is not a str, a message the memo cannot summarise): the caller then
+    running total of the blocks before it (``infos``: ``memo.infos(history)``). Returns None
+    for an input this does not model (tools, a system that is not a str): the caller then
     counts. ``tests/test_hindsight.py`` compares it with :func:`_counts` without a memo.
     """
     if tools or not (system is None or isinstance(system, str)):
-        return None
-    try:
-        infos = memo.infos(history)
-    except Unsupported:
         return None
     raw = [math.ceil(len(system) / CHARS_PER_TOKEN)] if system else []
     starts = []
@@ -159,7 +119,15 @@ def _memo_counts(history: list[Message], system: str | list | None, tools: list[
     masked = []
     for k, (i, j) in zip(results, positions):
         replacement = masked_block(history[i]["content"][j], session)
-        masked.append(raw[k] if replacement is None else approx_tokens(replacement))
+        if replacement is None:
+            masked.append(raw[k])
+            continue
+        # approx_tokens of the placeholder block: its string content's characters
+        body = replacement.get("content")
+        masked.append(math.ceil(len(body) / CHARS_PER_TOKEN)
+                      if type(body) is str and type(replacement) is dict and "role" not in
+                      replacement and replacement.get("type") == "tool_result"
+                      else approx_tokens(replacement))
     return raw, starts, results, masked
 
 
@@ -197,25 +165,6 @@ def _counts(history: list[Message], system: str | list | None, tools: list[dict]
             first_block.setdefault(p[1], n)
     starts = [first_block.get(i, len(raw)) for i in range(len(history))]
     return raw, starts, [where[("messages", i, j)] for i, j in positions], masked
-
-
-def _masked_result_tokens(history: list[Message], positions: list[tuple[int, int]]
-                          ) -> dict[tuple, int]:
-    """Each tool result's ``approx_tokens`` once masked, keyed by its block path.
-
-    What ``approx_tokens(mask_old_observations(history, keep=0)[i]["content"][j])`` gives
-    for each result ``(i, j)``, without building the masked history:
-    ``mask_old_observations`` with ``keep=0`` and no excluded tools replaces every result by
-    :func:`~mini_agent.core.mask_placeholder.masked_block` (None: left verbatim).
-    ``tests/test_hindsight.py`` compares the two.
-    """
-    memo = session_memo()
-    out = {}
-    for i, j in positions:
-        block = history[i]["content"][j]
-        replacement = masked_block(block, memo)
-        out[("messages", i, j)] = approx_tokens(block if replacement is None else replacement)
-    return out
 
 
 def _step(cost: list[float], new_cost: list[float], new_back: list[int], top: int,
@@ -331,8 +280,10 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     minimum = min_tokens if min_tokens is not None else min_cacheable_tokens(model)
     read_x, write_x = row.cache_read_multiplier, CACHE_WRITE_5M_MULTIPLIER
     history = list(messages[:points[-1]]) if points else []
-    positions = tool_result_positions(history)
-    counts = _memo_counts(history, system, tools, positions, memo) if memo is not None \
+    infos = _memo_infos(history, memo) if memo is not None else None
+    positions = tool_result_positions(history) if infos is None else \
+        _result_positions(history, infos)
+    counts = _memo_counts(history, system, tools, positions, infos) if infos is not None \
         else None
     raw, starts, results, masked = counts or _counts(history, system, tools, positions, model)
     saving = [raw[k] - m for k, m in zip(results, masked)]
@@ -344,10 +295,7 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     results_at = [bisect.bisect_left(result_messages, i) for i in points]
     # prefix(b): tokens before result b with the results before it masked (all: the whole)
     prefix = [cum[results[b]] - cum_saving[b] for b in range(len(results))] + [cum[-1]]
-
-    def total(r: int, b: int) -> int:  # tokens request r sends with the oldest b masked
-        return cum[blocks_at[r]] - cum_saving[b]
-
+    # request r sends cum[blocks_at[r]] - cum_saving[b] tokens with the oldest b masked
     inf = float("inf")
     gain_x = write_x - read_x
     cost: list[float] = []
@@ -382,13 +330,13 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     schedule.reverse()
     per_request, tokens = [], []
     for r, b in enumerate(schedule):
-        t = total(r, b)
+        t = cum[blocks_at[r]] - cum_saving[b]
         tokens.append(t)
         if r == 0:
             per_request.append((write_x * t if t >= minimum else t) * price)
             continue
         fresh = times is not None and times[r] - times[r - 1] > ttl_seconds
-        prev_b, prev_t = schedule[r - 1], total(r - 1, schedule[r - 1])
+        prev_b, prev_t = schedule[r - 1], tokens[r - 1]   # request r - 1's, at prev_b
         p = prev_t if b == prev_b else min(prefix[prev_b], prev_t)
         read = p if not fresh and p >= minimum and prev_t >= minimum else 0
         per_request.append((read_x * read + write_x * (t - read) if t >= minimum else t) * price)

@@ -77,6 +77,8 @@ def assemble_info(interned: dict, role: Any, content: list,
     plain = isinstance(role, str) and ":" not in role
     if len(facts) == 1 and plain and type(facts[0][2]) is str:
         return _assemble_one(interned, role, content[0], facts[0])
+    if len(facts) == 2 and plain and type(facts[0][2]) is str and type(facts[1][2]) is str:
+        return _assemble_two(interned, role, content, facts)
     intern = interned.setdefault
     keys, tokens, offsets, uses, results, live = [], [], [], [], [], []
     # runs of tool_use (or tool_result) blocks share one lookback position
@@ -142,3 +144,48 @@ def _assemble_one(interned: dict, role: str, block: dict, fact: tuple) -> Messag
         uses = ((block.get("id"), block.get("name")),)
     return MessageInfo((key,), (tokens,), _ZERO, 1, 0 if can_mark else None, anchor,
                        chars, images, uses, results, live)
+
+
+def _assemble_two(interned: dict, role: str, content: list, facts: list[tuple]) -> MessageInfo:
+    """:func:`assemble_info` of a two-block message (an assistant's text and tool_use), without
+    the loop.
+
+    Args:
+        interned: the memo's identity table.
+        role: the message's role (a str without ``:``).
+        content: its two blocks.
+        facts: the blocks' facts (``BlockMemo._block``), their ``kind`` strs.
+
+    Returns:
+        The same summary as :func:`assemble_info`'s loop
+        (``tests/test_block_memo_assemble.py``).
+    """
+    (key0, tok0, kind0, mark0, masked0, c0, im0), (key1, tok1, kind1, mark1, masked1, c1, im1) \
+        = facts
+    intern = interned.setdefault
+    key0 = intern((role, True, key0), len(interned))
+    key1 = intern((role, False, key1), len(interned))
+    # a run of tool_use (or tool_result) blocks shares one lookback position
+    second = 0 if kind1 == kind0 and kind1 in RUN_TYPES else 1
+    markable = 1 if mark1 else 0 if mark0 else None
+    if kind0 == "text" and kind1 == "tool_use":  # the usual: no result, one use
+        use = content[1]
+        return MessageInfo((key0, key1), (tok0, tok1), (0, 1), 2, markable, None, c0 + c1,
+                           im0 + im1, ((use.get("id"), use.get("name")),), (), ())
+    uses, results, live = [], [], []
+    anchor = None
+    for j, kind, masked in ((0, kind0, masked0), (1, kind1, masked1)):
+        if kind == "tool_result":
+            block = content[j]
+            if masked:
+                anchor = j
+            uid = block.get("tool_use_id")
+            not_cleared = block.get("content") != CLEARED_TOOL_RESULT
+            results.append((j, uid, not_cleared))
+            if not_cleared:
+                live.append((j, uid))
+        elif kind == "tool_use":
+            block = content[j]
+            uses.append((block.get("id"), block.get("name")))
+    return MessageInfo((key0, key1), (tok0, tok1), (0, second), second + 1, markable, anchor,
+                       c0 + c1, im0 + im1, tuple(uses), tuple(results), tuple(live))

@@ -63,14 +63,17 @@ def output_kind(text: str) -> str:
     Returns:
         ``"json"``, ``"code"`` or ``"tool_output"``.
     """
-    # the first character after the leading whitespace, without copying a long text to see it
-    first = text[:80].lstrip()[:1] or text.lstrip()[:1]
-    if first in "{[":
-        try:
-            json.loads(text.lstrip())
-            return "json"
-        except ValueError:
-            pass
+    # the first character after the leading whitespace, without copying a long text to see
+    # it (asked only when the first character is whitespace or may open JSON: "" is in "{[")
+    lead = text[:1]
+    if lead in "{[" or lead.isspace():
+        first = text[:80].lstrip()[:1] or text.lstrip()[:1]
+        if first in "{[":
+            try:
+                json.loads(text.lstrip())
+                return "json"
+            except ValueError:
+                pass
     # ASCII, and none of the line breaks str.splitlines knows besides "\n" (six memchr scans)
     if text.isascii() and "\r" not in text and "\x0b" not in text and "\x0c" not in text \
             and "\x1c" not in text and "\x1d" not in text and "\x1e" not in text:
@@ -85,7 +88,7 @@ def output_kind(text: str) -> str:
             data = head.encode("ascii")
             marks = data.translate(_MARK_CODE, _NOT_CODE)
             newlines = marks.count(b"\n")
-        code = _marked_lines(marks)
+        code = marks.count(b"\x01\n") + marks.endswith(b"\x01")  # _marked_lines(marks)
         if code >= 0.4 * (newlines + 1):  # 40% of all lines, blank ones too: code
             return "code"
         lines = _marked_lines(data.translate(_MARK_ANY, _LINE_SPACES))  # non-blank lines

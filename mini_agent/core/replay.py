@@ -47,7 +47,7 @@ from mini_agent.core.lifecycle import LifecyclePolicy
 from mini_agent.core.masking import ChunkedMasking, ThresholdMasking
 from mini_agent.core.context_edits import clear_tool_uses_edit
 from mini_agent.core.view import ViewContext
-from mini_agent.core.calibration import (Calibration, estimate_requests, median_abs_error, request_features,
+from mini_agent.core.calibration import (Calibration, request_features, request_rows,
                                          system_features)
 from mini_agent.core.tokens import token_memo
 from mini_agent.core.fast_replay import BlockMemo, ReplayRun, Unsupported, replay_runs
@@ -220,8 +220,8 @@ def _report(transcript, usage, policies, model, calibration, facts, summarize, k
     points = request_points(messages)
     features = request_features(messages, points)
     fixed = system_features(transcript.system)
-    rows, overhead = estimate_requests(features, usage, calibration=calibration,
-                                       overhead_features=fixed)
+    rows, median_error, overhead = request_rows(features, usage, calibration=calibration,
+                                                overhead_features=fixed)
     tokens = max(0, round(overhead))
     system = (STAND_IN.format(tokens=tokens) + "." * (4 * tokens)) if usage and \
         any(usage) else transcript.system or "You are a coding agent."
@@ -279,8 +279,8 @@ def _report(transcript, usage, policies, model, calibration, facts, summarize, k
         "format": transcript.source_format, "model": model,
         "recorded_model": transcript.model,   # as the file names it; None when it does not
         "overhead_tokens": tokens,
-        "estimator_median_abs_error": median_abs_error(rows),
-        "requests": [_request_row(r) for r in rows],
+        "estimator_median_abs_error": median_error,
+        "requests": rows,
         "bound": {"usd": bound.usd, "moves": list(bound.moves), "schedule": list(bound.schedule),
                   "request_usd": list(bound.request_usd)},
         "facts": [{"text": f.text, "kind": f.kind, "proof": f.proof, "message": f.message}
@@ -309,10 +309,3 @@ def _memo(messages):
     except Unsupported:
         return None
 
-
-def _request_row(row) -> dict[str, Any]:
-    out = {"request": row.request, "estimated_input_tokens": row.estimated_input_tokens}
-    if row.real_input_tokens is not None:
-        out["real_input_tokens"] = row.real_input_tokens
-        out["error"] = row.error
-    return out

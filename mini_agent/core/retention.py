@@ -192,11 +192,12 @@ _ERROR_HINTS = ("rror", "Exception", "FAILED", "failed", "panic")
 """Each of :data:`_ERROR_WORDS` holds one of these ("rror" stands for "Error" and "error"):
 the first occurrence of any of them is at or before the first error word, so the scan for
 the first error line may start at its line (one pass over the text fewer)."""
-_HINT_LETTERS = (("rror", "r"), ("Exception", "x"), ("FAILED", "F"), ("failed", "f"),
+_HINT_LETTERS = (("rror", "r"), ("Exception", "E"), ("FAILED", "F"), ("failed", "f"),
                  ("panic", "p"))
 """Each of :data:`_ERROR_HINTS` with one of its own letters: a text lacking the letter cannot
 hold the hint, and ``letter in text`` (one ``memchr``, stopping at the first hit) costs far
-less than ``text.find(hint)``, which reads the whole of a text without the hint."""
+less than ``text.find(hint)``, which reads the whole of a text without the hint (a capital,
+where the hint has one, is the letter a text most often lacks)."""
 _NUMBER_RE = re.compile(r"(?<![\w.])\d[\d,._]*(?:\.\d+)?(?:\s?(?:%|ms|s|MB|GB|KB|px|tokens|"
                         r"files|lines|items))?(?![\w])")
 
