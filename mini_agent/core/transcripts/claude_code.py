@@ -35,6 +35,7 @@ from typing import Any
 
 from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
                                                 format_span, owned_blocks, seconds)
+from mini_agent.core.transcripts.orjson_lines import LOADS, orjson_prefix, value_levels
 
 SKIPPED_ENTRY_TYPES = ("progress", "system", "queue-operation", "file-history-snapshot", "pr-link")
 """Claude Code entry types that carry no API message (counted in ``info["skipped_entries"]``)."""
@@ -54,19 +55,32 @@ def parse_jsonl(text: str, repairs: list[str]) -> list[tuple[int, dict]]:
     Returns:
         ``(line_number, entry)`` pairs, line numbers 1-based.
     """
-    # The lines are read in place: the usual line (one object starting at the line's first
-    # character and ending at its newline) is scanned inside ``text`` itself, with no split
-    # into line strings (``str.split`` walks the text character by character and copies
-    # every line). From the first line that is not so on (its scan may have run on past its
-    # newline: a value over several lines), every line is cut out and scanned alone, as
-    # before, so that no scan reads past its own line twice. Each line reads as
+    # With orjson (:mod:`.orjson_lines`), the lines it reads as json.loads does are taken
+    # from it: all of them when every line is an object it reads, whose values hold no float
+    # that may be a long integer, and the plain scanner below reads a list nested as many
+    # levels deep from this call depth (json.loads's limit is the recursion limit left).
+    # The plain reader reads the rest, from the first line orjson did not take.
+    entries: list[tuple[int, dict]] = []
+    start, i = 0, 0  # the line's first character and its 0-based index
+    if LOADS is not None:
+        taken, rest, index = orjson_prefix(text)
+        levels = value_levels([entry for _, entry in taken])
+        if levels is not None and (not levels or _scan_object("[" * levels + "]" * levels,
+                                                              0)[1] > 0):
+            if rest < 0:
+                return taken
+            entries, start, i = taken, rest, index
+    # The plain reader reads the lines in place: the usual line (one object starting at the
+    # line's first character and ending at its newline) is scanned inside ``text`` itself,
+    # with no split into line strings (``str.split`` walks the text character by character
+    # and copies every line). From the first line that is not so on (its scan may have run
+    # on past its newline: a value over several lines), every line is cut out and scanned
+    # alone, as before, so that no scan reads past its own line twice. Each line reads as
     # ``json.loads`` reads it; ``tests/test_transcripts.py`` compares the two line by line.
-    entries = []
     lines = None  # ``text.split("\n")``, made at the first bad line only
     last = None  # the index of the last non-blank line, found once, at the first bad line
     in_place = True  # no line has failed the in-place scan yet
     size = len(text)
-    start, i = 0, 0  # the line's first character and its 0-based index
     while True:
         newline = text.find("\n", start)
         stop = size if newline < 0 else newline
