@@ -26,7 +26,7 @@ import operator
 from itertools import compress
 from typing import Any, Sequence
 
-from mini_agent.core.mask_placeholder import is_masked, placeholder
+from mini_agent.core.mask_placeholder import masked_block, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
 from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, _message_chars,
                                    approx_tokens, remember, session_memo)
@@ -48,6 +48,9 @@ class HistoryScan:
     ``result_savings(messages, ())`` returns it (tokens, >= 0), ``cum_saved`` the savings'
     prefix sums;
     ``maskable``: per result, whether ``_mask_oldest`` would replace it (``_saved_chars > 0``);
+    ``masked``: per result, its masked copy
+    (:func:`~mini_agent.core.mask_placeholder.masked_block`, the token memo's own object
+    shared with every other reader of that block; None where ``maskable`` is False);
     ``holders``: per result, ``placeholder(tool_result_text(block))`` (its masked content);
     ``first_use``: tool_use id -> (message index, name) of its first tool_use;
     ``irregular``: a tool_use id repeats, lacks, or answers a result that came before it
@@ -66,6 +69,7 @@ class HistoryScan:
         self.rows: list[tuple[int, int]] = []
         self.cum_saved = [0]
         self.maskable: list[bool] = []
+        self.masked: list[dict | None] = []
         self.holders: list[str] = []
         self.first_use: dict[Any, tuple[int, str]] = {}
         self.irregular = False
@@ -74,7 +78,6 @@ class HistoryScan:
         self._views: dict[int, list[Message]] = {}
         self._last_n = 0
         self._copies: dict[tuple[int, int], Message] = {}
-        self._masked_blocks: dict[int, dict] = {}
 
     def extend(self, history: Sequence[Message]) -> None:
         """Scan ``history[len(self.messages):]`` (``history`` starts with the scanned ones).
@@ -82,6 +85,7 @@ class HistoryScan:
         Args:
             history: a history whose first ``len(self.messages)`` messages are the scanned ones.
         """
+        memo = session_memo()
         for i in range(len(self.messages), len(history)):
             message = history[i]
             role, content = message.get("role"), message.get("content", "")
@@ -97,7 +101,7 @@ class HistoryScan:
                     if kind == "tool_use":
                         self._add_use(block, i)
                     elif kind == "tool_result" and role == "user":
-                        self._add_result(block, i, j, c, im)
+                        self._add_result(block, i, j, c, im, memo)
             self.messages.append(message)
             self.cum_chars.append(self.cum_chars[-1] + chars)
             self.cum_images.append(self.cum_images[-1] + images)
@@ -106,9 +110,19 @@ class HistoryScan:
             self.cum_users.append(self.cum_users[-1] + (role == "user"))
             self.results_upto.append(len(self.positions))
 
-    def _add_result(self, block: dict, i: int, j: int, chars: int, images: int) -> None:
-        """Record one result: ``result_savings``' and ``_saved_chars``' figures from one count."""
-        text = placeholder(tool_result_text(block))   # kept: ``_copy`` masks with it
+    def _add_result(self, block: dict, i: int, j: int, chars: int, images: int,
+                    memo: dict | None) -> None:
+        """Record one result: ``result_savings``' and ``_saved_chars``' figures from one count.
+
+        The placeholder comes from ``masked_block`` (kept per block in the token memo, so a
+        result another reader already measured, the hindsight bound, is not counted again):
+        its masked copy holds ``placeholder(tool_result_text(block))`` exactly when
+        ``_saved_chars(block) > 0``, the same test with the same ``_block_chars``.
+        """
+        masked = masked_block(block, memo)
+        # kept: ``_copy`` masks with it; a result that does not pay is short (or already a
+        # placeholder): its own count is cheap
+        text = placeholder(tool_result_text(block)) if masked is None else masked["content"]
         holder = len(text)
         saved = (approx_tokens(block) if "role" in block
                  else math.ceil(chars / CHARS_PER_TOKEN) + images)
@@ -119,8 +133,8 @@ class HistoryScan:
         self.answered.add(block.get("tool_use_id"))
         self.rows.append((i, saved))
         self.cum_saved.append(self.cum_saved[-1] + saved)
-        self.maskable.append(not is_masked(block)
-                             and chars + CHARS_PER_TOKEN * images - holder > 0)
+        self.maskable.append(masked is not None)
+        self.masked.append(masked)
 
     def _add_use(self, block: dict, i: int) -> None:
         if "id" not in block:
@@ -199,12 +213,8 @@ class HistoryScan:
                 continue
             if content is None:
                 content = list(message["content"])
-            block = self._masked_blocks.get(r)
-            if block is None:
-                # the placeholder ``_add_result`` made: placeholder(tool_result_text(block))
-                block = {**self.blocks[r], "content": self.holders[r]}
-                self._masked_blocks[r] = block
-            content[self.positions[r][1]] = block
+            # masked_block's copy: {**block, "content": placeholder(tool_result_text(block))}
+            content[self.positions[r][1]] = self.masked[r]
         return message if content is None else {**message, "content": content}
 
 
