@@ -86,7 +86,10 @@ class HistoryScan:
             history: a history whose first ``len(self.messages)`` messages are the scanned ones.
         """
         memo = session_memo()
-        for i in range(len(self.messages), len(history)):
+        messages, positions = self.messages, self.positions
+        cum_chars, cum_images, cum_tokens = self.cum_chars, self.cum_images, self.cum_tokens
+        cum_users, results_upto = self.cum_users, self.results_upto
+        for i in range(len(messages), len(history)):
             message = history[i]
             role, content = message.get("role"), message.get("content", "")
             if isinstance(content, str):
@@ -94,21 +97,23 @@ class HistoryScan:
             else:  # _message_chars' sum, block by block, with the blocks' own facts
                 chars = images = 0
                 for j, block in enumerate(content):
+                    kind = block.get("type")
+                    if kind == "text":   # _block_chars' first case, inlined
+                        chars += len(block.get("text", ""))
+                        continue
                     c, im = _block_chars(block)
                     chars += c
                     images += im
-                    kind = block.get("type")
                     if kind == "tool_use":
                         self._add_use(block, i)
                     elif kind == "tool_result" and role == "user":
                         self._add_result(block, i, j, c, im, memo)
-            self.messages.append(message)
-            self.cum_chars.append(self.cum_chars[-1] + chars)
-            self.cum_images.append(self.cum_images[-1] + images)
-            self.cum_tokens.append(self.cum_tokens[-1] + math.ceil(chars / CHARS_PER_TOKEN)
-                                   + images)
-            self.cum_users.append(self.cum_users[-1] + (role == "user"))
-            self.results_upto.append(len(self.positions))
+            messages.append(message)
+            cum_chars.append(cum_chars[-1] + chars)
+            cum_images.append(cum_images[-1] + images)
+            cum_tokens.append(cum_tokens[-1] + math.ceil(chars / CHARS_PER_TOKEN) + images)
+            cum_users.append(cum_users[-1] + (role == "user"))
+            results_upto.append(len(positions))
 
     def _add_result(self, block: dict, i: int, j: int, chars: int, images: int,
                     memo: dict | None) -> None:
@@ -174,6 +179,40 @@ class HistoryScan:
             shared with other views of this scan (treat the view as read-only).
         """
         n = min(n_oldest, self.results_upto[len(history)])
+        if n <= 0:
+            return list(history)
+        prefix = self._views.get(n)
+        if prefix is None:
+            prefix = self._build_prefix(n)
+        return prefix + history[len(prefix):]
+
+    def chunked_view(self, history: Sequence[Message], keep: int, chunk: int,
+                     threshold_tokens: int) -> list[Message]:
+        """Return the view of :class:`~mini_agent.core.masking.ChunkedMasking` in one call.
+
+        The same list as ``ChunkedMasking(keep=keep, chunk=chunk,
+        threshold_tokens=threshold_tokens)(history)`` (no tool excluded): ``list(history)``
+        when ``approx_tokens(history) <= threshold_tokens``, else
+        ``masked_view(history, chunked_mask_count(results, keep=keep, chunk=chunk))``.
+        ``chunk=1`` gives :class:`~mini_agent.core.masking.ThresholdMasking`'s view. The
+        token sum, the count and the cached prefix are read inline (each policy asks once
+        per request). ``tests/test_history_scan.py`` compares it with the policies' plain
+        code.
+
+        Args:
+            history: a prefix of the scanned messages (identical objects).
+            keep: newest results always left verbatim (>= 0).
+            chunk: results masked at once (>= 1).
+            threshold_tokens: approx tokens at or under which nothing is masked.
+
+        Returns:
+            A new list, as :meth:`masked_view` returns it (treat it as read-only).
+        """
+        k = len(history)
+        if math.ceil(self.cum_chars[k] / CHARS_PER_TOKEN) + self.cum_images[k] \
+                <= threshold_tokens:   # tokens(k)
+            return list(history)
+        n = max(0, self.results_upto[k] - keep) // chunk * chunk   # chunked_mask_count
         if n <= 0:
             return list(history)
         prefix = self._views.get(n)

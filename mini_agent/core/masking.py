@@ -217,9 +217,7 @@ class ThresholdMasking:
                  ctx: ViewContext | None = None) -> list[Message]:
         scan = None if self.exclude_tools else self._scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
-            if scan.tokens(len(history)) <= self.threshold_tokens:
-                return list(history)
-            return scan.masked_view(history, scan.results_upto[len(history)] - self.keep)
+            return scan.chunked_view(history, self.keep, 1, self.threshold_tokens)
         if not should_mask(history, self.threshold_tokens):
             return list(history)
         return mask_old_observations(history, keep=self.keep, exclude_tools=self.exclude_tools)
@@ -254,11 +252,7 @@ class ChunkedMasking:
                  ctx: ViewContext | None = None) -> list[Message]:
         scan = None if self.exclude_tools else self._scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
-            if scan.tokens(len(history)) <= self.threshold_tokens:
-                return list(history)
-            results = scan.results_upto[len(history)]
-            n = chunked_mask_count(results, keep=self.keep, chunk=self.chunk)
-            return scan.masked_view(history, n)
+            return scan.chunked_view(history, self.keep, self.chunk, self.threshold_tokens)
         if approx_tokens(history) <= self.threshold_tokens:
             return list(history)
         positions = tool_result_positions(history)
