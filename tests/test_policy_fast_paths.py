@@ -129,6 +129,23 @@ def test_kept_decision_equals_decide(history, keep, gap):
 
 
 @settings(max_examples=60, deadline=None)
+@given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4), WALK_STEPS,
+       st.data())
+def test_exchange_counts_tail_chars_equals_take_then_chars(a, b, steps, data):
+    """``tail_chars`` answers as ``take`` then ``chars(start, len)``, scanned or not."""
+    with token_memo():
+        counts, plain = ExchangeCounts(), ExchangeCounts()
+        for h in walk_histories(a, b, steps, scan=scan_for):
+            start = data.draw(st.integers(0, len(h)))
+            got = counts.tail_chars(h, start)
+            plain.take(h)
+            assert got == plain.chars(start, len(h)) == chars_of(h[start:])
+    counts = ExchangeCounts()   # outside a memo: the exchange memo's counts
+    for h in walk_histories(a, b, steps):
+        assert counts.tail_chars(h, 1) == chars_of(h[1:])
+
+
+@settings(max_examples=60, deadline=None)
 @given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4), WALK_STEPS)
 def test_exchange_counts_take_then_last_equals_update(a, b, steps):
     """``take`` then ``last`` (read after the scan has grown further) answers as ``update``."""

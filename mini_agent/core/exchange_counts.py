@@ -83,6 +83,24 @@ class ExchangeCounts:
             self._memo.update(history)
         self._length = len(history)
 
+    def tail_chars(self, history: Sequence[Message], start: int) -> tuple[int, int]:
+        """:meth:`take` ``history``, then return :meth:`chars` of ``history[start:]``.
+
+        Args:
+            history: the history of this request; never mutated.
+            start: first message index (``0 <= start <= len(history)``).
+
+        Returns:
+            ``(chars, image_tokens)`` of ``history[start:]``, as :meth:`chars` counts them.
+        """
+        self.take(history)
+        end = len(history)
+        scan = self._scan
+        if scan is not None:   # chars(start, end), inlined
+            cum_chars, cum_images = scan.cum_chars, scan.cum_images
+            return cum_chars[end] - cum_chars[start], cum_images[end] - cum_images[start]
+        return self._memo.chars(start, end)
+
     @property
     def last(self) -> tuple[list[int], int]:
         """What :meth:`update` returns for the last history taken (``([], 0)`` before any)."""
