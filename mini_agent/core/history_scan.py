@@ -28,8 +28,8 @@ from typing import Any, Sequence
 
 from mini_agent.core.mask_placeholder import masked_block, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, _message_chars,
-                                   approx_tokens, remember, session_memo)
+from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, SCANS_KEY, _block_chars,
+                                   _message_chars, approx_tokens, remember, session_memo)
 
 
 MAX_CACHED_VIEWS = 256
@@ -275,7 +275,7 @@ def scan_for(history: Sequence[Message], *, create: bool = True,
         history is empty or not a list (a tuple is not scanned), or (with ``create=False``)
         no scan matches.
     """
-    memo = session_memo()
+    memo = _MEMO.get()   # session_memo(), inlined
     if memo is None or not history or not isinstance(history, list):
         return None
     scans = memo.get(SCANS_KEY)
