@@ -28,8 +28,9 @@ from typing import Any, Sequence
 
 from mini_agent.core.mask_placeholder import masked_block, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
-from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, SCANS_KEY, _block_chars,
-                                   _message_chars, approx_tokens, remember, session_memo)
+from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, SCANS_KEY, TOOL_USE_OVERHEAD_CHARS,
+                                   _block_chars, _message_chars, approx_tokens, remember,
+                                   session_memo, tool_input_json)
 
 
 MAX_CACHED_VIEWS = 256
@@ -97,17 +98,25 @@ class HistoryScan:
             else:  # _message_chars' sum, block by block, with the blocks' own facts
                 chars = images = 0
                 for j, block in enumerate(content):
+                    # _block_chars' cases for text, tool_use and string results, inlined
                     kind = block.get("type")
-                    if kind == "text":   # _block_chars' first case, inlined
+                    if kind == "text":
                         chars += len(block.get("text", ""))
-                        continue
-                    c, im = _block_chars(block)
-                    chars += c
-                    images += im
-                    if kind == "tool_use":
+                    elif kind == "tool_use":
+                        chars += (len(tool_input_json(block)) + len(block.get("name", ""))
+                                  + TOOL_USE_OVERHEAD_CHARS)
                         self._add_use(block, i)
-                    elif kind == "tool_result" and role == "user":
-                        self._add_result(block, i, j, c, im, memo)
+                    elif kind == "tool_result":
+                        body = block.get("content", "")
+                        c, im = (len(body), 0) if isinstance(body, str) else _block_chars(block)
+                        chars += c
+                        images += im
+                        if role == "user":
+                            self._add_result(block, i, j, c, im, memo)
+                    else:
+                        c, im = _block_chars(block)
+                        chars += c
+                        images += im
             messages.append(message)
             cum_chars.append(cum_chars[-1] + chars)
             cum_images.append(cum_images[-1] + images)
@@ -124,7 +133,9 @@ class HistoryScan:
         its masked copy holds ``placeholder(tool_result_text(block))`` exactly when
         ``_saved_chars(block) > 0``, the same test with the same ``_block_chars``.
         """
-        masked = masked_block(block, memo)
+        hit = memo.get(("masked", id(block))) if memo is not None else None
+        # masked_block(block, memo), its memo hit inlined (the bound measured it first)
+        masked = hit[1] if hit is not None and hit[0] is block else masked_block(block, memo)
         # kept: ``_copy`` masks with it; a result that does not pay is short (or already a
         # placeholder): its own count is cheap
         text = placeholder(tool_result_text(block)) if masked is None else masked["content"]
