@@ -168,10 +168,11 @@ class _Scan:
         """Return :meth:`decide`'s ``(boundary, paid)``, kept until the next commit.
 
         A policy asks for the decision of its request ``messages[:end]``, and the next
-        request commits the same one (the assistant message that opens it is at ``end``,
-        sent at the same time). In between the state changes only by :meth:`consume`, which
-        appends: the sums, results and savings ``decide`` reads (up to ``end``, and the
-        savings up to the candidate it caps) stay the same, so one answer serves both.
+        request commits the same one in :meth:`advance` (the assistant message that opens it
+        is at ``end``, sent at the same time). In between the state changes only by
+        :meth:`consume`, which appends: the sums, results and savings ``decide`` reads (up to
+        ``end``, and the savings up to the candidate it caps) stay the same, so one answer
+        serves both.
         ``tests/test_policy_fast_paths.py`` compares it with ``decide``.
         """
         key = (end, sent, self.requests)
@@ -181,17 +182,6 @@ class _Scan:
         answer = self.decide(end, sent)
         self._decided = (key, answer)
         return answer
-
-    def commit(self, end: int, sent: float | None) -> None:
-        """Decide the request ``messages[:end]`` and keep the decision."""
-        self.boundary, self.paid = self.decision(end, sent)
-        if self.requests < 2:   # the first two requests write, then read, the first message
-            self.task_time = sent
-        self.requests += 1
-        self.prev_end = end
-        self.prev_time = sent
-        self.prev_total = (self.p.fixed_tokens + self.cum_tokens[end]
-                           - self.cum_saved[self.boundary])
 
     def advance(self, history: list[Message], times: Sequence[float] | None,
                 shared: Any = FIND) -> None:
@@ -215,7 +205,21 @@ class _Scan:
             message = history[index]
             when = times[index] if times is not None else None
             if index > 0 and message.get("role") == "assistant":
-                self.commit(index, when)
+                # commit the request messages[:index]: its decision (decision()'s kept
+                # answer when the policy asked for it as the last request), then the state
+                # the next decisions read
+                held = self._decided
+                requests = self.requests
+                self.boundary, self.paid = (
+                    held[1] if held is not None and held[0] == (index, when, requests)
+                    else self.decide(index, when))
+                if requests < 2:   # the first two requests write, then read, the first message
+                    self.task_time = when
+                self.requests = requests + 1
+                self.prev_end = index
+                self.prev_time = when
+                self.prev_total = (self.p.fixed_tokens + self.cum_tokens[index]
+                                   - self.cum_saved[self.boundary])
             if shared is None:
                 self.consume(message, when)
                 continue
