@@ -239,15 +239,18 @@ class HistoryScan:
         base = self._views.get(base_n, [])
         end = self.positions[n - 1][0] + 1
         prefix = base + self.messages[len(base):end]
-        touched = sorted({self.positions[r][0] for r in range(base_n, n)})
-        for i in touched:
-            first = self.results_upto[i]
-            last = min(n, self.results_upto[i + 1])
-            copy = self._copies.get((i, last))
+        # each message holding results base_n..n-1, in order (a message's results are
+        # consecutive): its copy with its results up to the n-th masked
+        positions, upto, copies = self.positions, self.results_upto, self._copies
+        r = base_n
+        while r < n:
+            i = positions[r][0]
+            last = min(n, upto[i + 1])
+            copy = copies.get((i, last))
             if copy is None:
-                copy = self._copy(i, first, last)
-                self._copies[(i, last)] = copy
+                copy = copies[(i, last)] = self._copy(i, upto[i], last)
             prefix[i] = copy
+            r = last
         if len(self._views) >= MAX_CACHED_VIEWS:
             self._views.clear()
         self._views[n] = prefix
