@@ -80,8 +80,10 @@ class _SummaryView:
 
     def __call__(self, history: list[Message], ctx: ViewContext | None = None
                  ) -> list[Message]:
-        kept = self._kept
-        if kept.message is not None and len(history) >= kept.cut:  # kept.base(history), inlined
+        kept = self._kept   # view = kept.base(history), inlined:
+        if kept.message is None:   # nothing kept (and so cut is 0): a copy of the history
+            view = list(history)
+        elif len(history) >= kept.cut:
             view = [kept.message, *history[kept.cut:]]
         else:
             view = kept.base(history)
