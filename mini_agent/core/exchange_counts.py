@@ -93,9 +93,11 @@ class ExchangeCounts:
         Returns:
             ``(chars, image_tokens)`` of ``history[start:]``, as :meth:`chars` counts them.
         """
-        self.take(history)
-        end = len(history)
-        scan = self._scan
+        # self.take(history), inlined
+        scan = self._scan = self._scans.get(history, create=False, extend=False)
+        if scan is None:
+            self._memo.update(history)
+        end = self._length = len(history)
         if scan is not None:   # chars(start, end), inlined
             cum_chars, cum_images = scan.cum_chars, scan.cum_images
             return cum_chars[end] - cum_chars[start], cum_images[end] - cum_images[start]

@@ -86,7 +86,7 @@ class HistoryScan:
         Args:
             history: a history whose first ``len(self.messages)`` messages are the scanned ones.
         """
-        memo = session_memo()
+        memo = _MEMO.get()   # session_memo()
         messages, positions = self.messages, self.positions
         cum_chars, cum_images, cum_tokens = self.cum_chars, self.cum_images, self.cum_tokens
         cum_users, results_upto = self.cum_users, self.results_upto
