@@ -90,6 +90,9 @@ class HistoryScan:
         messages, positions = self.messages, self.positions
         cum_chars, cum_images, cum_tokens = self.cum_chars, self.cum_images, self.cum_tokens
         cum_users, results_upto = self.cum_users, self.results_upto
+        # the running sums, kept in locals and appended per message
+        total_chars, total_images = cum_chars[-1], cum_images[-1]
+        total_tokens, users = cum_tokens[-1], cum_users[-1]
         for i in range(len(messages), len(history)):
             message = history[i]
             role, content = message.get("role"), message.get("content", "")
@@ -118,10 +121,14 @@ class HistoryScan:
                         chars += c
                         images += im
             messages.append(message)
-            cum_chars.append(cum_chars[-1] + chars)
-            cum_images.append(cum_images[-1] + images)
-            cum_tokens.append(cum_tokens[-1] + math.ceil(chars / CHARS_PER_TOKEN) + images)
-            cum_users.append(cum_users[-1] + (role == "user"))
+            total_chars += chars
+            cum_chars.append(total_chars)
+            total_images += images
+            cum_images.append(total_images)
+            total_tokens += math.ceil(chars / CHARS_PER_TOKEN) + images
+            cum_tokens.append(total_tokens)
+            users += role == "user"
+            cum_users.append(users)
             results_upto.append(len(positions))
 
     def _add_result(self, block: dict, i: int, j: int, chars: int, images: int,
