@@ -175,8 +175,7 @@ def micro_compact(messages: list[Message], *, times: Sequence[float], now: float
     >>> micro_compact(h, times=[0, 0, 0], now=3601)[2]["content"][0]["content"]
     '[Old tool result content cleared]'
     """
-    if len(times) != len(messages):
-        check_times(messages, times)   # raises
+    check_times(messages, times)
     if isinstance(clearable_tools, str):
         raise TypeError("clearable_tools must be a collection of tool names, not a str")
     clearable = frozenset(clearable_tools)
