@@ -73,3 +73,36 @@ def test_scan_counted_then_read_from_the_session_equals_the_counted_one(history,
         assert _figures(mixed) == _figures(counted)
         assert (mixed.requests, mixed.prev_end, mixed.times) == (
             counted.requests, counted.prev_end, counted.times)
+
+
+def test_a_history_that_diverges_starts_afresh_though_the_session_scans_it():
+    """The policy skips comparing its consumed messages only when the session's scan it
+    read them from covers the new history: another chain with the same first message (the
+    table's scan now) is compared, found different, and decided from the start."""
+    from mini_agent.core.messages import tool_result_block, user
+    from mini_agent.core.sample_sessions import sample_transcript
+    a = sample_transcript(12, variant=1).messages
+    cut = next(i for i in range(2, len(a)) if a[i].get("role") == "user"
+               and isinstance(a[i]["content"], list))
+    use = a[cut]["content"][0]["tool_use_id"]
+    b = a[:cut] + [user([tool_result_block(use, "x\n" * 9_000)])] + a[cut + 1:]
+    times = [60.0 * i for i in range(len(a) + 1)]
+    policy = BreakEvenMasking(keep=1, min_cacheable_tokens=200)
+
+    def ctx(n):
+        return ViewContext(times=tuple(times[:n]), now=times[n])
+
+    prices = _prices(1, 1.0, 300.0, 200, 0, (), 1.25, 0.1, 0.6)
+    counted = _Scan(prices, timed=True)
+    counted.advance(b, times[:len(b)])   # outside a memo: b counted alone
+    with token_memo():
+        scan_for(a)
+        first = policy.boundary(a, ctx(len(a)))
+        scan_for(b)   # diverges from a's scan: the table now holds b's
+        got = policy.boundary(b, ctx(len(b)))
+        figures = _figures(policy._scan[0])
+        again = policy.boundary(a, ctx(len(a)))
+    assert figures == _figures(counted) and figures[0] != _figures(policy._scan[0])[0]
+    assert got == breakeven_boundary(b, times=times[:len(b)], now=times[len(b)], keep=1,
+                                     min_cacheable_tokens=200)
+    assert again == first

@@ -141,6 +141,22 @@ def test_payback_boundary_equals_the_quadratic_original(options):
     assert any(b > 0 for b in expected)  # the oracle does move on a 40-step session
 
 
+@pytest.mark.parametrize("keep,chunk,threshold", [(0, 1, 0), (4, 8, 0), (2, 3, 2_000),
+                                                   (10, 1, 6_000)])
+def test_chunked_view_equals_the_plain_chunked_policy(keep, chunk, threshold):
+    moved = kept = 0
+    for transcript in _sessions():
+        histories = _prefixes(transcript.messages)
+        policy = ChunkedMasking(keep=keep, chunk=chunk, threshold_tokens=threshold)
+        plain = _plain(policy, histories)   # outside a memo: the policy's plain code
+        with token_memo():
+            fast = [scan_for(h).chunked_view(h, keep, chunk, threshold) for h in histories]
+        assert fast == plain
+        moved += sum(v != h for v, h in zip(plain, histories))
+        kept += sum(approx_tokens(h) <= threshold for h in histories)
+    assert moved and (kept or not threshold)   # both branches were taken
+
+
 def _odd_history():
     """Repeated ids, a result before its tool_use, a result of no tool_use, a list result."""
     big = "line\n" * 400

@@ -322,3 +322,36 @@ def test_property_policies_send_valid_smaller_views(history, keep, chunk, thresh
         assert results(view)[max(0, count_tool_results(history) - keep):] == \
             results(history)[max(0, count_tool_results(history) - keep):]
     assert history == before
+
+
+def _plain_masked_block(block):
+    """masked_block's rule in the words of its doc: the placeholder copy when masking pays."""
+    from mini_agent.core.mask_placeholder import _saved_chars
+    from mini_agent.core.messages import tool_result_text
+    if is_masked(block) or _saved_chars(block) <= 0:
+        return None
+    return {**block, "content": placeholder(tool_result_text(block))}
+
+
+_CONTENTS = st.one_of(
+    st.text(alphabet="ab\n[]— 0123456789", max_size=80),
+    st.sampled_from(["[observation masked — 3 lines omitted]", "[observation masked — x",
+                     "[" + "y\n" * 40, "", placeholder("a\nb") + "\n"]),
+    st.lists(st.fixed_dictionaries({"type": st.sampled_from(["text", "image"]),
+                                    "text": st.text(alphabet="c\n", max_size=60)}),
+             max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_CONTENTS, st.sampled_from(["tool_result", "text"]), st.booleans())
+def test_masked_block_equals_its_plain_rule(content, kind, memo):
+    from mini_agent.core.mask_placeholder import masked_block
+    block = {"type": kind, "tool_use_id": "t", "content": content}
+    if kind == "text":
+        block["text"] = "z" * 50
+    before = copy.deepcopy(block)
+    held = {} if memo else None
+    got = masked_block(block, held)
+    assert got == _plain_masked_block(block) and block == before
+    if memo:
+        assert masked_block(block, held) is got   # kept: the same copy again

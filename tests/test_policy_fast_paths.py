@@ -23,6 +23,7 @@ from mini_agent.core.exchange_counts import ExchangeCounts, scan_starts
 from mini_agent.core.exchange_memo import chars_of, split_exchanges
 from mini_agent.core.history_scan import scan_for
 from mini_agent.core.lifecycle import LifecyclePolicy, LifecycleThresholds
+from mini_agent.core.masking import ChunkedMasking
 from mini_agent.core.policy_views import ServerCompactionView, SummaryPolicy
 from mini_agent.core.sample_sessions import sample_transcript
 from mini_agent.core.tokens import token_memo
@@ -129,6 +130,23 @@ def test_kept_decision_equals_decide(history, keep, gap):
 
 
 @settings(max_examples=60, deadline=None)
+@given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4), WALK_STEPS,
+       st.data())
+def test_exchange_counts_tail_chars_equals_take_then_chars(a, b, steps, data):
+    """``tail_chars`` answers as ``take`` then ``chars(start, len)``, scanned or not."""
+    with token_memo():
+        counts, plain = ExchangeCounts(), ExchangeCounts()
+        for h in walk_histories(a, b, steps, scan=scan_for):
+            start = data.draw(st.integers(0, len(h)))
+            got = counts.tail_chars(h, start)
+            plain.take(h)
+            assert got == plain.chars(start, len(h)) == chars_of(h[start:])
+    counts = ExchangeCounts()   # outside a memo: the exchange memo's counts
+    for h in walk_histories(a, b, steps):
+        assert counts.tail_chars(h, 1) == chars_of(h[1:])
+
+
+@settings(max_examples=60, deadline=None)
 @given(histories(min_turns=2, max_turns=6), histories(min_turns=1, max_turns=4), WALK_STEPS)
 def test_exchange_counts_take_then_last_equals_update(a, b, steps):
     """``take`` then ``last`` (read after the scan has grown further) answers as ``update``."""
@@ -140,3 +158,42 @@ def test_exchange_counts_take_then_last_equals_update(a, b, steps):
             scan_for(a)   # another policy reads on before the starts are asked for
             starts, count = counts.last
             assert starts[:count] == [s for s, _ in split_exchanges(h)]
+
+
+@pytest.mark.parametrize("make", [
+    lambda: ChunkedMasking(keep=1, chunk=2, threshold_tokens=0),
+    lambda: ChunkedMasking(keep=0, chunk=1, threshold_tokens=500),
+    lambda: CompactPolicy(CompactThresholds().scaled(0.02), summarize=lambda ms: "sum"),
+    lambda: ServerCompactionView(trigger_tokens=800, system="s"),
+    lambda: BreakEvenMasking(keep=1, min_cacheable_tokens=100),
+])
+@settings(max_examples=40, deadline=None)
+@given(a=hostile_histories(max_turns=16), b=hostile_histories(max_turns=16), steps=WALK_STEPS)
+def test_a_policy_walked_over_diverging_histories_equals_its_plain_self(make, a, b, steps):
+    """One policy object asked, inside a memo, for histories that grow, shrink and switch
+    to another chain with the same first message (its kept scan covers some of them, not
+    others) answers as the same policy outside any memo."""
+    b = a[:1] + b
+    walk = list(walk_histories(a, b, steps))
+    requests = [(h, ViewContext(times=tuple(60.0 * k for k in range(len(h))),
+                                now=60.0 * len(h))) for h in walk]
+    plain = [_outcome(make(), requests)]
+    policy = make()
+    with token_memo():
+        fast = []
+        for (h, ctx), (use_b, cut, scan_first) in zip(requests, steps):
+            if scan_first:
+                scan_for(list((b if use_b else a)[:len(h) + 1]))  # another policy reads on
+            fast.append(_call(policy, h, ctx))
+    assert fast == plain[0]
+
+
+def _call(policy, history, ctx):
+    try:
+        return "ok", policy(history, ctx)
+    except Exception as error:  # the fast path must fail where the plain one does
+        return "raise", type(error).__name__
+
+
+def _outcome(policy, requests):
+    return [_call(policy, h, ctx) for h, ctx in requests]

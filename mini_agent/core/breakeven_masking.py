@@ -51,6 +51,7 @@ kit's evaluation chapter (the hindsight bound).
 from __future__ import annotations
 
 import dataclasses
+from operator import is_
 from typing import Sequence
 
 from mini_agent.core.breakeven_scan import (RESUME_MEMORY_REQUESTS, _prices,  # noqa: F401
@@ -58,9 +59,10 @@ from mini_agent.core.breakeven_scan import (RESUME_MEMORY_REQUESTS, _prices,  # 
 from mini_agent.core.cache import TTL_SECONDS
 from mini_agent.core.masking import KEEP_RECENT_OBSERVATIONS, mask_old_observations
 from mini_agent.core.messages import Message
+from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens as model_min_cacheable_tokens
-from mini_agent.core.tokens import approx_tokens
+from mini_agent.core.tokens import _MEMO, approx_tokens
 from mini_agent.core.view import ViewContext
 
 RENT_FACTOR = 1.0
@@ -166,6 +168,8 @@ class BreakEvenMasking:
     trust: float = TRUST
     _scan: list = dataclasses.field(default_factory=list, init=False, repr=False,
                                     compare=False, hash=False)
+    _shared: ScanHandle = dataclasses.field(default_factory=ScanHandle, init=False,
+                                            repr=False, compare=False, hash=False)
 
     def __post_init__(self) -> None:
         """Check the parameters and freeze ``exclude_tools`` as a tuple.
@@ -211,15 +215,27 @@ class BreakEvenMasking:
             :func:`breakeven_boundary` of ``history`` with this policy's parameters.
         """
         ctx = ctx or ViewContext()
-        times, now = _scan_times(history, ctx.times, ctx.now)
+        times, now = ctx.times, ctx.now   # _scan_times, inlined
+        if times is None or len(times) != len(history):
+            times = now = None
+        # the session's scan, when another policy started one (checked once, for both uses)
+        if self.exclude_tools:
+            shared = None
+        else:   # self._shared.get(history, create=False), its fast path inlined
+            handle = self._shared
+            shared = handle.scan
+            if not (shared is not None and 0 < len(history) <= len(shared.messages)
+                    and _MEMO.get() is handle.memo and type(history) is list
+                    and all(map(is_, history, shared.messages))):
+                shared = handle.get(history, create=False)
         scan = self._scan[0] if self._scan else None
-        if scan is None or not scan.continues(history, times):
+        if scan is None or not scan.continues(history, times, shared):
             scan = _Scan(_prices(self.keep, self.rent_factor, self.ttl_seconds,
                                  self.min_cacheable_tokens, self.fixed_tokens,
                                  self.exclude_tools, self.write_multiplier,
                                  self.read_multiplier, self.trust), timed=times is not None)
             self._scan[:] = [scan]
-        scan.advance(history, times)
+        scan.advance(history, times, shared)
         return scan.decision(len(history), now)[0]
 
     def __call__(self, history: list[Message],
@@ -242,9 +258,8 @@ class BreakEvenMasking:
             # the scan continued (a fresh one drops the old view), so history[:n] holds the
             # same objects, and no move since: every masked result lies in history[:n]
             n, _, view = state[1]
-            view = view + history[n:]
-        else:
-            view = mask_old_observations(history, keep=len(state[0].results) - boundary,
-                                         exclude_tools=self.exclude_tools)
+            return view + history[n:]
+        view = mask_old_observations(history, keep=len(state[0].results) - boundary,
+                                     exclude_tools=self.exclude_tools)
         state[1:] = [(len(history), boundary, view)]
         return list(view)

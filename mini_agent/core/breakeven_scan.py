@@ -18,13 +18,15 @@ from __future__ import annotations
 import bisect
 import dataclasses
 import operator
-from typing import Sequence
+from typing import Any, Sequence
 
-from mini_agent.core.history_scan import HistoryScan
+from mini_agent.core.history_scan import HistoryScan, scan_for
 from mini_agent.core.mask_placeholder import placeholder
 from mini_agent.core.messages import Message, tool_result_text
-from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.tokens import approx_tokens
+
+FIND = object()
+"""``_Scan.advance``'s default ``shared``: look the session's scan up."""
 
 RESUME_MEMORY_REQUESTS = 32
 """Requests ``cache_policies.ResumeBreakpoints`` remembers a marked prefix (its default)."""
@@ -67,14 +69,27 @@ class _Scan:
         self.task_time: float | None = None   # when the first message's entry was last read
         # the last answer of :meth:`decision`: ((end, sent, requests), (boundary, paid))
         self._decided: tuple | None = None
-        self._shared = ScanHandle()   # the session's scan, when another policy started one
+        # the session's scan every consumed message was read from (its first
+        # ``len(messages)`` messages are ``messages``' own objects), or None
+        self.source: HistoryScan | None = None
 
-    def continues(self, history: list[Message], times: Sequence[float] | None) -> bool:
-        """Whether ``history`` (with ``times``) extends what this scan consumed."""
+    def continues(self, history: list[Message], times: Sequence[float] | None,
+                  shared: HistoryScan | None = None) -> bool:
+        """Whether ``history`` (with ``times``) extends what this scan consumed.
+
+        Args:
+            history: the next request's history.
+            times: its times (None: untimed).
+            shared: a session scan whose first ``len(history)`` messages are ``history``'s
+                own objects (``scan_for``'s answer), or None. When it is :attr:`source`,
+                ``history`` starts with the consumed messages without comparing them again.
+        """
         n = len(self.messages)
         if n > len(history) or (times is None) != (self.times is None):
             return False
-        return (times is None or list(times[:n]) == self.times) and all(
+        if times is not None and list(times[:n]) != self.times:
+            return False
+        return (shared is not None and shared is self.source) or all(
             map(operator.is_, self.messages, history))  # the same objects, at C speed
 
     def consume(self, message: Message, when: float | None,
@@ -153,10 +168,11 @@ class _Scan:
         """Return :meth:`decide`'s ``(boundary, paid)``, kept until the next commit.
 
         A policy asks for the decision of its request ``messages[:end]``, and the next
-        request commits the same one (the assistant message that opens it is at ``end``,
-        sent at the same time). In between the state changes only by :meth:`consume`, which
-        appends: the sums, results and savings ``decide`` reads (up to ``end``, and the
-        savings up to the candidate it caps) stay the same, so one answer serves both.
+        request commits the same one in :meth:`advance` (the assistant message that opens it
+        is at ``end``, sent at the same time). In between the state changes only by
+        :meth:`consume`, which appends: the sums, results and savings ``decide`` reads (up to
+        ``end``, and the savings up to the candidate it caps) stay the same, so one answer
+        serves both.
         ``tests/test_policy_fast_paths.py`` compares it with ``decide``.
         """
         key = (end, sent, self.requests)
@@ -167,28 +183,57 @@ class _Scan:
         self._decided = (key, answer)
         return answer
 
-    def commit(self, end: int, sent: float | None) -> None:
-        """Decide the request ``messages[:end]`` and keep the decision."""
-        self.boundary, self.paid = self.decision(end, sent)
-        if self.requests < 2:   # the first two requests write, then read, the first message
-            self.task_time = sent
-        self.requests += 1
-        self.prev_end = end
-        self.prev_time = sent
-        self.prev_total = (self.p.fixed_tokens + self.cum_tokens[end]
-                           - self.cum_saved[self.boundary])
+    def advance(self, history: list[Message], times: Sequence[float] | None,
+                shared: Any = FIND) -> None:
+        """Consume ``history`` past what was seen, committing every request that ends in it.
 
-    def advance(self, history: list[Message], times: Sequence[float] | None) -> None:
-        """Consume ``history`` past what was seen, committing every request that ends in it."""
+        Args:
+            history: a history that continues the consumed messages (:meth:`continues`).
+            times: its times, or None.
+            shared: the session's scan covering ``history`` (``scan_for(history,
+                create=False)``'s answer, None for none); by default looked up here. Its
+                figures are read instead of counted (the same sums); without exclusions only.
+        """
         # inside a token memo, without exclusions, the session's scan holds the figures when
         # another policy started it (a scan reads more per message than this one needs)
-        shared = None if self.p.exclude_tools else self._shared.get(history, create=False)
-        for index in range(len(self.messages), len(history)):
+        if self.p.exclude_tools:
+            shared = None
+        elif shared is FIND:
+            shared = scan_for(history, create=False)
+        messages, stamps = self.messages, self.times
+        for index in range(len(messages), len(history)):
             message = history[index]
             when = times[index] if times is not None else None
             if index > 0 and message.get("role") == "assistant":
-                self.commit(index, when)
-            self.consume(message, when, shared)
+                # commit the request messages[:index]: its decision (decision()'s kept
+                # answer when the policy asked for it as the last request), then the state
+                # the next decisions read
+                held = self._decided
+                requests = self.requests
+                self.boundary, self.paid = (
+                    held[1] if held is not None and held[0] == (index, when, requests)
+                    else self.decide(index, when))
+                if requests < 2:   # the first two requests write, then read, the first message
+                    self.task_time = when
+                self.requests = requests + 1
+                self.prev_end = index
+                self.prev_time = when
+                self.prev_total = (self.p.fixed_tokens + self.cum_tokens[index]
+                                   - self.cum_saved[self.boundary])
+            if shared is None:
+                self.consume(message, when)
+                continue
+            # consume(message, when, shared), inlined: its rows are (message index, saving)
+            messages.append(message)
+            if stamps is not None:
+                stamps.append(when)
+            self.cum_tokens.append(shared.cum_tokens[index + 1])
+            rows, results, cum_saved = shared.rows, self.results, self.cum_saved
+            for r in range(shared.results_upto[index], shared.results_upto[index + 1]):
+                results.append(index)
+                cum_saved.append(cum_saved[-1] + rows[r][1])
+        # every consumed message is now ``history``'s, whose first messages are shared's
+        self.source = shared if len(messages) == len(history) else None
 
 
 def _prices(keep: int, rent_factor: float, ttl_seconds: float, min_cacheable_tokens: int,

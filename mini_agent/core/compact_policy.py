@@ -242,10 +242,16 @@ class CompactPolicy:
         Raises:
             ValueError: ``times`` is not parallel to ``history``.
         """
-        check_times(history, times)
+        if len(times) != len(history):
+            check_times(history, times)   # raises
         th = self.thresholds
-        self._counts.take(history)
-        raw = self._base_tokens(history, 0, len(history))
+        # self._base_tokens(history, 0, len(history)), with the counts taken in one call
+        chars, images = self._counts.tail_chars(history, 0)
+        raw = math.ceil(chars / CHARS_PER_TOKEN) + images + self.overhead_tokens
+        if self._summary is None and raw < th.micro_compact_tokens:
+            # no kept summary (``_base`` gives a copy of history) and no stage runs
+            return list(history), {"turn": turn, "raw_tokens": raw, "tokens_before": raw,
+                                   "tokens_after": raw, "stages": [], "stage": "none"}
         base, base_times, offset = self._base(history, times)
         if not offset and raw < th.micro_compact_tokens:  # no stage runs: the record below
             return base, {"turn": turn, "raw_tokens": raw, "tokens_before": raw,
@@ -333,7 +339,9 @@ class CompactPolicy:
 
     def __call__(self, history: list[Message], ctx: ViewContext) -> list[Message]:
         """View policy entry point: apply, append the record, return the view."""
-        times = ctx.times_for(history)
+        times = ctx.times   # ctx.times_for(history), inlined
+        if len(times) != len(history):
+            times = (ctx.now,) * len(history)
         view, record = self.apply(history, times=times, now=ctx.now, turn=ctx.turn)
         self.records.append(record)
         return view

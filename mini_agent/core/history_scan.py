@@ -26,10 +26,11 @@ import operator
 from itertools import compress
 from typing import Any, Sequence
 
-from mini_agent.core.mask_placeholder import is_masked, placeholder
+from mini_agent.core.mask_placeholder import masked_block, placeholder
 from mini_agent.core.message_parts import Message, tool_result_text
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, SCANS_KEY, _block_chars, _message_chars,
-                                   approx_tokens, remember, session_memo)
+from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, SCANS_KEY, TOOL_USE_OVERHEAD_CHARS,
+                                   _block_chars, _message_chars, approx_tokens, remember,
+                                   session_memo, tool_input_json)
 
 
 MAX_CACHED_VIEWS = 256
@@ -48,6 +49,9 @@ class HistoryScan:
     ``result_savings(messages, ())`` returns it (tokens, >= 0), ``cum_saved`` the savings'
     prefix sums;
     ``maskable``: per result, whether ``_mask_oldest`` would replace it (``_saved_chars > 0``);
+    ``masked``: per result, its masked copy
+    (:func:`~mini_agent.core.mask_placeholder.masked_block`, the token memo's own object
+    shared with every other reader of that block; None where ``maskable`` is False);
     ``holders``: per result, ``placeholder(tool_result_text(block))`` (its masked content);
     ``first_use``: tool_use id -> (message index, name) of its first tool_use;
     ``irregular``: a tool_use id repeats, lacks, or answers a result that came before it
@@ -66,6 +70,7 @@ class HistoryScan:
         self.rows: list[tuple[int, int]] = []
         self.cum_saved = [0]
         self.maskable: list[bool] = []
+        self.masked: list[dict | None] = []
         self.holders: list[str] = []
         self.first_use: dict[Any, tuple[int, str]] = {}
         self.irregular = False
@@ -74,7 +79,6 @@ class HistoryScan:
         self._views: dict[int, list[Message]] = {}
         self._last_n = 0
         self._copies: dict[tuple[int, int], Message] = {}
-        self._masked_blocks: dict[int, dict] = {}
 
     def extend(self, history: Sequence[Message]) -> None:
         """Scan ``history[len(self.messages):]`` (``history`` starts with the scanned ones).
@@ -82,7 +86,14 @@ class HistoryScan:
         Args:
             history: a history whose first ``len(self.messages)`` messages are the scanned ones.
         """
-        for i in range(len(self.messages), len(history)):
+        memo = _MEMO.get()   # session_memo()
+        messages, positions = self.messages, self.positions
+        cum_chars, cum_images, cum_tokens = self.cum_chars, self.cum_images, self.cum_tokens
+        cum_users, results_upto = self.cum_users, self.results_upto
+        # the running sums, kept in locals and appended per message
+        total_chars, total_images = cum_chars[-1], cum_images[-1]
+        total_tokens, users = cum_tokens[-1], cum_users[-1]
+        for i in range(len(messages), len(history)):
             message = history[i]
             role, content = message.get("role"), message.get("content", "")
             if isinstance(content, str):
@@ -90,25 +101,51 @@ class HistoryScan:
             else:  # _message_chars' sum, block by block, with the blocks' own facts
                 chars = images = 0
                 for j, block in enumerate(content):
-                    c, im = _block_chars(block)
-                    chars += c
-                    images += im
+                    # _block_chars' cases for text, tool_use and string results, inlined
                     kind = block.get("type")
-                    if kind == "tool_use":
+                    if kind == "text":
+                        chars += len(block.get("text", ""))
+                    elif kind == "tool_use":
+                        chars += (len(tool_input_json(block)) + len(block.get("name", ""))
+                                  + TOOL_USE_OVERHEAD_CHARS)
                         self._add_use(block, i)
-                    elif kind == "tool_result" and role == "user":
-                        self._add_result(block, i, j, c, im)
-            self.messages.append(message)
-            self.cum_chars.append(self.cum_chars[-1] + chars)
-            self.cum_images.append(self.cum_images[-1] + images)
-            self.cum_tokens.append(self.cum_tokens[-1] + math.ceil(chars / CHARS_PER_TOKEN)
-                                   + images)
-            self.cum_users.append(self.cum_users[-1] + (role == "user"))
-            self.results_upto.append(len(self.positions))
+                    elif kind == "tool_result":
+                        body = block.get("content", "")
+                        c, im = (len(body), 0) if isinstance(body, str) else _block_chars(block)
+                        chars += c
+                        images += im
+                        if role == "user":
+                            self._add_result(block, i, j, c, im, memo)
+                    else:
+                        c, im = _block_chars(block)
+                        chars += c
+                        images += im
+            messages.append(message)
+            total_chars += chars
+            cum_chars.append(total_chars)
+            total_images += images
+            cum_images.append(total_images)
+            total_tokens += math.ceil(chars / CHARS_PER_TOKEN) + images
+            cum_tokens.append(total_tokens)
+            users += role == "user"
+            cum_users.append(users)
+            results_upto.append(len(positions))
 
-    def _add_result(self, block: dict, i: int, j: int, chars: int, images: int) -> None:
-        """Record one result: ``result_savings``' and ``_saved_chars``' figures from one count."""
-        text = placeholder(tool_result_text(block))   # kept: ``_copy`` masks with it
+    def _add_result(self, block: dict, i: int, j: int, chars: int, images: int,
+                    memo: dict | None) -> None:
+        """Record one result: ``result_savings``' and ``_saved_chars``' figures from one count.
+
+        The placeholder comes from ``masked_block`` (kept per block in the token memo, so a
+        result another reader already measured, the hindsight bound, is not counted again):
+        its masked copy holds ``placeholder(tool_result_text(block))`` exactly when
+        ``_saved_chars(block) > 0``, the same test with the same ``_block_chars``.
+        """
+        hit = memo.get(("masked", id(block))) if memo is not None else None
+        # masked_block(block, memo), its memo hit inlined (the bound measured it first)
+        masked = hit[1] if hit is not None and hit[0] is block else masked_block(block, memo)
+        # kept: ``_copy`` masks with it; a result that does not pay is short (or already a
+        # placeholder): its own count is cheap
+        text = placeholder(tool_result_text(block)) if masked is None else masked["content"]
         holder = len(text)
         saved = (approx_tokens(block) if "role" in block
                  else math.ceil(chars / CHARS_PER_TOKEN) + images)
@@ -119,8 +156,8 @@ class HistoryScan:
         self.answered.add(block.get("tool_use_id"))
         self.rows.append((i, saved))
         self.cum_saved.append(self.cum_saved[-1] + saved)
-        self.maskable.append(not is_masked(block)
-                             and chars + CHARS_PER_TOKEN * images - holder > 0)
+        self.maskable.append(masked is not None)
+        self.masked.append(masked)
 
     def _add_use(self, block: dict, i: int) -> None:
         if "id" not in block:
@@ -167,6 +204,40 @@ class HistoryScan:
             prefix = self._build_prefix(n)
         return prefix + history[len(prefix):]
 
+    def chunked_view(self, history: Sequence[Message], keep: int, chunk: int,
+                     threshold_tokens: int) -> list[Message]:
+        """Return the view of :class:`~mini_agent.core.masking.ChunkedMasking` in one call.
+
+        The same list as ``ChunkedMasking(keep=keep, chunk=chunk,
+        threshold_tokens=threshold_tokens)(history)`` (no tool excluded): ``list(history)``
+        when ``approx_tokens(history) <= threshold_tokens``, else
+        ``masked_view(history, chunked_mask_count(results, keep=keep, chunk=chunk))``.
+        ``chunk=1`` gives :class:`~mini_agent.core.masking.ThresholdMasking`'s view. The
+        token sum, the count and the cached prefix are read inline (each policy asks once
+        per request). ``tests/test_history_scan.py`` compares it with the policies' plain
+        code.
+
+        Args:
+            history: a prefix of the scanned messages (identical objects).
+            keep: newest results always left verbatim (>= 0).
+            chunk: results masked at once (>= 1).
+            threshold_tokens: approx tokens at or under which nothing is masked.
+
+        Returns:
+            A new list, as :meth:`masked_view` returns it (treat it as read-only).
+        """
+        k = len(history)
+        if math.ceil(self.cum_chars[k] / CHARS_PER_TOKEN) + self.cum_images[k] \
+                <= threshold_tokens:   # tokens(k)
+            return list(history)
+        n = max(0, self.results_upto[k] - keep) // chunk * chunk   # chunked_mask_count
+        if n <= 0:
+            return list(history)
+        prefix = self._views.get(n)
+        if prefix is None:
+            prefix = self._build_prefix(n)
+        return prefix + history[len(prefix):]
+
     def _build_prefix(self, n: int) -> list[Message]:
         # start from the last prefix built when it is shorter (a growing session), else
         # from the longest shorter one kept
@@ -175,15 +246,18 @@ class HistoryScan:
         base = self._views.get(base_n, [])
         end = self.positions[n - 1][0] + 1
         prefix = base + self.messages[len(base):end]
-        touched = sorted({self.positions[r][0] for r in range(base_n, n)})
-        for i in touched:
-            first = self.results_upto[i]
-            last = min(n, self.results_upto[i + 1])
-            copy = self._copies.get((i, last))
+        # each message holding results base_n..n-1, in order (a message's results are
+        # consecutive): its copy with its results up to the n-th masked
+        positions, upto, copies = self.positions, self.results_upto, self._copies
+        r = base_n
+        while r < n:
+            i = positions[r][0]
+            last = min(n, upto[i + 1])
+            copy = copies.get((i, last))
             if copy is None:
-                copy = self._copy(i, first, last)
-                self._copies[(i, last)] = copy
+                copy = copies[(i, last)] = self._copy(i, upto[i], last)
             prefix[i] = copy
+            r = last
         if len(self._views) >= MAX_CACHED_VIEWS:
             self._views.clear()
         self._views[n] = prefix
@@ -199,12 +273,8 @@ class HistoryScan:
                 continue
             if content is None:
                 content = list(message["content"])
-            block = self._masked_blocks.get(r)
-            if block is None:
-                # the placeholder ``_add_result`` made: placeholder(tool_result_text(block))
-                block = {**self.blocks[r], "content": self.holders[r]}
-                self._masked_blocks[r] = block
-            content[self.positions[r][1]] = block
+            # masked_block's copy: {**block, "content": placeholder(tool_result_text(block))}
+            content[self.positions[r][1]] = self.masked[r]
         return message if content is None else {**message, "content": content}
 
 
@@ -226,7 +296,7 @@ def scan_for(history: Sequence[Message], *, create: bool = True,
         history is empty or not a list (a tuple is not scanned), or (with ``create=False``)
         no scan matches.
     """
-    memo = session_memo()
+    memo = _MEMO.get()   # session_memo(), inlined
     if memo is None or not history or not isinstance(history, list):
         return None
     scans = memo.get(SCANS_KEY)

@@ -87,7 +87,16 @@ def masked_block(block: dict, memo: dict | None) -> dict | None:
         if hit is not None and hit[0] is block:
             return hit[1]
     masked = None
-    if not is_masked(block):  # _saved_chars(block) > 0, with the placeholder made once
+    content = block.get("content")
+    if isinstance(content, str) and block.get("type") == "tool_result":
+        # the same test for a string content, inlined: a placeholder opens with "[" (so
+        # the pattern is tried on those only), the text is the content and _block_chars is
+        # its length
+        if content[:1] != "[" or _PLACEHOLDER_RE.fullmatch(content) is None:
+            text = PLACEHOLDER_TEMPLATE.format(lines=content.count("\n") + 1)
+            if len(content) - len(text) > 0:
+                masked = {**block, "content": text}
+    elif not is_masked(block):  # _saved_chars(block) > 0, with the placeholder made once
         text = placeholder(tool_result_text(block))
         chars, images = _block_chars(block)
         if chars + CHARS_PER_TOKEN * images - len(text) > 0:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from operator import is_
 from typing import Collection, Iterable
 
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
@@ -35,8 +36,8 @@ from mini_agent.core.history_scan import scan_for
 from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.mask_placeholder import (PLACEHOLDER_TEMPLATE, _saved_chars,  # noqa: F401
                                               is_masked, masked_block, placeholder)
-from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars, approx_tokens,
-                                   session_memo)
+from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, _block_chars, _message_chars,
+                                   approx_tokens, session_memo)
 from mini_agent.core.view import ViewContext
 
 KEEP_RECENT_OBSERVATIONS = 4
@@ -217,9 +218,7 @@ class ThresholdMasking:
                  ctx: ViewContext | None = None) -> list[Message]:
         scan = None if self.exclude_tools else self._scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
-            if scan.tokens(len(history)) <= self.threshold_tokens:
-                return list(history)
-            return scan.masked_view(history, scan.results_upto[len(history)] - self.keep)
+            return scan.chunked_view(history, self.keep, 1, self.threshold_tokens)
         if not should_mask(history, self.threshold_tokens):
             return list(history)
         return mask_old_observations(history, keep=self.keep, exclude_tools=self.exclude_tools)
@@ -252,13 +251,17 @@ class ChunkedMasking:
 
     def __call__(self, history: list[Message],
                  ctx: ViewContext | None = None) -> list[Message]:
-        scan = None if self.exclude_tools else self._scans.get(history)
+        if self.exclude_tools:
+            scan = None
+        else:
+            scans = self._scans
+            scan = scans.scan   # scans.get(history), its fast path inlined (every request)
+            if not (scan is not None and 0 < len(history) <= len(scan.messages)
+                    and _MEMO.get() is scans.memo and type(history) is list
+                    and all(map(is_, history, scan.messages))):
+                scan = scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
-            if scan.tokens(len(history)) <= self.threshold_tokens:
-                return list(history)
-            results = scan.results_upto[len(history)]
-            n = chunked_mask_count(results, keep=self.keep, chunk=self.chunk)
-            return scan.masked_view(history, n)
+            return scan.chunked_view(history, self.keep, self.chunk, self.threshold_tokens)
         if approx_tokens(history) <= self.threshold_tokens:
             return list(history)
         positions = tool_result_positions(history)

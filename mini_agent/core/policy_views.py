@@ -80,9 +80,15 @@ class _SummaryView:
 
     def __call__(self, history: list[Message], ctx: ViewContext | None = None
                  ) -> list[Message]:
-        view = self._kept.base(history)
+        kept = self._kept   # view = kept.base(history), inlined:
+        if kept.message is None:   # nothing kept (and so cut is 0): a copy of the history
+            view = list(history)
+        elif len(history) >= kept.cut:
+            view = [kept.message, *history[kept.cut:]]
+        else:
+            view = kept.base(history)
         cut = self._cut(history, view)
-        return view if cut is None else self._kept.compact(history, cut)
+        return view if cut is None else kept.compact(history, cut)
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
         """Where to summarise ``history`` now, or None to send ``view`` as it is."""
@@ -157,7 +163,19 @@ class ServerCompactionView(_SummaryView):
         self._overhead: tuple | None = None  # (system str, its approx tokens)
 
     def _cut(self, history: list[Message], view: list[Message]) -> int | None:
-        size = self._view_tokens(history, view) + self._overhead_tokens()
+        # self._view_tokens(history, view) + self._overhead_tokens(), inlined (asked at every
+        # request; ``tests/test_view_fast_paths.py`` compares it with the two)
+        kept = self._kept
+        if kept.message is None:
+            chars, images = self._counts.tail_chars(history, 0)
+        else:
+            chars, images = self._counts.tail_chars(history, kept.cut)
+            c, im = chars_of([kept.message])
+            chars, images = chars + c, images + im
+        held = self._overhead
+        overhead = (held[1] if held is not None and held[0] is self.system and self.tools is None
+                    else self._overhead_tokens())
+        size = math.ceil(chars / CHARS_PER_TOKEN) + images + overhead
         if size < self.trigger_tokens:
             return None
         # the newest clean cut past max(1, kept.cut): clean_cut_points(history) are the

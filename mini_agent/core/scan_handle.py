@@ -22,7 +22,7 @@ from typing import Sequence
 
 from mini_agent.core.history_scan import HistoryScan, scan_for
 from mini_agent.core.messages import Message
-from mini_agent.core.tokens import _MEMO, session_memo
+from mini_agent.core.tokens import _MEMO
 
 
 class ScanHandle:
@@ -68,5 +68,5 @@ class ScanHandle:
             return scan
         scan = scan_for(history, create=create, extend=extend)
         if scan is not None:
-            self.scan, self.memo = scan, session_memo()
+            self.scan, self.memo = scan, _MEMO.get()   # session_memo()
         return scan
