@@ -56,6 +56,7 @@ def test_the_global_default_is_priced_as_before():
 @pytest.mark.parametrize("model", ["claude-haiku-4-5", "claude-opus-4-5",
                                    "claude-haiku-4-5-20251001"])
 @pytest.mark.parametrize("geo", ["us", "global"])
+@pytest.mark.filterwarnings("ignore:The model 'claude-opus-4-5' is deprecated:DeprecationWarning")
 def test_a_model_older_than_opus_4_6_refuses_inference_geo(model, geo):
     client = offline_client(ScriptedBrain(["Hi"]))
     with pytest.raises(anthropic.BadRequestError) as info:
