@@ -406,19 +406,9 @@ def test_the_flat_prefix_holds_each_blocks_sums_and_chain_ids(variant):
     prefix = FlatPrefix(memo, ("root", MODEL), system_info)
     prefix.update(infos[: len(infos) // 2])
     prefix.update(infos)                               # appends the second half
-    chain = {("root", MODEL): 0}
-    cum, pos, pid, starts = [], [], [], []
-    total, next_pos, parent = 0, 0, 0
-    for info in [system_info, *infos]:
-        starts.append(len(cum))
-        for key, tokens, offset in zip(info.keys, info.tokens, info.offsets):
-            total += tokens
-            parent = chain.setdefault((parent, key), len(chain))
-            cum.append(total)
-            pos.append(next_pos + offset)
-            pid.append(parent)
-        next_pos += info.positions
-    assert (prefix.cum, prefix.pos, prefix.pid, prefix.starts) == (cum, pos, pid, starts)
+    from flat_walk import flat_walk
+    walked = flat_walk([system_info, *infos], {("root", MODEL): 0}, 0)
+    assert (prefix.cum, prefix.pos, prefix.pid, prefix.starts) == walked
     assert {len(info.keys) for info in infos} >= {1, 2}   # both paths ran
 
 

@@ -8,6 +8,8 @@ from mini_agent.core.block_memo import BlockMemo
 from mini_agent.core.flat_prefix import FlatPrefix
 from mini_agent.core.sample_sessions import sample_transcript
 
+from flat_walk import flat_walk
+
 MODEL = "claude-sonnet-4-5"
 ROOT = ("root", MODEL)
 _MESSAGES = sample_transcript(8, variant=3).messages
@@ -25,18 +27,7 @@ _POOL = [*_MEMO.infos(_MESSAGES),
 
 def _walk(view, chain):
     """The flat lists of ``view`` and its chain ids, by ``chain.setdefault`` per block."""
-    cum, pos, pid, starts = [], [], [], []
-    total, next_pos, parent = 0, 0, chain[ROOT]
-    for info in [_SYSTEM, *view]:
-        starts.append(len(cum))
-        for key, tokens, offset in zip(info.keys, info.tokens, info.offsets):
-            total += tokens
-            parent = chain.setdefault((parent, key), len(chain))
-            cum.append(total)
-            pos.append(next_pos + offset)
-            pid.append(parent)
-        next_pos += info.positions
-    return cum, pos, pid, starts
+    return flat_walk([_SYSTEM, *view], chain, chain[ROOT])
 
 
 # a view: a run of the history's infos with some replaced; a step: (prefix, fork it first)

@@ -99,20 +99,26 @@ def assemble_info(interned: dict, role: Any, content: list,
         offsets.append(position)
         if can_mark:
             markable = j
-        if kind == "tool_result":
-            block = content[j]
-            if masked:
+        if kind == "tool_result" or kind == "tool_use":
+            if masked and kind == "tool_result":
                 anchor = j
-            uid = block.get("tool_use_id")
-            not_cleared = block.get("content") != CLEARED_TOOL_RESULT
-            results.append((j, uid, not_cleared))
-            if not_cleared:
-                live.append((j, uid))
-        elif kind == "tool_use":
-            block = content[j]
-            uses.append((block.get("id"), block.get("name")))
+            _note_tool_block(content[j], j, kind, uses, results, live)
     return MessageInfo(tuple(keys), tuple(tokens), tuple(offsets), position + 1, markable,
                        anchor, chars, images, tuple(uses), tuple(results), tuple(live))
+
+
+def _note_tool_block(block: dict, j: int, kind: str, uses: list, results: list,
+                     live: list) -> None:
+    """Append block ``j``'s tool call to ``uses``, or its result to ``results`` (and to
+    ``live`` unless the server cleared it); the lists :class:`MessageInfo` keeps."""
+    if kind == "tool_result":
+        uid = block.get("tool_use_id")
+        not_cleared = block.get("content") != CLEARED_TOOL_RESULT
+        results.append((j, uid, not_cleared))
+        if not_cleared:
+            live.append((j, uid))
+    else:
+        uses.append((block.get("id"), block.get("name")))
 
 
 def _assemble_one(interned: dict, role: str, block: dict, fact: tuple) -> MessageInfo:
@@ -175,17 +181,9 @@ def _assemble_two(interned: dict, role: str, content: list, facts: list[tuple]) 
     uses, results, live = [], [], []
     anchor = None
     for j, kind, masked in ((0, kind0, masked0), (1, kind1, masked1)):
-        if kind == "tool_result":
-            block = content[j]
-            if masked:
+        if kind == "tool_result" or kind == "tool_use":
+            if masked and kind == "tool_result":
                 anchor = j
-            uid = block.get("tool_use_id")
-            not_cleared = block.get("content") != CLEARED_TOOL_RESULT
-            results.append((j, uid, not_cleared))
-            if not_cleared:
-                live.append((j, uid))
-        elif kind == "tool_use":
-            block = content[j]
-            uses.append((block.get("id"), block.get("name")))
+            _note_tool_block(content[j], j, kind, uses, results, live)
     return MessageInfo((key0, key1), (tok0, tok1), (0, second), second + 1, markable, anchor,
                        c0 + c1, im0 + im1, tuple(uses), tuple(results), tuple(live))
