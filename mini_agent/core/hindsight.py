@@ -111,9 +111,14 @@ def _memo_counts(history: list[Message], system: str | list | None, tools: list[
         # a message without blocks has no first block: the request then counts every block
         # (as ``first_block.get(i, len(raw))`` does in :func:`_counts`; never for a request's
         # last message in practice)
-        starts.append(len(raw) if info.tokens else -1)
-        raw += info.tokens
-    starts = [len(raw) if s < 0 else s for s in starts]
+        tokens = info.tokens
+        if tokens:
+            starts.append(len(raw))
+            raw += tokens
+        else:
+            starts.append(-1)
+    if -1 in starts:
+        starts = [len(raw) if s < 0 else s for s in starts]
     results = [starts[i] + j for i, j in positions]
     session = session_memo()
     masked = []
