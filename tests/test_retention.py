@@ -204,3 +204,14 @@ def test_message_pieces_of_string_content_equal_those_of_its_text_block(history)
                 message_pieces(as_blocks, canonical=canonical)
     assert message_pieces({"role": "user", "content": "a b"}) == ["a b"]
     assert message_pieces({"role": "user", "content": None}) == []
+
+
+def test_a_later_hint_found_before_the_first_one_found_moves_the_start():
+    from mini_agent.core import retention
+    # "rror" is looked for first but the panic line comes earlier: the later, bounded
+    # searches must still move the start back to it
+    text = "ok\nthread main panic: boom here\nfailed one\nValueError: bad value given\n"
+    assert retention._first_error_line(text) == "thread main panic: boom here"
+    assert retention._first_error_line("failed to open the file\nmore Error text") == \
+        "failed to open the file"
+    assert retention._first_error_line("no hint at all, only words\n") is None

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+from operator import is_
 from typing import Any, Sequence
 
 from mini_agent.core.block_identity import (STRING_CONTENT_MARK, SYSTEM_MARK, Unsupported,
@@ -69,7 +70,9 @@ class BlockMemo:
         # the history's usual blocks are summarised inline (:mod:`.history_facts`), their
         # messages' ``view_text`` pieces read on the way
         keys, blocks, flat, texts = self._keys, self._blocks, self._flat, self._texts
-        for message in keep:
+        self._kept = list(keep)
+        self._kept_infos: list[MessageInfo] = []   # parallel to ``_kept``
+        for message in self._kept:
             content = message.get("content") if type(message) is dict else None
             role = message.get("role") if content is not None else None
             if type(content) is list and type(role) is str and ":" not in role:
@@ -80,6 +83,7 @@ class BlockMemo:
             else:
                 info = self._summarise(message, keep_blocks=True)
             self._fixed[id(message)] = (message, info)
+            self._kept_infos.append(info)
 
     def request_points(self, messages: Sequence[Message]) -> list[int]:
         """``request_points(messages)``, computed once while the history stays the same.
@@ -210,6 +214,12 @@ class BlockMemo:
         Raises:
             Unsupported: as :meth:`info`.
         """
+        kept = self._kept
+        # a prefix of the history (the same objects; no message object kept twice, so each
+        # one's summary is the one ``_fixed`` holds): its summaries as they were made
+        if len(view) <= len(kept) and len(self._fixed) == len(kept) and \
+                all(map(is_, view, kept)):
+            return self._kept_infos[:len(view)]
         fixed = self._fixed
         out = []
         for message in view:

@@ -111,9 +111,14 @@ def _memo_counts(history: list[Message], system: str | list | None, tools: list[
         # a message without blocks has no first block: the request then counts every block
         # (as ``first_block.get(i, len(raw))`` does in :func:`_counts`; never for a request's
         # last message in practice)
-        starts.append(len(raw) if info.tokens else -1)
-        raw += info.tokens
-    starts = [len(raw) if s < 0 else s for s in starts]
+        tokens = info.tokens
+        if tokens:
+            starts.append(len(raw))
+            raw += tokens
+        else:
+            starts.append(-1)
+    if -1 in starts:
+        starts = [len(raw) if s < 0 else s for s in starts]
     results = [starts[i] + j for i, j in positions]
     session = session_memo()
     masked = []
@@ -217,29 +222,33 @@ def _steady_step(cost: list[float], new_cost: list[float], new_back: list[int], 
     boundary they mask to. The general step's branches for an uncacheable request or an
     unreachable boundary then never fire, and this loop is that step without them: the
     same terms in the same order, so the same floats and, on a tie, the same (smaller)
-    previous boundary (``fresh`` is always False here). ``tests/test_hindsight.py`` compares
-    the bound with and without it.
+    previous boundary (``fresh`` is always False here). Each boundary ``b`` below the
+    previous request's count is decided from the running minimum over ``b' < b`` and then
+    folded into it (the general step folds ``b - 1`` before deciding ``b``: the same
+    order); the boundaries above it can only be moved to. The running minimum starts at
+    infinity, which never beats a (finite) stay. ``tests/test_hindsight.py`` compares the
+    bound with and without it.
     """
-    n_prev = len(cost)
     best_move, best_arg = float("inf"), -1   # running min over b' < b of D(b') - gain
-    for b in range(top + 1):
-        write = write_x * (now_tokens - cum_saving[b])
-        if 1 <= b <= n_prev:   # fold b - 1 into the running minimum first
-            prev_t = prev_tokens - cum_saving[b - 1]
-            p = prefix[b - 1]
-            if prev_t < p:
-                p = prev_t
-            moved = cost[b - 1] - gain_x * (p if p >= minimum else 0)
-            if moved < best_move:
-                best_move, best_arg = moved, b - 1
-        if b < n_prev:
-            stay = cost[b] + (write - gain_x * (prev_tokens - cum_saving[b]))
-            if best_arg >= 0 and best_move + write <= stay:
-                new_cost[b], new_back[b] = best_move + write, best_arg
-            else:
-                new_cost[b], new_back[b] = stay, b
-        else:
+    b = 0
+    # boundaries the previous request had (never more than top + 1: points ascend)
+    for before, saved, p in zip(cost, cum_saving, prefix):
+        write = write_x * (now_tokens - saved)
+        prev_t = prev_tokens - saved
+        stay = before + (write - gain_x * prev_t)
+        if best_move + write <= stay:
             new_cost[b], new_back[b] = best_move + write, best_arg
+        else:
+            new_cost[b], new_back[b] = stay, b
+        # fold b into the running minimum for the boundaries above it
+        if prev_t < p:
+            p = prev_t
+        moved = before - gain_x * (p if p >= minimum else 0)
+        if moved < best_move:
+            best_move, best_arg = moved, b
+        b += 1
+    for b in range(b, top + 1):
+        new_cost[b], new_back[b] = best_move + write_x * (now_tokens - cum_saving[b]), best_arg
 
 
 def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: str,
@@ -289,6 +298,7 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
     saving = [raw[k] - m for k, m in zip(results, masked)]
     cum = [0, *accumulate(raw)]
     cum_saving = [0, *accumulate(saving)]
+    peak = list(accumulate(cum_saving, max))  # peak[b] = max(cum_saving[:b + 1])
     # tokens of request r before masking: cum[blocks_at[r]]; results it holds: results_at[r]
     blocks_at = [starts[i] if i < len(starts) else len(raw) for i in points]
     result_messages = [i for i, _ in positions]
@@ -312,9 +322,8 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
             back.append(new_back)
             continue
         prev_tokens = cum[blocks_at[r - 1]]
-        steady = not fresh and inf not in cost and \
-            now_tokens - max(cum_saving[:top + 1]) >= minimum and \
-            prev_tokens - max(cum_saving[:len(cost)]) >= minimum
+        steady = not fresh and inf not in cost and now_tokens - peak[top] >= minimum \
+            and prev_tokens - peak[len(cost) - 1] >= minimum
         (_steady_step if steady else _step)(cost, new_cost, new_back, top, now_tokens,
                                             prev_tokens, cum_saving, prefix, minimum,
                                             write_x, gain_x, fresh)
@@ -322,7 +331,7 @@ def masking_bound(messages: Sequence[Message], points: Sequence[int], *, model: 
         back.append(new_back)
     if not points:
         return HindsightBound(0.0, (), (), ())
-    b = min(range(len(cost)), key=lambda k: cost[k])
+    b = cost.index(min(cost))  # the first cheapest, as min over range(len(cost)) by cost
     schedule = [b]
     for r in range(len(points) - 1, 0, -1):
         b = back[r][b]

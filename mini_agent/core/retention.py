@@ -323,14 +323,20 @@ def _first_error_line(output: str) -> str | None:
     a line is searched only when it holds one of the strings. (Every ``splitlines`` break is
     a non-word character, so a line's match is the same in the line alone.)
     """
-    # output.find(hint) for each hint, skipping a hint whose letter the output lacks
-    starts = [at for hint, letter in _HINT_LETTERS if letter in output
-              for at in (output.find(hint),) if at >= 0]
-    if not starts:
+    # the earliest output.find(hint), skipping a hint whose letter the output lacks; once one
+    # is found, a later hint is looked for only where it would start before it
+    first = -1
+    for hint, letter in _HINT_LETTERS:
+        if letter in output:
+            at = output.find(hint, 0, first + len(hint) - 1) if first >= 0 else \
+                output.find(hint)
+            if at >= 0:
+                first = at
+    if first < 0:
         return None
     # the line holding the earliest word starts after the "\n" before it (splitting the rest
     # gives the same lines as the tail of splitting the whole: that "\n" ends a line)
-    for line in output[output.rfind("\n", 0, min(starts)) + 1:].splitlines():
+    for line in output[output.rfind("\n", 0, first) + 1:].splitlines():
         if any(word in line for word in _ERROR_WORDS):
             stripped = line.strip()
             if len(stripped) >= 12 and _ERROR_RE.search(line):
