@@ -33,6 +33,12 @@ from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, SCANS_KEY, TOOL_USE_
                                    session_memo, tool_input_json)
 
 
+REQUEST_KEY = "request_history"
+"""Where the replay marks the one history list it hands every policy of a request, in the
+memo: ``[list, scans found to start with it]`` (:func:`mini_agent.core.scan_handle.request_mark`).
+While it is marked, the list is never mutated, so a scan whose ``request`` is that list is
+known to start with its objects without comparing them again."""
+
 MAX_CACHED_VIEWS = 256
 """Masked prefix views a scan keeps before it starts over (bounds its memory)."""
 
@@ -79,6 +85,7 @@ class HistoryScan:
         self._views: dict[int, list[Message]] = {}
         self._last_n = 0
         self._copies: dict[tuple[int, int], Message] = {}
+        self.request: list[Message] | None = None   # the replay's request list found a prefix
 
     def extend(self, history: Sequence[Message]) -> None:
         """Scan ``history[len(self.messages):]`` (``history`` starts with the scanned ones).
@@ -308,7 +315,7 @@ def scan_for(history: Sequence[Message], *, create: bool = True,
     scan = held[1] if held is not None and held[0] is head else None
     if scan is not None:
         # identity of the common part, at C speed: a diverging list is not this chain
-        if not all(map(operator.is_, scan.messages, history)):
+        if history is not scan.request and not all(map(operator.is_, scan.messages, history)):
             if not create:
                 return None
             scan = None
@@ -325,6 +332,10 @@ def scan_for(history: Sequence[Message], *, create: bool = True,
         except Exception:  # a malformed message: drop the scan, the plain code raises
             scans.pop(id(head), None)
             return None
+    mark = memo.get(REQUEST_KEY)   # the replay's list of this request: checked once per scan
+    if mark is not None and mark[0] is history and scan.request is not history:
+        scan.request = history
+        mark[1].append(scan)
     return scan
 
 

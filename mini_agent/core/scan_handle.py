@@ -20,7 +20,7 @@ from __future__ import annotations
 from operator import is_ as _is
 from typing import Sequence
 
-from mini_agent.core.history_scan import HistoryScan, scan_for
+from mini_agent.core.history_scan import REQUEST_KEY, HistoryScan, scan_for
 from mini_agent.core.messages import Message
 from mini_agent.core.tokens import _MEMO
 
@@ -62,11 +62,51 @@ class ScanHandle:
             history is empty or not a list, or with ``create=False`` no scan matches).
         """
         scan = self.scan
-        if (scan is not None and 0 < len(history) <= len(scan.messages)
-                and _MEMO.get() is self.memo and type(history) is list
-                and all(map(_is, history, scan.messages))):
+        if (scan is not None and _MEMO.get() is self.memo
+                and (history is scan.request   # checked already this request (request_mark)
+                     or (0 < len(history) <= len(scan.messages) and type(history) is list
+                         and all(map(_is, history, scan.messages))))):
             return scan
         scan = scan_for(history, create=create, extend=extend)
         if scan is not None:
             self.scan, self.memo = scan, _MEMO.get()   # session_memo()
         return scan
+
+
+def request_mark(history: list[Message]) -> list | None:
+    """Mark ``history`` as the list every policy of one request is given, inside a token memo.
+
+    Until :func:`request_unmark`, the first :func:`~mini_agent.core.history_scan.scan_for`
+    of ``history`` that finds (or extends) a scan starting with its objects notes it on the
+    scan (``scan.request``), and later checks of the same list against that scan
+    (``scan_for``, :meth:`ScanHandle.get`, the policies' inlined checks) skip the comparison
+    of every message. The caller promises that nothing mutates ``history`` until it unmarks.
+
+    Args:
+        history: the request's history list; not mutated while marked.
+
+    Returns:
+        The mark to pass to :func:`request_unmark`, or None outside a token memo.
+    """
+    memo = _MEMO.get()
+    if memo is None:
+        return None
+    mark = memo[REQUEST_KEY] = [history, []]
+    return mark
+
+
+def request_unmark(mark: list | None) -> None:
+    """End a :func:`request_mark`: its scans forget the list, the memo drops the mark.
+
+    Args:
+        mark: what ``request_mark`` returned (None: nothing to do).
+    """
+    if mark is None:
+        return
+    for scan in mark[1]:
+        if scan.request is mark[0]:
+            scan.request = None
+    mark[1].clear()
+    memo = _MEMO.get()
+    if memo is not None and memo.get(REQUEST_KEY) is mark:
+        del memo[REQUEST_KEY]
