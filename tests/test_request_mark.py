@@ -84,7 +84,8 @@ def test_marked_replay_equals_plain_replay_on_random_histories(history):
 def test_a_marked_list_is_noted_on_its_scan_once_checked_and_forgotten_when_unmarked():
     history = [user("go"), assistant("ok"), user("more")]
     with token_memo():
-        mark = request_mark(history)
+        mark = request_mark()
+        mark[0] = history
         scan = scan_for(history)
         assert scan.request is history and mark[1] == [scan]
         assert scan_for(history) is scan and mark[1] == [scan]   # noted once
@@ -92,20 +93,27 @@ def test_a_marked_list_is_noted_on_its_scan_once_checked_and_forgotten_when_unma
         assert scan_for(other) is scan and scan.request is history
         handle = ScanHandle()
         assert handle.get(history) is scan and handle.get(history) is scan
+        longer = mark[0] = history + [assistant("next")]   # the next request's list
+        assert scan_for(longer) is scan and scan.request is longer and mark[1] == [scan, scan]
+        assert len(scan.messages) == 4 and handle.get(longer) is scan
         diverging = [history[0], assistant("no")]  # not a prefix: a new scan, not noted
         fresh = scan_for(diverging)
         assert fresh is not scan and fresh.request is None
         request_unmark(mark)
         assert scan.request is None and REQUEST_KEY not in session_memo()
-        assert scan_for(history) is not None and scan.request is None
-    assert request_mark(history) is None      # no token memo: nothing marked
+        assert handle.get(longer) is scan    # the kept scan, compared message by message
+        longer[1] = assistant("changed")     # unmarked: a changed list is compared again
+        got = handle.get(longer)
+        assert got is not scan and got.messages[1] is longer[1]
+    assert request_mark() is None      # no token memo: nothing marked
     request_unmark(None)
 
 
 def test_a_scan_noted_for_a_list_does_not_vouch_for_another_list():
     history = [user("go"), assistant("ok"), user("more")]
     with token_memo():
-        mark = request_mark(history)
+        mark = request_mark()
+        mark[0] = history
         handle = ScanHandle()
         scan = handle.get(history)
         assert scan.request is history

@@ -218,7 +218,7 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     sent: list[list[Message]] = [[] for _ in runs]     # what it sent last,
     copies: list[dict] = [{} for _ in runs]            # and its cleared copies
     sums: list[list] = [[[], 0, 0] for _ in runs]      # the sums of its last edited infos
-    mark = None
+    mark = request_mark()   # [the request's history list, the scans that checked one]
     try:
         for n, i in enumerate(points):
             now = times[i] - times[points[0]] if times is not None else n * gap_seconds
@@ -228,8 +228,8 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
             # the view of every run without a policy and the history of every policy: one list
             # (no policy mutates its history), marked so that the scan checks it once
             unchanged = messages[:i]
-            request_unmark(mark)
-            mark = request_mark(unchanged)
+            if mark is not None:
+                mark[0] = unchanged
             next_lanes = []
             for lane, members in lanes:
                 groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs

@@ -35,9 +35,9 @@ from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, SCANS_KEY, TOOL_USE_
 
 REQUEST_KEY = "request_history"
 """Where the replay marks the one history list it hands every policy of a request, in the
-memo: ``[list, scans found to start with it]`` (:func:`mini_agent.core.scan_handle.request_mark`).
-While it is marked, the list is never mutated, so a scan whose ``request`` is that list is
-known to start with its objects without comparing them again."""
+memo: ``[list, scans that noted one]`` (:func:`mini_agent.core.scan_handle.request_mark`).
+No list handed out is mutated while the mark lasts, so a scan whose ``request`` is a list
+is known to start with its objects without comparing them again."""
 
 MAX_CACHED_VIEWS = 256
 """Masked prefix views a scan keeps before it starts over (bounds its memory)."""
@@ -61,7 +61,9 @@ class HistoryScan:
     ``holders``: per result, ``placeholder(tool_result_text(block))`` (its masked content);
     ``first_use``: tool_use id -> (message index, name) of its first tool_use;
     ``irregular``: a tool_use id repeats, lacks, or answers a result that came before it
-    (then name look-ups depend on the prefix, and callers use their plain code).
+    (then name look-ups depend on the prefix, and callers use their plain code);
+    ``request``: the replay's marked history list last found to start with ``messages``'
+    objects (:func:`~mini_agent.core.scan_handle.request_mark`), or None.
     """
 
     def __init__(self) -> None:
@@ -85,7 +87,7 @@ class HistoryScan:
         self._views: dict[int, list[Message]] = {}
         self._last_n = 0
         self._copies: dict[tuple[int, int], Message] = {}
-        self.request: list[Message] | None = None   # the replay's request list found a prefix
+        self.request: list[Message] | None = None
 
     def extend(self, history: Sequence[Message]) -> None:
         """Scan ``history[len(self.messages):]`` (``history`` starts with the scanned ones).
@@ -335,7 +337,7 @@ def scan_for(history: Sequence[Message], *, create: bool = True,
     mark = memo.get(REQUEST_KEY)   # the replay's list of this request: checked once per scan
     if mark is not None and mark[0] is history and scan.request is not history:
         scan.request = history
-        mark[1].append(scan)
+        mark[1].append(scan)   # once per request and scan: forgotten when unmarked
     return scan
 
 

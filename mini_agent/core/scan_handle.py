@@ -73,30 +73,30 @@ class ScanHandle:
         return scan
 
 
-def request_mark(history: list[Message]) -> list | None:
-    """Mark ``history`` as the list every policy of one request is given, inside a token memo.
+def request_mark() -> list | None:
+    """Start marking the history list every policy of one request is given (a token memo).
 
-    Until :func:`request_unmark`, the first :func:`~mini_agent.core.history_scan.scan_for`
-    of ``history`` that finds (or extends) a scan starting with its objects notes it on the
-    scan (``scan.request``), and later checks of the same list against that scan
-    (``scan_for``, :meth:`ScanHandle.get`, the policies' inlined checks) skip the comparison
-    of every message. The caller promises that nothing mutates ``history`` until it unmarks.
-
-    Args:
-        history: the request's history list; not mutated while marked.
+    The caller stores each request's list in ``mark[0]``. Until :func:`request_unmark`, the
+    first :func:`~mini_agent.core.history_scan.scan_for` of the marked list that finds (or
+    extends) a scan starting with its objects notes the list on the scan (``scan.request``),
+    and later checks of that list against that scan (``scan_for``, :meth:`ScanHandle.get`,
+    the policies' inlined checks) skip the comparison of every message. The caller promises
+    that no list it marks is mutated until it unmarks (a scan vouches for the last one it
+    noted).
 
     Returns:
-        The mark to pass to :func:`request_unmark`, or None outside a token memo.
+        The mark, ``[None, []]`` (the list, the scans that noted one), to fill and to pass
+        to :func:`request_unmark`; None outside a token memo.
     """
     memo = _MEMO.get()
     if memo is None:
         return None
-    mark = memo[REQUEST_KEY] = [history, []]
+    mark = memo[REQUEST_KEY] = [None, []]
     return mark
 
 
 def request_unmark(mark: list | None) -> None:
-    """End a :func:`request_mark`: its scans forget the list, the memo drops the mark.
+    """End a :func:`request_mark`: its scans forget their lists, the memo drops the mark.
 
     Args:
         mark: what ``request_mark`` returned (None: nothing to do).
@@ -104,8 +104,8 @@ def request_unmark(mark: list | None) -> None:
     if mark is None:
         return
     for scan in mark[1]:
-        if scan.request is mark[0]:
-            scan.request = None
+        scan.request = None
+    mark[0] = None
     mark[1].clear()
     memo = _MEMO.get()
     if memo is not None and memo.get(REQUEST_KEY) is mark:
