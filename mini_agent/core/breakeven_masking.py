@@ -224,9 +224,11 @@ class BreakEvenMasking:
         else:   # self._shared.get(history, create=False), its fast path inlined
             handle = self._shared
             shared = handle.scan
-            if not (shared is not None and 0 < len(history) <= len(shared.messages)
-                    and _MEMO.get() is handle.memo and type(history) is list
-                    and all(map(is_, history, shared.messages))):
+            if not (shared is not None and _MEMO.get() is handle.memo
+                    and (history is shared.request
+                         or (0 < len(history) <= len(shared.messages)
+                             and type(history) is list
+                             and all(map(is_, history, shared.messages))))):
                 shared = handle.get(history, create=False)
         scan = self._scan[0] if self._scan else None
         if scan is None or not scan.continues(history, times, shared):

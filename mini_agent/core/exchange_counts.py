@@ -98,9 +98,11 @@ class ExchangeCounts:
         # self.take(history), inlined, with its scans.get's fast path (every request)
         scans = self._scans
         scan = scans.scan
-        if not (scan is not None and 0 < len(history) <= len(scan.messages)
-                and _MEMO.get() is scans.memo and type(history) is list
-                and all(map(is_, history, scan.messages))):
+        if not (scan is not None and _MEMO.get() is scans.memo
+                and (history is scan.request
+                     or (0 < len(history) <= len(scan.messages)
+                         and type(history) is list
+                         and all(map(is_, history, scan.messages))))):
             scan = scans.get(history, create=False, extend=False)
         self._scan = scan
         if scan is None:

@@ -51,6 +51,7 @@ from mini_agent.core.messages import Message
 from mini_agent.core.pricing import model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens
 from mini_agent.core.replay_lane import Lane, check_edit, clear_tool_uses
+from mini_agent.core.scan_handle import request_mark, request_unmark
 from mini_agent.core.view import ViewContext, check_times
 
 __all__ = ["BlockMemo", "FastReplay", "ReplayRun", "Unsupported", "fast_replay",
@@ -155,8 +156,9 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     without resume breakpoints) share one lane.
 
     Each policy sees its own requests in order (request ``n`` of every policy is asked before
-    request ``n + 1`` of any), gets its own copy of the history and one frozen
-    :class:`~mini_agent.core.view.ViewContext` per request shared by all. Runs that shared a
+    request ``n + 1`` of any); at each request all get one list of the history (a policy
+    must not mutate it; the kit's never do) and one frozen
+    :class:`~mini_agent.core.view.ViewContext` shared by all. Runs that shared a
     lane share the usage dicts of those requests: treat the results as read-only.
 
     Args:
@@ -216,79 +218,87 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     sent: list[list[Message]] = [[] for _ in runs]     # what it sent last,
     copies: list[dict] = [{} for _ in runs]            # and its cleared copies
     sums: list[list] = [[[], 0, 0] for _ in runs]      # the sums of its last edited infos
-    for n, i in enumerate(points):
-        now = times[i] - times[points[0]] if times is not None else n * gap_seconds
-        ctx = (ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
-               if times is not None else ViewContext(turn=n + 1))
-        memo.rotate()
-        unchanged = messages[:i]   # the view of every run without a policy (never changed)
-        next_lanes = []
-        for lane, members in lanes:
-            groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs
-            for r in members:
-                policy = policies[r]
-                view = unchanged if policy is None else policy(messages[:i], ctx)
-                group = None
-                for held in groups:  # the same message objects as a group's view: the same
-                    # summaries (``same_objects`` inlined: a C scan)
-                    held_view = held[0]
-                    if held_view is view or (len(held_view) == len(view)
-                                             and all(map(is_, held_view, view))):
-                        group = held
-                        break
-                if group is not None:
-                    infos = group[1]
-                else:
-                    try:
-                        infos = memo.view_infos(view, before[r], before_infos[r])
-                    except Unsupported as error:
-                        out[r] = error
+    mark = request_mark()   # [the request's history list, the scans that checked one]
+    try:
+        for n, i in enumerate(points):
+            now = times[i] - times[points[0]] if times is not None else n * gap_seconds
+            ctx = (ViewContext(times=tuple(times[:i]), now=times[i], turn=n + 1)
+                   if times is not None else ViewContext(turn=n + 1))
+            memo.rotate()
+            # the view of every run without a policy and the history of every policy: one list
+            # (no policy mutates its history), marked so that the scan checks it once
+            unchanged = messages[:i]
+            if mark is not None:
+                mark[0] = unchanged
+            next_lanes = []
+            for lane, members in lanes:
+                groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs
+                for r in members:
+                    policy = policies[r]
+                    view = unchanged if policy is None else policy(unchanged, ctx)
+                    group = None
+                    for held in groups:  # the same message objects as a group's view: the same
+                        # summaries (``same_objects`` inlined: a C scan)
+                        held_view = held[0]
+                        if held_view is view or (len(held_view) == len(view)
+                                                 and all(map(is_, held_view, view))):
+                            group = held
+                            break
+                    if group is not None:
+                        infos = group[1]
+                    else:
+                        try:
+                            infos = memo.view_infos(view, before[r], before_infos[r])
+                        except Unsupported as error:
+                            out[r] = error
+                            continue
+                    # a policy may refill the list it returned: keep a copy of it
+                    before[r] = view if policy is None else list(view)
+                    before_infos[r] = infos
+                    edit = edits[r]
+                    if edit is None:
+                        sent[r] = view
+                        if group is not None and group[2] is infos:
+                            group[3].append(r)   # the group sends its view unedited too
+                            continue
+                        sent_infos = infos
+                    else:  # markers are placed before the edit, on ``infos``
+                        sent[r], sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
+                                                              memo, copies[r], sums[r])
+                    # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan;
+                    # groups differ pairwise in (infos, sent), so at most one matches
+                    for _, held, held_sent, rs in groups:
+                        if (held is infos or held == infos) and (held_sent is sent_infos
+                                                                 or held_sent == sent_infos):
+                            rs.append(r)
+                            break
+                    else:
+                        groups.append((view, infos, sent_infos, [r]))
+                # fork before stepping: every group starts from the state the lane had
+                owners = [lane]
+                for _ in range(len(groups) - 1):
+                    owners.append(lane.fork())
+                for own, (_, infos, sent_infos, rs) in zip(owners, groups):
+                    if len(rs) == 1:   # the usual group: one run
+                        resume = None
+                        uses_any = uses_all = resumes[rs[0]]
+                    else:
+                        resume = list(map(resumes.__getitem__, rs))
+                        uses_any, uses_all = any(resume), all(resume)
+                    marks, resumed = own.place(infos, sent_infos, n + 1, uses_any)
+                    if resumed is None or uses_all or resumed == marks:
+                        own.send(marks if resumed is None else resumed, now)
+                        next_lanes.append((own, rs))
                         continue
-                # a policy may refill the list it returned: keep a copy of it
-                before[r] = view if policy is None else list(view)
-                before_infos[r] = infos
-                edit = edits[r]
-                if edit is None:
-                    sent[r] = view
-                    if group is not None and group[2] is infos:
-                        group[3].append(r)   # the group sends its view unedited too
-                        continue
-                    sent_infos = infos
-                else:  # markers are placed before the edit, on ``infos``
-                    sent[r], sent_infos = clear_tool_uses(view, infos, edit, system_tokens,
-                                                          memo, copies[r], sums[r])
-                # infos compare by identity (``MessageInfo`` has eq=False): a C-level scan;
-                # groups differ pairwise in (infos, sent), so at most one matches
-                for _, held, held_sent, rs in groups:
-                    if (held is infos or held == infos) and (held_sent is sent_infos
-                                                             or held_sent == sent_infos):
-                        rs.append(r)
-                        break
-                else:
-                    groups.append((view, infos, sent_infos, [r]))
-            # fork before stepping: every group starts from the state the lane had
-            owners = [lane]
-            for _ in range(len(groups) - 1):
-                owners.append(lane.fork())
-            for own, (_, infos, sent_infos, rs) in zip(owners, groups):
-                if len(rs) == 1:   # the usual group: one run
-                    resume = None
-                    uses_any = uses_all = resumes[rs[0]]
-                else:
-                    resume = list(map(resumes.__getitem__, rs))
-                    uses_any, uses_all = any(resume), all(resume)
-                marks, resumed = own.place(infos, sent_infos, n + 1, uses_any)
-                if resumed is None or uses_all or resumed == marks:
-                    own.send(marks if resumed is None else resumed, now)
-                    next_lanes.append((own, rs))
-                    continue
-                # the resume marker parts the runs: those without it get their own lane
-                plain = own.fork()
-                own.send(resumed, now)
-                plain.send(marks, now)
-                next_lanes.append((own, list(compress(rs, resume))))
-                next_lanes.append((plain, [r for r, uses in zip(rs, resume) if not uses]))
-        lanes = next_lanes
+                    # the resume marker parts the runs: those without it get their own lane
+                    plain = own.fork()
+                    own.send(resumed, now)
+                    plain.send(marks, now)
+                    next_lanes.append((own, list(compress(rs, resume))))
+                    next_lanes.append((plain, [r for r, uses in zip(rs, resume) if not uses]))
+            lanes = next_lanes
+    finally:
+        request_unmark(mark)
     texts: list[tuple[list[Message], str]] = []   # last views and their text, counted once
     for lane, members in lanes:
         for r in members:

@@ -14,6 +14,7 @@ lookback, writes at breakpoints above the minimum length, 5-minute TTL refreshed
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from itertools import compress, islice
 
 from mini_agent.core.block_identity import first_new_info
@@ -261,8 +262,8 @@ class AnchorIndex:
         """
         d = first_new_info(self.infos, infos) if same is None else same
         at = self.at
-        while at and at[-1] >= d:
-            at.pop()
+        if at and at[-1] >= d:
+            del at[bisect_left(at, d):]
         for k in range(d, len(infos)):   # usually the few new messages
             if infos[k].anchor is not None:
                 at.append(k)

@@ -33,6 +33,12 @@ from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, SCANS_KEY, TOOL_USE_
                                    session_memo, tool_input_json)
 
 
+REQUEST_KEY = "request_history"
+"""Where the replay marks the one history list it hands every policy of a request, in the
+memo: ``[list, scans that noted one]`` (:func:`mini_agent.core.scan_handle.request_mark`).
+No list handed out is mutated while the mark lasts, so a scan whose ``request`` is a list
+is known to start with its objects without comparing them again."""
+
 MAX_CACHED_VIEWS = 256
 """Masked prefix views a scan keeps before it starts over (bounds its memory)."""
 
@@ -55,7 +61,9 @@ class HistoryScan:
     ``holders``: per result, ``placeholder(tool_result_text(block))`` (its masked content);
     ``first_use``: tool_use id -> (message index, name) of its first tool_use;
     ``irregular``: a tool_use id repeats, lacks, or answers a result that came before it
-    (then name look-ups depend on the prefix, and callers use their plain code).
+    (then name look-ups depend on the prefix, and callers use their plain code);
+    ``request``: the replay's marked history list last found to start with ``messages``'
+    objects (:func:`~mini_agent.core.scan_handle.request_mark`), or None.
     """
 
     def __init__(self) -> None:
@@ -79,6 +87,7 @@ class HistoryScan:
         self._views: dict[int, list[Message]] = {}
         self._last_n = 0
         self._copies: dict[tuple[int, int], Message] = {}
+        self.request: list[Message] | None = None
 
     def extend(self, history: Sequence[Message]) -> None:
         """Scan ``history[len(self.messages):]`` (``history`` starts with the scanned ones).
@@ -308,7 +317,7 @@ def scan_for(history: Sequence[Message], *, create: bool = True,
     scan = held[1] if held is not None and held[0] is head else None
     if scan is not None:
         # identity of the common part, at C speed: a diverging list is not this chain
-        if not all(map(operator.is_, scan.messages, history)):
+        if history is not scan.request and not all(map(operator.is_, scan.messages, history)):
             if not create:
                 return None
             scan = None
@@ -325,6 +334,10 @@ def scan_for(history: Sequence[Message], *, create: bool = True,
         except Exception:  # a malformed message: drop the scan, the plain code raises
             scans.pop(id(head), None)
             return None
+    mark = memo.get(REQUEST_KEY)   # the replay's list of this request: checked once per scan
+    if mark is not None and mark[0] is history and scan.request is not history:
+        scan.request = history
+        mark[1].append(scan)   # once per request and scan: forgotten when unmarked
     return scan
 
 

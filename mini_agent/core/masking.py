@@ -256,9 +256,11 @@ class ChunkedMasking:
         else:
             scans = self._scans
             scan = scans.scan   # scans.get(history), its fast path inlined (every request)
-            if not (scan is not None and 0 < len(history) <= len(scan.messages)
-                    and _MEMO.get() is scans.memo and type(history) is list
-                    and all(map(is_, history, scan.messages))):
+            if not (scan is not None and _MEMO.get() is scans.memo
+                    and (history is scan.request
+                         or (0 < len(history) <= len(scan.messages)
+                             and type(history) is list
+                             and all(map(is_, history, scan.messages))))):
                 scan = scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
             return scan.chunked_view(history, self.keep, self.chunk, self.threshold_tokens)

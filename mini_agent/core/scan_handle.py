@@ -20,7 +20,7 @@ from __future__ import annotations
 from operator import is_ as _is
 from typing import Sequence
 
-from mini_agent.core.history_scan import HistoryScan, scan_for
+from mini_agent.core.history_scan import REQUEST_KEY, HistoryScan, scan_for
 from mini_agent.core.messages import Message
 from mini_agent.core.tokens import _MEMO
 
@@ -62,11 +62,51 @@ class ScanHandle:
             history is empty or not a list, or with ``create=False`` no scan matches).
         """
         scan = self.scan
-        if (scan is not None and 0 < len(history) <= len(scan.messages)
-                and _MEMO.get() is self.memo and type(history) is list
-                and all(map(_is, history, scan.messages))):
+        if (scan is not None and _MEMO.get() is self.memo
+                and (history is scan.request   # checked already this request (request_mark)
+                     or (0 < len(history) <= len(scan.messages) and type(history) is list
+                         and all(map(_is, history, scan.messages))))):
             return scan
         scan = scan_for(history, create=create, extend=extend)
         if scan is not None:
             self.scan, self.memo = scan, _MEMO.get()   # session_memo()
         return scan
+
+
+def request_mark() -> list | None:
+    """Start marking the history list every policy of one request is given (a token memo).
+
+    The caller stores each request's list in ``mark[0]``. Until :func:`request_unmark`, the
+    first :func:`~mini_agent.core.history_scan.scan_for` of the marked list that finds (or
+    extends) a scan starting with its objects notes the list on the scan (``scan.request``),
+    and later checks of that list against that scan (``scan_for``, :meth:`ScanHandle.get`,
+    the policies' inlined checks) skip the comparison of every message. The caller promises
+    that no list it marks is mutated until it unmarks (a scan vouches for the last one it
+    noted).
+
+    Returns:
+        The mark, ``[None, []]`` (the list, the scans that noted one), to fill and to pass
+        to :func:`request_unmark`; None outside a token memo.
+    """
+    memo = _MEMO.get()
+    if memo is None:
+        return None
+    mark = memo[REQUEST_KEY] = [None, []]
+    return mark
+
+
+def request_unmark(mark: list | None) -> None:
+    """End a :func:`request_mark`: its scans forget their lists, the memo drops the mark.
+
+    Args:
+        mark: what ``request_mark`` returned (None: nothing to do).
+    """
+    if mark is None:
+        return
+    for scan in mark[1]:
+        scan.request = None
+    mark[0] = None
+    mark[1].clear()
+    memo = _MEMO.get()
+    if memo is not None and memo.get(REQUEST_KEY) is mark:
+        del memo[REQUEST_KEY]
