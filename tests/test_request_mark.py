@@ -30,6 +30,7 @@ def _checked(policy, seen: list):
         assert all(a is b for a, b in zip(history, before))
         seen.append(history)
         return out
+    view.__module__ = policy.__module__   # still the kit's policy: it shares the list
     return view
 
 
@@ -121,3 +122,30 @@ def test_a_scan_noted_for_a_list_does_not_vouch_for_another_list():
         got = handle.get(swapped)
         assert got is not scan and all(a is b for a, b in zip(swapped, got.messages))
         request_unmark(mark)
+
+
+def test_a_policy_from_outside_the_kit_gets_its_own_copy_and_may_mutate_it():
+    # a student's policy that pops the history it is given must not change what the kit's
+    # policies and the raw run in the same replay see
+    messages = sample_transcript(6, variant=2).messages
+    given_lists = []
+
+    def greedy(history, ctx):
+        given_lists.append(history)
+        history.pop()            # the mistake: mutating the input
+        return history
+
+    assert greedy.__module__ == __name__          # not a module of the kit
+    memo = BlockMemo(messages)
+    mask = policy_spec("mask-4").make({"summarize": None, "system": SYSTEM, "model": MODEL})
+    runs = [ReplayRun(None, None, False), ReplayRun(mask, None, False),
+            ReplayRun(greedy, None, False)]
+    together = replay_together(messages, runs, model=MODEL, system=SYSTEM,
+                               gap_seconds=GAP_SECONDS, memo=memo)
+    alone = replay_together(messages, runs[:2], model=MODEL, system=SYSTEM,
+                            gap_seconds=GAP_SECONDS, memo=BlockMemo(messages))
+    for a, b in zip(together[:2], alone):
+        assert [u["input_tokens"] + u["cache_read_input_tokens"] for u in a.usage] == \
+            [u["input_tokens"] + u["cache_read_input_tokens"] for u in b.usage]
+    # each request gave the foreign policy a fresh list, one message shorter once popped
+    assert len({id(h) for h in given_lists}) == len(given_lists) > 3

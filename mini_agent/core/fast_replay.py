@@ -156,8 +156,8 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     without resume breakpoints) share one lane.
 
     Each policy sees its own requests in order (request ``n`` of every policy is asked before
-    request ``n + 1`` of any); at each request all get one list of the history (a policy
-    must not mutate it; the kit's never do) and one frozen
+    request ``n + 1`` of any); at each request the kit's policies get one list of the history
+    (they never mutate it), any other policy its own copy, and all one frozen
     :class:`~mini_agent.core.view.ViewContext` shared by all. Runs that shared a
     lane share the usage dicts of those requests: treat the results as read-only.
 
@@ -197,6 +197,11 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
     out: list[Any] = [None] * len(runs)
     # the runs' fields as plain lists: a NamedTuple field is a slower attribute to read
     policies = [run.policy for run in runs]
+    # the kit's policies share the request's history list; any other callable gets its own
+    # copy, as it may mutate what it is given (a copy is also never marked for the scans)
+    own_copy = [p is not None
+                and not str(getattr(p, "__module__", None) or "").startswith("mini_agent.")
+                for p in policies]
     edits = [run.server_edit for run in runs]
     resumes = [run.resume for run in runs]
     starting: list[int] = []                 # the runs the fast path models
@@ -235,7 +240,8 @@ def replay_together(messages: list[Message], runs: Sequence[ReplayRun], *, model
                 groups: list[tuple[list, list, list, list[int]]] = []  # view, infos, sent, runs
                 for r in members:
                     policy = policies[r]
-                    view = unchanged if policy is None else policy(unchanged, ctx)
+                    view = (unchanged if policy is None else policy(
+                        messages[:i] if own_copy[r] else unchanged, ctx))
                     group = None
                     for held in groups:  # the same message objects as a group's view: the same
                         # summaries (``same_objects`` inlined: a C scan)
