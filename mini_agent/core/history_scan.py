@@ -239,13 +239,8 @@ class HistoryScan:
         if math.ceil(self.cum_chars[k] / CHARS_PER_TOKEN) + self.cum_images[k] \
                 <= threshold_tokens:   # tokens(k)
             return list(history)
-        n = max(0, self.results_upto[k] - keep) // chunk * chunk   # chunked_mask_count
-        if n <= 0:
-            return list(history)
-        prefix = self._views.get(n)
-        if prefix is None:
-            prefix = self._build_prefix(n)
-        return prefix + history[len(prefix):]
+        # chunked_mask_count, then the masked view of that many results
+        return self.masked_view(history, max(0, self.results_upto[k] - keep) // chunk * chunk)
 
     def _build_prefix(self, n: int) -> list[Message]:
         # start from the last prefix built when it is shorter (a growing session), else
