@@ -31,6 +31,8 @@ Source:
 from __future__ import annotations
 
 import json
+import operator
+from itertools import repeat
 from typing import Any
 
 from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
@@ -176,6 +178,59 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     Raises:
         TranscriptError: no user or assistant entries outside sidechains.
     """
+    linear = _linear_chain(entries)
+    if linear is not None:  # the usual file: one unbroken chain of message entries
+        candidates, chain = linear
+        info["skipped_entries"] = {}
+        info["sidechain_entries"] = 0
+        info["compactions"] = 0
+        chain_ids: set = set()  # asked only of entries off the chain: none here
+    else:
+        candidates, chain, chain_ids = _follow_chain(entries, repairs, info, compaction)
+    blocks_of = owned_blocks if owned else content_blocks
+    included: set[str] = set()
+    drafts: list[MessageDraft] = []
+    api_turns: set[str] = set()
+    models: list[str] = []
+    synthetic: list[int] = []
+    for n, e, uuid, message, assistant in candidates:
+        on_chain = uuid in chain
+        if assistant:
+            mid = message.get("id")
+            if not on_chain and mid not in chain_ids:
+                continue
+            included.add(uuid)
+            model = message.get("model")
+            if model == SYNTHETIC_MODEL:
+                synthetic.append(n)
+                continue
+            models.append(model)
+            api_turns.add(mid or f"line {n}")
+            drafts.append(MessageDraft("assistant", blocks_of(message.get("content")), "line",
+                                       [n], message.get("usage"), mid,
+                                       seconds(e.get("timestamp"))))
+        else:
+            blocks = blocks_of(message.get("content"))
+            # off the chain, only a sibling is kept: results only, its parent included
+            if not on_chain and not (blocks and e.get("parentUuid") in included and all(
+                    b.get("type") == "tool_result" for b in blocks)):
+                continue
+            included.add(uuid)
+            drafts.append(MessageDraft("user", blocks, "line", [n],
+                                       time=seconds(e.get("timestamp"))))
+    if synthetic:
+        repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {format_span(synthetic)}: "
+                       f"dropped {len(synthetic)} <synthetic> "
+                       "assistant entries (written by Claude Code, not the model)")
+    info["api_turns"] = len(api_turns)
+    info["_models"] = [m for m in models if isinstance(m, str) and m]
+    return drafts
+
+
+def _follow_chain(entries: list[tuple[int, dict]], repairs: list[str], info: dict[str, Any],
+                  compaction: str) -> tuple[list[tuple[int, dict, Any, dict, bool]], set,
+                                            set]:
+    """:func:`claude_code_drafts`'s walk of any file: ``(candidates, chain, chain_ids)``."""
     by_uuid: dict[str, tuple[int, dict]] = {}
     # message entries outside sidechains, as (line, entry, uuid, message, is_assistant): the
     # fields the later passes ask, read once here
@@ -240,44 +295,43 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     chain_ids = {message.get("id") for _, _, uuid, message, assistant in candidates
                  if assistant and uuid in chain}
     chain_ids.discard(None)
-    blocks_of = owned_blocks if owned else content_blocks
-    included: set[str] = set()
-    drafts: list[MessageDraft] = []
-    api_turns: set[str] = set()
-    models: list[str] = []
-    synthetic: list[int] = []
-    for n, e, uuid, message, assistant in candidates:
-        on_chain = uuid in chain
-        if assistant:
-            mid = message.get("id")
-            if not on_chain and mid not in chain_ids:
-                continue
-            included.add(uuid)
-            model = message.get("model")
-            if model == SYNTHETIC_MODEL:
-                synthetic.append(n)
-                continue
-            models.append(model)
-            api_turns.add(mid or f"line {n}")
-            drafts.append(MessageDraft("assistant", blocks_of(message.get("content")), "line",
-                                       [n], message.get("usage"), mid,
-                                       seconds(e.get("timestamp"))))
-        else:
-            blocks = blocks_of(message.get("content"))
-            # off the chain, only a sibling is kept: results only, its parent included
-            if not on_chain and not (blocks and e.get("parentUuid") in included and all(
-                    b.get("type") == "tool_result" for b in blocks)):
-                continue
-            included.add(uuid)
-            drafts.append(MessageDraft("user", blocks, "line", [n],
-                                       time=seconds(e.get("timestamp"))))
-    if synthetic:
-        repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {format_span(synthetic)}: "
-                       f"dropped {len(synthetic)} <synthetic> "
-                       "assistant entries (written by Claude Code, not the model)")
-    info["api_turns"] = len(api_turns)
-    info["_models"] = [m for m in models if isinstance(m, str) and m]
-    return drafts
+    return candidates, chain, chain_ids
+
+
+_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
+_LINK_FIELDS = operator.itemgetter("type", "uuid", "parentUuid", "isSidechain", "message")
+_MESSAGE_KINDS = frozenset(("user", "assistant"))
+_DICT_ONLY, _STR_ONLY, _ID_TYPES_SET = {dict}, {str}, frozenset((str, type(None)))
+
+
+def _linear_chain(entries: list[tuple[int, dict]]
+                  ) -> tuple[list[tuple[int, dict, Any, dict, bool]], set] | None:
+    """``(candidates, chain)`` of :func:`_follow_chain` for the usual file, else None.
+
+    The usual file: every entry a ``user`` or ``assistant`` entry with a dict ``message``
+    (its ``id`` a str or missing), a falsy ``isSidechain``, no ``logicalParentUuid``, and
+    distinct str uuids, each entry's ``parentUuid`` the uuid of the entry before it (the
+    first's None). The walk then takes every entry, skips none, repairs nothing and finds no
+    compaction; this answers so with C-level passes (``itemgetter``, ``map``, ``zip``)
+    instead of reading each entry's fields in a Python loop.
+    ``tests/test_claude_code_chain.py`` compares the two on generated entries.
+    """
+    try:
+        es = list(map(_SECOND, entries))
+        kinds, uuids, parents, sides, messages = zip(*map(_LINK_FIELDS, es))
+        if not (_MESSAGE_KINDS.issuperset(kinds) and not any(sides)
+                and set(map(type, messages)) == _DICT_ONLY
+                and set(map(type, uuids)) == _STR_ONLY and parents[0] is None
+                and parents[1:] == uuids[:-1] and len(set(uuids)) == len(uuids)
+                and _ID_TYPES_SET.issuperset(map(type, map(dict.get, messages,
+                                                           repeat("id"))))
+                and not any(map(operator.contains, es, repeat("logicalParentUuid")))):
+            return None
+    except (KeyError, TypeError, ValueError):  # a field missing, an unhashable type...
+        return None
+    candidates = list(zip(map(_FIRST, entries), es, uuids, messages,
+                          map(operator.eq, kinds, repeat("assistant"))))
+    return candidates, set(uuids)
 
 
 def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
