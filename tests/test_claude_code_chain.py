@@ -1,10 +1,11 @@
 """The Claude Code reader's check for one unbroken chain against the full walk.
 
-``claude_code_drafts`` (``core/transcripts/claude_code.py``) asks ``_linear_chain`` first: for
-the usual file (message entries only, each one's parent the entry before it) it answers the
+``claude_code_drafts`` (``core/transcripts/claude_code.py``) asks ``linear_chain``
+(``core/transcripts/linear_chain.py``) first: for the usual file (message entries only, each one's parent the entry before it) it answers the
 walk's ``(candidates, chain)`` without reading each entry in a Python loop; for anything else
 it says None and ``_follow_chain`` walks as before. Whatever the entries, the drafts, repairs
-and info must equal those of the walk alone.
+and info must equal those of the walk alone. Likewise ``join_split_responses`` copies the
+list when no two drafts share a ``msg_id``, and must equal the fold, ``_join_split_slowly``.
 """
 
 from __future__ import annotations
@@ -16,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from mini_agent.core.transcripts import claude_code
-from mini_agent.core.transcripts.claude_code import (_follow_chain, _linear_chain,
-                                                     claude_code_drafts)
+from mini_agent.core.transcripts.claude_code import (_follow_chain, _join_split_slowly,
+                                                     claude_code_drafts, join_split_responses)
+from mini_agent.core.transcripts.linear_chain import linear_chain
 from mini_agent.core.transcripts.drafts import TranscriptError
 
 # one change to an entry of an otherwise unbroken chain (None: left as it is)
@@ -75,7 +77,7 @@ def entry_lists(draw):
 def _load(entries, compaction, monkeypatch, fast: bool):
     with monkeypatch.context() as patch:
         if not fast:
-            patch.setattr(claude_code, "_linear_chain", lambda entries: None)
+            patch.setattr(claude_code, "linear_chain", lambda entries: None)
         repairs: list[str] = []
         info: dict = {}
         try:
@@ -97,7 +99,7 @@ def test_drafts_equal_the_full_walk(entries, compaction):
 @settings(max_examples=200, deadline=None)
 @given(entries=entry_lists())
 def test_linear_chain_answers_the_walk_when_it_answers(entries):
-    linear = _linear_chain(entries)
+    linear = linear_chain(entries)
     if linear is None:
         return
     candidates, chain = linear
@@ -108,7 +110,7 @@ def test_linear_chain_answers_the_walk_when_it_answers(entries):
 
 def test_the_usual_file_takes_the_linear_answer():
     entries = [(k + 1, _entry(k, k % 2 == 1, f"msg_{k}")) for k in range(6)]
-    linear = _linear_chain(entries)
+    linear = linear_chain(entries)
     assert linear is not None
     candidates, chain = linear
     assert [c[0] for c in candidates] == [1, 2, 3, 4, 5, 6]
@@ -119,5 +121,36 @@ def test_the_usual_file_takes_the_linear_answer():
                        ("logicalParentUuid", None), ("type", "system")):
         changed = copy.deepcopy(entries)
         changed[3][1][key] = value
-        assert _linear_chain(changed) is None, key
-    assert _linear_chain([]) is None
+        assert linear_chain(changed) is None, key
+    assert linear_chain([]) is None
+
+
+def _drafts_of(entries):
+    try:
+        return claude_code_drafts(copy.deepcopy(entries), [], {}, "restart")
+    except (TranscriptError, TypeError, AttributeError, KeyError):
+        return []
+
+
+@settings(max_examples=300, deadline=None)
+@given(entries=entry_lists(), split=st.lists(st.integers(0, 11), max_size=4))
+def test_join_equals_the_fold(entries, split):
+    # split responses: some assistant entries share the msg_id of an earlier one
+    drafts = _drafts_of(entries)
+    assistants = [d for d in drafts if d.role == "assistant"]
+    for k in split:
+        if len(assistants) > 1:
+            assistants[k % len(assistants)].msg_id = assistants[(k + 1) % len(assistants)].msg_id
+    copies = [d.copied() for d in drafts]
+    joined = join_split_responses(drafts)
+    assert joined == _join_split_slowly(copies)
+
+
+def test_join_folds_a_split_response_and_copies_an_unsplit_list():
+    entries = [(k + 1, _entry(k, k % 2 == 1, f"msg_{k}")) for k in range(6)]
+    drafts = _drafts_of(entries)
+    joined = join_split_responses(drafts)
+    assert joined == drafts and joined is not drafts
+    drafts[3].msg_id = drafts[1].msg_id  # lines 2 and 4: one response, a result between
+    joined = join_split_responses(drafts)
+    assert [d.positions for d in joined] == [[1], [2, 4], [3], [5], [6]]

@@ -32,11 +32,11 @@ from __future__ import annotations
 
 import json
 import operator
-from itertools import repeat
 from typing import Any
 
 from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
                                                 format_span, owned_blocks, seconds)
+from mini_agent.core.transcripts.linear_chain import linear_chain
 from mini_agent.core.transcripts.orjson_lines import LOADS, orjson_prefix, value_levels
 
 SKIPPED_ENTRY_TYPES = ("progress", "system", "queue-operation", "file-history-snapshot", "pr-link")
@@ -178,7 +178,7 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     Raises:
         TranscriptError: no user or assistant entries outside sidechains.
     """
-    linear = _linear_chain(entries)
+    linear = linear_chain(entries)
     if linear is not None:  # the usual file: one unbroken chain of message entries
         candidates, chain = linear
         info["skipped_entries"] = {}
@@ -298,42 +298,6 @@ def _follow_chain(entries: list[tuple[int, dict]], repairs: list[str], info: dic
     return candidates, chain, chain_ids
 
 
-_FIRST, _SECOND = operator.itemgetter(0), operator.itemgetter(1)
-_LINK_FIELDS = operator.itemgetter("type", "uuid", "parentUuid", "isSidechain", "message")
-_MESSAGE_KINDS = frozenset(("user", "assistant"))
-_DICT_ONLY, _STR_ONLY, _ID_TYPES_SET = {dict}, {str}, frozenset((str, type(None)))
-
-
-def _linear_chain(entries: list[tuple[int, dict]]
-                  ) -> tuple[list[tuple[int, dict, Any, dict, bool]], set] | None:
-    """``(candidates, chain)`` of :func:`_follow_chain` for the usual file, else None.
-
-    The usual file: every entry a ``user`` or ``assistant`` entry with a dict ``message``
-    (its ``id`` a str or missing), a falsy ``isSidechain``, no ``logicalParentUuid``, and
-    distinct str uuids, each entry's ``parentUuid`` the uuid of the entry before it (the
-    first's None). The walk then takes every entry, skips none, repairs nothing and finds no
-    compaction; this answers so with C-level passes (``itemgetter``, ``map``, ``zip``)
-    instead of reading each entry's fields in a Python loop.
-    ``tests/test_claude_code_chain.py`` compares the two on generated entries.
-    """
-    try:
-        es = list(map(_SECOND, entries))
-        kinds, uuids, parents, sides, messages = zip(*map(_LINK_FIELDS, es))
-        if not (_MESSAGE_KINDS.issuperset(kinds) and not any(sides)
-                and set(map(type, messages)) == _DICT_ONLY
-                and set(map(type, uuids)) == _STR_ONLY and parents[0] is None
-                and parents[1:] == uuids[:-1] and len(set(uuids)) == len(uuids)
-                and _ID_TYPES_SET.issuperset(map(type, map(dict.get, messages,
-                                                           repeat("id"))))
-                and not any(map(operator.contains, es, repeat("logicalParentUuid")))):
-            return None
-    except (KeyError, TypeError, ValueError):  # a field missing, an unhashable type...
-        return None
-    candidates = list(zip(map(_FIRST, entries), es, uuids, messages,
-                          map(operator.eq, kinds, repeat("assistant"))))
-    return candidates, set(uuids)
-
-
 def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
     """A copy of ``entry`` whose link ids that are not strings are None (reported)."""
     message = entry.get("message")
@@ -376,8 +340,24 @@ def join_split_responses(drafts: list[MessageDraft]) -> list[MessageDraft]:
         drafts: the drafts in file order; the first of each group is extended in place.
 
     Returns:
-        A new list without the folded lines.
+        A new list without the folded lines; when no two drafts share a ``msg_id`` nothing
+        folds, and the list is copied as it is (:func:`_join_split_slowly`, the fold itself,
+        gives the same; ``tests/test_claude_code_chain.py`` compares the two).
     """
+    ids = list(filter(None, map(_MSG_ID, drafts)))
+    try:
+        if len(set(ids)) == len(ids):
+            return list(drafts)
+    except TypeError:  # an unhashable id: folded as below
+        pass
+    return _join_split_slowly(drafts)
+
+
+_MSG_ID = operator.attrgetter("msg_id")
+
+
+def _join_split_slowly(drafts: list[MessageDraft]) -> list[MessageDraft]:
+    """:func:`join_split_responses` by folding every draft in turn."""
     out: list[MessageDraft] = []
     last_assistant: MessageDraft | None = None
     for draft in drafts:
