@@ -31,10 +31,12 @@ Source:
 from __future__ import annotations
 
 import json
+import operator
 from typing import Any
 
 from mini_agent.core.transcripts.drafts import (MessageDraft, TranscriptError, content_blocks,
                                                 format_span, owned_blocks, seconds)
+from mini_agent.core.transcripts.linear_chain import linear_chain
 from mini_agent.core.transcripts.orjson_lines import LOADS, orjson_prefix, value_levels
 
 SKIPPED_ENTRY_TYPES = ("progress", "system", "queue-operation", "file-history-snapshot", "pr-link")
@@ -176,6 +178,59 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     Raises:
         TranscriptError: no user or assistant entries outside sidechains.
     """
+    linear = linear_chain(entries)
+    if linear is not None:  # the usual file: one unbroken chain of message entries
+        candidates, chain = linear
+        info["skipped_entries"] = {}
+        info["sidechain_entries"] = 0
+        info["compactions"] = 0
+        chain_ids: set = set()  # asked only of entries off the chain: none here
+    else:
+        candidates, chain, chain_ids = _follow_chain(entries, repairs, info, compaction)
+    blocks_of = owned_blocks if owned else content_blocks
+    included: set[str] = set()
+    drafts: list[MessageDraft] = []
+    api_turns: set[str] = set()
+    models: list[str] = []
+    synthetic: list[int] = []
+    for n, e, uuid, message, assistant in candidates:
+        on_chain = uuid in chain
+        if assistant:
+            mid = message.get("id")
+            if not on_chain and mid not in chain_ids:
+                continue
+            included.add(uuid)
+            model = message.get("model")
+            if model == SYNTHETIC_MODEL:
+                synthetic.append(n)
+                continue
+            models.append(model)
+            api_turns.add(mid or f"line {n}")
+            drafts.append(MessageDraft("assistant", blocks_of(message.get("content")), "line",
+                                       [n], message.get("usage"), mid,
+                                       seconds(e.get("timestamp"))))
+        else:
+            blocks = blocks_of(message.get("content"))
+            # off the chain, only a sibling is kept: results only, its parent included
+            if not on_chain and not (blocks and e.get("parentUuid") in included and all(
+                    b.get("type") == "tool_result" for b in blocks)):
+                continue
+            included.add(uuid)
+            drafts.append(MessageDraft("user", blocks, "line", [n],
+                                       time=seconds(e.get("timestamp"))))
+    if synthetic:
+        repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {format_span(synthetic)}: "
+                       f"dropped {len(synthetic)} <synthetic> "
+                       "assistant entries (written by Claude Code, not the model)")
+    info["api_turns"] = len(api_turns)
+    info["_models"] = [m for m in models if isinstance(m, str) and m]
+    return drafts
+
+
+def _follow_chain(entries: list[tuple[int, dict]], repairs: list[str], info: dict[str, Any],
+                  compaction: str) -> tuple[list[tuple[int, dict, Any, dict, bool]], set,
+                                            set]:
+    """:func:`claude_code_drafts`'s walk of any file: ``(candidates, chain, chain_ids)``."""
     by_uuid: dict[str, tuple[int, dict]] = {}
     # message entries outside sidechains, as (line, entry, uuid, message, is_assistant): the
     # fields the later passes ask, read once here
@@ -240,44 +295,7 @@ def claude_code_drafts(entries: list[tuple[int, dict]], repairs: list[str],
     chain_ids = {message.get("id") for _, _, uuid, message, assistant in candidates
                  if assistant and uuid in chain}
     chain_ids.discard(None)
-    blocks_of = owned_blocks if owned else content_blocks
-    included: set[str] = set()
-    drafts: list[MessageDraft] = []
-    api_turns: set[str] = set()
-    models: list[str] = []
-    synthetic: list[int] = []
-    for n, e, uuid, message, assistant in candidates:
-        on_chain = uuid in chain
-        if assistant:
-            mid = message.get("id")
-            if not on_chain and mid not in chain_ids:
-                continue
-            included.add(uuid)
-            model = message.get("model")
-            if model == SYNTHETIC_MODEL:
-                synthetic.append(n)
-                continue
-            models.append(model)
-            api_turns.add(mid or f"line {n}")
-            drafts.append(MessageDraft("assistant", blocks_of(message.get("content")), "line",
-                                       [n], message.get("usage"), mid,
-                                       seconds(e.get("timestamp"))))
-        else:
-            blocks = blocks_of(message.get("content"))
-            # off the chain, only a sibling is kept: results only, its parent included
-            if not on_chain and not (blocks and e.get("parentUuid") in included and all(
-                    b.get("type") == "tool_result" for b in blocks)):
-                continue
-            included.add(uuid)
-            drafts.append(MessageDraft("user", blocks, "line", [n],
-                                       time=seconds(e.get("timestamp"))))
-    if synthetic:
-        repairs.append(f"line{'s' if len(synthetic) > 1 else ''} {format_span(synthetic)}: "
-                       f"dropped {len(synthetic)} <synthetic> "
-                       "assistant entries (written by Claude Code, not the model)")
-    info["api_turns"] = len(api_turns)
-    info["_models"] = [m for m in models if isinstance(m, str) and m]
-    return drafts
+    return candidates, chain, chain_ids
 
 
 def _clean_ids(n: int, entry: dict, repairs: list[str]) -> dict:
@@ -322,8 +340,24 @@ def join_split_responses(drafts: list[MessageDraft]) -> list[MessageDraft]:
         drafts: the drafts in file order; the first of each group is extended in place.
 
     Returns:
-        A new list without the folded lines.
+        A new list without the folded lines; when no two drafts share a ``msg_id`` nothing
+        folds, and the list is copied as it is (:func:`_join_split_slowly`, the fold itself,
+        gives the same; ``tests/test_claude_code_chain.py`` compares the two).
     """
+    ids = list(filter(None, map(_MSG_ID, drafts)))
+    try:
+        if len(set(ids)) == len(ids):
+            return list(drafts)
+    except TypeError:  # an unhashable id: folded as below
+        pass
+    return _join_split_slowly(drafts)
+
+
+_MSG_ID = operator.attrgetter("msg_id")
+
+
+def _join_split_slowly(drafts: list[MessageDraft]) -> list[MessageDraft]:
+    """:func:`join_split_responses` by folding every draft in turn."""
     out: list[MessageDraft] = []
     last_assistant: MessageDraft | None = None
     for draft in drafts:

@@ -34,6 +34,8 @@ from mini_agent.core.wire_rules import cache_markers
 
 __all__ = ["blocks_valid", "history_valid"]
 
+_STR_ONLY = frozenset((str,))
+
 
 def blocks_valid(drafts: list[MessageDraft]) -> bool:
     """Say whether every block is clean and valid as it is.
@@ -48,7 +50,9 @@ def blocks_valid(drafts: list[MessageDraft]) -> bool:
     The three usual shapes (``{"type": "text", "text"}``, ``{"type": "tool_use", "id",
     "name", "input"}``, ``{"type": "tool_result", "tool_use_id", "content"}`` with maybe a
     boolean ``is_error``) are told by their size and value types first: their other values are
-    strings, so only a ``tool_use`` input can hold a marker.
+    strings, so only a ``tool_use`` input can hold a marker; a flat input of strings without
+    a ``cache_control`` key holds none, and is not walked by ``cache_markers``
+    (``tests/test_valid_drafts_inputs.py`` compares the two).
 
     Args:
         drafts: the drafts as the reader made them (blocks are dicts).
@@ -73,7 +77,11 @@ def blocks_valid(drafts: list[MessageDraft]) -> bool:
                 tid, tool_input = block.get("id"), block.get("input")
                 if type(tid) is str and tid and type(block.get("name")) is str \
                         and type(tool_input) is dict:
-                    if cache_markers(tool_input):
+                    # a flat input of strings (the usual one) holds no marker: not walked,
+                    # as ``cache_markers`` would return [] for it
+                    if ("cache_control" in tool_input
+                            or not _STR_ONLY.issuperset(map(type, tool_input.values()))) \
+                            and cache_markers(tool_input):
                         return False
                     continue
             if not _block_valid(block, kind):
