@@ -51,7 +51,6 @@ kit's evaluation chapter (the hindsight bound).
 from __future__ import annotations
 
 import dataclasses
-from operator import is_
 from typing import Sequence
 
 from mini_agent.core.breakeven_scan import (RESUME_MEMORY_REQUESTS, _prices,  # noqa: F401
@@ -62,7 +61,7 @@ from mini_agent.core.messages import Message
 from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.pricing import CACHE_READ_MULTIPLIER, CACHE_WRITE_5M_MULTIPLIER, model_price
 from mini_agent.core.prompt_cache import min_cacheable_tokens as model_min_cacheable_tokens
-from mini_agent.core.tokens import _MEMO, approx_tokens
+from mini_agent.core.tokens import approx_tokens
 from mini_agent.core.view import ViewContext
 
 RENT_FACTOR = 1.0
@@ -221,15 +220,8 @@ class BreakEvenMasking:
         # the session's scan, when another policy started one (checked once, for both uses)
         if self.exclude_tools:
             shared = None
-        else:   # self._shared.get(history, create=False), its fast path inlined
-            handle = self._shared
-            shared = handle.scan
-            if not (shared is not None and _MEMO.get() is handle.memo
-                    and (history is shared.request
-                         or (0 < len(history) <= len(shared.messages)
-                             and type(history) is list
-                             and all(map(is_, history, shared.messages))))):
-                shared = handle.get(history, create=False)
+        else:
+            shared = self._shared.get(history, create=False)
         scan = self._scan[0] if self._scan else None
         if scan is None or not scan.continues(history, times, shared):
             scan = _Scan(_prices(self.keep, self.rent_factor, self.ttl_seconds,

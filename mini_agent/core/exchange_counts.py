@@ -19,14 +19,12 @@ the full history every request).
 from __future__ import annotations
 
 import bisect
-from operator import is_
 from typing import Sequence
 
 from mini_agent.core.exchange_memo import ExchangeMemo
 from mini_agent.core.history_scan import HistoryScan
 from mini_agent.core.messages import Message
 from mini_agent.core.scan_handle import ScanHandle
-from mini_agent.core.tokens import _MEMO
 
 _STARTS = "exchange_starts"
 """The key of the starts a scan keeps in ``HistoryScan.derived``."""
@@ -95,23 +93,8 @@ class ExchangeCounts:
         Returns:
             ``(chars, image_tokens)`` of ``history[start:]``, as :meth:`chars` counts them.
         """
-        # self.take(history), inlined, with its scans.get's fast path (every request)
-        scans = self._scans
-        scan = scans.scan
-        if not (scan is not None and _MEMO.get() is scans.memo
-                and (history is scan.request
-                     or (0 < len(history) <= len(scan.messages)
-                         and type(history) is list
-                         and all(map(is_, history, scan.messages))))):
-            scan = scans.get(history, create=False, extend=False)
-        self._scan = scan
-        if scan is None:
-            self._memo.update(history)
-        end = self._length = len(history)
-        if scan is not None:   # chars(start, end), inlined
-            cum_chars, cum_images = scan.cum_chars, scan.cum_images
-            return cum_chars[end] - cum_chars[start], cum_images[end] - cum_images[start]
-        return self._memo.chars(start, end)
+        self.take(history)
+        return self.chars(start, len(history))
 
     @property
     def last(self) -> tuple[list[int], int]:

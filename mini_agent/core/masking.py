@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from operator import is_
 from typing import Collection, Iterable
 
 from mini_agent.core.messages import Message, tool_names_by_id, tool_result_positions, tool_result_text
@@ -36,7 +35,7 @@ from mini_agent.core.history_scan import scan_for
 from mini_agent.core.scan_handle import ScanHandle
 from mini_agent.core.mask_placeholder import (PLACEHOLDER_TEMPLATE, _saved_chars,  # noqa: F401
                                               is_masked, masked_block, placeholder)
-from mini_agent.core.tokens import (_MEMO, CHARS_PER_TOKEN, _block_chars, _message_chars,
+from mini_agent.core.tokens import (CHARS_PER_TOKEN, _block_chars, _message_chars,
                                    approx_tokens, session_memo)
 from mini_agent.core.view import ViewContext
 
@@ -254,14 +253,7 @@ class ChunkedMasking:
         if self.exclude_tools:
             scan = None
         else:
-            scans = self._scans
-            scan = scans.scan   # scans.get(history), its fast path inlined (every request)
-            if not (scan is not None and _MEMO.get() is scans.memo
-                    and (history is scan.request
-                         or (0 < len(history) <= len(scan.messages)
-                             and type(history) is list
-                             and all(map(is_, history, scan.messages))))):
-                scan = scans.get(history)
+            scan = self._scans.get(history)
         if scan is not None:  # inside a token memo: from the session's scan (incremental)
             return scan.chunked_view(history, self.keep, self.chunk, self.threshold_tokens)
         if approx_tokens(history) <= self.threshold_tokens:
